@@ -1,0 +1,530 @@
+#include "formats/matrix_market.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "formats/convert.hpp"
+
+namespace la {
+
+const char* to_string(mm_format f) noexcept { return f == mm_format::coordinate ? "coordinate" : "array"; }
+const char* to_string(mm_field f) noexcept {
+  return f == mm_field::real ? "real" : f == mm_field::integer ? "integer" : "pattern";
+}
+const char* to_string(mm_symmetry s) noexcept {
+  return s == mm_symmetry::general ? "general" : s == mm_symmetry::symmetric ? "symmetric" : "skew-symmetric";
+}
+
+namespace {
+
+// ---- line source: large buffered reads, no iostreams ------------------------------------
+
+struct file_closer {
+  void operator()(std::FILE* f) const noexcept { std::fclose(f); }
+};
+using file_ptr = std::unique_ptr<std::FILE, file_closer>;
+
+file_ptr open_file(const std::string& path, const char* mode) {
+  file_ptr f(std::fopen(path.c_str(), mode));
+  if (!f)
+    throw io_error("cannot open '" + path + "' for " + (mode[0] == 'r' ? "reading" : "writing") +
+                   ": " + std::strerror(errno));
+  return f;
+}
+
+class line_reader {
+ public:
+  line_reader(std::FILE* f, std::string name) : file_(f), name_(std::move(name)), buf_(chunk) {}
+  line_reader(std::string_view text, std::string name)
+      : name_(std::move(name)), mem_(text.data()), pos_(0), end_(text.size()) {}
+
+  /// Next line without its terminator (and without a trailing '\r'); false at end of input.
+  bool next(std::string_view& line) {
+    for (;;) {
+      const char* base = data();
+      const void* nl = std::memchr(base + pos_, '\n', end_ - pos_);
+      if (nl) {
+        const std::size_t n = static_cast<const char*>(nl) - (base + pos_);
+        emit(line, base + pos_, n);
+        pos_ += n + 1;
+        return true;
+      }
+      if (!file_ || eof_) {
+        if (pos_ == end_) return false;
+        emit(line, base + pos_, end_ - pos_);  // last line without a newline
+        pos_ = end_;
+        return true;
+      }
+      refill();
+    }
+  }
+  std::int64_t line_no() const noexcept { return line_no_; }
+  const std::string& name() const noexcept { return name_; }
+  [[noreturn]] void fail(const std::string& what) const { throw parse_error(name_, line_no_, what); }
+
+ private:
+  static constexpr std::size_t chunk = std::size_t(4) << 20;  // 4 MiB reads
+
+  const char* data() const noexcept { return file_ ? buf_.data() : mem_; }
+  void emit(std::string_view& line, const char* p, std::size_t n) {
+    if (n && p[n - 1] == '\r') --n;
+    line = std::string_view(p, n);
+    ++line_no_;
+  }
+  void refill() {
+    const std::size_t rest = end_ - pos_;
+    if (pos_ > 0) std::memmove(buf_.data(), buf_.data() + pos_, rest);
+    pos_ = 0;
+    end_ = rest;
+    if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);  // a line longer than the buffer
+    const std::size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, file_);
+    if (got == 0) {
+      if (std::ferror(file_)) throw io_error("error reading '" + name_ + "': " + std::strerror(errno));
+      eof_ = true;
+    }
+    end_ += got;
+  }
+
+  std::FILE* file_ = nullptr;
+  std::string name_;
+  std::vector<char> buf_;
+  const char* mem_ = nullptr;
+  std::size_t pos_ = 0, end_ = 0;
+  bool eof_ = false;
+  std::int64_t line_no_ = 0;
+};
+
+// ---- tokens ------------------------------------------------------------------------------
+
+inline bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+inline const char* skip_space(const char* p, const char* e) noexcept {
+  while (p < e && is_space(*p)) ++p;
+  return p;
+}
+inline bool is_blank(std::string_view s) noexcept { return skip_space(s.data(), s.data() + s.size()) == s.data() + s.size(); }
+inline bool is_comment(std::string_view s) noexcept {
+  const char* p = skip_space(s.data(), s.data() + s.size());
+  return p < s.data() + s.size() && *p == '%';
+}
+
+std::string quote(std::string_view s) {
+  constexpr std::size_t max = 60;
+  return "'" + std::string(s.substr(0, max)) + (s.size() > max ? "...'" : "'");
+}
+std::string token_at(const char* p, const char* e) {
+  const char* q = p;
+  while (q < e && !is_space(*q)) ++q;
+  return quote(std::string_view(p, q - p));
+}
+
+std::string lower(std::string_view s) {
+  std::string r(s);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return r;
+}
+
+std::vector<std::string_view> split(std::string_view s) {
+  std::vector<std::string_view> out;
+  const char* p = s.data();
+  const char* e = p + s.size();
+  for (;;) {
+    p = skip_space(p, e);
+    if (p == e) return out;
+    const char* q = p;
+    while (q < e && !is_space(*q)) ++q;
+    out.emplace_back(p, q - p);
+    p = q;
+  }
+}
+
+/// Unsigned decimal; returns nullptr when no digit is there. Saturates far above any valid
+/// size so overflow is reported as "too large" rather than wrapping.
+inline const char* parse_uint(const char* p, const char* e, std::int64_t& out) noexcept {
+  const char* start = p;
+  std::int64_t v = 0;
+  while (p < e && static_cast<unsigned>(*p - '0') < 10u) {
+    if (v < (std::int64_t(1) << 58)) v = v * 10 + (*p - '0');
+    ++p;
+  }
+  if (p == start) return nullptr;
+  out = v;
+  return p;
+}
+
+inline bool ends_token(const char* p, const char* e) noexcept { return p == e || is_space(*p); }
+
+// ---- header ------------------------------------------------------------------------------
+
+struct header_info {
+  mm_header h;
+  std::int64_t size_line = 0;
+};
+
+header_info parse_header(line_reader& in) {
+  std::string_view line;
+  const std::string expected =
+      "a Matrix Market file starts with '%%MatrixMarket matrix coordinate|array "
+      "real|integer|pattern general|symmetric|skew-symmetric'";
+  if (!in.next(line)) throw parse_error(in.name(), 1, "empty file: " + expected);
+  auto tok = split(line);
+  if (lower(line.substr(0, 14)) != "%%matrixmarket")
+    in.fail("no Matrix Market banner (found " + quote(line) + "): " + expected);
+  if (tok.size() != 5 || lower(tok[0]) != "%%matrixmarket")
+    in.fail("bad banner " + quote(line) + ": expected 5 words, " + expected);
+  header_info info;
+  mm_header& h = info.h;
+  const std::string object = lower(tok[1]), format = lower(tok[2]), field = lower(tok[3]),
+                    sym = lower(tok[4]);
+  const std::string where = in.name() + ":1: ";
+  if (object == "vector")
+    throw not_supported(where + "object 'vector' is not supported: la reads matrices (write it as an n x 1 matrix)");
+  if (object != "matrix") in.fail("unknown object " + quote(tok[1]) + " in the banner (expected 'matrix')");
+  if (format == "coordinate") h.format = mm_format::coordinate;
+  else if (format == "array") h.format = mm_format::array;
+  else in.fail("unknown format " + quote(tok[2]) + " in the banner (expected 'coordinate' or 'array')");
+  if (field == "real") h.field = mm_field::real;
+  else if (field == "integer") h.field = mm_field::integer;
+  else if (field == "pattern") h.field = mm_field::pattern;
+  else if (field == "complex")
+    throw not_supported(where + "field 'complex' is not supported: la handles real, integer and pattern matrices");
+  else in.fail("unknown field " + quote(tok[3]) + " in the banner (expected real, integer or pattern)");
+  if (sym == "general") h.symmetry = mm_symmetry::general;
+  else if (sym == "symmetric") h.symmetry = mm_symmetry::symmetric;
+  else if (sym == "skew-symmetric") h.symmetry = mm_symmetry::skew_symmetric;
+  else if (sym == "hermitian")
+    throw not_supported(where + "symmetry 'hermitian' is not supported: la handles real matrices only");
+  else in.fail("unknown symmetry " + quote(tok[4]) + " in the banner (expected general, symmetric or skew-symmetric)");
+  if (h.field == mm_field::pattern && h.format == mm_format::array)
+    in.fail("field 'pattern' is only valid with the 'coordinate' format");
+
+  // Comments and blank lines until the size line.
+  do {
+    if (!in.next(line)) in.fail("file ends before the size line");
+  } while (is_blank(line) || is_comment(line));
+  info.size_line = in.line_no();
+  const std::size_t want = h.format == mm_format::coordinate ? 3 : 2;
+  const char* usage = h.format == mm_format::coordinate ? "'rows cols entries'" : "'rows cols'";
+  std::int64_t v[3] = {0, 0, 0};
+  const char* p = line.data();
+  const char* e = p + line.size();
+  for (std::size_t k = 0; k < want; ++k) {
+    p = skip_space(p, e);
+    const char* q = parse_uint(p, e, v[k]);
+    if (!q || !ends_token(q, e))
+      in.fail("bad size line " + quote(line) + ": expected " + usage + " as non-negative integers");
+    p = q;
+  }
+  if (skip_space(p, e) != e)
+    in.fail("bad size line " + quote(line) + ": expected " + usage + ", found extra text " + token_at(skip_space(p, e), e));
+  h.rows = v[0];
+  h.cols = v[1];
+  if (h.rows > max_index || h.cols > max_index)
+    in.fail("matrix dimensions " + std::to_string(h.rows) + " x " + std::to_string(h.cols) +
+            " exceed la's 32-bit index limit (" + std::to_string(max_index) + ")");
+  if (h.symmetry != mm_symmetry::general && h.rows != h.cols)
+    in.fail(std::string(to_string(h.symmetry)) + " matrix must be square, size line says " +
+            std::to_string(h.rows) + " x " + std::to_string(h.cols));
+  if (h.format == mm_format::coordinate) {
+    h.entries = v[2];
+  } else {
+    const std::int64_t n = h.rows;
+    h.entries = h.symmetry == mm_symmetry::general ? h.rows * h.cols
+                : h.symmetry == mm_symmetry::symmetric ? n * (n + 1) / 2
+                                                       : n * (n - 1) / 2;
+  }
+  const std::int64_t full = h.symmetry == mm_symmetry::general ? h.entries : 2 * h.entries;
+  if (full > max_index)
+    in.fail(std::to_string(h.entries) + " entries (" + std::to_string(full) +
+            " after expansion, at most) exceed la's 32-bit index limit (" + std::to_string(max_index) + ")");
+  return info;
+}
+
+// ---- values ------------------------------------------------------------------------------
+
+template <typename T>
+const char* parse_real(const char* p, const char* e, T& out, const line_reader& in) {
+  const char* start = p;
+  if (p < e && *p == '+') ++p;  // from_chars does not take a leading '+'
+  auto [q, ec] = std::from_chars(p, e, out);
+  if (ec == std::errc() && ends_token(q, e)) return q;
+  if (ec == std::errc::result_out_of_range && ends_token(q, e)) {
+    // Under- or overflow of T: underflow rounds to a signed zero, overflow is an error.
+    const std::string tok(start, q);
+    const long double v = std::strtold(tok.c_str(), nullptr);
+    if (std::fabs(v) > static_cast<long double>(std::numeric_limits<T>::max()))
+      in.fail("value '" + tok + "' overflows " + (sizeof(T) == 4 ? "float" : "double") +
+              (sizeof(T) == 4 ? "; read the matrix in double precision" : ""));
+    out = static_cast<T>(v);
+    return q;
+  }
+  in.fail("value " + token_at(start, e) + " is not a number");
+}
+
+template <typename T>
+const char* parse_integer(const char* p, const char* e, T& out, const line_reader& in) {
+  const char* start = p;
+  bool neg = false;
+  if (p < e && (*p == '-' || *p == '+')) neg = *p++ == '-';
+  std::int64_t v = 0;
+  const char* q = parse_uint(p, e, v);
+  if (!q || !ends_token(q, e))
+    in.fail("value " + token_at(start, e) + " is not an integer (the banner says field 'integer')");
+  out = static_cast<T>(neg ? -v : v);
+  return q;
+}
+
+template <typename T>
+const char* parse_value(mm_field field, const char* p, const char* e, T& out, const line_reader& in) {
+  p = skip_space(p, e);
+  if (p == e) in.fail(std::string("missing value: field '") + to_string(field) + "' needs one on every entry line");
+  return field == mm_field::integer ? parse_integer(p, e, out, in) : parse_real(p, e, out, in);
+}
+
+inline void check_end(const char* p, const char* e, const line_reader& in) {
+  p = skip_space(p, e);
+  if (p != e) in.fail("unexpected text " + token_at(p, e) + " after the entry");
+}
+
+template <typename T>
+struct builder {
+  std::vector<index_t> r, c;
+  std::vector<T> v;
+  void reserve(std::size_t n) {
+    r.reserve(n);
+    c.reserve(n);
+    v.reserve(n);
+  }
+  void add(index_t i, index_t j, T x) {
+    r.push_back(i);
+    c.push_back(j);
+    v.push_back(x);
+  }
+};
+
+template <typename T>
+index_t parse_index(const char*& p, const char* e, std::int64_t n, const char* what, const line_reader& in) {
+  p = skip_space(p, e);
+  std::int64_t v = 0;
+  const char* q = parse_uint(p, e, v);
+  if (!q || !ends_token(q, e)) {
+    if (p == e) in.fail(std::string("missing ") + what + " index: an entry line is 'row column [value]'");
+    in.fail(std::string("expected a ") + what + " index, found " + token_at(p, e));
+  }
+  if (v == 0) in.fail(std::string(what) + " index 0 is out of range: Matrix Market indices are 1-based");
+  if (v > n)
+    in.fail(std::string(what) + " index " + std::to_string(v) + " is beyond the matrix's " +
+            std::to_string(n) + " " + what + (n == 1 ? "" : "s"));
+  p = q;
+  return static_cast<index_t>(v - 1);
+}
+
+template <typename T>
+coo_matrix<T> parse_body(line_reader& in, const header_info& info, std::uint64_t size_hint) {
+  const mm_header& h = info.h;
+  builder<T> out;
+  // Reserve what the header promises, but never more than the input could hold (a lying
+  // header must not make us allocate gigabytes): an entry line takes at least 4 bytes.
+  std::uint64_t cap = static_cast<std::uint64_t>(h.entries);
+  if (size_hint) cap = std::min<std::uint64_t>(cap, size_hint / 4 + 16);
+  if (h.symmetry != mm_symmetry::general) cap *= 2;
+  out.reserve(static_cast<std::size_t>(cap));
+
+  const bool coordinate = h.format == mm_format::coordinate;
+  const index_t rows = static_cast<index_t>(h.rows), cols = static_cast<index_t>(h.cols);
+  std::string_view line;
+  std::int64_t k = 0;
+  index_t ai = 0, aj = 0;  // array: next position (column-major, triangle for symmetric)
+  if (h.symmetry == mm_symmetry::skew_symmetric) ai = 1;
+  while (k < h.entries) {
+    if (!in.next(line))
+      in.fail("file ends after " + std::to_string(k) + " of the " + std::to_string(h.entries) +
+              " entries declared on line " + std::to_string(info.size_line));
+    const char* p = line.data();
+    const char* e = p + line.size();
+    p = skip_space(p, e);
+    if (p == e || *p == '%') continue;  // blank or comment line
+    index_t i, j;
+    T val = T(1);
+    if (coordinate) {
+      i = parse_index<T>(p, e, h.rows, "row", in);
+      j = parse_index<T>(p, e, h.cols, "column", in);
+      if (h.field != mm_field::pattern) p = parse_value(h.field, p, e, val, in);
+      check_end(p, e, in);
+      if (h.symmetry == mm_symmetry::symmetric && i < j)
+        in.fail("entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
+                ") is in the upper triangle; a symmetric file stores only the lower triangle (row >= column)");
+      if (h.symmetry == mm_symmetry::skew_symmetric && i <= j)
+        in.fail("entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
+                ") is not below the diagonal; a skew-symmetric file stores only the strictly lower triangle (row > column)");
+    } else {
+      p = parse_value(h.field, p, e, val, in);
+      check_end(p, e, in);
+      i = ai;
+      j = aj;
+      if (++ai == rows) {  // next column; triangles start at (j, j) or (j+1, j)
+        ++aj;
+        ai = h.symmetry == mm_symmetry::general ? 0 : h.symmetry == mm_symmetry::symmetric ? aj : aj + 1;
+      }
+    }
+    out.add(i, j, val);
+    if (i != j && h.symmetry == mm_symmetry::symmetric) out.add(j, i, val);
+    if (h.symmetry == mm_symmetry::skew_symmetric) out.add(j, i, -val);
+    ++k;
+  }
+  while (in.next(line))
+    if (!is_blank(line) && !is_comment(line))
+      in.fail("more entries than the " + std::to_string(h.entries) + " declared on line " +
+              std::to_string(info.size_line) + " (found " + quote(line) + ")");
+  return coo_matrix<T>(rows, cols, std::move(out.r), std::move(out.c), std::move(out.v));
+}
+
+std::uint64_t file_size(std::FILE* f) {
+  if (std::fseek(f, 0, SEEK_END) != 0) return 0;
+  const long n = std::ftell(f);
+  std::rewind(f);
+  return n > 0 ? static_cast<std::uint64_t>(n) : 0;
+}
+
+// ---- writing -----------------------------------------------------------------------------
+
+template <typename T>
+void append_number(std::string& s, T v) {
+  char buf[64];
+  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form
+  (void)ec;
+  s.append(buf, p);
+}
+
+void write_all(const std::string& path, const std::string& text) {
+  file_ptr f = open_file(path, "wb");
+  if (std::fwrite(text.data(), 1, text.size(), f.get()) != text.size())
+    throw io_error("error writing '" + path + "': " + std::strerror(errno));
+  if (std::fclose(f.release()) != 0) throw io_error("error closing '" + path + "': " + std::strerror(errno));
+}
+
+template <typename T>
+bool exactly_symmetric(const csr_matrix<T>& a) {
+  if (a.rows() != a.cols()) return false;
+  const csc_matrix<T> t = to_csc(a);  // A^T in CSR is A's CSC arrays
+  return t.col_ptr() == a.row_ptr() && t.row_idx() == a.col_idx() &&
+         std::memcmp(t.values().data(), a.values().data(), sizeof(T) * a.values().size()) == 0;
+}
+
+}  // namespace
+
+mm_header read_matrix_market_header(const std::string& path) {
+  file_ptr f = open_file(path, "rb");
+  line_reader in(f.get(), path);
+  return parse_header(in).h;
+}
+
+template <typename T>
+coo_matrix<T> read_matrix_market(const std::string& path, mm_header* header) {
+  file_ptr f = open_file(path, "rb");
+  const std::uint64_t size = file_size(f.get());
+  line_reader in(f.get(), path);
+  header_info info = parse_header(in);
+  if (header) *header = info.h;
+  return parse_body<T>(in, info, size);
+}
+
+template <typename T>
+coo_matrix<T> parse_matrix_market(std::string_view text, const std::string& name, mm_header* header) {
+  line_reader in(text, name);
+  header_info info = parse_header(in);
+  if (header) *header = info.h;
+  return parse_body<T>(in, info, text.size());
+}
+
+template <typename T>
+std::string format_matrix_market(const csr_matrix<T>& a, mm_write_options opt) {
+  LA_EXPECTS(opt.symmetry != mm_symmetry::skew_symmetric,
+             "Matrix Market writer: skew-symmetric output is not offered; use general or symmetric");
+  const bool sym = opt.symmetry == mm_symmetry::symmetric;
+  if (sym && !exactly_symmetric(a))
+    throw invalid_argument("cannot write as symmetric: the matrix is " +
+                           std::string(a.rows() != a.cols() ? "not square" : "not exactly symmetric (A != A^T)") +
+                           "; write it with symmetry general");
+  std::string s;
+  s += "%%MatrixMarket matrix ";
+  s += to_string(opt.format);
+  s += " real ";
+  s += to_string(opt.symmetry);
+  s += "\n% written by la\n";
+  if (opt.format == mm_format::coordinate) {
+    std::int64_t count = 0;
+    for (index_t i = 0; i < a.rows(); ++i)
+      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) count += !sym || a.col_idx()[k] <= i;
+    s.reserve(s.size() + static_cast<std::size_t>(count) * 32);
+    append_number(s, a.rows()); s += ' ';
+    append_number(s, a.cols()); s += ' ';
+    append_number(s, count); s += '\n';
+    for (index_t i = 0; i < a.rows(); ++i)
+      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+        if (sym && a.col_idx()[k] > i) continue;
+        append_number(s, i + 1); s += ' ';
+        append_number(s, a.col_idx()[k] + 1); s += ' ';
+        append_number(s, a.values()[k]); s += '\n';
+      }
+  } else {
+    const dense_matrix<T> d = to_dense(a);
+    append_number(s, a.rows()); s += ' ';
+    append_number(s, a.cols()); s += '\n';
+    for (index_t j = 0; j < a.cols(); ++j)
+      for (index_t i = sym ? j : 0; i < a.rows(); ++i) {
+        append_number(s, d(i, j));
+        s += '\n';
+      }
+  }
+  return s;
+}
+
+template <typename T>
+void write_matrix_market(const std::string& path, const csr_matrix<T>& a, mm_write_options opt) {
+  write_all(path, format_matrix_market(a, opt));
+}
+
+template <typename T>
+void write_matrix_market_vector(const std::string& path, const std::vector<T>& v) {
+  const index_t n = checked_index(static_cast<std::int64_t>(v.size()), "vector length");
+  std::string s = "%%MatrixMarket matrix array real general\n% written by la\n";
+  append_number(s, n);
+  s += " 1\n";
+  for (T x : v) {
+    append_number(s, x);
+    s += '\n';
+  }
+  write_all(path, s);
+}
+
+template <typename T>
+std::vector<T> read_matrix_market_vector(const std::string& path) {
+  const coo_matrix<T> m = read_matrix_market<T>(path);
+  if (m.cols() != 1 && m.rows() != 1)
+    throw invalid_argument("'" + path + "' is a " + std::to_string(m.rows()) + " x " +
+                           std::to_string(m.cols()) + " matrix; a vector file must be n x 1 or 1 x n");
+  std::vector<T> v(static_cast<std::size_t>(std::max(m.rows(), m.cols())), T(0));
+  for (index_t k = 0; k < m.nnz(); ++k) v[m.cols() == 1 ? m.row_idx()[k] : m.col_idx()[k]] += m.values()[k];
+  return v;
+}
+
+#define LA_INSTANTIATE(T)                                                                       \
+  template coo_matrix<T> read_matrix_market<T>(const std::string&, mm_header*);                 \
+  template coo_matrix<T> parse_matrix_market<T>(std::string_view, const std::string&, mm_header*); \
+  template std::string format_matrix_market<T>(const csr_matrix<T>&, mm_write_options);         \
+  template void write_matrix_market<T>(const std::string&, const csr_matrix<T>&, mm_write_options); \
+  template void write_matrix_market_vector<T>(const std::string&, const std::vector<T>&);       \
+  template std::vector<T> read_matrix_market_vector<T>(const std::string&);
+LA_INSTANTIATE(float)
+LA_INSTANTIATE(double)
+#undef LA_INSTANTIATE
+
+}  // namespace la

@@ -1,0 +1,72 @@
+// Matrix Market I/O (NIST format, https://math.nist.gov/MatrixMarket/formats.html).
+//
+// Reading: `coordinate` and `array`; fields real, integer and pattern (value 1); symmetries
+// general, symmetric and skew-symmetric, expanded to full storage. complex/hermitian and the
+// `vector` object are rejected with la::not_supported. Every malformed input throws
+// la::parse_error whose message starts with "file:line:". NaN and Inf values are read as
+// such (they are representable); the solvers reject them.
+//
+// Writing: coordinate general or symmetric (lower triangle), array general or symmetric,
+// with the shortest decimal form that reads back to the same value (std::to_chars).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "formats/coo.hpp"
+#include "formats/csr.hpp"
+
+namespace la {
+
+enum class mm_format { coordinate, array };
+enum class mm_field { real, integer, pattern };
+enum class mm_symmetry { general, symmetric, skew_symmetric };
+
+struct mm_header {
+  mm_format format = mm_format::coordinate;
+  mm_field field = mm_field::real;
+  mm_symmetry symmetry = mm_symmetry::general;
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t entries = 0;  // as declared (stored, before symmetric expansion)
+};
+
+const char* to_string(mm_format f) noexcept;
+const char* to_string(mm_field f) noexcept;
+const char* to_string(mm_symmetry s) noexcept;
+
+/// Reads the banner and size line only.
+mm_header read_matrix_market_header(const std::string& path);
+
+/// Reads the whole file into a COO matrix in full (general) storage. Entries appear in file
+/// order; for symmetric files each off-diagonal entry is followed by its mirror. Array files
+/// give every element, zeros included. `header` (optional) receives the file's header.
+template <typename T>
+coo_matrix<T> read_matrix_market(const std::string& path, mm_header* header = nullptr);
+
+/// Same, from text in memory; `name` is used in error messages.
+template <typename T>
+coo_matrix<T> parse_matrix_market(std::string_view text, const std::string& name = "<string>",
+                                  mm_header* header = nullptr);
+
+struct mm_write_options {
+  mm_format format = mm_format::coordinate;
+  /// symmetric: the matrix must be square and exactly symmetric; only the lower triangle is
+  /// written. skew_symmetric is not offered for writing.
+  mm_symmetry symmetry = mm_symmetry::general;
+};
+
+/// Writes a CSR matrix (sorted, no duplicates) to text / to a file.
+template <typename T>
+std::string format_matrix_market(const csr_matrix<T>& a, mm_write_options opt = {});
+template <typename T>
+void write_matrix_market(const std::string& path, const csr_matrix<T>& a, mm_write_options opt = {});
+
+/// Dense vector as an `array real general` n x 1 matrix (right-hand sides, solutions).
+template <typename T>
+void write_matrix_market_vector(const std::string& path, const std::vector<T>& v);
+/// Reads an n x 1 (or 1 x n) matrix, coordinate or array, as a dense vector.
+template <typename T>
+std::vector<T> read_matrix_market_vector(const std::string& path);
+
+}  // namespace la

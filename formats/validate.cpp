@@ -1,0 +1,132 @@
+#include "formats/validate.hpp"
+
+#include <string>
+
+namespace la::detail {
+namespace {
+[[noreturn]] void fail(const char* fmt, const std::string& what) {
+  throw invalid_matrix(std::string(fmt) + ": " + what);
+}
+std::string at(const char* array, std::int64_t k, std::int64_t v) {
+  return std::string(array) + "[" + std::to_string(k) + "] = " + std::to_string(v);
+}
+}  // namespace
+
+void check_dims(const char* fmt, std::int64_t rows, std::int64_t cols) {
+  if (rows < 0 || cols < 0)
+    fail(fmt, "dimensions must be non-negative, got " + std::to_string(rows) + " x " +
+                  std::to_string(cols));
+}
+
+void check_count(const char* fmt, const char* array, std::size_t got, std::size_t want) {
+  if (got != want)
+    fail(fmt, std::string(array) + " has " + std::to_string(got) + " elements, expected " +
+                  std::to_string(want));
+}
+
+void validate_coo(index_t rows, index_t cols, const std::vector<index_t>& row_idx,
+                  const std::vector<index_t>& col_idx) {
+  check_dims("COO", rows, cols);
+  check_count("COO", "col_idx", col_idx.size(), row_idx.size());
+  checked_index(static_cast<std::int64_t>(row_idx.size()), "COO nnz");
+  for (std::size_t k = 0; k < row_idx.size(); ++k) {
+    if (row_idx[k] < 0 || row_idx[k] >= rows)
+      fail("COO", at("row_idx", k, row_idx[k]) + " is outside [0, " + std::to_string(rows) + ")");
+    if (col_idx[k] < 0 || col_idx[k] >= cols)
+      fail("COO", at("col_idx", k, col_idx[k]) + " is outside [0, " + std::to_string(cols) + ")");
+  }
+}
+
+void validate_compressed(const char* fmt, const char* major, const char* minor, index_t n_major,
+                         index_t n_minor, const std::vector<index_t>& ptr,
+                         const std::vector<index_t>& idx) {
+  check_dims(fmt, n_major, n_minor);
+  const char* ptr_name = major[0] == 'r' ? "row_ptr" : "col_ptr";
+  const char* idx_name = major[0] == 'r' ? "col_idx" : "row_idx";
+  check_count(fmt, ptr_name, ptr.size(), static_cast<std::size_t>(n_major) + 1);
+  if (ptr[0] != 0) fail(fmt, at(ptr_name, 0, ptr[0]) + ", must be 0");
+  if (static_cast<std::size_t>(ptr[n_major]) != idx.size())
+    fail(fmt, at(ptr_name, n_major, ptr[n_major]) + " but there are " + std::to_string(idx.size()) +
+                  " stored entries");
+  for (index_t i = 0; i < n_major; ++i) {
+    if (ptr[i + 1] < ptr[i])
+      fail(fmt, std::string(ptr_name) + " is not monotone: " + at(ptr_name, i, ptr[i]) + " > " +
+                    at(ptr_name, i + 1, ptr[i + 1]));
+    for (index_t k = ptr[i]; k < ptr[i + 1]; ++k) {
+      if (idx[k] < 0 || idx[k] >= n_minor)
+        fail(fmt, at(idx_name, k, idx[k]) + " (" + major + " " + std::to_string(i) +
+                      ") is outside [0, " + std::to_string(n_minor) + ")");
+      if (k > ptr[i] && idx[k] <= idx[k - 1])
+        fail(fmt, std::string(minor) + " indices of " + major + " " + std::to_string(i) +
+                      " must be strictly increasing (sorted, no duplicates): " +
+                      at(idx_name, k - 1, idx[k - 1]) + ", " + at(idx_name, k, idx[k]));
+    }
+  }
+}
+
+void validate_ell(index_t rows, index_t cols, index_t width, const std::vector<index_t>& col_idx) {
+  check_dims("ELL", rows, cols);
+  if (width < 0) fail("ELL", "width must be non-negative, got " + std::to_string(width));
+  const std::int64_t slots = static_cast<std::int64_t>(rows) * width;
+  checked_index(slots, "ELL slots (rows x width)");
+  check_count("ELL", "col_idx", col_idx.size(), static_cast<std::size_t>(slots));
+  for (index_t i = 0; i < rows; ++i) {
+    bool in_padding = false;
+    for (index_t k = 0; k < width; ++k) {
+      const std::int64_t s = static_cast<std::int64_t>(k) * rows + i;  // column-major slot
+      const index_t c = col_idx[s];
+      if (c == -1) {
+        in_padding = true;
+        continue;
+      }
+      if (in_padding)
+        fail("ELL", "row " + std::to_string(i) + " has an entry (" + at("col_idx", s, c) +
+                        ") after padding; padding (-1) must come last in a row");
+      if (c < 0 || c >= cols)
+        fail("ELL", at("col_idx", s, c) + " (row " + std::to_string(i) + ") is outside [0, " +
+                        std::to_string(cols) + ") and is not the padding marker -1");
+      if (k > 0 && c <= col_idx[s - rows])
+        fail("ELL", "column indices of row " + std::to_string(i) +
+                        " must be strictly increasing: " + at("col_idx", s - rows, col_idx[s - rows]) +
+                        ", " + at("col_idx", s, c));
+    }
+  }
+}
+
+void validate_jds(index_t rows, index_t cols, const std::vector<index_t>& perm,
+                  const std::vector<index_t>& diag_ptr, const std::vector<index_t>& col_idx) {
+  check_dims("JDS", rows, cols);
+  check_count("JDS", "perm", perm.size(), static_cast<std::size_t>(rows));
+  std::vector<char> seen(static_cast<std::size_t>(rows), 0);
+  for (index_t k = 0; k < rows; ++k) {
+    if (perm[k] < 0 || perm[k] >= rows)
+      fail("JDS", at("perm", k, perm[k]) + " is outside [0, " + std::to_string(rows) + ")");
+    if (seen[perm[k]]) fail("JDS", at("perm", k, perm[k]) + " repeats a row: perm must be a permutation");
+    seen[perm[k]] = 1;
+  }
+  if (diag_ptr.empty()) fail("JDS", "diag_ptr must hold at least one element (0)");
+  if (diag_ptr[0] != 0) fail("JDS", at("diag_ptr", 0, diag_ptr[0]) + ", must be 0");
+  const std::size_t nd = diag_ptr.size() - 1;
+  if (static_cast<std::size_t>(diag_ptr[nd]) != col_idx.size())
+    fail("JDS", at("diag_ptr", nd, diag_ptr[nd]) + " but there are " +
+                    std::to_string(col_idx.size()) + " stored entries");
+  index_t prev_len = rows;
+  for (std::size_t d = 0; d < nd; ++d) {
+    const index_t len = diag_ptr[d + 1] - diag_ptr[d];
+    if (len <= 0 || len > prev_len)
+      fail("JDS", "diagonal " + std::to_string(d) + " has length " + std::to_string(len) +
+                      "; lengths must be positive and non-increasing (previous " +
+                      std::to_string(prev_len) + ")");
+    for (index_t i = 0; i < len; ++i) {
+      const index_t s = diag_ptr[d] + i;
+      if (col_idx[s] < 0 || col_idx[s] >= cols)
+        fail("JDS", at("col_idx", s, col_idx[s]) + " is outside [0, " + std::to_string(cols) + ")");
+      if (d > 0 && col_idx[s] <= col_idx[diag_ptr[d - 1] + i])
+        fail("JDS", "column indices of sorted row " + std::to_string(i) + " (row " +
+                        std::to_string(perm[i]) + ") must be strictly increasing across diagonals");
+    }
+    prev_len = len;
+  }
+}
+
+}  // namespace la::detail

@@ -1,0 +1,34 @@
+// Structural checks shared by the sparse formats. They throw la::invalid_matrix with a
+// message that names the format, the array, the position and the offending value.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "la/types.hpp"
+
+namespace la::detail {
+
+void check_dims(const char* fmt, std::int64_t rows, std::int64_t cols);
+void check_count(const char* fmt, const char* array, std::size_t got, std::size_t want);
+
+/// COO: every (row, col) inside rows x cols.
+void validate_coo(index_t rows, index_t cols, const std::vector<index_t>& row_idx,
+                  const std::vector<index_t>& col_idx);
+
+/// CSR (major = "row") or CSC (major = "column"): ptr has n_major+1 monotone entries from 0
+/// to nnz; minor indices in range and strictly increasing inside each major slice.
+void validate_compressed(const char* fmt, const char* major, const char* minor, index_t n_major,
+                         index_t n_minor, const std::vector<index_t>& ptr,
+                         const std::vector<index_t>& idx);
+
+/// ELL: rows x width column-major; each row's entries first, then padding (col = -1);
+/// columns in range and strictly increasing along a row.
+void validate_ell(index_t rows, index_t cols, index_t width, const std::vector<index_t>& col_idx);
+
+/// JDS: perm is a permutation of the rows; diagonal d holds the first len(d) sorted rows,
+/// lengths non-increasing; columns in range and strictly increasing along each row.
+void validate_jds(index_t rows, index_t cols, const std::vector<index_t>& perm,
+                  const std::vector<index_t>& diag_ptr, const std::vector<index_t>& col_idx);
+
+}  // namespace la::detail

@@ -1,0 +1,63 @@
+#include "la/error.hpp"
+
+#include <cstdio>
+
+namespace la {
+
+parse_error::parse_error(const std::string& file, std::int64_t line, const std::string& what)
+    : io_error(file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + what),
+      line_(line) {}
+
+namespace detail {
+namespace {
+std::string where(const char* call, const char* file, int line) {
+  return std::string(call) + " at " + file + ":" + std::to_string(line);
+}
+
+const char* cuda_advice(cudaError_t code) {
+  switch (code) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+      return " (no usable GPU: install the NVIDIA driver or run on the host with --device cpu)";
+    case cudaErrorMemoryAllocation:
+      return " (the GPU is out of memory: use a smaller problem or free other allocations)";
+    case cudaErrorInvalidDevice:
+      return " (the device index does not exist; check CUDA_VISIBLE_DEVICES)";
+    case cudaErrorNoKernelImageForDevice:
+    case cudaErrorUnsupportedPtxVersion:
+      return " (la was not built for this GPU: rebuild with -DCMAKE_CUDA_ARCHITECTURES=<your sm>)";
+    default:
+      return "";
+  }
+}
+}  // namespace
+
+void throw_cuda(cudaError_t code, const char* call, const char* file, int line) {
+  std::string msg = "CUDA error " + std::string(cudaGetErrorName(code)) + " (" +
+                    cudaGetErrorString(code) + ") in " + where(call, file, line) +
+                    cuda_advice(code);
+  if (code == cudaErrorMemoryAllocation) throw out_of_memory(code, msg);
+  throw cuda_error(code, msg);
+}
+
+void throw_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
+  throw cublas_error("cuBLAS error " + std::string(cublasGetStatusName(status)) + " (" +
+                     cublasGetStatusString(status) + ") in " + where(call, file, line));
+}
+
+void throw_cusparse(cusparseStatus_t status, const char* call, const char* file, int line) {
+  throw cusparse_error("cuSPARSE error " + std::string(cusparseGetErrorName(status)) + " (" +
+                       cusparseGetErrorString(status) + ") in " + where(call, file, line));
+}
+
+void throw_expects(const char* cond, const std::string& msg, const char* file, int line) {
+  throw invalid_argument(msg + " [failed check: " + cond + " at " + file + ":" +
+                         std::to_string(line) + "]");
+}
+
+void report_no_throw(cudaError_t code, const char* call, const char* file, int line) noexcept {
+  std::fprintf(stderr, "la: CUDA error %s in %s at %s:%d (ignored in a destructor)\n",
+               cudaGetErrorName(code), call, file, line);
+}
+}  // namespace detail
+}  // namespace la

@@ -1,0 +1,144 @@
+// la::error hierarchy and the check macros used at every CUDA, cuBLAS and cuSPARSE call.
+//
+// Every exception message names what failed, where (file:line) and, where we can tell,
+// what the user can do about it. Destructors use the *_NO_THROW forms.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cusparse.h>
+
+namespace la {
+
+/// Base of everything la throws.
+class error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A precondition on the caller's arguments does not hold (sizes, ranges, options).
+class invalid_argument : public error {
+ public:
+  using error::error;
+};
+
+/// A matrix or vector violates its format's invariants (index out of range, unsorted...).
+class invalid_matrix : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
+/// A count does not fit in la's 32-bit index type.
+class size_overflow : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
+/// A file could not be opened, read or written.
+class io_error : public error {
+ public:
+  using error::error;
+};
+
+/// A Matrix Market file is malformed; line() is 1-based (0 when not tied to a line).
+class parse_error : public io_error {
+ public:
+  parse_error(const std::string& file, std::int64_t line, const std::string& what);
+  std::int64_t line() const noexcept { return line_; }
+
+ private:
+  std::int64_t line_;
+};
+
+/// A valid input that la does not handle (complex fields, vector objects...).
+class not_supported : public error {
+ public:
+  using error::error;
+};
+
+/// A CUDA runtime call failed.
+class cuda_error : public error {
+ public:
+  cuda_error(cudaError_t code, const std::string& what) : error(what), code_(code) {}
+  cudaError_t code() const noexcept { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+/// cudaMalloc (or the pool allocator) ran out of device memory.
+class out_of_memory : public cuda_error {
+ public:
+  using cuda_error::cuda_error;
+};
+
+class cublas_error : public error {
+ public:
+  using error::error;
+};
+
+class cusparse_error : public error {
+ public:
+  using error::error;
+};
+
+namespace detail {
+[[noreturn]] void throw_cuda(cudaError_t code, const char* call, const char* file, int line);
+[[noreturn]] void throw_cublas(cublasStatus_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_cusparse(cusparseStatus_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_expects(const char* cond, const std::string& msg, const char* file, int line);
+void report_no_throw(cudaError_t code, const char* call, const char* file, int line) noexcept;
+}  // namespace detail
+
+}  // namespace la
+
+#define LA_CUDA_TRY(call)                                                   \
+  do {                                                                      \
+    cudaError_t la_status_ = (call);                                        \
+    if (la_status_ != cudaSuccess)                                          \
+      ::la::detail::throw_cuda(la_status_, #call, __FILE__, __LINE__);     \
+  } while (0)
+
+/// For destructors: logs to stderr instead of throwing.
+#define LA_CUDA_TRY_NO_THROW(call)                                          \
+  do {                                                                      \
+    cudaError_t la_status_ = (call);                                        \
+    if (la_status_ != cudaSuccess)                                          \
+      ::la::detail::report_no_throw(la_status_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+#define LA_CUBLAS_TRY(call)                                                 \
+  do {                                                                      \
+    cublasStatus_t la_status_ = (call);                                     \
+    if (la_status_ != CUBLAS_STATUS_SUCCESS)                                \
+      ::la::detail::throw_cublas(la_status_, #call, __FILE__, __LINE__);   \
+  } while (0)
+
+#define LA_CUSPARSE_TRY(call)                                               \
+  do {                                                                      \
+    cusparseStatus_t la_status_ = (call);                                   \
+    if (la_status_ != CUSPARSE_STATUS_SUCCESS)                              \
+      ::la::detail::throw_cusparse(la_status_, #call, __FILE__, __LINE__); \
+  } while (0)
+
+/// Checks the launch that was just made; with LA_DEBUG_SYNC also waits for it so a fault
+/// is reported at the kernel that caused it rather than at the next synchronizing call.
+#ifdef LA_DEBUG_SYNC
+#define LA_CHECK_LAUNCH()                  \
+  do {                                     \
+    LA_CUDA_TRY(cudaPeekAtLastError());    \
+    LA_CUDA_TRY(cudaDeviceSynchronize());  \
+  } while (0)
+#else
+#define LA_CHECK_LAUNCH() LA_CUDA_TRY(cudaPeekAtLastError())
+#endif
+
+/// Precondition on arguments: throws la::invalid_argument with msg (any std::string expression).
+#define LA_EXPECTS(cond, msg)                                           \
+  do {                                                                  \
+    if (!(cond)) ::la::detail::throw_expects(#cond, (msg), __FILE__, __LINE__); \
+  } while (0)

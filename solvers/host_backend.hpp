@@ -1,0 +1,112 @@
+// The host backend of the CG loop: sequential reference kernels over any of the six
+// formats. It is the oracle for the GPU solver and the CPU path of `la solve`.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/reference/blas1.hpp"
+#include "kernels/reference/spmv.hpp"
+#include "solvers/cg.hpp"
+
+namespace la {
+
+namespace detail {
+/// Diagonal of any format, through CSR (runs once per solve, outside the loop).
+template <typename M>
+auto diagonal(const M& a) {
+  const auto c = to_csr(a);
+  using T = std::decay_t<decltype(c.values()[0])>;
+  std::vector<T> d(static_cast<std::size_t>(std::min(c.rows(), c.cols())), T(0));
+  for (index_t i = 0; i < static_cast<index_t>(d.size()); ++i)
+    for (index_t k = c.row_ptr()[i]; k < c.row_ptr()[i + 1]; ++k)
+      if (c.col_idx()[k] == i) d[i] += c.values()[k];
+  return d;
+}
+template <typename T>
+std::string first_non_finite(const std::vector<T>& v, const char* what) {
+  for (std::size_t i = 0; i < v.size(); ++i)
+    if (!std::isfinite(static_cast<double>(v[i])))
+      return std::string(what) + " holds a non-finite value (" + std::to_string(static_cast<double>(v[i])) +
+             ") at position " + std::to_string(i);
+  return {};
+}
+}  // namespace detail
+
+template <typename Matrix>
+class host_backend {
+ public:
+  using value_type = std::decay_t<decltype(std::declval<const Matrix&>().values()[0])>;
+  using T = value_type;
+  using vector = std::vector<T>;
+
+  host_backend(const Matrix& a, preconditioner pc) : a_(a), pc_(pc) {
+    if (pc_ == preconditioner::jacobi) {
+      diag_ = detail::diagonal(a_);
+      inv_diag_.resize(diag_.size());
+      for (std::size_t i = 0; i < diag_.size(); ++i) inv_diag_[i] = T(1) / diag_[i];
+    }
+  }
+
+  index_t size() const { return a_.rows(); }
+  vector make_vector() const { return vector(static_cast<std::size_t>(a_.rows()), T(0)); }
+
+  std::string check_input(const vector& b, const vector& x) const {
+    if (a_.rows() != a_.cols())
+      return "matrix is " + std::to_string(a_.rows()) + " x " + std::to_string(a_.cols()) + "; CG needs a square matrix";
+    if (b.size() != static_cast<std::size_t>(a_.rows()))
+      return "right-hand side has " + std::to_string(b.size()) + " entries, matrix has " + std::to_string(a_.rows()) + " rows";
+    if (x.size() != b.size()) return "initial guess has " + std::to_string(x.size()) + " entries, expected " + std::to_string(b.size());
+    for (const std::string& why : {detail::first_non_finite(a_.values(), "matrix"),
+                                   detail::first_non_finite(b, "right-hand side"),
+                                   detail::first_non_finite(x, "initial guess")})
+      if (!why.empty()) return why;
+    return {};
+  }
+
+  /// Why the preconditioner cannot be used ("" when it can): Jacobi needs a positive diagonal.
+  std::string check_preconditioner() const {
+    for (std::size_t i = 0; i < diag_.size(); ++i)
+      if (!(diag_[i] > T(0)))
+        return "Jacobi preconditioner: diagonal entry A(" + std::to_string(i + 1) + "," + std::to_string(i + 1) +
+               ") = " + std::to_string(static_cast<double>(diag_[i])) +
+               " is not positive, so the matrix is not symmetric positive definite";
+    return {};
+  }
+
+  void residual(const vector& b, const vector& x, vector& r) {
+    r = b;
+    reference::spmv(T(-1), a_, x, T(1), r);
+  }
+  void spmv(const vector& p, vector& q) { reference::spmv(T(1), a_, p, T(0), q); }
+  T dot(const vector& x, const vector& y) const { return reference::dot(x, y); }
+  T nrm2(const vector& x) const { return reference::nrm2(x); }
+  void axpy(T a, const vector& x, vector& y) const { reference::axpy(a, x, y); }
+  void xpay(const vector& x, T b, vector& y) const {
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] = b == T(0) ? x[i] : x[i] + b * y[i];
+  }
+  void fill(vector& x, T v) const { std::fill(x.begin(), x.end(), v); }
+  void precondition(const vector& r, vector& z) const {
+    if (pc_ == preconditioner::none) {
+      z = r;
+      return;
+    }
+    for (std::size_t i = 0; i < r.size(); ++i) z[i] = inv_diag_[i] * r[i];
+  }
+
+ private:
+  const Matrix& a_;
+  preconditioner pc_;
+  std::vector<T> diag_, inv_diag_;
+};
+
+/// CG on the host over any format; x holds the initial guess (resized to n zeros if empty).
+template <typename Matrix, typename T>
+solve_result cg_host(const Matrix& a, const std::vector<T>& b, std::vector<T>& x, const cg_options& opt = {}) {
+  if (x.empty()) x.assign(b.size(), T(0));
+  host_backend<Matrix> be(a, opt.precond);
+  return cg(be, b, x, opt);
+}
+
+}  // namespace la

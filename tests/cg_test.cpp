@@ -1,0 +1,231 @@
+// Host CG / Jacobi-PCG against Eigen's ConjugateGradient on the bundled SuiteSparse systems
+// and a 2D Poisson matrix, plus every non-converging status.
+#include <Eigen/IterativeLinearSolvers>
+#include <Eigen/Sparse>
+#include <cmath>
+#include <limits>
+
+#include "formats/matrix_market.hpp"
+#include "solvers/host_backend.hpp"
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const csr_matrix<double>& a) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) t.emplace_back(i, a.col_idx()[k], a.values()[k]);
+  Eigen::SparseMatrix<double, Eigen::RowMajor> m(a.rows(), a.cols());
+  m.setFromTriplets(t.begin(), t.end());
+  return m;
+}
+
+struct eigen_result {
+  std::vector<double> x;
+  int iterations;
+  bool converged;
+};
+
+template <typename Precond>
+eigen_result eigen_cg(const csr_matrix<double>& a, const std::vector<double>& b, double tol, int maxit) {
+  const auto m = to_eigen(a);
+  Eigen::ConjugateGradient<Eigen::SparseMatrix<double, Eigen::RowMajor>, Eigen::Lower | Eigen::Upper, Precond> cg;
+  cg.setTolerance(tol);
+  cg.setMaxIterations(maxit);
+  cg.compute(m);
+  Eigen::VectorXd eb = Eigen::Map<const Eigen::VectorXd>(b.data(), b.size());
+  Eigen::VectorXd x = cg.solve(eb);
+  // Eigen counts an iteration only after its convergence test (ConjugateGradient.h
+  // increments i at the end of the loop body), so its count is one less than the number
+  // of matrix-vector products in the loop, which is what la reports.
+  return {std::vector<double>(x.data(), x.data() + x.size()), static_cast<int>(cg.iterations()) + 1,
+          cg.info() == Eigen::Success};
+}
+
+double rel_diff(const std::vector<double>& x, const std::vector<double>& y) {
+  double d = 0, n = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) d += (x[i] - y[i]) * (x[i] - y[i]), n += y[i] * y[i];
+  return std::sqrt(d / n);
+}
+
+struct system_case {
+  std::string name;
+  preconditioner pc;
+};
+
+class AgainstEigen : public ::testing::TestWithParam<system_case> {};
+
+TEST_P(AgainstEigen, SameSolutionAndIterationCount) {
+  const auto& c = GetParam();
+  const csr_matrix<double> a =
+      c.name == "poisson" ? test::poisson_2d<double>(40) : to_csr(read_matrix_market<double>(test::data_dir() + "/" + c.name));
+  std::mt19937 g(1);
+  const std::vector<double> b = test::random_vector<double>(a.rows(), g);
+  const double tol = 1e-8;
+  cg_options opt;
+  opt.rtol = tol;
+  opt.precond = c.pc;
+  opt.max_iterations = 10 * a.rows();
+  std::vector<double> x;
+  const solve_result r = cg_host(a, b, x, opt);
+  const eigen_result e = c.pc == preconditioner::jacobi ? eigen_cg<Eigen::DiagonalPreconditioner<double>>(a, b, tol, opt.max_iterations)
+                                                        : eigen_cg<Eigen::IdentityPreconditioner>(a, b, tol, opt.max_iterations);
+  ASSERT_TRUE(e.converged);
+  ASSERT_EQ(r.status, solve_status::converged) << r.message;
+  EXPECT_LE(r.residual, tol);
+  // The recurrence residual drifts from the true one on ill-conditioned systems; allow 100x.
+  EXPECT_LE(r.true_residual, 100 * tol);
+  // Iteration counts within 10% (rounding differs: la accumulates dots in long double).
+  EXPECT_LE(std::abs(r.iterations - e.iterations), std::max(1.0, 0.1 * e.iterations))
+      << "la " << r.iterations << ", Eigen " << e.iterations;
+  // Both satisfy ||b - Ax|| <= tol ||b||; their difference is bounded by cond(A) times that.
+  // We ask for agreement to 1e-4 relative, which holds for these systems' conditioning.
+  EXPECT_LE(rel_diff(x, e.x), 1e-4) << "la " << r.iterations << " its, Eigen " << e.iterations;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Systems, AgainstEigen,
+    ::testing::Values(system_case{"poisson", preconditioner::none}, system_case{"poisson", preconditioner::jacobi},
+                      system_case{"gr_30_30.mtx", preconditioner::none}, system_case{"gr_30_30.mtx", preconditioner::jacobi},
+                      system_case{"bcsstk01.mtx", preconditioner::none}, system_case{"bcsstk01.mtx", preconditioner::jacobi},
+                      system_case{"bcsstk09.mtx", preconditioner::none}, system_case{"bcsstk09.mtx", preconditioner::jacobi},
+                      system_case{"1138_bus.mtx", preconditioner::jacobi},
+                      system_case{"Trefethen_2000.mtx", preconditioner::none},
+                      system_case{"Trefethen_2000.mtx", preconditioner::jacobi}),
+    [](const auto& info) {
+      std::string n = info.param.name + "_" + to_string(info.param.pc);
+      for (char& ch : n) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
+
+TEST(Cg, EveryFormatGivesTheSameIterations) {
+  const auto a = test::poisson_2d<double>(20);
+  std::vector<double> b(a.rows(), 1.0);
+  std::vector<double> x_csr;
+  const auto r = cg_host(a, b, x_csr);
+  ASSERT_TRUE(r.converged());
+  auto check = [&](const auto& m) {
+    std::vector<double> x;
+    const auto s = cg_host(m, b, x);
+    EXPECT_EQ(s.status, solve_status::converged);
+    EXPECT_EQ(s.iterations, r.iterations) << typeid(m).name();
+    EXPECT_LE(rel_diff(x, x_csr), 1e-12) << typeid(m).name();
+  };
+  check(to_coo(a));
+  check(to_csc(a));
+  check(to_ell(a));
+  check(to_jds(a));
+  check(to_dense(a));
+}
+
+TEST(Cg, FloatConvergesToFloatTolerance) {
+  const auto a = test::poisson_2d<float>(30);
+  std::vector<float> b(a.rows(), 1.0f), x;
+  cg_options opt;
+  opt.rtol = 1e-5;
+  opt.precond = preconditioner::jacobi;
+  const auto r = cg_host(a, b, x, opt);
+  EXPECT_EQ(r.status, solve_status::converged) << r.message;
+  EXPECT_LE(r.true_residual, 1e-4);
+}
+
+TEST(Cg, ZeroRightHandSideGivesZeroWithoutIterating) {
+  const auto a = test::poisson_2d<double>(5);
+  std::vector<double> b(a.rows(), 0.0), x(a.rows(), 3.0);
+  const auto r = cg_host(a, b, x);
+  EXPECT_EQ(r.status, solve_status::converged);
+  EXPECT_EQ(r.iterations, 0);
+  EXPECT_EQ(x, std::vector<double>(a.rows(), 0.0));
+}
+
+TEST(Cg, ExactInitialGuessNeedsNoIteration) {
+  const auto a = test::poisson_2d<double>(5);
+  std::vector<double> x(a.rows(), 1.0), b(a.rows());
+  reference::spmv(1.0, a, x, 0.0, b);
+  const auto r = cg_host(a, b, x);
+  EXPECT_EQ(r.status, solve_status::converged);
+  EXPECT_EQ(r.iterations, 0);
+}
+
+TEST(Cg, IndefiniteMatrixBreaksDown) {
+  csr_matrix<double> a(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {1, 3, 3, 1});  // eigenvalues 4, -2
+  std::vector<double> b{1, -1}, x;
+  const auto r = cg_host(a, b, x);
+  EXPECT_EQ(r.status, solve_status::breakdown);
+  EXPECT_NE(r.message.find("not symmetric positive definite"), std::string::npos) << r.message;
+}
+
+TEST(Cg, NegativeDefiniteBreaksDownAtFirstStep) {
+  csr_matrix<double> a(2, 2, {0, 1, 2}, {0, 1}, {-1, -2});
+  std::vector<double> b{1, 1}, x;
+  EXPECT_EQ(cg_host(a, b, x).status, solve_status::breakdown);
+  cg_options jac;
+  jac.precond = preconditioner::jacobi;
+  x.clear();
+  const auto r = cg_host(a, b, x, jac);
+  EXPECT_EQ(r.status, solve_status::breakdown);
+  EXPECT_NE(r.message.find("A(1,1) = -1"), std::string::npos) << r.message;
+}
+
+TEST(Cg, NonFiniteInputIsInvalid) {
+  const auto a = test::poisson_2d<double>(3);
+  std::vector<double> b(a.rows(), 1.0), x;
+  b[4] = std::numeric_limits<double>::infinity();
+  auto r = cg_host(a, b, x);
+  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_NE(r.message.find("right-hand side"), std::string::npos);
+  auto bad = a;
+  bad.values()[2] = std::numeric_limits<double>::quiet_NaN();
+  b[4] = 1;
+  x.clear();
+  r = cg_host(bad, b, x);
+  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_NE(r.message.find("matrix holds a non-finite value"), std::string::npos) << r.message;
+}
+
+TEST(Cg, OverflowDuringIterationIsNonFinite) {
+  csr_matrix<double> a(2, 2, {0, 1, 2}, {0, 1}, {1e300, 2e300});
+  std::vector<double> b{1e300, 1e300}, x;
+  const auto r = cg_host(a, b, x);
+  EXPECT_EQ(r.status, solve_status::non_finite) << r.message;
+}
+
+TEST(Cg, SizeMismatchAndNonSquareAreInvalid) {
+  const auto a = test::poisson_2d<double>(3);
+  std::vector<double> b(5, 1.0), x;
+  EXPECT_EQ(cg_host(a, b, x).status, solve_status::invalid_input);
+  csr_matrix<double> rect(2, 3, {0, 1, 2}, {0, 1}, {1, 1});
+  std::vector<double> b2(2, 1.0), x2;
+  const auto r = cg_host(rect, b2, x2);
+  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_NE(r.message.find("square"), std::string::npos);
+}
+
+TEST(Cg, IterationLimitIsAStatus) {
+  const auto a = test::poisson_2d<double>(20);
+  std::vector<double> b(a.rows(), 1.0), x;
+  cg_options opt;
+  opt.max_iterations = 3;
+  opt.record_history = true;
+  const auto r = cg_host(a, b, x, opt);
+  EXPECT_EQ(r.status, solve_status::max_iterations);
+  EXPECT_EQ(r.iterations, 3);
+  EXPECT_EQ(r.history.size(), 3u);
+  EXPECT_GT(r.residual, 1e-8);
+}
+
+TEST(Cg, AbsoluteToleranceStopsEarly) {
+  const auto a = test::poisson_2d<double>(20);
+  std::vector<double> b(a.rows(), 1.0), x1, x2;
+  cg_options rel;
+  const auto r1 = cg_host(a, b, x1, rel);
+  cg_options abs = rel;
+  abs.atol = 1e-2;
+  const auto r2 = cg_host(a, b, x2, abs);
+  EXPECT_TRUE(r2.converged());
+  EXPECT_LT(r2.iterations, r1.iterations);
+}
+
+}  // namespace
+}  // namespace la

@@ -1,0 +1,330 @@
+// Matrix Market reader and writer: every variant, every malformed case with its message and
+// line number, the shared edge-case files, and exact write/read round trips.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "formats/matrix_market.hpp"
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+using test::expect_throw_with;
+
+dense_matrix<double> parse_dense(const std::string& text) { return to_dense(parse_matrix_market<double>(text)); }
+
+// ---- variants ----------------------------------------------------------------------------
+
+TEST(MatrixMarket, CoordinateRealGeneral) {
+  mm_header h;
+  auto m = parse_matrix_market<double>(
+      "%%MatrixMarket matrix coordinate real general\n% c\n2 3 3\n1 1 1.5\n2 3 -2e-3\n1 3 +4\n", "t", &h);
+  EXPECT_EQ(h.format, mm_format::coordinate);
+  EXPECT_EQ(h.entries, 3);
+  EXPECT_EQ(m.rows(), 2);
+  EXPECT_EQ(m.cols(), 3);
+  EXPECT_EQ(m.row_idx(), (std::vector<index_t>{0, 1, 0}));
+  EXPECT_EQ(m.col_idx(), (std::vector<index_t>{0, 2, 2}));
+  EXPECT_EQ(m.values(), (std::vector<double>{1.5, -2e-3, 4}));
+}
+
+TEST(MatrixMarket, IntegerAndPatternFields) {
+  auto i = parse_matrix_market<float>("%%MatrixMarket matrix coordinate integer general\n2 2 2\n1 1 -7\n2 2 +3\n");
+  EXPECT_EQ(i.values(), (std::vector<float>{-7, 3}));
+  auto p = parse_matrix_market<double>("%%MatrixMarket matrix coordinate pattern general\n2 2 2\n1 2\n2 1\n");
+  EXPECT_EQ(p.values(), (std::vector<double>{1, 1}));
+}
+
+TEST(MatrixMarket, SymmetricIsExpanded) {
+  auto d = parse_dense("%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 2\n3 1 5\n2 2 4\n");
+  dense_matrix<double> e(3, 3, 3, {2, 0, 5, 0, 4, 0, 5, 0, 0});
+  EXPECT_EQ(d, e);
+}
+
+TEST(MatrixMarket, SkewSymmetricIsExpandedWithNegation) {
+  auto d = parse_dense("%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n3 1 10\n3 2 20\n");
+  dense_matrix<double> e(3, 3, 3, {0, 0, -10, 0, 0, -20, 10, 20, 0});
+  EXPECT_EQ(d, e);
+}
+
+TEST(MatrixMarket, ArrayIsColumnMajor) {
+  auto d = parse_dense("%%MatrixMarket matrix array real general\n2 3\n1\n2\n3\n4\n5\n6\n");
+  dense_matrix<double> e(2, 3, 3, {1, 3, 5, 2, 4, 6});
+  EXPECT_EQ(d, e);
+}
+
+TEST(MatrixMarket, ArraySymmetricAndSkew) {
+  auto s = parse_dense("%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n");
+  EXPECT_EQ(s, (dense_matrix<double>(3, 3, 3, {1, 2, 3, 2, 4, 5, 3, 5, 6})));
+  auto k = parse_dense("%%MatrixMarket matrix array real skew-symmetric\n3 3\n1\n2\n3\n");
+  EXPECT_EQ(k, (dense_matrix<double>(3, 3, 3, {0, -1, -2, 1, 0, -3, 2, 3, 0})));
+}
+
+TEST(MatrixMarket, CommentsBlankLinesCrlfAndSpacing) {
+  auto d = parse_dense(
+      "%%MatrixMarket Matrix COORDINATE Real General\r\n\r\n% comment\r\n  \t\r\n 2  2   2 \r\n"
+      "% inside the data\r\n\r\n1\t1   1.\r\n   2 2 .5\r\n\r\n% trailing comment\r\n");
+  EXPECT_EQ(d, (dense_matrix<double>(2, 2, 2, {1, 0, 0, 0.5})));
+}
+
+TEST(MatrixMarket, NoFinalNewline) {
+  auto m = parse_matrix_market<double>("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 3.25");
+  EXPECT_EQ(m.values(), (std::vector<double>{3.25}));
+}
+
+TEST(MatrixMarket, NanAndInfAreReadAsValues) {
+  auto m = parse_matrix_market<double>("%%MatrixMarket matrix coordinate real general\n1 2 2\n1 1 nan\n1 2 -inf\n");
+  EXPECT_TRUE(std::isnan(m.values()[0]));
+  EXPECT_TRUE(std::isinf(m.values()[1]) && m.values()[1] < 0);
+}
+
+TEST(MatrixMarket, FloatUnderflowRoundsAndOverflowIsAnError) {
+  auto m = parse_matrix_market<float>("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e-60\n");
+  EXPECT_EQ(m.values()[0], 0.0f);
+  expect_throw_with<parse_error>(
+      [] { parse_matrix_market<float>("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e300\n", "f"); },
+      {"f:3:", "overflows float", "double precision"});
+  EXPECT_EQ(parse_matrix_market<double>("%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e300\n").values()[0], 1e300);
+}
+
+// ---- malformed input: message and line number --------------------------------------------
+
+struct bad_case {
+  const char* name;
+  const char* text;
+  std::vector<std::string> parts;  // substrings the message must contain
+};
+
+class Malformed : public ::testing::TestWithParam<bad_case> {};
+
+TEST_P(Malformed, IsRejectedWithLineNumber) {
+  const bad_case& c = GetParam();
+  try {
+    parse_matrix_market<double>(c.text, "in.mtx");
+    FAIL() << "accepted malformed input: " << c.name;
+  } catch (const parse_error& e) {
+    for (const auto& p : c.parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << "\nlacks: " << p;
+  }
+}
+
+const char* hdr = "%%MatrixMarket matrix coordinate real general\n";
+std::string with_hdr(const char* rest) { return std::string(hdr) + rest; }
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, Malformed,
+    ::testing::Values(
+        bad_case{"empty", "", {"in.mtx:1:", "empty file"}},
+        bad_case{"no banner", "3 3 1\n1 1 1\n", {"in.mtx:1:", "no Matrix Market banner"}},
+        bad_case{"short banner", "%%MatrixMarket matrix coordinate real\n1 1 0\n", {"in.mtx:1:", "bad banner"}},
+        bad_case{"long banner", "%%MatrixMarket matrix coordinate real general extra\n1 1 0\n", {"in.mtx:1:", "bad banner"}},
+        bad_case{"bad format", "%%MatrixMarket matrix sparse real general\n1 1 0\n", {":1:", "unknown format 'sparse'"}},
+        bad_case{"bad field", "%%MatrixMarket matrix coordinate double general\n1 1 0\n", {":1:", "unknown field 'double'"}},
+        bad_case{"bad symmetry", "%%MatrixMarket matrix coordinate real upper\n1 1 0\n", {":1:", "unknown symmetry 'upper'"}},
+        bad_case{"bad object", "%%MatrixMarket tensor coordinate real general\n1 1 0\n", {":1:", "unknown object"}},
+        bad_case{"array pattern", "%%MatrixMarket matrix array pattern general\n1 1\n", {":1:", "only valid with the 'coordinate'"}},
+        bad_case{"no size line", "%%MatrixMarket matrix coordinate real general\n% only a comment\n", {":2:", "before the size line"}},
+        bad_case{"size line short", "%%MatrixMarket matrix coordinate real general\n% c\n3 3\n", {"in.mtx:3:", "bad size line", "'rows cols entries'"}},
+        bad_case{"size line text", "%%MatrixMarket matrix coordinate real general\n3 x 3\n", {":2:", "bad size line"}},
+        bad_case{"size line extra", "%%MatrixMarket matrix array real general\n3 3 9\n", {":2:", "extra text '9'"}},
+        bad_case{"size negative", "%%MatrixMarket matrix coordinate real general\n-3 3 1\n", {":2:", "bad size line"}},
+        bad_case{"symmetric not square", "%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n", {":2:", "must be square"}},
+        bad_case{"too big", "%%MatrixMarket matrix coordinate real general\n3000000000 2 1\n", {":2:", "32-bit index limit"}},
+        bad_case{"too few", "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n\n2 2 2\n", {"in.mtx:5:", "file ends after 2 of the 3 entries declared on line 2"}},
+        bad_case{"too many", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1\n% fine\n2 2 2\n", {"in.mtx:5:", "more entries than the 1 declared on line 2"}},
+        bad_case{"index zero", "%%MatrixMarket matrix coordinate real general\n3 3 1\n0 1 1\n", {"in.mtx:3:", "row index 0", "1-based"}},
+        bad_case{"col zero", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 0 1\n", {":3:", "column index 0"}},
+        bad_case{"row beyond", "%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1\n", {":3:", "row index 4 is beyond the matrix's 3 rows"}},
+        bad_case{"col beyond", "%%MatrixMarket matrix coordinate real general\n3 2 1\n1 3 1\n", {":3:", "column index 3 is beyond the matrix's 2 columns"}},
+        bad_case{"negative index", "%%MatrixMarket matrix coordinate real general\n3 3 1\n-1 1 1\n", {":3:", "expected a row index, found '-1'"}},
+        bad_case{"bad value", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 abc\n", {":3:", "value 'abc' is not a number"}},
+        bad_case{"half number", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1.5x\n", {":3:", "value '1.5x' is not a number"}},
+        bad_case{"missing value", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1\n", {":3:", "missing value"}},
+        bad_case{"not integer", "%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 1 1.5\n", {":3:", "'1.5' is not an integer"}},
+        bad_case{"upper triangle", "%%MatrixMarket matrix coordinate real symmetric\n3 3 2\n1 1 1\n1 3 2\n", {"in.mtx:4:", "(1, 3) is in the upper triangle"}},
+        bad_case{"skew diagonal", "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 1\n2 2 1\n", {":3:", "not below the diagonal"}},
+        bad_case{"trailing garbage", "%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1.0 xyz\n", {":3:", "unexpected text 'xyz'"}},
+        bad_case{"pattern with value", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 1.0\n", {":3:", "unexpected text '1.0'"}},
+        bad_case{"array two values", "%%MatrixMarket matrix array real general\n1 2\n1 2\n", {":3:", "unexpected text '2'"}},
+        bad_case{"array too few", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", {":5:", "file ends after 3 of the 4"}}),
+    [](const auto& info) {
+      std::string n = info.param.name;
+      for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return n;
+    });
+
+TEST(MatrixMarket, NotSupportedFieldsAndObjects) {
+  expect_throw_with<not_supported>([] { parse_matrix_market<double>("%%MatrixMarket matrix coordinate complex general\n1 1 0\n", "c.mtx"); },
+                                   {"c.mtx:1:", "complex", "not supported"});
+  expect_throw_with<not_supported>([] { parse_matrix_market<double>("%%MatrixMarket matrix coordinate real hermitian\n1 1 0\n"); },
+                                   {"hermitian", "not supported"});
+  expect_throw_with<not_supported>([] { parse_matrix_market<double>("%%MatrixMarket vector coordinate real general\n4 1\n"); },
+                                   {"vector", "not supported"});
+}
+
+TEST(MatrixMarket, MissingFileIsAnIoError) {
+  expect_throw_with<io_error>([] { read_matrix_market<double>("/nonexistent/x.mtx"); },
+                              {"cannot open '/nonexistent/x.mtx'", "No such file"});
+}
+
+// ---- the shared edge-case files (tests/data/edge, from ../shared/data/edge) --------------
+
+struct edge_case {
+  const char* file;
+  int outcome;  // 0 read, 1 parse_error, 2 not_supported
+  index_t rows, cols, nnz;  // when read: full storage, before duplicates are summed
+  std::int64_t line;        // when parse_error: the line it names
+  const char* message;      // substring of the error
+};
+
+class EdgeFiles : public ::testing::TestWithParam<edge_case> {};
+
+TEST_P(EdgeFiles, ReadOrRejectedAsDocumented) {
+  const edge_case& c = GetParam();
+  const std::string path = test::edge_dir() + "/" + c.file;
+  try {
+    const auto m = read_matrix_market<double>(path);
+    ASSERT_EQ(c.outcome, 0) << c.file << " was read but should be rejected";
+    EXPECT_EQ(m.rows(), c.rows);
+    EXPECT_EQ(m.cols(), c.cols);
+    EXPECT_EQ(m.nnz(), c.nnz);
+  } catch (const parse_error& e) {
+    ASSERT_EQ(c.outcome, 1) << c.file << ": " << e.what();
+    EXPECT_EQ(e.line(), c.line) << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(":" + std::to_string(c.line) + ":"), std::string::npos) << e.what();
+  } catch (const not_supported& e) {
+    ASSERT_EQ(c.outcome, 2) << c.file << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shared, EdgeFiles,
+    ::testing::Values(
+        edge_case{"nist_ex1.mtx", 0, 5, 5, 8, 0, ""},
+        edge_case{"nist_ex1_more_freeformat.mtx", 0, 5, 5, 8, 0, ""},
+        edge_case{"nist_ex1_crlf.mtx", 0, 5, 5, 8, 0, ""},
+        edge_case{"banner_leading_space.mtx", 1, 0, 0, 0, 1, "no Matrix Market banner"},
+        edge_case{"lines_indented.mtx", 1, 0, 0, 0, 1, "no Matrix Market banner"},
+        edge_case{"eye3_pattern.mtx", 0, 3, 3, 3, 0, ""},
+        edge_case{"row_3by4_integer.mtx", 0, 3, 4, 4, 0, ""},
+        edge_case{"skew_symmetric.mtx", 0, 3, 3, 4, 0, ""},
+        edge_case{"hermitian_complex.mtx", 2, 0, 0, 0, 0, "not supported"},
+        edge_case{"pattern_symmetric.mtx", 0, 3, 3, 4, 0, ""},
+        edge_case{"array_general.mtx", 0, 3, 3, 9, 0, ""},
+        edge_case{"array_symmetric.mtx", 0, 3, 3, 9, 0, ""},
+        edge_case{"vector_coordinate.mtx", 2, 0, 0, 0, 0, "vector"},
+        edge_case{"duplicates_int8.mtx", 0, 3, 1, 4, 0, ""},
+        edge_case{"dim_over_32bit.mtx", 1, 0, 0, 0, 3, "32-bit index limit"},
+        edge_case{"invalid_index_out_of_range.mtx", 1, 0, 0, 0, 5, "row index 5000 is beyond"},
+        edge_case{"invalid_truncated.mtx", 1, 0, 0, 0, 1, "unknown field 'double'"},
+        edge_case{"invalid_bad_banner.mtx", 1, 0, 0, 0, 1, "no Matrix Market banner"},
+        edge_case{"empty_3x4.mtx", 0, 3, 4, 0, 0, ""},
+        edge_case{"zero_cols_3x0.mtx", 0, 3, 0, 0, 0, ""},
+        edge_case{"array_real_3x3.mtx", 0, 3, 3, 9, 0, ""},
+        edge_case{"array_complex_3x3.mtx", 2, 0, 0, 0, 0, "complex"},
+        edge_case{"skew_integer.mtx", 0, 3, 3, 6, 0, ""},
+        edge_case{"west0067_nan.mtx", 0, 67, 67, 295, 0, ""},
+        edge_case{"west0067_noheader.mtx", 1, 0, 0, 0, 1, "no Matrix Market banner"},
+        edge_case{"west0067_jumbled.mtx", 0, 67, 67, 294, 0, ""},
+        edge_case{"LFAT5_hypersparse.mtx", 0, 2000, 2000, 46, 0, ""},
+        edge_case{"mangled_bad_value.mtx", 1, 0, 0, 0, 5, "missing value"}),
+    [](const auto& info) {
+      std::string n = info.param.file;
+      for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return n;
+    });
+
+TEST(EdgeFileValues, NistVariantsAgreeAndValuesParse) {
+  const auto a = to_csr(read_matrix_market<double>(test::edge_dir() + "/nist_ex1.mtx"));
+  EXPECT_EQ(to_csr(read_matrix_market<double>(test::edge_dir() + "/nist_ex1_more_freeformat.mtx")), a);
+  EXPECT_EQ(to_csr(read_matrix_market<double>(test::edge_dir() + "/nist_ex1_crlf.mtx")), a);
+  EXPECT_EQ(to_dense(a)(3, 3), -280.0);
+  const auto d = to_dense(read_matrix_market<double>(test::edge_dir() + "/array_real_3x3.mtx"));
+  EXPECT_EQ(d(0, 0), 0.646);
+  EXPECT_EQ(d(0, 1), 0.276);  // column-major
+  const auto dup = to_csr(read_matrix_market<double>(test::edge_dir() + "/duplicates_int8.mtx"));
+  EXPECT_EQ(dup.nnz(), 3);
+  EXPECT_EQ(dup.values()[2], 2.0);  // (3,1) given twice, summed
+  const auto nan = read_matrix_market<double>(test::edge_dir() + "/west0067_nan.mtx");
+  EXPECT_TRUE(std::isnan(nan.values()[0]));
+}
+
+// ---- writing -----------------------------------------------------------------------------
+
+template <typename T>
+class Write : public ::testing::Test {};
+using write_types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(Write, write_types);
+
+TYPED_TEST(Write, CoordinateGeneralRoundTripsExactly) {
+  using T = TypeParam;
+  std::mt19937 g(3);
+  auto a = test::random_csr<T>({41, 29, 0.2, true, true, true}, g);
+  for (T& v : a.values()) v *= static_cast<T>(std::pow(10.0, std::uniform_int_distribution<int>(-30, 30)(g)));
+  const std::string text = format_matrix_market(a);
+  EXPECT_EQ(text.rfind("%%MatrixMarket matrix coordinate real general\n", 0), 0u);
+  EXPECT_EQ(to_csr(parse_matrix_market<T>(text)), a);
+}
+
+TYPED_TEST(Write, SymmetricWritesLowerTriangleAndRoundTrips) {
+  using T = TypeParam;
+  std::mt19937 g(4);
+  auto l = to_dense(test::random_csr<T>({30, 30, 0.2, false, false}, g));
+  dense_matrix<T> s(30, 30);
+  for (index_t i = 0; i < 30; ++i)
+    for (index_t j = 0; j <= i; ++j) s(i, j) = s(j, i) = l(i, j);
+  const auto a = to_csr(s);
+  const std::string text = format_matrix_market(a, {mm_format::coordinate, mm_symmetry::symmetric});
+  mm_header h;
+  EXPECT_EQ(to_csr(parse_matrix_market<T>(text, "s", &h)), a);
+  EXPECT_EQ(h.symmetry, mm_symmetry::symmetric);
+  EXPECT_LT(h.entries, a.nnz());  // only the lower triangle was stored
+  const std::string arr = format_matrix_market(a, {mm_format::array, mm_symmetry::symmetric});
+  EXPECT_EQ(to_dense(parse_matrix_market<T>(arr)), s);
+}
+
+TYPED_TEST(Write, SymmetricRefusesNonSymmetric) {
+  using T = TypeParam;
+  csr_matrix<T> a(2, 2, {0, 1, 2}, {1, 0}, {T(1), T(2)});
+  expect_throw_with<invalid_argument>([&] { format_matrix_market(a, {mm_format::coordinate, mm_symmetry::symmetric}); },
+                                      {"not exactly symmetric", "general"});
+}
+
+TYPED_TEST(Write, ArrayRoundTrips) {
+  using T = TypeParam;
+  std::mt19937 g(5);
+  const auto a = test::random_csr<T>({13, 7, 0.5, true, true}, g);
+  const std::string text = format_matrix_market(a, {mm_format::array, mm_symmetry::general});
+  EXPECT_EQ(text.rfind("%%MatrixMarket matrix array real general\n", 0), 0u);
+  EXPECT_EQ(to_dense(parse_matrix_market<T>(text)), to_dense(a));
+}
+
+// ---- the file path: chunked reads, lines across chunk boundaries -------------------------
+
+TEST(MatrixMarketFile, LargeFileMatchesInMemoryParse) {
+  std::mt19937 g(6);
+  const auto a = test::random_csr<double>({3000, 3000, 0.03, true, true, true}, g);  // ~8 MB of text
+  std::string text = format_matrix_market(a);
+  text.insert(text.find('\n') + 1, "%" + std::string(5u << 20, 'x') + "\n");  // a 5 MiB comment line
+  const std::string path = ::testing::TempDir() + "la_large.mtx";
+  { std::ofstream(path, std::ios::binary) << text; }
+  EXPECT_EQ(to_csr(read_matrix_market<double>(path)), a);
+  const auto h = read_matrix_market_header(path);
+  EXPECT_EQ(h.rows, 3000);
+  EXPECT_EQ(h.entries, a.nnz());
+  std::remove(path.c_str());
+}
+
+TEST(MatrixMarketFile, VectorRoundTrip) {
+  const std::string path = ::testing::TempDir() + "la_vec.mtx";
+  std::vector<double> v{1.0 / 3, -2, 1e-300, 0};
+  write_matrix_market_vector(path, v);
+  EXPECT_EQ(read_matrix_market_vector<double>(path), v);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace la

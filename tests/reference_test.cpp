@@ -1,0 +1,123 @@
+// Host references: tiny cases a person can check by hand, and SpMV of every format against
+// the dense product on random matrices.
+#include <cmath>
+#include <limits>
+
+#include "kernels/reference/blas1.hpp"
+#include "kernels/reference/gemm.hpp"
+#include "kernels/reference/spmv.hpp"
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+//     [1 0 2 0]        x = [1 2 3 4]   A x = [7 0 31]
+// A = [0 0 0 0]
+//     [3 4 0 5]
+csr_matrix<double> small() { return {3, 4, {0, 2, 2, 5}, {0, 2, 0, 1, 3}, {1, 2, 3, 4, 5}}; }
+
+template <typename M>
+void check_small(const M& a) {
+  const std::vector<double> x{1, 2, 3, 4};
+  std::vector<double> y(3, std::numeric_limits<double>::quiet_NaN());
+  reference::spmv(1.0, a, x, 0.0, y);  // beta = 0 must not read the NaNs
+  EXPECT_EQ(y, (std::vector<double>{7, 0, 31})) << typeid(M).name();
+  y = {1, 1, 1};
+  reference::spmv(2.0, a, x, -1.0, y);
+  EXPECT_EQ(y, (std::vector<double>{13, -1, 61})) << typeid(M).name();
+}
+
+TEST(ReferenceSpmv, HandCheckedEveryFormat) {
+  const auto a = small();
+  check_small(a);
+  check_small(to_coo(a));
+  check_small(to_csc(a));
+  check_small(to_ell(a));
+  check_small(to_jds(a));
+  check_small(to_dense(a));
+}
+
+TEST(ReferenceSpmv, SizeMismatchIsAnError) {
+  std::vector<double> x(3), y(3);
+  EXPECT_THROW(reference::spmv(1.0, small(), x, 0.0, y), invalid_argument);
+}
+
+template <typename T>
+class ReferenceSpmvRandom : public ::testing::Test {};
+using spmv_types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(ReferenceSpmvRandom, spmv_types);
+
+// Every format's reference against the dense product. Tolerance per row, as in STYLE.md:
+// (k+2) eps sum_j |a_ij x_j| for a row of k terms (both sides accumulate in a wider type,
+// so in practice they differ by at most the final rounding).
+TYPED_TEST(ReferenceSpmvRandom, EveryFormatMatchesDense) {
+  using T = TypeParam;
+  std::mt19937 g(11);
+  for (auto shape : {test::sparse_shape{1, 1, 1.0, false, false}, test::sparse_shape{31, 33, 0.2, true, true, true},
+                     test::sparse_shape{1000, 700, 0.01, true, true, true}, test::sparse_shape{33, 1, 0.5, false, false}}) {
+    const auto a = test::random_csr<T>(shape, g);
+    const auto d = to_dense(a);
+    const auto x = test::random_vector<T>(a.cols(), g);
+    const auto y0 = test::random_vector<T>(a.rows(), g);
+    const T alpha = T(1.5), beta = T(-0.75);
+    std::vector<T> want = y0;
+    reference::spmv(alpha, d, x, beta, want);
+    auto check = [&](const auto& m) {
+      std::vector<T> y = y0;
+      reference::spmv(alpha, m, x, beta, y);
+      for (index_t i = 0; i < a.rows(); ++i) {
+        double mag = std::abs(double(beta) * y0[i]);
+        for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+          mag += std::abs(double(alpha) * a.values()[k] * x[a.col_idx()[k]]);
+        const double k = a.row_ptr()[i + 1] - a.row_ptr()[i];
+        const double tol = (k + 2) * std::numeric_limits<T>::epsilon() * mag;
+        ASSERT_NEAR(y[i], want[i], tol) << typeid(m).name() << " row " << i;
+      }
+    };
+    check(a);
+    check(to_coo(a));
+    check(to_csc(a));
+    check(to_ell(a));
+    check(to_jds(a));
+  }
+}
+
+TEST(ReferenceGemm, HandChecked) {
+  dense_matrix<double> a(2, 3, 3, {1, 2, 3, 4, 5, 6});
+  dense_matrix<double> b(3, 2, 2, {7, 8, 9, 10, 11, 12});
+  dense_matrix<double> c(2, 2, 2, std::vector<double>(4, std::numeric_limits<double>::quiet_NaN()));
+  reference::gemm(1.0, a, b, 0.0, c);  // beta = 0: C's NaNs are not read
+  EXPECT_EQ(c.values(), (std::vector<double>{58, 64, 139, 154}));
+  reference::gemm(2.0, a, b, -1.0, c);
+  EXPECT_EQ(c.values(), (std::vector<double>{58, 64, 139, 154}));
+  dense_matrix<double> bad(2, 2);
+  EXPECT_THROW(reference::gemm(1.0, a, bad, 0.0, c), invalid_argument);
+}
+
+TEST(ReferenceGemm, LeadingDimensions) {
+  dense_matrix<float> a(1, 2, 4, {1, 2, 99, 99});
+  dense_matrix<float> b(2, 1, 3, {3, 99, 99, 4, 99, 99});
+  dense_matrix<float> c(1, 1, 2, {0, 77});
+  reference::gemm(1.0f, a, b, 0.0f, c);
+  EXPECT_EQ(c.values(), (std::vector<float>{11, 77}));  // padding untouched
+}
+
+TEST(ReferenceBlas1, HandChecked) {
+  std::vector<double> x{3, 4}, y{1, -1};
+  EXPECT_EQ(reference::dot(x, y), -1.0);
+  EXPECT_EQ(reference::nrm2(x), 5.0);
+  reference::axpy(2.0, x, y);
+  EXPECT_EQ(y, (std::vector<double>{7, 7}));
+  std::vector<double> z(3);
+  EXPECT_THROW(reference::dot(x, z), invalid_argument);
+}
+
+TEST(ReferenceBlas1, FloatAccumulatesWide) {
+  // 1 + 1e-8 * 1e4 terms: a float accumulator would drop every small term.
+  std::vector<float> x(10001, 1e-8f), y(10001, 1.0f);
+  x[0] = 1.0f;
+  EXPECT_NEAR(reference::dot(x, y), 1.0001f, 1e-7f);
+}
+
+}  // namespace
+}  // namespace la

@@ -1,0 +1,101 @@
+// Shared test helpers: random matrices with awkward structure, data paths, GPU skipping.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "formats/convert.hpp"
+#include "la/context.hpp"
+
+namespace la::test {
+
+inline std::string data_dir() { return LA_DATA_DIR; }             // the repository's data/
+inline std::string edge_dir() { return LA_TEST_DATA_DIR "/edge"; }  // parser edge cases
+
+/// Skips the current test, with the reason, when no usable GPU is present.
+#define LA_SKIP_WITHOUT_GPU()                                                            \
+  do {                                                                                   \
+    if (!::la::cuda_available()) GTEST_SKIP() << "no GPU: " << ::la::cuda_status();      \
+  } while (0)
+
+/// Nonzero random value in [-1, -0.01] U [0.01, 1] (never 0, so structure is preserved).
+template <typename T>
+T random_value(std::mt19937& g) {
+  std::uniform_real_distribution<double> u(0.01, 1.0);
+  return static_cast<T>(std::bernoulli_distribution(0.5)(g) ? u(g) : -u(g));
+}
+
+template <typename T>
+std::vector<T> random_vector(std::size_t n, std::mt19937& g) {
+  std::vector<T> v(n);
+  for (T& x : v) x = random_value<T>(g);
+  return v;
+}
+
+struct sparse_shape {
+  index_t rows, cols;
+  double density;         // chance that an entry is present
+  bool empty_rows = true;  // every 5th row empty
+  bool empty_cols = true;  // every 7th column empty
+  bool dense_row = false;  // row rows/2 full (the long-row case)
+};
+
+/// Random CSR matrix (sorted, no duplicates, nonzero values) of the given shape.
+template <typename T>
+csr_matrix<T> random_csr(const sparse_shape& s, std::mt19937& g) {
+  std::bernoulli_distribution present(s.density);
+  std::vector<index_t> rp{0}, ci;
+  std::vector<T> v;
+  for (index_t i = 0; i < s.rows; ++i) {
+    const bool full = s.dense_row && i == s.rows / 2;
+    if (!full && s.empty_rows && i % 5 == 4) {
+      rp.push_back(rp.back());
+      continue;
+    }
+    for (index_t j = 0; j < s.cols; ++j) {
+      if (!full && s.empty_cols && j % 7 == 6) continue;
+      if (full || present(g)) {
+        ci.push_back(j);
+        v.push_back(random_value<T>(g));
+      }
+    }
+    rp.push_back(static_cast<index_t>(ci.size()));
+  }
+  return csr_matrix<T>(s.rows, s.cols, std::move(rp), std::move(ci), std::move(v));
+}
+
+/// 2D Poisson (5-point Laplacian) on an n x n grid: SPD, n^2 unknowns.
+template <typename T>
+csr_matrix<T> poisson_2d(index_t n) {
+  std::vector<index_t> rp{0}, ci;
+  std::vector<T> v;
+  for (index_t i = 0; i < n; ++i)
+    for (index_t j = 0; j < n; ++j) {
+      const index_t r = i * n + j;
+      auto add = [&](index_t c, T x) { ci.push_back(c); v.push_back(x); };
+      if (i > 0) add(r - n, T(-1));
+      if (j > 0) add(r - 1, T(-1));
+      add(r, T(4));
+      if (j + 1 < n) add(r + 1, T(-1));
+      if (i + 1 < n) add(r + n, T(-1));
+      rp.push_back(static_cast<index_t>(ci.size()));
+    }
+  return csr_matrix<T>(n * n, n * n, std::move(rp), std::move(ci), std::move(v));
+}
+
+/// Expects `f` to throw E whose message contains every string in `parts`.
+template <typename E, typename F>
+void expect_throw_with(F&& f, std::initializer_list<std::string> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected an exception";
+  } catch (const E& e) {
+    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos)
+        << "message '" << e.what() << "' lacks '" << p << "'";
+  }
+}
+
+}  // namespace la::test

@@ -1,0 +1,7 @@
+#pragma once
+
+namespace la::cli {
+int cmd_info(int argc, char** argv);
+int cmd_solve(int argc, char** argv);
+int cmd_convert(int argc, char** argv);
+}  // namespace la::cli
