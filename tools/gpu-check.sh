@@ -31,11 +31,12 @@ ctest --test-dir $build -j 4 --output-on-failure > "$out/ctest.log" 2>&1
 summary+=("ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)")
 grep -E "\*\*\*Failed|Skipped" "$out/ctest.log" | head -20
 
+# The deliberate out-of-memory test is left out: memcheck reports its failed allocation.
 for t in $build/tests/gpu_test $(ls $build/tests/*gemm*_test 2>/dev/null); do
   [ -x "$t" ] || continue
   name=$(basename "$t")
   for tool in memcheck racecheck; do
-    if compute-sanitizer --tool $tool --error-exitcode 99 "$t" > "$out/sanitizer-$name-$tool.log" 2>&1; then
+    if compute-sanitizer --tool $tool --error-exitcode 99 "$t" --gtest_filter=-*OutOfMemory* > "$out/sanitizer-$name-$tool.log" 2>&1; then
       summary+=("sanitizer $tool $name: clean")
     else
       summary+=("sanitizer $tool $name: FAILED (see sanitizer-$name-$tool.log)")
