@@ -32,7 +32,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 const std::string data = LA_DATA_DIR;
 
 TEST(Cli, HelpForEveryCommand) {
-  for (const char* c : {"", "info ", "solve ", "convert "}) {
+  for (const char* c : {"", "info ", "solve ", "convert ", "gemm "}) {
     const auto r = run(std::string(c) + "--help");
     EXPECT_EQ(r.status, 0) << c;
     EXPECT_TRUE(contains(r.output, "usage: la")) << r.output;
@@ -121,6 +121,27 @@ TEST(Cli, BadOptions) {
   r = run("solve " + data + "/gr_30_30.mtx --device gpu");
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(contains(r.output, "no GPU CG solver")) << r.output;
+}
+
+TEST(Cli, GemmValidatesArgumentsAndNeedsAGpu) {
+  auto r = run("gemm 10 10");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.output, "expected M N K")) << r.output;
+  r = run("gemm 10 x 10");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.output, "positive integers")) << r.output;
+  r = run("gemm 65 63 127 --algo reg_tiled --reps 3");
+  if (!la::cuda_available()) {
+    EXPECT_EQ(r.status, 3);
+    EXPECT_TRUE(contains(r.output, "needs a GPU")) << r.output;
+  } else {
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "validation:  max sampled error")) << r.output;
+    EXPECT_TRUE(contains(r.output, ": ok")) << r.output;
+    r = run("gemm 64 64 64 --algo cutlass");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_TRUE(contains(r.output, "unknown GEMM algorithm")) << r.output;
+  }
 }
 
 TEST(Cli, ConvertSymmetricToGeneralAndBack) {

@@ -16,6 +16,7 @@ const char* usage =
     "  info     A.mtx                 size, nonzeros, row statistics, storage per format\n"
     "  solve    A.mtx [options]       conjugate gradients on a symmetric positive definite system\n"
     "  convert  IN.mtx -o OUT.mtx     rewrite a Matrix Market file (expanded, duplicates summed)\n"
+    "  gemm     M N K [--algo NAME]   run, validate and time one GPU GEMM against cuBLAS\n"
     "\n"
     "'la <command> --help' describes each command.\n";
 }
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
     if (cmd == "info") return la::cli::cmd_info(argc, argv);
     if (cmd == "solve") return la::cli::cmd_solve(argc, argv);
     if (cmd == "convert") return la::cli::cmd_convert(argc, argv);
+    if (cmd == "gemm") return la::cli::cmd_gemm(argc, argv);
     std::fprintf(stderr, "la: unknown command '%s'\n\n%s", cmd.c_str(), usage);
     return 2;
   } catch (const la::cli::usage_error& e) {

@@ -1,0 +1,114 @@
+// split_k: K is cut into `splits` contiguous ranges (multiples of the tile depth), one per
+// blockIdx.z, so a problem with few output tiles (skinny M x N, long K) still fills every SM.
+// Each block runs the reg_tiled main loop over its range. Two ways to combine the partials:
+//  - atomic:    C is first scaled by beta (a separate pass; beta == 0 writes zeros without
+//               reading), then every block atomicAdds alpha * partial. Not bit-reproducible:
+//               the order of the additions varies run to run.
+//  - workspace: each split writes its partial tile to workspace[split][m][n]; a second
+//               kernel sums the splits in order 0..splits-1 and applies alpha/beta.
+//               Deterministic: bit-identical run to run. Needs splits*M*N floats.
+// The number of splits comes from detail::split_k_count (shape and SM count).
+#include <algorithm>
+
+#include "kernels/gemm/reg_tiled.cuh"
+#include "kernels/gemm/variants.hpp"
+
+namespace la::gemm_detail {
+namespace {
+using Cfg = rt_config;
+
+enum class combine { atomic, workspace };
+
+/// K range of split z: [z*chunk, min(k, (z+1)*chunk)), chunk a multiple of BK.
+index_t split_chunk(index_t k, int splits) {
+  const index_t per = (k + splits - 1) / splits;
+  return (per + Cfg::BK - 1) / Cfg::BK * Cfg::BK;
+}
+
+template <bool Vec, combine Mode>
+__global__ void __launch_bounds__(Cfg::THREADS, 2) split_k_kernel(gemm_args g, index_t chunk) {
+  const index_t row0 = static_cast<index_t>(blockIdx.y) * Cfg::BM, col0 = static_cast<index_t>(blockIdx.x) * Cfg::BN;
+  const index_t k0 = static_cast<index_t>(blockIdx.z) * chunk, k1 = min(g.k, k0 + chunk);
+  float acc[Cfg::TM][Cfg::TN] = {};
+  reg_tiled_mainloop<Vec>(static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb, g.m, g.n, k0,
+                          k1, row0, col0, acc);
+  float* w = static_cast<float*>(g.workspace) + static_cast<long>(blockIdx.z) * g.m * g.n;
+#pragma unroll
+  for (int i = 0; i < Cfg::TM; ++i) {
+    const index_t r = row0 + rt_row(i);
+    if (r >= g.m) continue;
+#pragma unroll
+    for (int j = 0; j < Cfg::TN; ++j) {
+      const index_t c = col0 + rt_col(j);
+      if (c >= g.n) continue;
+      if constexpr (Mode == combine::atomic)
+        atomicAdd(g.c + static_cast<long>(r) * g.ldc + c, g.alpha * acc[i][j]);
+      else
+        w[static_cast<long>(r) * g.n + c] = acc[i][j];
+    }
+  }
+}
+
+__global__ void scale_c_kernel(float* c, index_t ldc, index_t m, index_t n, float beta) {
+  const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= static_cast<long>(m) * n) return;
+  float* p = c + (e / n) * ldc + e % n;
+  *p = beta == 0.0f ? 0.0f : beta * *p;
+}
+
+__global__ void reduce_splits_kernel(gemm_args g, int splits) {
+  const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const long mn = static_cast<long>(g.m) * g.n;
+  if (e >= mn) return;
+  const float* w = static_cast<const float*>(g.workspace);
+  float s = 0.0f;
+  for (int z = 0; z < splits; ++z) s += w[z * mn + e];  // fixed order: deterministic
+  store_c(g.c, g.ldc, static_cast<index_t>(e / g.n), static_cast<index_t>(e % g.n), s, g.alpha, g.beta);
+}
+
+template <combine Mode>
+void launch_split(const gemm_args& g, cudaStream_t s) {
+  const int splits = detail::split_k_count({g.m, g.n, g.k, g.sm_count});
+  const index_t chunk = split_chunk(g.k, splits);
+  const int used = std::max(1, ceil_div(g.k, chunk));  // rounding chunk up can leave fewer
+  const long mn = static_cast<long>(g.m) * g.n;
+  const int threads = 256;
+  if (Mode == combine::atomic) {
+    scale_c_kernel<<<ceil_div(mn, threads), threads, 0, s>>>(g.c, g.ldc, g.m, g.n, g.beta);
+    LA_CHECK_LAUNCH();
+  }
+  if (g.k > 0) {
+    const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM), used);
+    if (reg_tiled_vectorizable(g))
+      split_k_kernel<true, Mode><<<grid, Cfg::THREADS, 0, s>>>(g, chunk);
+    else
+      split_k_kernel<false, Mode><<<grid, Cfg::THREADS, 0, s>>>(g, chunk);
+    LA_CHECK_LAUNCH();
+  }
+  if (Mode == combine::workspace) {
+    reduce_splits_kernel<<<ceil_div(mn, threads), threads, 0, s>>>(g, g.k > 0 ? used : 0);
+    LA_CHECK_LAUNCH();
+  }
+}
+}  // namespace
+
+void launch_split_k_atomic(const gemm_args& g, cudaStream_t s) { launch_split<combine::atomic>(g, s); }
+void launch_split_k_workspace(const gemm_args& g, cudaStream_t s) { launch_split<combine::workspace>(g, s); }
+
+std::size_t split_k_workspace_bytes(const gemm_problem& p) {
+  return static_cast<std::size_t>(detail::split_k_count(p)) * p.m * p.n * sizeof(float);
+}
+}  // namespace la::gemm_detail
+
+namespace la::detail {
+int split_k_count(const gemm_problem& p) {
+  using la::gemm_detail::ceil_div;
+  // Aim for two resident blocks per SM (reg_tiled runs 2 per SM), but keep at least 512 of
+  // K per split so each block's main loop amortizes its prologue and epilogue.
+  const long tiles = static_cast<long>(ceil_div(p.m, la::gemm_detail::rt_config::BM)) *
+                     ceil_div(p.n, la::gemm_detail::rt_config::BN);
+  const long want = std::max<long>(1, (2L * p.sm_count + tiles - 1) / std::max<long>(tiles, 1));
+  const long cap = std::max<long>(1, p.k / 512);
+  return static_cast<int>(std::min({want, cap, 65535L}));
+}
+}  // namespace la::detail

@@ -1,0 +1,8 @@
+// wmma_tf32: float inputs rounded to TF32 (__float_to_tf32), float accumulation, Tensor
+// Cores through WMMA 16x16x8 (wmma.cuh).
+#include "kernels/gemm/variants.hpp"
+#include "kernels/gemm/wmma.cuh"
+
+namespace la::gemm_detail {
+void launch_wmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wmma<float>(g, s); }
+}  // namespace la::gemm_detail

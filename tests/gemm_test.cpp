@@ -1,0 +1,188 @@
+// Every GEMM registry entry against the host reference (accumulated in double) on random
+// inputs of awkward shapes, with alpha/beta, beta = 0 over a NaN-poisoned C, padded leading
+// dimensions, and split-K determinism. GPU tests skip without a GPU; selection is host-only.
+#include <cmath>
+#include <cstring>
+
+#include "kernels/gemm/gemm.hpp"
+#include "kernels/reference/gemm.hpp"
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+struct shape {
+  index_t m, n, k;
+};
+
+// Sizes from {1, 7, 16, 17, 63, 64, 65, 127, 1000} in combination, plus long-K skinny ones
+// that make split-K split and an empty K.
+const std::vector<shape> shapes = {{1, 1, 1},      {7, 16, 17},    {17, 7, 63},     {16, 16, 16},   {63, 65, 64},
+                                   {64, 64, 64},   {65, 63, 127},  {127, 1000, 65}, {1000, 127, 17}, {1, 1000, 1000},
+                                   {1000, 1, 7},   {64, 63, 8191}, {17, 127, 4096}, {129, 257, 1000}, {33, 31, 0}};
+
+/// dense rows x cols with leading dimension cols + pad, random nonzero values, junk padding.
+dense_matrix<float> random_dense(index_t rows, index_t cols, index_t pad, std::mt19937& g) {
+  dense_matrix<float> d(rows, cols, cols + pad, test::random_vector<float>(static_cast<std::size_t>(rows) * (cols + pad), g));
+  return d;
+}
+
+dense_matrix<float> abs_of(dense_matrix<float> d) {
+  for (float& v : d.values()) v = std::abs(v);
+  return d;
+}
+
+dense_matrix<float> round_to_half(dense_matrix<float> d) {
+  for (float& v : d.values()) v = __half2float(__float2half_rn(v));
+  return d;
+}
+
+device_dense<float> upload(context& ctx, const dense_matrix<float>& h) { return to_device(ctx, h); }
+
+/// Relative tolerance per element, as a multiple of alpha*sum|a||b| + |beta c|:
+///  fp32: max(1e-5, 4 sqrt(K) eps) (float accumulation error grows like sqrt(K) eps);
+///  tf32: 1e-3 + the fp32 term (inputs keep 10 mantissa bits);
+///  fp16: checked against half-rounded inputs, where products are exact in float: 2e-4
+///        + the fp32 term for the tensor cores' accumulation; and against the float inputs
+///        at 1e-2.
+double tolerance(gemm_precision p, index_t k) {
+  const double f32 = std::max(1e-5, 4 * std::sqrt(double(std::max<index_t>(k, 1))) * 1.19e-7);
+  return p == gemm_precision::fp32 ? f32 : p == gemm_precision::tf32 ? 1e-3 + f32 : 2e-4 + f32;
+}
+
+struct param {
+  std::string variant;
+  shape s;
+};
+
+void PrintTo(const param& p, std::ostream* os) { *os << p.variant << " " << p.s.m << "x" << p.s.n << "x" << p.s.k; }
+
+class GemmVariants : public ::testing::TestWithParam<param> {};
+
+void check_variant(const gemm_variant& v, const shape& s, float alpha, float beta, index_t pad, std::uint32_t seed) {
+  context ctx;
+  std::mt19937 g(seed);
+  const auto a = random_dense(s.m, s.k, pad, g), b = random_dense(s.k, s.n, pad, g);
+  auto c0 = random_dense(s.m, s.n, pad, g);
+  if (beta == 0.0f) std::fill(c0.values().begin(), c0.values().end(), std::numeric_limits<float>::quiet_NaN());
+  const bool half = v.input == gemm_input::f16;
+  const auto ar = half ? round_to_half(a) : a, br = half ? round_to_half(b) : b;
+
+  dense_matrix<float> want = c0, mag(s.m, s.n);
+  reference::gemm(alpha, ar, br, beta, want);
+  reference::gemm(1.0f, abs_of(ar), abs_of(br), 0.0f, mag);
+
+  auto dc = upload(ctx, c0);
+  const auto da = upload(ctx, a), db = upload(ctx, b);
+  if (half)
+    gemm(ctx, to_half(ctx, da), to_half(ctx, db), dc, alpha, beta, v.name);
+  else
+    gemm(ctx, da, db, dc, alpha, beta, v.name);
+  const auto got = to_host(ctx, dc);
+
+  const double tol = tolerance(v.precision, s.k);
+  int bad = 0;
+  for (index_t i = 0; i < s.m && bad < 5; ++i)
+    for (index_t j = 0; j < s.n && bad < 5; ++j) {
+      const double scale = std::abs(alpha) * mag(i, j) + (beta == 0.0f ? 0.0 : std::abs(beta * c0(i, j)));
+      const double err = std::abs(double(got(i, j)) - want(i, j));
+      if (!(err <= tol * scale + 1e-30)) {  // NaN fails
+        ++bad;
+        ADD_FAILURE() << v.name << " " << s.m << "x" << s.n << "x" << s.k << " alpha " << alpha << " beta " << beta
+                      << " pad " << pad << ": C(" << i << "," << j << ") = " << got(i, j) << ", reference " << want(i, j)
+                      << ", |err| " << err << " > " << tol << " * " << scale;
+      }
+    }
+  // The padding between rows of C is never written.
+  for (index_t i = 0; i < s.m; ++i)
+    for (index_t j = s.n; j < s.n + pad; ++j)
+      ASSERT_TRUE(std::memcmp(&got.values()[i * got.ld() + j], &c0.values()[i * c0.ld() + j], 4) == 0) << "padding written";
+  if (half) {  // the same result against the unrounded float inputs, at the 1e-2
+    dense_matrix<float> full = c0;
+    reference::gemm(alpha, a, b, beta, full);
+    for (index_t i = 0; i < s.m; ++i)
+      for (index_t j = 0; j < s.n; ++j) {
+        const double scale = std::abs(alpha) * mag(i, j) + (beta == 0.0f ? 0.0 : std::abs(beta * c0(i, j)));
+        ASSERT_LE(std::abs(double(got(i, j)) - full(i, j)), 1e-2 * scale + 1e-30) << i << "," << j;
+      }
+  }
+}
+
+TEST_P(GemmVariants, MatchesReference) {
+  LA_SKIP_WITHOUT_GPU();
+  const auto& p = GetParam();
+  const gemm_variant& v = find_gemm(p.variant);
+  check_variant(v, p.s, 1.0f, 0.0f, 0, 1);      // plain product, C poisoned with NaN
+  check_variant(v, p.s, -0.5f, 1.25f, 0, 2);    // alpha, beta
+  check_variant(v, p.s, 2.0f, 0.0f, 3, 3);      // padded (unaligned) leading dimensions
+}
+
+std::vector<param> all_params() {
+  std::vector<param> out;
+  for (const auto& v : gemm_variants())
+    for (const auto& s : shapes) {
+      // The slow rungs skip the long-K shapes: they add nothing there but minutes.
+      if ((v.name == "naive" || v.name == "smem_tiled" || v.name == "joint_rs") && s.k > 1000) continue;
+      out.push_back({std::string(v.name), s});
+    }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, GemmVariants, ::testing::ValuesIn(all_params()), [](const auto& info) {
+  const auto& p = info.param;
+  return p.variant + "_" + std::to_string(p.s.m) + "x" + std::to_string(p.s.n) + "x" + std::to_string(p.s.k);
+});
+
+TEST(Gemm, SplitKWorkspaceIsBitIdenticalRunToRun) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(9);
+  const shape s{100, 90, 20000};
+  ASSERT_GT(detail::split_k_count({s.m, s.n, s.k, ctx.properties().multiProcessorCount}), 1);
+  const auto a = upload(ctx, random_dense(s.m, s.k, 0, g)), b = upload(ctx, random_dense(s.k, s.n, 0, g));
+  std::vector<std::vector<float>> runs;
+  for (int r = 0; r < 3; ++r) {
+    device_dense<float> c(ctx, s.m, s.n);
+    gemm(ctx, a, b, c, 1.0f, 0.0f, "split_k_workspace");
+    runs.push_back(to_host(ctx, c).values());
+  }
+  EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * 4), 0);
+  EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), runs[0].size() * 4), 0);
+}
+
+TEST(Gemm, BadArgumentsAreErrors) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  device_dense<float> a(ctx, 4, 5), b(ctx, 6, 3), c(ctx, 4, 3);
+  test::expect_throw_with<invalid_argument>([&] { gemm(ctx, a, b, c, 1, 0); }, {"A is 4x5 but B is 6x3"});
+  device_dense<float> b2(ctx, 5, 3), c2(ctx, 3, 3);
+  test::expect_throw_with<invalid_argument>([&] { gemm(ctx, a, b2, c2, 1, 0); }, {"C is 3x3, expected 4x3"});
+  test::expect_throw_with<invalid_argument>([&] { gemm(ctx, a, b2, c, 1, 0, "cutlass"); },
+                                            {"unknown GEMM algorithm 'cutlass'", "reg_tiled"});
+  const auto ah = to_half(ctx, a), bh = to_half(ctx, b2);
+  test::expect_throw_with<invalid_argument>([&] { gemm(ctx, ah, bh, c, 1, 0, "reg_tiled"); }, {"takes float inputs"});
+}
+
+TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
+  EXPECT_EQ(select_gemm({256, 256, 65536, 132}, gemm_input::f32, false).name, "split_k_workspace");
+  EXPECT_EQ(select_gemm({128, 128, 262144, 132}, gemm_input::f32, false).name, "split_k_workspace");
+  EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, false).name, "reg_tiled");
+  EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, true).name, "wmma_tf32");
+  EXPECT_EQ(select_gemm({4096, 4096, 128, 132}, gemm_input::f32, false).name, "reg_tiled");
+  EXPECT_EQ(select_gemm({64, 4096, 4096, 132}, gemm_input::f32, false).name, "split_k_workspace");
+  EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f16, false).name, "wmma_f16");
+  EXPECT_LT(find_gemm("split_k_workspace").workspace_bytes({1000, 1000, 1 << 24, 132}), std::size_t(64) << 20);
+}
+
+TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only
+  EXPECT_EQ(detail::split_k_count({4096, 4096, 4096, 132}), 1);
+  EXPECT_GT(detail::split_k_count({128, 128, 262144, 132}), 100);
+  EXPECT_EQ(detail::split_k_count({128, 128, 700, 132}), 1);  // K too short to split
+  for (const auto& v : gemm_variants()) {
+    EXPECT_TRUE(v.can_implement({1000, 1000, 1000, 132})) << v.name;
+    EXPECT_FALSE(v.can_implement({1 << 30, 1, 1, 132})) << v.name;  // grid too tall
+  }
+}
+
+}  // namespace
+}  // namespace la
