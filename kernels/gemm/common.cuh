@@ -15,6 +15,19 @@ __device__ __forceinline__ void store_c(float* c, index_t ldc, index_t r, index_
   *p = beta == 0.0f ? alpha * v : alpha * v + beta * *p;
 }
 
+/// Block-to-tile mapping that walks the grid in groups of GROUP tile-rows, column by column
+/// inside a group, so the blocks resident at one time share rows of A and columns of B in L2
+/// instead of sweeping all of B per tile-row. Returns {tile row, tile column}.
+template <int GROUP = 8>
+__device__ __forceinline__ int2 grouped_tile() {
+  const int id = blockIdx.y * gridDim.x + blockIdx.x;
+  const int per_group = GROUP * gridDim.x;
+  const int first = (id / per_group) * GROUP;
+  const int rows = min(GROUP, static_cast<int>(gridDim.y) - first);
+  const int in = id % per_group;
+  return make_int2(first + in % rows, in / rows);
+}
+
 /// True when a pointer and leading dimension allow 16-byte vector access along rows.
 inline bool aligned16(const void* p, index_t ld, int elem_bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (static_cast<long>(ld) * elem_bytes) % 16 == 0;

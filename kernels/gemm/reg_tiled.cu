@@ -6,21 +6,20 @@
 
 namespace la::gemm_detail {
 namespace {
-using Cfg = rt_config;
-
-template <bool Vec>
-__global__ void __launch_bounds__(Cfg::THREADS, 2) reg_tiled_kernel(gemm_args g) {
-  const index_t row0 = static_cast<index_t>(blockIdx.y) * Cfg::BM, col0 = static_cast<index_t>(blockIdx.x) * Cfg::BN;
+template <bool Vec, typename Cfg>
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) reg_tiled_kernel(gemm_args g) {
+  const int2 tile = grouped_tile();
+  const index_t row0 = static_cast<index_t>(tile.x) * Cfg::BM, col0 = static_cast<index_t>(tile.y) * Cfg::BN;
   float acc[Cfg::TM][Cfg::TN] = {};
-  reg_tiled_mainloop<Vec>(static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb, g.m, g.n, 0,
+  reg_tiled_mainloop<Vec, Cfg>(static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb, g.m, g.n, 0,
                           g.k, row0, col0, acc);
 #pragma unroll
   for (int i = 0; i < Cfg::TM; ++i) {
-    const index_t r = row0 + rt_row(i);
+    const index_t r = row0 + rt_row<Cfg>(i);
     if (r >= g.m) continue;
 #pragma unroll
     for (int j = 0; j < Cfg::TN; ++j) {
-      const index_t c = col0 + rt_col(j);
+      const index_t c = col0 + rt_col<Cfg>(j);
       if (c < g.n) store_c(g.c, g.ldc, r, c, acc[i][j], g.alpha, g.beta);
     }
   }
@@ -31,12 +30,17 @@ bool reg_tiled_vectorizable(const gemm_args& g) {
   return aligned16(g.a, g.lda, 4) && aligned16(g.b, g.ldb, 4);
 }
 
-void launch_reg_tiled(const gemm_args& g, cudaStream_t s) {
+template <typename Cfg>
+void launch_cfg(const gemm_args& g, cudaStream_t s) {
   const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM));
   if (reg_tiled_vectorizable(g))
-    reg_tiled_kernel<true><<<grid, Cfg::THREADS, 0, s>>>(g);
+    reg_tiled_kernel<true, Cfg><<<grid, Cfg::THREADS, 0, s>>>(g);
   else
-    reg_tiled_kernel<false><<<grid, Cfg::THREADS, 0, s>>>(g);
+    reg_tiled_kernel<false, Cfg><<<grid, Cfg::THREADS, 0, s>>>(g);
   LA_CHECK_LAUNCH();
 }
+
+void launch_reg_tiled(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<8>>(g, s); }
+void launch_reg_tiled_bk16(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<16, 1>>(g, s); }
+void launch_reg_tiled_r1(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<8, 1>>(g, s); }
 }  // namespace la::gemm_detail

@@ -18,8 +18,9 @@
 
 namespace la::gemm_detail {
 
-struct rt_config {
-  static constexpr int BM = 128, BN = 128, BK = 8, THREADS = 256, TM = 8, TN = 8;
+template <int BK_, int MinBlocks = 2>
+struct rt_tile {
+  static constexpr int BM = 128, BN = 128, BK = BK_, THREADS = 256, TM = 8, TN = 8, MIN_BLOCKS = MinBlocks;
   static constexpr int WARPS_M = 2, WARPS_N = 4, WM = BM / WARPS_M, WN = BN / WARPS_N;
   static constexpr int A_PAD = 4;
   static constexpr int A_LOADS = BM * BK / 4 / THREADS;  // float4 per thread per tile
@@ -30,6 +31,7 @@ struct rt_config {
   static_assert(B_LOADS >= 1 && (BK * BN / 4) % THREADS == 0, "reg_tiled: B tile must split into float4 per thread");
   static_assert(BK % 4 == 0, "reg_tiled: BK must be a multiple of 4 (float4 loads along K)");
 };
+using rt_config = rt_tile<8>;
 
 /// Four consecutive elements of row r from column c; zeros outside [0,rows) x [0,cols).
 template <bool Vec>

@@ -34,14 +34,15 @@ struct wmma_traits<float> {
   static constexpr int FK = 8;
 };
 
-template <typename In>
+template <typename In, int WarpsM = 2, int WarpsN = 4>
 struct wmma_config {
-  static constexpr int BM = 128, BN = 128, BK = 64 / sizeof(In), STAGES = 3, THREADS = 256;
-  static constexpr int WARPS_M = 2, WARPS_N = 4, WM = BM / WARPS_M, WN = BN / WARPS_N;
+  static constexpr int BM = 128, BN = 128, BK = 64 / sizeof(In), STAGES = 3, THREADS = 32 * WarpsM * WarpsN;
+  static constexpr int WARPS_M = WarpsM, WARPS_N = WarpsN, WM = BM / WARPS_M, WN = BN / WARPS_N;
   static constexpr int FM = WM / 16, FN = WN / 16;  // fragments per warp
   static constexpr int CH = 16 / sizeof(In);        // elements per 16-byte chunk
-  static constexpr int PAD = CH;                    // 16 bytes of padding per row
-  static constexpr int LDA = BK + PAD, LDB = BN + PAD;
+  // Row padding: 16 bytes for A; for B 16 bytes with half, 32 with float, so that the four
+  // k-rows a TF32 B fragment reads per lane quad start 8 banks apart.
+  static constexpr int LDA = BK + CH, LDB = BN + (sizeof(In) == 4 ? 2 * CH : CH);
   static constexpr int A_STAGE = BM * LDA, B_STAGE = BK * LDB;  // elements
   static constexpr int A_CHUNKS = BM * BK / CH / THREADS, B_CHUNKS = BK * BN / CH / THREADS;
   static constexpr std::size_t SMEM = sizeof(In) * STAGES * (A_STAGE + B_STAGE) + sizeof(float) * 16 * 16 * (THREADS / 32);
@@ -78,9 +79,8 @@ __device__ __forceinline__ void load_chunk(In* dst, const In* src, index_t ld, i
   }
 }
 
-template <typename In, bool Aligned>
-__global__ void __launch_bounds__(wmma_config<In>::THREADS) wmma_gemm_kernel(gemm_args g) {
-  using Cfg = wmma_config<In>;
+template <typename In, bool Aligned, typename Cfg>
+__global__ void __launch_bounds__(Cfg::THREADS) wmma_gemm_kernel(gemm_args g) {
   using Tr = wmma_traits<In>;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, CH = Cfg::CH, FK = Tr::FK;
   extern __shared__ __align__(128) unsigned char smem_raw[];
@@ -92,7 +92,8 @@ __global__ void __launch_bounds__(wmma_config<In>::THREADS) wmma_gemm_kernel(gem
   const In* b = static_cast<const In*>(g.b);
   const int t = threadIdx.x, warp = t / 32, lane = t % 32;
   const int wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
-  const index_t row0 = static_cast<index_t>(blockIdx.y) * BM, col0 = static_cast<index_t>(blockIdx.x) * BN;
+  const int2 tile = grouped_tile();
+  const index_t row0 = static_cast<index_t>(tile.x) * BM, col0 = static_cast<index_t>(tile.y) * BN;
   const int ktiles = ceil_div(g.k, BK);
 
   auto load_tile = [&](int kt, int stage) {
@@ -171,9 +172,8 @@ __global__ void __launch_bounds__(wmma_config<In>::THREADS) wmma_gemm_kernel(gem
     }
 }
 
-template <typename In>
+template <typename In, typename Cfg = wmma_config<In>>
 void launch_wmma(const gemm_args& g, cudaStream_t s) {
-  using Cfg = wmma_config<In>;
   constexpr int CH = Cfg::CH;
   const bool aligned = g.k % CH == 0 && g.n % CH == 0 && aligned16(g.a, g.lda, sizeof(In)) && aligned16(g.b, g.ldb, sizeof(In));
   const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM));
@@ -183,9 +183,9 @@ void launch_wmma(const gemm_args& g, cudaStream_t s) {
     LA_CHECK_LAUNCH();
   };
   if (aligned)
-    run(wmma_gemm_kernel<In, true>);
+    run(wmma_gemm_kernel<In, true, Cfg>);
   else
-    run(wmma_gemm_kernel<In, false>);
+    run(wmma_gemm_kernel<In, false, Cfg>);
 }
 
 }  // namespace la::gemm_detail
