@@ -15,6 +15,17 @@ __device__ __forceinline__ void store_c(float* c, index_t ldc, index_t r, index_
   *p = beta == 0.0f ? alpha * v : alpha * v + beta * *p;
 }
 
+/// 16-byte global -> shared copy that bypasses registers (cp.async.cg, L2 only). When
+/// `full` is false nothing is read and 16 zero bytes are written.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool full) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  const int src_bytes = full ? 16 : 0;  // 0: write 16 zero bytes, read nothing
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
 /// Block-to-tile mapping that walks the grid in groups of GROUP tile-rows, column by column
 /// inside a group, so the blocks resident at one time share rows of A and columns of B in L2
 /// instead of sweeping all of B per tile-row. Returns {tile row, tile column}.

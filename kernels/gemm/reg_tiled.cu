@@ -41,6 +41,6 @@ void launch_cfg(const gemm_args& g, cudaStream_t s) {
 }
 
 void launch_reg_tiled(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<8>>(g, s); }
-void launch_reg_tiled_bk16(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<16, 1>>(g, s); }
-void launch_reg_tiled_r1(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<8, 1>>(g, s); }
+void launch_reg_tiled_bk16(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<16, 2, true>>(g, s); }
+void launch_reg_tiled_r1(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<8, 2, true>>(g, s); }
 }  // namespace la::gemm_detail

@@ -34,9 +34,9 @@ struct wmma_traits<float> {
   static constexpr int FK = 8;
 };
 
-template <typename In, int WarpsM = 2, int WarpsN = 4>
+template <typename In, int WarpsM = 2, int WarpsN = 4, int BN_ = 128>
 struct wmma_config {
-  static constexpr int BM = 128, BN = 128, BK = 64 / sizeof(In), STAGES = 3, THREADS = 32 * WarpsM * WarpsN;
+  static constexpr int BM = 128, BN = BN_, BK = 64 / sizeof(In), STAGES = 3, THREADS = 32 * WarpsM * WarpsN;
   static constexpr int WARPS_M = WarpsM, WARPS_N = WarpsN, WM = BM / WARPS_M, WN = BN / WARPS_N;
   static constexpr int FM = WM / 16, FN = WN / 16;  // fragments per warp
   static constexpr int CH = 16 / sizeof(In);        // elements per 16-byte chunk
@@ -53,15 +53,6 @@ struct wmma_config {
   // load_matrix_sync needs 32-byte aligned fragment pointers: rows of 16 are 32-byte multiples.
   static_assert((16 * LDA * sizeof(In)) % 32 == 0 && (wmma_traits<In>::FK * LDB * sizeof(In)) % 32 == 0, "wmma: fragment alignment");
 };
-
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem, bool full) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  const int src_bytes = full ? 16 : 0;  // 0: write 16 zero bytes, read nothing
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
 /// Copies 16 bytes (CH elements) of row r from column c into shared memory: asynchronously
 /// when Aligned, else element by element; zeros outside rows x cols.
