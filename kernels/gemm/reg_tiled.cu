@@ -40,7 +40,8 @@ void launch_cfg(const gemm_args& g, cudaStream_t s) {
   LA_CHECK_LAUNCH();
 }
 
-void launch_reg_tiled(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<8>>(g, s); }
-void launch_reg_tiled_bk16(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<16, 2, true>>(g, s); }
-void launch_reg_tiled_r1(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<8, 2, true>>(g, s); }
+// 128x128x8, 2 blocks/SM. Measured against BK = 16 (cp.async for B, or register staging at
+// 1 block/SM) and against a relaxed register cap: none beat it by more than run-to-run
+// noise on 2048-8192^3 (H200, bench/RESULTS.md).
+void launch_reg_tiled(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_config>(g, s); }
 }  // namespace la::gemm_detail

@@ -18,10 +18,9 @@
 
 namespace la::gemm_detail {
 
-template <int BK_, int MinBlocks = 2, bool AsyncB = false>
+template <int BK_, int MinBlocks>
 struct rt_tile {
   static constexpr int BM = 128, BN = 128, BK = BK_, THREADS = 256, TM = 8, TN = 8, MIN_BLOCKS = MinBlocks;
-  static constexpr bool ASYNC_B = AsyncB;  // B tile by cp.async (needs 16-byte aligned rows: Vec)
   static constexpr int WARPS_M = 2, WARPS_N = 4, WM = BM / WARPS_M, WN = BN / WARPS_N;
   static constexpr int A_PAD = 4;
   static constexpr int A_LOADS = BM * BK / 4 / THREADS;  // float4 per thread per tile
@@ -32,7 +31,7 @@ struct rt_tile {
   static_assert(B_LOADS >= 1 && (BK * BN / 4) % THREADS == 0, "reg_tiled: B tile must split into float4 per thread");
   static_assert(BK % 4 == 0, "reg_tiled: BK must be a multiple of 4 (float4 loads along K)");
 };
-using rt_config = rt_tile<8>;
+using rt_config = rt_tile<8, 2>;
 
 /// Four consecutive elements of row r from column c; zeros outside [0,rows) x [0,cols).
 template <bool Vec>
@@ -61,36 +60,17 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
   const int ar = wm * Cfg::WM + tm * 4;  // first of this thread's rows in the tile
   const int bc = wn * Cfg::WN + tn * 4;  // first of its columns
 
-  constexpr bool async_b = Vec && Cfg::ASYNC_B;
-  float4 ra[Cfg::A_LOADS], rb[async_b ? 1 : Cfg::B_LOADS];
-  // B straight into shared memory: whole chunks by cp.async (zero-filled past the edge),
-  // a chunk that straddles the last column element by element.
-  auto copy_b = [&](index_t kt, int buf) {
-#pragma unroll
-    for (int i = 0; i < Cfg::B_LOADS; ++i) {
-      const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;
-      const index_t gk = kt + r, gc = col0 + c;
-      if (gk >= k1 || gc + 3 < n) {
-        cp_async16(&bs[buf][r][c], gk < k1 ? b + static_cast<long>(gk) * ldb + gc : b, gk < k1);
-      } else {
-        const float4 v = load4<false>(b, ldb, gk, gc, k1, n);
-        *reinterpret_cast<float4*>(&bs[buf][r][c]) = v;
-      }
-    }
-    cp_async_commit();
-  };
+  float4 ra[Cfg::A_LOADS], rb[Cfg::B_LOADS];
   auto fetch = [&](index_t kt) {
 #pragma unroll
     for (int i = 0; i < Cfg::A_LOADS; ++i) {
       const int e = t + i * Cfg::THREADS, r = e / (BK / 4), kc = (e % (BK / 4)) * 4;  // tile [BM][BK]
       ra[i] = load4<Vec>(a, lda, row0 + r, kt + kc, m, k1);
     }
-    if constexpr (!async_b) {
 #pragma unroll
-      for (int i = 0; i < Cfg::B_LOADS; ++i) {
-        const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;  // tile [BK][BN]
-        rb[i] = load4<Vec>(b, ldb, kt + r, col0 + c, k1, n);
-      }
+    for (int i = 0; i < Cfg::B_LOADS; ++i) {
+      const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;  // tile [BK][BN]
+      rb[i] = load4<Vec>(b, ldb, kt + r, col0 + c, k1, n);
     }
   };
   auto stash = [&](int buf) {
@@ -102,28 +82,21 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
       as[buf][kc + 2][r] = ra[i].z;
       as[buf][kc + 3][r] = ra[i].w;
     }
-    if constexpr (!async_b) {
 #pragma unroll
-      for (int i = 0; i < Cfg::B_LOADS; ++i) {
-        const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;
-        *reinterpret_cast<float4*>(&bs[buf][r][c]) = rb[i];
-      }
+    for (int i = 0; i < Cfg::B_LOADS; ++i) {
+      const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;
+      *reinterpret_cast<float4*>(&bs[buf][r][c]) = rb[i];
     }
   };
 
   if (k0 >= k1) return;
   fetch(k0);
-  if constexpr (async_b) copy_b(k0, 0);
   stash(0);
-  if constexpr (async_b) cp_async_wait<0>();
   __syncthreads();
   int cur = 0;
   for (index_t kt = k0; kt < k1; kt += BK) {
     const bool more = kt + BK < k1;
-    if (more) {  // in flight while we multiply
-      fetch(kt + BK);
-      if constexpr (async_b) copy_b(kt + BK, cur ^ 1);
-    }
+    if (more) fetch(kt + BK);  // in flight while we multiply
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       float fa[Cfg::TM], fb[Cfg::TN];
@@ -137,7 +110,6 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
         for (int j = 0; j < Cfg::TN; ++j) acc[i][j] += fa[i] * fb[j];
     }
     if (more) stash(cur ^ 1);
-    if constexpr (async_b) cp_async_wait<0>();
     __syncthreads();
     cur ^= 1;
   }

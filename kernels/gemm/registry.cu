@@ -28,17 +28,14 @@ const std::vector<gemm_variant>& gemm_variants() {
       {"smem_tiled", gemm_input::f32, gemm_precision::fp32, fits_grid<32>, no_workspace, launch_smem_tiled},
       {"joint_rs", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_joint_rs},
       {"reg_tiled", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_reg_tiled},
-      {"reg_tiled_bk16cp", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_reg_tiled_bk16},
-      {"reg_tiled_bk8cp", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_reg_tiled_r1},
       {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_split_k_atomic},
       {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, split_k_workspace_bytes,
        launch_split_k_workspace},
       {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32},
       {"wmma_f16", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16},
-      {"wmma_tf32_w64", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32_w64},
-      {"wmma_f16_w64", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16_w64},
-      {"wmma_tf32_256", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32_256},
-      {"wmma_f16_256", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16_256},
+      {"wmma_tf32_s4", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32_s4},
+      {"wmma_f16_s4", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16_s4},
+      {"wmma_f16_k128", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16_k128},
   };
   return list;
 }

@@ -70,7 +70,7 @@ template <combine Mode>
 void launch_split(const gemm_args& g, cudaStream_t s) {
   const int splits = detail::split_k_count({g.m, g.n, g.k, g.sm_count});
   const index_t chunk = split_chunk(g.k, splits);
-  const int used = std::max(1, ceil_div(g.k, chunk));  // rounding chunk up can leave fewer
+  const int used = g.k > 0 ? ceil_div(g.k, chunk) : 0;  // rounding chunk up can leave fewer
   const long mn = static_cast<long>(g.m) * g.n;
   const int threads = 256;
   if (Mode == combine::atomic) {
@@ -86,7 +86,7 @@ void launch_split(const gemm_args& g, cudaStream_t s) {
     LA_CHECK_LAUNCH();
   }
   if (Mode == combine::workspace) {
-    reduce_splits_kernel<<<ceil_div(mn, threads), threads, 0, s>>>(g, g.k > 0 ? used : 0);
+    reduce_splits_kernel<<<ceil_div(mn, threads), threads, 0, s>>>(g, used);
     LA_CHECK_LAUNCH();
   }
 }

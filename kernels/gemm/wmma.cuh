@@ -34,9 +34,9 @@ struct wmma_traits<float> {
   static constexpr int FK = 8;
 };
 
-template <typename In, int WarpsM = 2, int WarpsN = 4, int BN_ = 128>
+template <typename In, int WarpsM, int WarpsN, int BN_, int Stages = 3, int KBytes = 64>
 struct wmma_config {
-  static constexpr int BM = 128, BN = BN_, BK = 64 / sizeof(In), STAGES = 3, THREADS = 32 * WarpsM * WarpsN;
+  static constexpr int BM = 128, BN = BN_, BK = KBytes / sizeof(In), STAGES = Stages, THREADS = 32 * WarpsM * WarpsN;
   static constexpr int WARPS_M = WarpsM, WARPS_N = WarpsN, WM = BM / WARPS_M, WN = BN / WARPS_N;
   static constexpr int FM = WM / 16, FN = WN / 16;  // fragments per warp
   static constexpr int CH = 16 / sizeof(In);        // elements per 16-byte chunk
@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(Cfg::THREADS) wmma_gemm_kernel(gemm_args g) {
     }
 }
 
-template <typename In, typename Cfg = wmma_config<In>>
+template <typename In, typename Cfg>
 void launch_wmma(const gemm_args& g, cudaStream_t s) {
   constexpr int CH = Cfg::CH;
   const bool aligned = g.k % CH == 0 && g.n % CH == 0 && aligned16(g.a, g.lda, sizeof(In)) && aligned16(g.b, g.ldb, sizeof(In));
