@@ -33,9 +33,6 @@ const std::vector<gemm_variant>& gemm_variants() {
        launch_split_k_workspace},
       {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32},
       {"wmma_f16", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16},
-      {"wmma_tf32_s4", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32_s4},
-      {"wmma_f16_s4", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16_s4},
-      {"wmma_f16_k128", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16_k128},
   };
   return list;
 }
