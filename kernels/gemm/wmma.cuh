@@ -1,11 +1,12 @@
 // Tensor Core GEMM through the WMMA API, shared by wmma_f16 (half inputs, 16x16x16) and
 // wmma_tf32 (float inputs rounded to TF32, 16x16x8); float accumulation in both.
 //
-//  - Block tile 128 x 128 x BK (BK = 64 bytes of K: 32 halves or 16 floats), 8 warps as
-//    2 (M) x 4 (N), each warp a 64 x 32 tile = 4 x 2 accumulator fragments.
+//  - Block tile 128 x BN x BK (BK = 64 bytes of K: 32 halves or 16 floats) split over
+//    WARPS_M x WARPS_N warps; each warp owns a grid of 16 x 16 accumulator fragments. The
+//    shapes each variant uses are in wmma_f16.cu and wmma_tf32.cu, with the measurements.
 //  - Operands go global -> shared with cp.async (16-byte, L2-only .cg) in a STAGES-deep ring,
-//    so the loads of tile k+2 are in flight while tile k is multiplied. Rows are padded by
-//    16 bytes so the fragment loads of consecutive rows start in different banks.
+//    so the loads of tile k+2 are in flight while tile k is multiplied. Rows are padded
+//    (see LDA/LDB) so the fragment loads of consecutive rows start in different banks.
 //  - Edges: when K, N, lda, ldb are multiples of 16 bytes (Aligned), each 16-byte chunk is
 //    either inside the matrix or zero-filled by cp.async (src-size 0); otherwise chunks are
 //    loaded element by element with predicates (a slower path for odd shapes).
