@@ -45,7 +45,7 @@ if ((tests)); then
   done
   for p in "${pids[@]}"; do
     pid=${p%%:*} rest=${p#*:} what=${rest%%:*} log=${rest#*:}
-    if wait "$pid"; then summary+=("sanitizer $what: clean ($(grep -m1 'ERROR SUMMARY' "$log"))")
+    if wait "$pid"; then summary+=("sanitizer $what: clean ($(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | sed 's/=* *//'))")
     else summary+=("sanitizer $what: FAILED (rc $?, $(basename "$log"))"); grep -m5 -E "=====.*(Invalid|Race|Error)" "$log"; fi
   done
 fi
