@@ -167,6 +167,9 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
   EXPECT_EQ(select_gemm({256, 256, 65536, 132}, gemm_input::f32, false).name, "split_k_workspace");
   EXPECT_EQ(select_gemm({128, 128, 262144, 132}, gemm_input::f32, false).name, "split_k_workspace");
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, false).name, "reg_tiled");
+  EXPECT_EQ(select_gemm({2048, 2048, 2048, 132}, gemm_input::f32, false).name, "reg_tiled");
+  EXPECT_EQ(select_gemm({1024, 1024, 1024, 132}, gemm_input::f32, false).name, "split_k_workspace");
+  EXPECT_EQ(select_gemm({1024, 1024, 512, 132}, gemm_input::f32, false).name, "reg_tiled");
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, true).name, "wmma_tf32");
   EXPECT_EQ(select_gemm({4096, 4096, 128, 132}, gemm_input::f32, false).name, "reg_tiled");
   EXPECT_EQ(select_gemm({64, 4096, 4096, 132}, gemm_input::f32, false).name, "split_k_workspace");
