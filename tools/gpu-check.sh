@@ -56,6 +56,7 @@ if ((bench)); then
     --benchmark_out_format=json > "$out/gemm_bench.log" 2>&1
   summary+=("gemm_bench: exit $?")
   python3 bench/summarize.py "$out/gemm_bench.json" > "$out/table.txt" 2>&1
+  $build/bench/wmma_peak | tee "$out/wmma_peak.txt" >> "$out/table.txt"
 fi
 grep -E "reg_tiled|wmma|split_k" "$out/build.log" | grep -A2 "Compiling entry" | grep -E "Used|spill" | sort | uniq -c > "$out/ptxas.txt"
 

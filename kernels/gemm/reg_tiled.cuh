@@ -18,9 +18,11 @@
 
 namespace la::gemm_detail {
 
-template <int BK_, int MinBlocks>
+template <int BK_, int MinBlocks, bool FastInterior = false, bool FragDB = false>
 struct rt_tile {
   static constexpr int BM = 128, BN = 128, BK = BK_, THREADS = 256, TM = 8, TN = 8, MIN_BLOCKS = MinBlocks;
+  static constexpr bool FAST_INTERIOR = FastInterior;  // unpredicated loads for tiles inside the matrix
+  static constexpr bool FRAG_DB = FragDB;              // load k+1's fragments before multiplying k's
   static constexpr int WARPS_M = 2, WARPS_N = 4, WM = BM / WARPS_M, WN = BN / WARPS_N;
   static constexpr int A_PAD = 4;
   static constexpr int A_LOADS = BM * BK / 4 / THREADS;  // float4 per thread per tile
@@ -61,7 +63,21 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
   const int bc = wn * Cfg::WN + tn * 4;  // first of its columns
 
   float4 ra[Cfg::A_LOADS], rb[Cfg::B_LOADS];
+  const bool interior = Vec && Cfg::FAST_INTERIOR && row0 + BM <= m && col0 + BN <= n;
   auto fetch = [&](index_t kt) {
+    if (interior && kt + BK <= k1) {  // whole tile inside: 16-byte loads, no predicates
+#pragma unroll
+      for (int i = 0; i < Cfg::A_LOADS; ++i) {
+        const int e = t + i * Cfg::THREADS, r = e / (BK / 4), kc = (e % (BK / 4)) * 4;
+        ra[i] = *reinterpret_cast<const float4*>(a + static_cast<long>(row0 + r) * lda + kt + kc);
+      }
+#pragma unroll
+      for (int i = 0; i < Cfg::B_LOADS; ++i) {
+        const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;
+        rb[i] = *reinterpret_cast<const float4*>(b + static_cast<long>(kt + r) * ldb + col0 + c);
+      }
+      return;
+    }
 #pragma unroll
     for (int i = 0; i < Cfg::A_LOADS; ++i) {
       const int e = t + i * Cfg::THREADS, r = e / (BK / 4), kc = (e % (BK / 4)) * 4;  // tile [BM][BK]
@@ -97,17 +113,24 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
   for (index_t kt = k0; kt < k1; kt += BK) {
     const bool more = kt + BK < k1;
     if (more) fetch(kt + BK);  // in flight while we multiply
+    constexpr int NF = Cfg::FRAG_DB ? 2 : 1;
+    float fa[NF][Cfg::TM], fb[NF][Cfg::TN];
+    auto load_frags = [&](int k, int f) {
+      *reinterpret_cast<float4*>(&fa[f][0]) = *reinterpret_cast<const float4*>(&as[cur][k][ar]);
+      *reinterpret_cast<float4*>(&fa[f][4]) = *reinterpret_cast<const float4*>(&as[cur][k][ar + 32]);
+      *reinterpret_cast<float4*>(&fb[f][0]) = *reinterpret_cast<const float4*>(&bs[cur][k][bc]);
+      *reinterpret_cast<float4*>(&fb[f][4]) = *reinterpret_cast<const float4*>(&bs[cur][k][bc + 16]);
+    };
+    if (Cfg::FRAG_DB) load_frags(0, 0);
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-      float fa[Cfg::TM], fb[Cfg::TN];
-      *reinterpret_cast<float4*>(&fa[0]) = *reinterpret_cast<const float4*>(&as[cur][k][ar]);
-      *reinterpret_cast<float4*>(&fa[4]) = *reinterpret_cast<const float4*>(&as[cur][k][ar + 32]);
-      *reinterpret_cast<float4*>(&fb[0]) = *reinterpret_cast<const float4*>(&bs[cur][k][bc]);
-      *reinterpret_cast<float4*>(&fb[4]) = *reinterpret_cast<const float4*>(&bs[cur][k][bc + 16]);
+      const int f = Cfg::FRAG_DB ? k % 2 : 0;
+      if (!Cfg::FRAG_DB) load_frags(k, 0);
+      else if (k + 1 < BK) load_frags(k + 1, (k + 1) % 2);
 #pragma unroll
       for (int i = 0; i < Cfg::TM; ++i)
 #pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] += fa[i] * fb[j];
+        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] += fa[f][i] * fb[f][j];
     }
     if (more) stash(cur ^ 1);
     __syncthreads();

@@ -7,4 +7,6 @@
 
 namespace la::gemm_detail {
 void launch_wmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wmma<float, wmma_config<float, 2, 4, 256>>(g, s); }
+void launch_wmma_tf32_cs(const gemm_args& g, cudaStream_t s) { launch_wmma<float, wmma_config<float, 2, 4, 256, 3, 64, true>>(g, s); }
+void launch_wmma_tf32_cs64(const gemm_args& g, cudaStream_t s) { launch_wmma<float, wmma_config<float, 2, 2, 128, 3, 64, true>>(g, s); }
 }  // namespace la::gemm_detail
