@@ -40,10 +40,8 @@ void launch_cfg(const gemm_args& g, cudaStream_t s) {
   LA_CHECK_LAUNCH();
 }
 
-// 128x128x8, 2 blocks/SM. Measured against BK = 16 (cp.async for B, or register staging at
-// 1 block/SM) and against a relaxed register cap: none beat it by more than run-to-run
-// noise on 2048-8192^3 (H200, bench/RESULTS.md).
+// 128x128x8, 2 blocks/SM (rt_config). Measured against BK = 16 (cp.async for B, or register
+// staging at 1 block/SM) and against a relaxed register cap: none beat it by more than
+// run-to-run noise on 2048-8192^3 (H200, bench/RESULTS.md).
 void launch_reg_tiled(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_config>(g, s); }
-void launch_reg_tiled_fast(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<8, 2, true>>(g, s); }
-void launch_reg_tiled_fdb(const gemm_args& g, cudaStream_t s) { launch_cfg<rt_tile<8, 2, true, true>>(g, s); }
 }  // namespace la::gemm_detail

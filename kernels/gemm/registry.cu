@@ -28,14 +28,10 @@ const std::vector<gemm_variant>& gemm_variants() {
       {"smem_tiled", gemm_input::f32, gemm_precision::fp32, fits_grid<32>, no_workspace, launch_smem_tiled},
       {"joint_rs", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_joint_rs},
       {"reg_tiled", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_reg_tiled},
-      {"reg_tiled_fast", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_reg_tiled_fast},
-      {"reg_tiled_fdb", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_reg_tiled_fdb},
       {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_split_k_atomic},
       {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, split_k_workspace_bytes,
        launch_split_k_workspace},
       {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32},
-      {"wmma_tf32_cs", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32_cs},
-      {"wmma_tf32_cs64", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32_cs64},
       {"wmma_f16", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16},
   };
   return list;

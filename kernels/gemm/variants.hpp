@@ -8,12 +8,8 @@ void launch_naive(const gemm_args&, cudaStream_t);
 void launch_smem_tiled(const gemm_args&, cudaStream_t);
 void launch_joint_rs(const gemm_args&, cudaStream_t);
 void launch_reg_tiled(const gemm_args&, cudaStream_t);
-void launch_reg_tiled_fast(const gemm_args&, cudaStream_t);  // tuning candidate
-void launch_reg_tiled_fdb(const gemm_args&, cudaStream_t);   // tuning candidate
 void launch_wmma_f16(const gemm_args&, cudaStream_t);
 void launch_wmma_tf32(const gemm_args&, cudaStream_t);
-void launch_wmma_tf32_cs(const gemm_args&, cudaStream_t);    // tuning candidate
-void launch_wmma_tf32_cs64(const gemm_args&, cudaStream_t);  // tuning candidate
 void launch_split_k_atomic(const gemm_args&, cudaStream_t);
 void launch_split_k_workspace(const gemm_args&, cudaStream_t);
 std::size_t split_k_workspace_bytes(const gemm_problem&);

@@ -35,12 +35,8 @@ struct wmma_traits<float> {
   static constexpr int FK = 8;
 };
 
-template <typename In, int WarpsM, int WarpsN, int BN_, int Stages = 3, int KBytes = 64, bool ConvertInSmem = false>
+template <typename In, int WarpsM, int WarpsN, int BN_, int Stages = 3, int KBytes = 64>
 struct wmma_config {
-  // TF32 only: round each element to TF32 once, in shared memory, by the thread that copied
-  // it, instead of in every fragment that loads it (each A element is loaded by WARPS_N
-  // warps, each B element by WARPS_M).
-  static constexpr bool CONVERT_IN_SMEM = ConvertInSmem;
   static constexpr int BM = 128, BN = BN_, BK = KBytes / sizeof(In), STAGES = Stages, THREADS = 32 * WarpsM * WarpsN;
   static constexpr int WARPS_M = WarpsM, WARPS_N = WarpsN, WM = BM / WARPS_M, WN = BN / WARPS_N;
   static constexpr int FM = WM / 16, FN = WN / 16;  // fragments per warp
@@ -106,30 +102,6 @@ __global__ void __launch_bounds__(Cfg::THREADS) wmma_gemm_kernel(gemm_args g) {
     }
   };
 
-  // Rounds this thread's chunks of a landed stage to TF32 in place (see CONVERT_IN_SMEM).
-  auto round_stage = [&](int stage) {
-    if constexpr (std::is_same_v<In, float> && Cfg::CONVERT_IN_SMEM) {
-      auto round4 = [](float* p) {
-        float4 v = *reinterpret_cast<float4*>(p);
-        v.x = wmma::__float_to_tf32(v.x);
-        v.y = wmma::__float_to_tf32(v.y);
-        v.z = wmma::__float_to_tf32(v.z);
-        v.w = wmma::__float_to_tf32(v.w);
-        *reinterpret_cast<float4*>(p) = v;
-      };
-#pragma unroll
-      for (int i = 0; i < Cfg::A_CHUNKS; ++i) {
-        const int e = t + i * Cfg::THREADS, r = e / (BK / CH), c = (e % (BK / CH)) * CH;
-        round4(as + stage * Cfg::A_STAGE + r * Cfg::LDA + c);
-      }
-#pragma unroll
-      for (int i = 0; i < Cfg::B_CHUNKS; ++i) {
-        const int e = t + i * Cfg::THREADS, r = e / (BN / CH), c = (e % (BN / CH)) * CH;
-        round4(bs + stage * Cfg::B_STAGE + r * Cfg::LDB + c);
-      }
-    }
-  };
-  constexpr bool round_fragments = std::is_same_v<In, float> && !Cfg::CONVERT_IN_SMEM;
 
   wmma::fragment<wmma::accumulator, 16, 16, FK, float> acc[Cfg::FM][Cfg::FN];
 #pragma unroll
@@ -144,7 +116,6 @@ __global__ void __launch_bounds__(Cfg::THREADS) wmma_gemm_kernel(gemm_args g) {
   }
   for (int kt = 0; kt < ktiles; ++kt) {
     cp_async_wait<Cfg::STAGES - 2>();  // this thread's copies of tile kt have landed
-    round_stage(kt % Cfg::STAGES);
     __syncthreads();                   // everyone's have, and stage (kt-1) is free to refill
     const int pre = kt + Cfg::STAGES - 1;
     if (pre < ktiles) load_tile(pre, pre % Cfg::STAGES);
@@ -158,14 +129,14 @@ __global__ void __launch_bounds__(Cfg::THREADS) wmma_gemm_kernel(gemm_args g) {
 #pragma unroll
       for (int i = 0; i < Cfg::FM; ++i) {
         wmma::load_matrix_sync(fa[i], at + (wm * Cfg::WM + i * 16) * Cfg::LDA + kk, Cfg::LDA);
-        if constexpr (round_fragments)
+        if constexpr (std::is_same_v<In, float>)
 #pragma unroll
           for (int e = 0; e < fa[i].num_elements; ++e) fa[i].x[e] = wmma::__float_to_tf32(fa[i].x[e]);
       }
 #pragma unroll
       for (int j = 0; j < Cfg::FN; ++j) {
         wmma::load_matrix_sync(fb[j], bt + kk * Cfg::LDB + wn * Cfg::WN + j * 16, Cfg::LDB);
-        if constexpr (round_fragments)
+        if constexpr (std::is_same_v<In, float>)
 #pragma unroll
           for (int e = 0; e < fb[j].num_elements; ++e) fb[j].x[e] = wmma::__float_to_tf32(fb[j].x[e]);
       }
