@@ -24,9 +24,12 @@ __global__ void peak_kernel(const Elem* in, float* out, int iters) {
   for (int it = 0; it < iters; ++it)
 #pragma unroll
     for (int i = 0; i < ACC; ++i) wmma::mma_sync(c[i], a, b, c[i]);
+  // Every element of every accumulator feeds the output: otherwise ptxas drops the HMMA
+  // halves whose results are unused and the "ceiling" doubles.
   float s = 0;
-  for (int i = 0; i < ACC; ++i) s += c[i].x[0];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;  // keeps the loop alive
+  for (int i = 0; i < ACC; ++i)
+    for (int e = 0; e < c[i].num_elements; ++e) s += c[i].x[e];
+  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
 template <typename FragIn, int K, typename Elem>
