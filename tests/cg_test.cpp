@@ -93,11 +93,7 @@ INSTANTIATE_TEST_SUITE_P(
                       system_case{"1138_bus.mtx", preconditioner::jacobi},
                       system_case{"Trefethen_2000.mtx", preconditioner::none},
                       system_case{"Trefethen_2000.mtx", preconditioner::jacobi}),
-    [](const auto& info) {
-      std::string n = info.param.name + "_" + to_string(info.param.pc);
-      for (char& ch : n) if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      return n;
-    });
+    [](const auto& info) { return test::test_name(info.param.name + "_" + to_string(info.param.pc)); });
 
 TEST(Cg, EveryFormatGivesTheSameIterations) {
   const auto a = test::poisson_2d<double>(20);

@@ -144,8 +144,7 @@ void for_each_format(F&& f) {
 
 template <typename T>
 class Convert : public ::testing::Test {};
-using value_types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(Convert, value_types);
+TYPED_TEST_SUITE(Convert, test::value_types);
 
 TYPED_TEST(Convert, EveryPairRoundTripsExactly) {
   using T = TypeParam;

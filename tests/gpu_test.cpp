@@ -44,8 +44,7 @@ TEST(Gpu, VectorRoundTrip) {
 
 template <typename T>
 class GpuRoundTrip : public ::testing::Test {};
-using gpu_types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(GpuRoundTrip, gpu_types);
+TYPED_TEST_SUITE(GpuRoundTrip, test::value_types);
 
 TYPED_TEST(GpuRoundTrip, EveryFormat) {
   LA_SKIP_WITHOUT_GPU();

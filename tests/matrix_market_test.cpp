@@ -148,11 +148,7 @@ INSTANTIATE_TEST_SUITE_P(
         bad_case{"pattern with value", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 1 1.0\n", {":3:", "unexpected text '1.0'"}},
         bad_case{"array two values", "%%MatrixMarket matrix array real general\n1 2\n1 2\n", {":3:", "unexpected text '2'"}},
         bad_case{"array too few", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n", {":5:", "file ends after 3 of the 4"}}),
-    [](const auto& info) {
-      std::string n = info.param.name;
-      for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      return n;
-    });
+    [](const auto& info) { return test::test_name(info.param.name); });
 
 TEST(MatrixMarket, NotSupportedFieldsAndObjects) {
   expect_throw_with<not_supported>([] { parse_matrix_market<double>("%%MatrixMarket matrix coordinate complex general\n1 1 0\n", "c.mtx"); },
@@ -231,11 +227,7 @@ INSTANTIATE_TEST_SUITE_P(
         edge_case{"west0067_jumbled.mtx", 0, 67, 67, 294, 0, ""},
         edge_case{"LFAT5_hypersparse.mtx", 0, 2000, 2000, 46, 0, ""},
         edge_case{"mangled_bad_value.mtx", 1, 0, 0, 0, 5, "missing value"}),
-    [](const auto& info) {
-      std::string n = info.param.file;
-      for (char& c : n) if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-      return n;
-    });
+    [](const auto& info) { return test::test_name(info.param.file); });
 
 TEST(EdgeFileValues, NistVariantsAgreeAndValuesParse) {
   const auto a = to_csr(read_matrix_market<double>(test::edge_dir() + "/nist_ex1.mtx"));
@@ -256,8 +248,7 @@ TEST(EdgeFileValues, NistVariantsAgreeAndValuesParse) {
 
 template <typename T>
 class Write : public ::testing::Test {};
-using write_types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(Write, write_types);
+TYPED_TEST_SUITE(Write, test::value_types);
 
 TYPED_TEST(Write, CoordinateGeneralRoundTripsExactly) {
   using T = TypeParam;

@@ -44,8 +44,7 @@ TEST(ReferenceSpmv, SizeMismatchIsAnError) {
 
 template <typename T>
 class ReferenceSpmvRandom : public ::testing::Test {};
-using spmv_types = ::testing::Types<float, double>;
-TYPED_TEST_SUITE(ReferenceSpmvRandom, spmv_types);
+TYPED_TEST_SUITE(ReferenceSpmvRandom, test::value_types);
 
 // Every format's reference against the dense product. Tolerance per row, as in STYLE.md:
 // (k+2) eps sum_j |a_ij x_j| for a row of k terms (both sides accumulate in a wider type,

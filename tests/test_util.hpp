@@ -86,6 +86,16 @@ csr_matrix<T> poisson_2d(index_t n) {
   return csr_matrix<T>(n * n, n * n, std::move(rp), std::move(ci), std::move(v));
 }
 
+/// The value types every typed test runs over.
+using value_types = ::testing::Types<float, double>;
+
+/// A test-name-safe version of s (letters and digits; everything else becomes '_').
+inline std::string test_name(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
 /// Expects `f` to throw E whose message contains every string in `parts`.
 template <typename E, typename F>
 void expect_throw_with(F&& f, std::initializer_list<std::string> parts) {

@@ -53,24 +53,10 @@ class args {
     return it == opts_.end() ? def : it->second;
   }
   double get_double(const std::string& k, double def) const {
-    if (!has(k)) return def;
-    try {
-      std::size_t n = 0;
-      double v = std::stod(get(k, ""), &n);
-      if (n == get(k, "").size()) return v;
-    } catch (...) {
-    }
-    throw usage_error("option " + k + " needs a number, got '" + get(k, "") + "'");
+    return get_number<double>(k, def, "a number", [](const std::string& v, std::size_t* n) { return std::stod(v, n); });
   }
   long get_int(const std::string& k, long def) const {
-    if (!has(k)) return def;
-    try {
-      std::size_t n = 0;
-      long v = std::stol(get(k, ""), &n);
-      if (n == get(k, "").size()) return v;
-    } catch (...) {
-    }
-    throw usage_error("option " + k + " needs an integer, got '" + get(k, "") + "'");
+    return get_number<long>(k, def, "an integer", [](const std::string& v, std::size_t* n) { return std::stol(v, n); });
   }
   /// Value restricted to `choices`.
   std::string get_choice(const std::string& k, const std::string& def, const std::vector<std::string>& choices) const {
@@ -83,6 +69,19 @@ class args {
   }
 
  private:
+  template <typename N, typename Parse>
+  N get_number(const std::string& k, N def, const char* what, Parse parse) const {
+    if (!has(k)) return def;
+    const std::string v = get(k, "");
+    try {
+      std::size_t used = 0;
+      const N x = parse(v, &used);
+      if (used == v.size()) return x;
+    } catch (...) {
+    }
+    throw usage_error("option " + k + " needs " + what + ", got '" + v + "'");
+  }
+
   bool help_ = false;
   std::vector<std::string> pos_;
   std::map<std::string, std::string> opts_;
