@@ -135,7 +135,8 @@ solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend
     if (opt.record_history) res.history.push_back(res.residual);
     if (!std::isfinite(rnorm))
       return finish(solve_status::non_finite, "residual is not finite at iteration " + std::to_string(it), bnorm);
-    if (rnorm <= threshold) return finish(solve_status::converged, "converged", bnorm);
+    if (rnorm <= threshold)
+      return finish(solve_status::converged, "||r|| <= max(rtol*||b||, atol)", bnorm);
     be.precondition(r, z);
     const T rz_new = be.dot(r, z);
     if (!(rz_new > T(0)))

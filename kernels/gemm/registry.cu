@@ -14,10 +14,12 @@ const char* to_string(gemm_precision p) noexcept {
 namespace {
 using namespace gemm_detail;
 
-/// Grid y (rows of tiles) is limited to 65535 blocks.
+/// Grid y (rows of tiles) is limited to 65535 blocks; the element-wise passes (split-K
+/// reduction, beta scaling) launch M*N/256 blocks along x, limited to 2^31 - 1.
 template <int RowsPerBlock>
 bool fits_grid(const gemm_problem& p) {
-  return ceil_div(p.m, RowsPerBlock) <= 65535 && p.m >= 0 && p.n >= 0 && p.k >= 0;
+  return p.m >= 0 && p.n >= 0 && p.k >= 0 && ceil_div(p.m, RowsPerBlock) <= 65535 &&
+         static_cast<long>(p.m) * p.n / 256 < 2147483647L;
 }
 std::size_t no_workspace(const gemm_problem&) { return 0; }
 }  // namespace
