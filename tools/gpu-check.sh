@@ -58,7 +58,8 @@ if ((bench)); then
   python3 bench/summarize.py "$out/gemm_bench.json" > "$out/table.txt" 2>&1
   $build/bench/wmma_peak | tee "$out/wmma_peak.txt" >> "$out/table.txt"
 fi
-grep -E "reg_tiled|wmma|split_k" "$out/build.log" | grep -A2 "Compiling entry" | grep -E "Used|spill" | sort | uniq -c > "$out/ptxas.txt"
+# Registers, shared memory and spills per kernel (present when the library was recompiled).
+grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
