@@ -81,6 +81,14 @@ TEST(Cli, SolveWithRhsFile) {
   std::remove(b.c_str());
 }
 
+TEST(Cli, SolveInFloatOnEveryFormat) {
+  for (const char* f : {"csr", "coo", "csc", "ell", "jds", "dense"}) {
+    const auto r = run("solve " + data + "/gr_30_30.mtx --precision float --tol 1e-5 --format " + f);
+    EXPECT_EQ(r.status, 0) << f << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, std::string(f) + ", float")) << r.output;
+  }
+}
+
 TEST(Cli, NotConvergedExitsOne) {
   const auto r = run("solve " + data + "/gr_30_30.mtx --maxit 2");
   EXPECT_EQ(r.status, 1) << r.output;
