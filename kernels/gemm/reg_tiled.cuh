@@ -12,17 +12,20 @@
 //    so every shared-memory read is a float4 that is either broadcast or conflict-free.
 //  - Double buffering: the next K-tile is fetched into registers while the current one is
 //    multiplied out of shared memory, then stored into the other buffer; one barrier per tile.
+//    Inside the tile, the fragments of step k+1 are read from shared memory before step k's
+//    multiply-adds, and tiles wholly inside the matrix are fetched without predicates.
 #pragma once
 
 #include "kernels/gemm/common.cuh"
 
 namespace la::gemm_detail {
 
-template <int BK_, int MinBlocks, bool FastInterior = false, bool FragDB = false>
-struct rt_tile {
-  static constexpr int BM = 128, BN = 128, BK = BK_, THREADS = 256, TM = 8, TN = 8, MIN_BLOCKS = MinBlocks;
-  static constexpr bool FAST_INTERIOR = FastInterior;  // unpredicated loads for tiles inside the matrix
-  static constexpr bool FRAG_DB = FragDB;              // load k+1's fragments before multiplying k's
+// 128x128x8, 2 blocks/SM: 0.85x cuBLAS fp32 at 4096^3 and 8192^3 on H200. Measured and
+// dropped (bench/RESULTS.md): BK = 16 with register staging at 1 block/SM (0.84x), BK = 16
+// and 8 with cp.async for B (0.84x / 0.81x), a relaxed register cap (0.81x), and the main
+// loop without the fragment double buffering and unpredicated interior loads (0.82-0.83x).
+struct rt_config {
+  static constexpr int BM = 128, BN = 128, BK = 8, THREADS = 256, TM = 8, TN = 8, MIN_BLOCKS = 2;
   static constexpr int WARPS_M = 2, WARPS_N = 4, WM = BM / WARPS_M, WN = BN / WARPS_N;
   static constexpr int A_PAD = 4;
   static constexpr int A_LOADS = BM * BK / 4 / THREADS;  // float4 per thread per tile
@@ -33,9 +36,11 @@ struct rt_tile {
   static_assert(B_LOADS >= 1 && (BK * BN / 4) % THREADS == 0, "reg_tiled: B tile must split into float4 per thread");
   static_assert(BK % 4 == 0, "reg_tiled: BK must be a multiple of 4 (float4 loads along K)");
 };
-// Unpredicated interior loads plus fragment double buffering: 0.84-0.86x cuBLAS against
-// 0.82-0.83x without (4096^3, 8192^3, H200); interior loads alone spilled and lost (0.80x).
-using rt_config = rt_tile<8, 2, true, true>;
+
+/// Output tiles of a problem at the reg_tiled tile size (split-K sizing and selection).
+inline long rt_tiles(const gemm_problem& p) {
+  return static_cast<long>(ceil_div(p.m, rt_config::BM)) * ceil_div(p.n, rt_config::BN);
+}
 
 /// Four consecutive elements of row r from column c; zeros outside [0,rows) x [0,cols).
 template <bool Vec>
@@ -51,10 +56,11 @@ __device__ __forceinline__ float4 load4(const float* p, index_t ld, index_t r, i
   return v;
 }
 
-template <bool Vec, typename Cfg = rt_config>
+template <bool Vec>
 __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, index_t lda, const float* __restrict__ b,
                                                    index_t ldb, index_t m, index_t n, index_t k0, index_t k1,
-                                                   index_t row0, index_t col0, float (&acc)[Cfg::TM][Cfg::TN]) {
+                                                   index_t row0, index_t col0, float (&acc)[rt_config::TM][rt_config::TN]) {
+  using Cfg = rt_config;
   constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
   __shared__ __align__(16) float as[2][BK][BM + Cfg::A_PAD];  // A transposed: [k][m]
   __shared__ __align__(16) float bs[2][BK][BN];
@@ -65,7 +71,7 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
   const int bc = wn * Cfg::WN + tn * 4;  // first of its columns
 
   float4 ra[Cfg::A_LOADS], rb[Cfg::B_LOADS];
-  const bool interior = Vec && Cfg::FAST_INTERIOR && row0 + BM <= m && col0 + BN <= n;
+  const bool interior = Vec && row0 + BM <= m && col0 + BN <= n;
   auto fetch = [&](index_t kt) {
     if (interior && kt + BK <= k1) {  // whole tile inside: 16-byte loads, no predicates
 #pragma unroll
@@ -115,20 +121,18 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
   for (index_t kt = k0; kt < k1; kt += BK) {
     const bool more = kt + BK < k1;
     if (more) fetch(kt + BK);  // in flight while we multiply
-    constexpr int NF = Cfg::FRAG_DB ? 2 : 1;
-    float fa[NF][Cfg::TM], fb[NF][Cfg::TN];
+    float fa[2][Cfg::TM], fb[2][Cfg::TN];  // fragments of steps k and k+1
     auto load_frags = [&](int k, int f) {
       *reinterpret_cast<float4*>(&fa[f][0]) = *reinterpret_cast<const float4*>(&as[cur][k][ar]);
       *reinterpret_cast<float4*>(&fa[f][4]) = *reinterpret_cast<const float4*>(&as[cur][k][ar + 32]);
       *reinterpret_cast<float4*>(&fb[f][0]) = *reinterpret_cast<const float4*>(&bs[cur][k][bc]);
       *reinterpret_cast<float4*>(&fb[f][4]) = *reinterpret_cast<const float4*>(&bs[cur][k][bc + 16]);
     };
-    if (Cfg::FRAG_DB) load_frags(0, 0);
+    load_frags(0, 0);
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
-      const int f = Cfg::FRAG_DB ? k % 2 : 0;
-      if (!Cfg::FRAG_DB) load_frags(k, 0);
-      else if (k + 1 < BK) load_frags(k + 1, (k + 1) % 2);
+      const int f = k % 2;
+      if (k + 1 < BK) load_frags(k + 1, (k + 1) % 2);
 #pragma unroll
       for (int i = 0; i < Cfg::TM; ++i)
 #pragma unroll
@@ -140,16 +144,25 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
   }
 }
 
-/// Tile coordinates of accumulator (i, j) of this thread, relative to the block's tile.
-template <typename Cfg = rt_config>
-__device__ __forceinline__ int rt_row(int i) {
+/// Calls out(r, c, v) for every accumulator of this thread that lies inside m x n, with its
+/// global row and column (the epilogue of reg_tiled and split_k).
+template <typename Out>
+__device__ __forceinline__ void for_each_output(const float (&acc)[rt_config::TM][rt_config::TN], index_t row0,
+                                                index_t col0, index_t m, index_t n, Out&& out) {
+  using Cfg = rt_config;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  return (warp / Cfg::WARPS_N) * Cfg::WM + (lane / 4) * 4 + (i % 4) + (i / 4) * 32;
-}
-template <typename Cfg = rt_config>
-__device__ __forceinline__ int rt_col(int j) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  return (warp % Cfg::WARPS_N) * Cfg::WN + (lane % 4) * 4 + (j % 4) + (j / 4) * 16;
+  const index_t r_base = row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / 4) * 4;
+  const index_t c_base = col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % 4) * 4;
+#pragma unroll
+  for (int i = 0; i < Cfg::TM; ++i) {
+    const index_t r = r_base + (i % 4) + (i / 4) * 32;  // rows {4tm..4tm+3} and 32 below
+    if (r >= m) continue;
+#pragma unroll
+    for (int j = 0; j < Cfg::TN; ++j) {
+      const index_t c = c_base + (j % 4) + (j / 4) * 16;  // columns {4tn..4tn+3} and 16 right
+      if (c < n) out(r, c, acc[i][j]);
+    }
+  }
 }
 
 }  // namespace la::gemm_detail

@@ -26,27 +26,19 @@ index_t split_chunk(index_t k, int splits) {
 }
 
 template <bool Vec, combine Mode>
-__global__ void __launch_bounds__(Cfg::THREADS, 2) split_k_kernel(gemm_args g, index_t chunk) {
+__global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) split_k_kernel(gemm_args g, index_t chunk) {
   const index_t row0 = static_cast<index_t>(blockIdx.y) * Cfg::BM, col0 = static_cast<index_t>(blockIdx.x) * Cfg::BN;
   const index_t k0 = static_cast<index_t>(blockIdx.z) * chunk, k1 = min(g.k, k0 + chunk);
   float acc[Cfg::TM][Cfg::TN] = {};
   reg_tiled_mainloop<Vec>(static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb, g.m, g.n, k0,
                           k1, row0, col0, acc);
   float* w = static_cast<float*>(g.workspace) + static_cast<long>(blockIdx.z) * g.m * g.n;
-#pragma unroll
-  for (int i = 0; i < Cfg::TM; ++i) {
-    const index_t r = row0 + rt_row(i);
-    if (r >= g.m) continue;
-#pragma unroll
-    for (int j = 0; j < Cfg::TN; ++j) {
-      const index_t c = col0 + rt_col(j);
-      if (c >= g.n) continue;
-      if constexpr (Mode == combine::atomic)
-        atomicAdd(g.c + static_cast<long>(r) * g.ldc + c, g.alpha * acc[i][j]);
-      else
-        w[static_cast<long>(r) * g.n + c] = acc[i][j];
-    }
-  }
+  for_each_output(acc, row0, col0, g.m, g.n, [&](index_t r, index_t c, float v) {
+    if constexpr (Mode == combine::atomic)
+      atomicAdd(g.c + static_cast<long>(r) * g.ldc + c, g.alpha * v);
+    else
+      w[static_cast<long>(r) * g.n + c] = v;
+  });
 }
 
 __global__ void scale_c_kernel(float* c, index_t ldc, index_t m, index_t n, float beta) {
@@ -102,12 +94,12 @@ std::size_t split_k_workspace_bytes(const gemm_problem& p) {
 
 namespace la::detail {
 int split_k_count(const gemm_problem& p) {
-  using la::gemm_detail::ceil_div;
-  // Aim for two resident blocks per SM (reg_tiled runs 2 per SM), but keep at least 512 of
-  // K per split so each block's main loop amortizes its prologue and epilogue.
-  const long tiles = static_cast<long>(ceil_div(p.m, la::gemm_detail::rt_config::BM)) *
-                     ceil_div(p.n, la::gemm_detail::rt_config::BN);
-  const long want = std::max<long>(1, (2L * p.sm_count + tiles - 1) / std::max<long>(tiles, 1));
+  // Aim for the resident blocks per SM that reg_tiled runs (MIN_BLOCKS), but keep at least
+  // 512 of K per split so each block's main loop amortizes its prologue and epilogue.
+  using la::gemm_detail::rt_config;
+  const long tiles = la::gemm_detail::rt_tiles(p);
+  const long resident = static_cast<long>(rt_config::MIN_BLOCKS) * p.sm_count;
+  const long want = std::max<long>(1, (resident + tiles - 1) / std::max<long>(tiles, 1));
   const long cap = std::max<long>(1, p.k / 512);
   return static_cast<int>(std::min({want, cap, 65535L}));
 }
