@@ -74,8 +74,8 @@ fixture& data_for(const shape& s) {
   f->b = device_dense<float>(ctx(), s.k, s.n);
   f->c = device_dense<float>(ctx(), s.m, s.n);
   f->ref = device_dense<float>(ctx(), s.m, s.n);
-  fill_kernel<<<1024, 256, 0, ctx().stream()>>>(const_cast<float*>(f->a.view().values), long(s.m) * s.k, 1);
-  fill_kernel<<<1024, 256, 0, ctx().stream()>>>(const_cast<float*>(f->b.view().values), long(s.k) * s.n, 2);
+  fill_kernel<<<1024, 256, 0, ctx().stream()>>>(f->a.view().values, long(s.m) * s.k, 1);
+  fill_kernel<<<1024, 256, 0, ctx().stream()>>>(f->b.view().values, long(s.k) * s.n, 2);
   LA_CHECK_LAUNCH();
   f->ah = to_half(ctx(), f->a);
   f->bh = to_half(ctx(), f->b);
@@ -84,25 +84,17 @@ fixture& data_for(const shape& s) {
 }
 
 gemm_args args_for(fixture& f, bool half) {
-  gemm_args g;
-  g.m = f.s.m;
-  g.n = f.s.n;
-  g.k = f.s.k;
-  g.a = half ? static_cast<const void*>(f.ah.view().values) : f.a.view().values;
-  g.b = half ? static_cast<const void*>(f.bh.view().values) : f.b.view().values;
-  g.lda = f.s.k;
-  g.ldb = f.s.n;
-  g.c = const_cast<float*>(f.c.view().values);
-  g.ldc = f.s.n;
-  g.sm_count = ctx().properties().multiProcessorCount;
-  return g;
+  const void* a = half ? static_cast<const void*>(f.ah.view().values) : f.a.view().values;
+  const void* b = half ? static_cast<const void*>(f.bh.view().values) : f.b.view().values;
+  return {f.s.m, f.s.n, f.s.k, a, f.s.k, b, f.s.n, f.c.view().values, f.s.n, 1.0f, 0.0f, nullptr,
+          ctx().properties().multiProcessorCount};
 }
 
 /// Normwise relative error of f.c against cuBLAS PEDANTIC on the same inputs (computed once per shape).
 double check(fixture& f) {
   if (!f.has_ref) {
     gemm_args g = args_for(f, false);
-    g.c = const_cast<float*>(f.ref.view().values);
+    g.c = f.ref.view().values;
     cublas_gemm(ctx(), gemm_precision::fp32, g);
     f.has_ref = true;
   }
@@ -123,7 +115,7 @@ double tolerance(gemm_precision p) {
 template <typename Launch>
 void time_it(benchmark::State& st, fixture& f, gemm_precision p, Launch&& launch) {
   // Poison C, run once, validate.
-  LA_CUDA_TRY(cudaMemsetAsync(const_cast<float*>(f.c.view().values), 0xff, sizeof(float) * f.s.m * f.s.n, ctx().stream()));
+  LA_CUDA_TRY(cudaMemsetAsync(f.c.view().values, 0xff, sizeof(float) * f.s.m * f.s.n, ctx().stream()));
   launch();
   const double err = check(f);
   if (!(err <= tolerance(p))) {

@@ -74,20 +74,8 @@ void run_gemm(context& ctx, const device_dense<In>& a, const device_dense<In>& b
                                      "x" + std::to_string(p.n) + "x" + std::to_string(p.k));
   if (p.m == 0 || p.n == 0) return;
   device_buffer<unsigned char> ws(v.workspace_bytes(p), ctx.stream());
-  gemm_args g;
-  g.m = p.m;
-  g.n = p.n;
-  g.k = p.k;
-  g.a = a.view().values;
-  g.lda = a.ld();
-  g.b = b.view().values;
-  g.ldb = b.ld();
-  g.c = c.view().values;
-  g.ldc = c.ld();
-  g.alpha = alpha;
-  g.beta = beta;
-  g.workspace = ws.data();
-  g.sm_count = p.sm_count;
+  const gemm_args g{p.m,   p.n,  p.k,       a.view().values, a.ld(), b.view().values, b.ld(), c.view().values,
+                    c.ld(), alpha, beta, ws.data(), p.sm_count};
   v.launch(g, ctx.stream());
 }
 
