@@ -16,6 +16,9 @@
 
 #include <mma.h>
 
+#include <atomic>
+#include <cstdint>
+
 #include "kernels/gemm/common.cuh"
 
 namespace la::gemm_detail {
@@ -171,7 +174,15 @@ void launch_wmma(const gemm_args& g, cudaStream_t s) {
   const bool aligned = g.k % CH == 0 && g.n % CH == 0 && aligned16(g.a, g.lda, sizeof(In)) && aligned16(g.b, g.ldb, sizeof(In));
   const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM));
   auto run = [&](auto kernel) {
-    LA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::SMEM)));
+    // The shared-memory opt-in is per kernel and device: once each, not on every launch.
+    static std::atomic<std::uint64_t> raised{0};  // bit d: done on device d (< 64)
+    int dev = 0;
+    LA_CUDA_TRY(cudaGetDevice(&dev));
+    const std::uint64_t bit = dev < 64 ? std::uint64_t(1) << dev : 0;
+    if (!bit || !(raised.load() & bit)) {
+      LA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::SMEM)));
+      raised |= bit;
+    }
     kernel<<<grid, Cfg::THREADS, Cfg::SMEM, s>>>(g);
     LA_CHECK_LAUNCH();
   };
