@@ -168,28 +168,35 @@ __global__ void __launch_bounds__(Cfg::THREADS) wmma_gemm_kernel(gemm_args g) {
     }
 }
 
+/// Raises Kernel's dynamic shared-memory limit to Bytes, once per device (the opt-in is per
+/// kernel and device; keyed on the kernel itself, since every variant has the same type).
+template <auto Kernel, std::size_t Bytes>
+void raise_smem_limit_once() {
+  static std::atomic<std::uint64_t> raised{0};  // bit d: done on device d (< 64)
+  int dev = 0;
+  LA_CUDA_TRY(cudaGetDevice(&dev));
+  const std::uint64_t bit = dev < 64 ? std::uint64_t(1) << dev : 0;
+  if (bit && (raised.load() & bit)) return;
+  LA_CUDA_TRY(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Bytes)));
+  raised |= bit;
+}
+
+template <auto Kernel, typename Cfg>
+void launch_kernel(const gemm_args& g, dim3 grid, cudaStream_t s) {
+  raise_smem_limit_once<Kernel, Cfg::SMEM>();
+  Kernel<<<grid, Cfg::THREADS, Cfg::SMEM, s>>>(g);
+  LA_CHECK_LAUNCH();
+}
+
 template <typename In, typename Cfg>
 void launch_wmma(const gemm_args& g, cudaStream_t s) {
   constexpr int CH = Cfg::CH;
   const bool aligned = g.k % CH == 0 && g.n % CH == 0 && aligned16(g.a, g.lda, sizeof(In)) && aligned16(g.b, g.ldb, sizeof(In));
   const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM));
-  auto run = [&](auto kernel) {
-    // The shared-memory opt-in is per kernel and device: once each, not on every launch.
-    static std::atomic<std::uint64_t> raised{0};  // bit d: done on device d (< 64)
-    int dev = 0;
-    LA_CUDA_TRY(cudaGetDevice(&dev));
-    const std::uint64_t bit = dev < 64 ? std::uint64_t(1) << dev : 0;
-    if (!bit || !(raised.load() & bit)) {
-      LA_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Cfg::SMEM)));
-      raised |= bit;
-    }
-    kernel<<<grid, Cfg::THREADS, Cfg::SMEM, s>>>(g);
-    LA_CHECK_LAUNCH();
-  };
   if (aligned)
-    run(wmma_gemm_kernel<In, true, Cfg>);
+    launch_kernel<wmma_gemm_kernel<In, true, Cfg>, Cfg>(g, grid, s);
   else
-    run(wmma_gemm_kernel<In, false, Cfg>);
+    launch_kernel<wmma_gemm_kernel<In, false, Cfg>, Cfg>(g, grid, s);
 }
 
 }  // namespace la::gemm_detail
