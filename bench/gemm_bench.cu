@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "kernels/gemm/cublas_peer.hpp"
+#include <la/kernels/gemm/cublas_peer.hpp>
 
 namespace {
 using namespace la;

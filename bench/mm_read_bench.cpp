@@ -15,8 +15,8 @@
 #include <random>
 #include <string>
 
-#include "formats/convert.hpp"
-#include "formats/matrix_market.hpp"
+#include <la/formats/convert.hpp>
+#include <la/formats/matrix_market.hpp>
 
 namespace {
 double seconds_since(std::chrono::steady_clock::time_point t0) {

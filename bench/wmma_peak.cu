@@ -6,8 +6,8 @@
 
 #include <cstdio>
 
-#include "la/context.hpp"
-#include "la/device_buffer.hpp"
+#include <la/la/context.hpp>
+#include <la/la/device_buffer.hpp>
 
 namespace {
 namespace wmma = nvcuda::wmma;

@@ -1,80 +1,121 @@
-// Shared storage of CSR and CSC: a pointer array over the major dimension and sorted,
-// duplicate-free minor indices. csr.hpp and csc.hpp give it its public names.
+// Shared storage of CSR and CSC, host and device: a pointer array (offset type O) over the
+// major dimension and sorted, duplicate-free minor indices. csr.hpp and csc.hpp give it its
+// public names and views.
 #pragma once
 
 #include <vector>
 
-#include "formats/validate.hpp"
-#include "la/vector.hpp"
+#include "storage.hpp"
+#include "validate.hpp"
 
-namespace la::detail {
+namespace la {
+
+template <typename T, typename O = index_t>
+struct csr_view {
+  index_t rows = 0, cols = 0;
+  O nnz = 0;
+  index_ptr_t<T, O> row_ptr = nullptr;        // rows + 1
+  index_ptr_t<T, index_t> col_idx = nullptr;  // nnz
+  T* values = nullptr;                        // nnz
+};
+
+template <typename T, typename O = index_t>
+struct csc_view {
+  index_t rows = 0, cols = 0;
+  O nnz = 0;
+  index_ptr_t<T, O> col_ptr = nullptr;        // cols + 1
+  index_ptr_t<T, index_t> row_idx = nullptr;  // nnz
+  T* values = nullptr;                        // nnz
+};
+
+namespace detail {
 
 enum class major_order { row, col };
 
-template <typename T, major_order M>
-class compressed_matrix {
- public:
-  static constexpr const char* format_name = M == major_order::row ? "CSR" : "CSC";
+template <typename T, typename O, memory M, major_order Ord>
+class basic_compressed {
+  static_assert(is_offset_v<O>, "offsets are std::int32_t or std::int64_t");
+  static constexpr bool by_row = Ord == major_order::row;
 
-  compressed_matrix() : ptr_(1, 0) {}
-  compressed_matrix(index_t rows, index_t cols, std::vector<index_t> ptr, std::vector<index_t> idx,
-                    std::vector<T> values)
+ public:
+  static constexpr memory space = M;
+  static constexpr format kind = by_row ? format::csr : format::csc;
+  template <memory N> using rebind = basic_compressed<T, O, N, Ord>;
+  using value_type = T;
+  using offset_type = O;
+  static constexpr const char* format_name = by_row ? "CSR" : "CSC";
+
+  basic_compressed() : ptr_(empty_ptr()) {}
+  /// Host: validates the whole structure. Device: checks the array sizes (to_host validates
+  /// the contents); ptr must end at idx.size().
+  basic_compressed(index_t rows, index_t cols, array_t<O, M> ptr, array_t<index_t, M> idx, array_t<T, M> values)
       : rows_(rows), cols_(cols), ptr_(std::move(ptr)), idx_(std::move(idx)), values_(std::move(values)) {
-    checked_index(static_cast<std::int64_t>(idx_.size()), format_name);
-    if (M == major_order::row)
-      validate_compressed("CSR", "row", "column", rows_, cols_, ptr_, idx_);
-    else
-      validate_compressed("CSC", "column", "row", cols_, rows_, ptr_, idx_);
+    if constexpr (M == memory::host) {
+      if (by_row) validate_compressed<O>("CSR", "row", "column", rows_, cols_, ptr_, idx_);
+      else validate_compressed<O>("CSC", "column", "row", cols_, rows_, ptr_, idx_);
+    } else {
+      check_dims(format_name, rows_, cols_);
+      checked_offset<O>(static_cast<std::int64_t>(idx_.size()), by_row ? "CSR nonzeros" : "CSC nonzeros");
+      check_count(format_name, by_row ? "row_ptr" : "col_ptr", ptr_.size(),
+                  static_cast<std::size_t>(by_row ? rows_ : cols_) + 1);
+    }
     check_count(format_name, "values", values_.size(), idx_.size());
+  }
+  /// Device: rows x cols with room for nnz entries on ctx's device, uninitialized (for
+  /// kernels that build a matrix; they fill it through view()).
+  template <memory X = M, std::enable_if_t<X == memory::device, int> = 0>
+  static basic_compressed allocate(context& ctx, index_t rows, index_t cols, count_t nnz) {
+    check_dims(format_name, rows, cols);
+    const auto n = static_cast<std::size_t>(checked_offset<O>(nnz, by_row ? "CSR nonzeros" : "CSC nonzeros"));
+    return basic_compressed(rows, cols, ctx.allocate<O>(static_cast<std::size_t>(by_row ? rows : cols) + 1),
+                            ctx.allocate<index_t>(n), ctx.allocate<T>(n));
   }
 
   index_t rows() const noexcept { return rows_; }
   index_t cols() const noexcept { return cols_; }
-  index_t nnz() const noexcept { return static_cast<index_t>(idx_.size()); }
-  const std::vector<index_t>& ptr() const noexcept { return ptr_; }
-  const std::vector<index_t>& idx() const noexcept { return idx_; }
-  const std::vector<T>& values() const noexcept { return values_; }
-  std::vector<T>& values() noexcept { return values_; }
+  count_t nnz() const noexcept { return static_cast<count_t>(idx_.size()); }
+  const array_t<O, M>& ptr() const noexcept { return ptr_; }
+  const array_t<index_t, M>& idx() const noexcept { return idx_; }
+  const array_t<T, M>& values() const noexcept { return values_; }
+  array_t<T, M>& values() noexcept { return values_; }
 
-  friend bool operator==(const compressed_matrix& a, const compressed_matrix& b) {
+  template <major_order X = Ord, std::enable_if_t<X == major_order::row, int> = 0>
+  const array_t<O, M>& row_ptr() const noexcept { return ptr_; }
+  template <major_order X = Ord, std::enable_if_t<X == major_order::row, int> = 0>
+  const array_t<index_t, M>& col_idx() const noexcept { return idx_; }
+  template <major_order X = Ord, std::enable_if_t<X == major_order::col, int> = 0>
+  const array_t<O, M>& col_ptr() const noexcept { return ptr_; }
+  template <major_order X = Ord, std::enable_if_t<X == major_order::col, int> = 0>
+  const array_t<index_t, M>& row_idx() const noexcept { return idx_; }
+
+  using view_type = std::conditional_t<by_row, csr_view<T, O>, csc_view<T, O>>;
+  using const_view_type = std::conditional_t<by_row, csr_view<const T, O>, csc_view<const T, O>>;
+  const_view_type view() const noexcept {
+    return {rows_, cols_, static_cast<O>(idx_.size()), ptr_.data(), idx_.data(), values_.data()};
+  }
+  /// Mutable view: a kernel that fills the matrix must leave it valid.
+  view_type view() noexcept {
+    return {rows_, cols_, static_cast<O>(idx_.size()), ptr_.data(), idx_.data(), values_.data()};
+  }
+  std::tuple<index_t, index_t> shape() const { return {rows_, cols_}; }
+  auto arrays() const { return std::tie(ptr_, idx_, values_); }
+
+  /// Host only (instantiated when used).
+  friend bool operator==(const basic_compressed& a, const basic_compressed& b) {
     return a.rows_ == b.rows_ && a.cols_ == b.cols_ && a.ptr_ == b.ptr_ && a.idx_ == b.idx_ &&
            a.values_ == b.values_;
   }
 
  private:
+  static array_t<O, M> empty_ptr() {
+    if constexpr (M == memory::host) return array_t<O, M>(1, O(0));
+    else return array_t<O, M>();
+  }
   index_t rows_ = 0, cols_ = 0;
-  std::vector<index_t> ptr_, idx_;
-  std::vector<T> values_;
+  array_t<O, M> ptr_;
+  array_t<index_t, M> idx_;
+  array_t<T, M> values_;
 };
 
-template <typename T, major_order M>
-class device_compressed {
- public:
-  device_compressed() = default;
-  device_compressed(context& ctx, const compressed_matrix<T, M>& h)
-      : rows_(h.rows()), cols_(h.cols()), ptr_(upload(ctx, h.ptr())), idx_(upload(ctx, h.idx())),
-        values_(upload(ctx, h.values())) {
-    ctx.synchronize();
-  }
-  index_t rows() const noexcept { return rows_; }
-  index_t cols() const noexcept { return cols_; }
-  index_t nnz() const noexcept { return static_cast<index_t>(idx_.size()); }
-  const device_buffer<index_t>& ptr() const noexcept { return ptr_; }
-  const device_buffer<index_t>& idx() const noexcept { return idx_; }
-  const device_buffer<T>& values() const noexcept { return values_; }
-
-  compressed_matrix<T, M> download_to_host(context& ctx) const {
-    auto p = download(ptr_);
-    auto i = download(idx_);
-    auto v = download(values_);
-    ctx.synchronize();
-    return {rows_, cols_, std::move(p), std::move(i), std::move(v)};
-  }
-
- private:
-  index_t rows_ = 0, cols_ = 0;
-  device_buffer<index_t> ptr_, idx_;
-  device_buffer<T> values_;
-};
-
-}  // namespace la::detail
+}  // namespace detail
+}  // namespace la

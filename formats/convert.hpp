@@ -3,6 +3,14 @@
 // never changed; duplicates in COO are summed (in input order); converting a dense matrix
 // to a sparse format keeps its nonzero entries (an explicit zero in a sparse matrix does
 // not survive a trip through dense).
+//
+// Every conversion is O(nnz + rows + cols): histograms of row (or column) lengths, an
+// exclusive scan and a scatter; COO rows are sorted only where the input was not already
+// sorted. No global comparison sort.
+//
+// Targets with offsets (CSR, CSC, JDS) take the offset type first: to_csr<std::int64_t>(a).
+// The default is 32-bit; a matrix whose nonzeros do not fit throws la::size_overflow
+// (never truncates). with_offsets() (la/types.hpp) picks the width by size.
 #pragma once
 
 #include <algorithm>
@@ -10,136 +18,182 @@
 #include <type_traits>
 #include <utility>
 
-#include "formats/coo.hpp"
-#include "formats/csc.hpp"
-#include "formats/csr.hpp"
-#include "formats/dense.hpp"
-#include "formats/ell.hpp"
-#include "formats/jds.hpp"
+#include "coo.hpp"
+#include "csc.hpp"
+#include "csr.hpp"
+#include "dense.hpp"
+#include "ell.hpp"
+#include "jds.hpp"
 
 namespace la {
 
-template <typename M> struct is_format : std::false_type {};
-template <typename T> struct is_format<dense_matrix<T>> : std::true_type {};
-template <typename T> struct is_format<coo_matrix<T>> : std::true_type {};
-template <typename T> struct is_format<csr_matrix<T>> : std::true_type {};
-template <typename T> struct is_format<csc_matrix<T>> : std::true_type {};
-template <typename T> struct is_format<ell_matrix<T>> : std::true_type {};
-template <typename T> struct is_format<jds_matrix<T>> : std::true_type {};
+/// True for the six host formats.
+template <typename M> struct is_format : std::bool_constant<is_host_matrix_v<M>> {};
 
 namespace detail {
+/// The same offsets in another width; the last (largest) one is range-checked.
+template <typename O, typename OI>
+std::vector<O> convert_offsets(const std::vector<OI>& p, const char* what) {
+  if constexpr (std::is_same_v<O, OI>) {
+    return p;
+  } else {
+    if (!p.empty()) checked_offset<O>(static_cast<std::int64_t>(p.back()), what);
+    return std::vector<O>(p.begin(), p.end());
+  }
+}
+
 /// Transposes compressed storage: (ptr over n_major, idx in n_minor) -> (ptr over n_minor,
 /// idx in n_major). A counting sort, so the output's indices come out sorted.
-template <typename T>
-void transpose_compressed(index_t n_major, index_t n_minor, const std::vector<index_t>& ptr,
-                          const std::vector<index_t>& idx, const std::vector<T>& val,
-                          std::vector<index_t>& out_ptr, std::vector<index_t>& out_idx,
+template <typename O, typename OI, typename T>
+void transpose_compressed(index_t n_major, index_t n_minor, const std::vector<OI>& ptr, const std::vector<index_t>& idx,
+                          const std::vector<T>& val, std::vector<O>& out_ptr, std::vector<index_t>& out_idx,
                           std::vector<T>& out_val) {
+  checked_offset<O>(static_cast<std::int64_t>(idx.size()), "nonzeros");
   out_ptr.assign(static_cast<std::size_t>(n_minor) + 1, 0);
   for (index_t j : idx) ++out_ptr[j + 1];
   std::partial_sum(out_ptr.begin(), out_ptr.end(), out_ptr.begin());
   out_idx.resize(idx.size());
   out_val.resize(val.size());
-  std::vector<index_t> next(out_ptr.begin(), out_ptr.end() - 1);
+  std::vector<O> next(out_ptr.begin(), out_ptr.end() - 1);
   for (index_t i = 0; i < n_major; ++i)
-    for (index_t k = ptr[i]; k < ptr[i + 1]; ++k) {
-      const index_t dst = next[idx[k]]++;
+    for (OI k = ptr[i]; k < ptr[i + 1]; ++k) {
+      const O dst = next[idx[k]]++;
       out_idx[dst] = i;
       out_val[dst] = val[k];
     }
+}
+
+/// Row lengths of a CSR matrix as a histogram-ready array.
+template <typename T, typename O>
+index_t row_length(const csr_matrix<T, O>& a, index_t i) {
+  return static_cast<index_t>(a.row_ptr()[i + 1] - a.row_ptr()[i]);
 }
 }  // namespace detail
 
 // ---- to CSR (the hub) --------------------------------------------------------------------
 
-template <typename T>
-csr_matrix<T> to_csr(const csr_matrix<T>& a) { return a; }
+template <typename O = index_t, typename T, typename OI>
+csr_matrix<T, O> to_csr(const csr_matrix<T, OI>& a) {
+  if constexpr (std::is_same_v<O, OI>) return a;
+  else return {a.rows(), a.cols(), detail::convert_offsets<O>(a.row_ptr(), "CSR nonzeros"), a.col_idx(), a.values()};
+}
 
-template <typename T>
-csr_matrix<T> to_csr(const coo_matrix<T>& a) {
+/// Bucket by row (a stable scatter, so each row keeps input order), then per row: leave it
+/// if its columns already increase, else stable-sort it by column; sum equal columns in
+/// input order and compact.
+template <typename O = index_t, typename T>
+csr_matrix<T, O> to_csr(const coo_matrix<T>& a) {
   const index_t m = a.rows();
   const auto& ri = a.row_idx();
   const auto& ci = a.col_idx();
   const auto& v = a.values();
-  // Bucket by row (stable), then sort each row by column keeping input order among equal
-  // columns, so duplicates are summed in the order they were given.
-  std::vector<index_t> start(static_cast<std::size_t>(m) + 1, 0);
+  const std::size_t nz = v.size();
+  std::vector<count_t> start(static_cast<std::size_t>(m) + 1, 0);
   for (index_t r : ri) ++start[r + 1];
   std::partial_sum(start.begin(), start.end(), start.begin());
-  std::vector<index_t> order(ri.size());
+  std::vector<index_t> col(nz);
+  std::vector<T> val(nz);
   {
-    std::vector<index_t> next(start.begin(), start.end() - 1);
-    for (std::size_t k = 0; k < ri.size(); ++k) order[next[ri[k]]++] = static_cast<index_t>(k);
+    std::vector<count_t> next(start.begin(), start.end() - 1);
+    for (std::size_t k = 0; k < nz; ++k) {
+      const count_t d = next[ri[k]]++;
+      col[d] = ci[k];
+      val[d] = v[k];
+    }
   }
-  std::vector<index_t> row_ptr(static_cast<std::size_t>(m) + 1, 0), col_idx;
-  std::vector<T> values;
-  col_idx.reserve(ri.size());
-  values.reserve(ri.size());
+  std::vector<O> row_ptr(static_cast<std::size_t>(m) + 1, 0);
+  std::vector<std::pair<index_t, T>> row;  // scratch for unsorted rows
+  count_t w = 0;
   for (index_t i = 0; i < m; ++i) {
-    auto b = order.begin() + start[i], e = order.begin() + start[i + 1];
-    std::stable_sort(b, e, [&](index_t x, index_t y) { return ci[x] < ci[y]; });
-    for (auto it = b; it != e; ++it) {
-      if (it != b && ci[*it] == col_idx.back()) {
-        values.back() += v[*it];
+    const count_t b = start[i], e = start[i + 1];
+    bool increasing = true;
+    for (count_t k = b + 1; k < e && increasing; ++k) increasing = col[k] > col[k - 1];
+    if (!increasing) {
+      row.clear();
+      for (count_t k = b; k < e; ++k) row.emplace_back(col[k], val[k]);
+      std::stable_sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (count_t k = b; k < e; ++k) col[k] = row[k - b].first, val[k] = row[k - b].second;
+    }
+    for (count_t k = b; k < e; ++k) {
+      if (k > b && col[k] == col[w - 1]) {
+        val[w - 1] += val[k];
       } else {
-        col_idx.push_back(ci[*it]);
-        values.push_back(v[*it]);
+        col[w] = col[k];
+        val[w] = val[k];
+        ++w;
       }
     }
-    row_ptr[i + 1] = static_cast<index_t>(col_idx.size());
+    row_ptr[i + 1] = static_cast<O>(w);  // w only grows: the final check below covers every row
   }
-  return csr_matrix<T>(m, a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values));
+  checked_offset<O>(w, "CSR nonzeros");
+  if (static_cast<std::size_t>(w) < nz) {
+    col.resize(static_cast<std::size_t>(w));
+    val.resize(static_cast<std::size_t>(w));
+    col.shrink_to_fit();
+    val.shrink_to_fit();
+  }
+  return {m, a.cols(), std::move(row_ptr), std::move(col), std::move(val)};
 }
 
-template <typename T>
-csr_matrix<T> to_csr(const csc_matrix<T>& a) {
-  std::vector<index_t> p, i;
+template <typename O = index_t, typename T, typename OI>
+csr_matrix<T, O> to_csr(const csc_matrix<T, OI>& a) {
+  std::vector<O> p;
+  std::vector<index_t> i;
   std::vector<T> v;
   detail::transpose_compressed(a.cols(), a.rows(), a.col_ptr(), a.row_idx(), a.values(), p, i, v);
-  return csr_matrix<T>(a.rows(), a.cols(), std::move(p), std::move(i), std::move(v));
+  return {a.rows(), a.cols(), std::move(p), std::move(i), std::move(v)};
 }
 
-template <typename T>
-csr_matrix<T> to_csr(const ell_matrix<T>& a) {
+template <typename O = index_t, typename T>
+csr_matrix<T, O> to_csr(const ell_matrix<T>& a) {
   const index_t m = a.rows();
-  std::vector<index_t> row_ptr(static_cast<std::size_t>(m) + 1, 0), col_idx;
-  std::vector<T> values;
+  const std::size_t rows = static_cast<std::size_t>(m);
+  std::vector<O> row_ptr(rows + 1, 0);
+  std::int64_t total = 0;
   for (index_t i = 0; i < m; ++i) {
-    for (index_t k = 0; k < a.width(); ++k) {
-      const std::size_t s = static_cast<std::size_t>(k) * m + i;
-      if (a.col_idx()[s] == ell_padding) break;
-      col_idx.push_back(a.col_idx()[s]);
-      values.push_back(a.values()[s]);
-    }
-    row_ptr[i + 1] = static_cast<index_t>(col_idx.size());
+    index_t len = 0;
+    while (len < a.width() && a.col_idx()[static_cast<std::size_t>(len) * rows + i] != ell_padding) ++len;
+    total += len;
+    row_ptr[i + 1] = static_cast<O>(total);
   }
-  return csr_matrix<T>(m, a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values));
+  checked_offset<O>(total, "CSR nonzeros");
+  std::vector<index_t> col_idx(static_cast<std::size_t>(total));
+  std::vector<T> values(col_idx.size());
+  for (index_t i = 0; i < m; ++i)
+    for (O k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      const std::size_t s = static_cast<std::size_t>(k - row_ptr[i]) * rows + i;
+      col_idx[k] = a.col_idx()[s];
+      values[k] = a.values()[s];
+    }
+  return {m, a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values)};
 }
 
-template <typename T>
-csr_matrix<T> to_csr(const jds_matrix<T>& a) {
+template <typename O = index_t, typename T, typename OI>
+csr_matrix<T, O> to_csr(const jds_matrix<T, OI>& a) {
   const index_t m = a.rows();
   const auto& dp = a.diag_ptr();
   std::vector<index_t> len(static_cast<std::size_t>(m), 0);  // by sorted row
   for (index_t d = 0; d < a.num_diagonals(); ++d)
-    for (index_t k = 0; k < dp[d + 1] - dp[d]; ++k) ++len[k];
-  std::vector<index_t> row_ptr(static_cast<std::size_t>(m) + 1, 0);
+    for (OI k = 0; k < dp[d + 1] - dp[d]; ++k) ++len[k];
+  std::vector<O> row_ptr(static_cast<std::size_t>(m) + 1, 0);
   for (index_t k = 0; k < m; ++k) row_ptr[a.perm()[k] + 1] = len[k];
+  checked_offset<O>(a.nnz(), "CSR nonzeros");
   std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
   std::vector<index_t> col_idx(static_cast<std::size_t>(a.nnz()));
   std::vector<T> values(col_idx.size());
   for (index_t d = 0; d < a.num_diagonals(); ++d)
-    for (index_t k = 0; k < dp[d + 1] - dp[d]; ++k) {
-      const index_t dst = row_ptr[a.perm()[k]] + d;
+    for (OI k = 0; k < dp[d + 1] - dp[d]; ++k) {
+      const O dst = row_ptr[a.perm()[k]] + d;
       col_idx[dst] = a.col_idx()[dp[d] + k];
       values[dst] = a.values()[dp[d] + k];
     }
-  return csr_matrix<T>(m, a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values));
+  return {m, a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values)};
 }
 
-template <typename T>
-csr_matrix<T> to_csr(const dense_matrix<T>& a) {
-  std::vector<index_t> row_ptr(static_cast<std::size_t>(a.rows()) + 1, 0), col_idx;
+template <typename O = index_t, typename T>
+csr_matrix<T, O> to_csr(const dense_matrix<T>& a) {
+  std::vector<O> row_ptr(static_cast<std::size_t>(a.rows()) + 1, 0);
+  std::vector<index_t> col_idx;
   std::vector<T> values;
   for (index_t i = 0; i < a.rows(); ++i) {
     for (index_t j = 0; j < a.cols(); ++j)
@@ -147,122 +201,152 @@ csr_matrix<T> to_csr(const dense_matrix<T>& a) {
         col_idx.push_back(j);
         values.push_back(a(i, j));
       }
-    row_ptr[i + 1] = checked_index(static_cast<std::int64_t>(col_idx.size()), "nonzeros of dense matrix");
+    row_ptr[i + 1] = checked_offset<O>(static_cast<std::int64_t>(col_idx.size()), "nonzeros of dense matrix");
   }
-  return csr_matrix<T>(a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values));
+  return {a.rows(), a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values)};
 }
 
 // ---- from CSR ----------------------------------------------------------------------------
 
-template <typename T>
-coo_matrix<T> to_coo(const csr_matrix<T>& a) {
+template <typename T, typename O>
+coo_matrix<T> to_coo(const csr_matrix<T, O>& a) {
   std::vector<index_t> ri(static_cast<std::size_t>(a.nnz()));
   for (index_t i = 0; i < a.rows(); ++i)
     std::fill(ri.begin() + a.row_ptr()[i], ri.begin() + a.row_ptr()[i + 1], i);
-  return coo_matrix<T>(a.rows(), a.cols(), std::move(ri), a.col_idx(), a.values());
+  return {a.rows(), a.cols(), std::move(ri), a.col_idx(), a.values()};
 }
 
-template <typename T>
-csc_matrix<T> to_csc(const csr_matrix<T>& a) {
-  std::vector<index_t> p, i;
+template <typename O = index_t, typename T, typename OI>
+csc_matrix<T, O> to_csc(const csr_matrix<T, OI>& a) {
+  std::vector<O> p;
+  std::vector<index_t> i;
   std::vector<T> v;
   detail::transpose_compressed(a.rows(), a.cols(), a.row_ptr(), a.col_idx(), a.values(), p, i, v);
-  return csc_matrix<T>(a.rows(), a.cols(), std::move(p), std::move(i), std::move(v));
+  return {a.rows(), a.cols(), std::move(p), std::move(i), std::move(v)};
 }
 
-template <typename T>
-ell_matrix<T> to_ell(const csr_matrix<T>& a) {
+template <typename T, typename O>
+ell_matrix<T> to_ell(const csr_matrix<T, O>& a) {
   const index_t m = a.rows();
   index_t width = 0;
-  for (index_t i = 0; i < m; ++i) width = std::max(width, a.row_ptr()[i + 1] - a.row_ptr()[i]);
-  const index_t slots = checked_index(static_cast<std::int64_t>(m) * width,
-                                      "ELL slots (rows x longest row)");
-  std::vector<index_t> col_idx(static_cast<std::size_t>(slots), ell_padding);
-  std::vector<T> values(static_cast<std::size_t>(slots), T(0));
+  for (index_t i = 0; i < m; ++i) width = std::max(width, detail::row_length(a, i));
+  const std::size_t rows = static_cast<std::size_t>(m);
+  std::vector<index_t> col_idx(rows * static_cast<std::size_t>(width), ell_padding);
+  std::vector<T> values(col_idx.size(), T(0));
   for (index_t i = 0; i < m; ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
-      const std::size_t s = static_cast<std::size_t>(k - a.row_ptr()[i]) * m + i;
+    for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      const std::size_t s = static_cast<std::size_t>(k - a.row_ptr()[i]) * rows + i;
       col_idx[s] = a.col_idx()[k];
       values[s] = a.values()[k];
     }
-  return ell_matrix<T>(m, a.cols(), width, std::move(col_idx), std::move(values));
+  return {m, a.cols(), width, std::move(col_idx), std::move(values)};
 }
 
-template <typename T>
-jds_matrix<T> to_jds(const csr_matrix<T>& a) {
+/// Rows ordered by length with a counting sort (longest first, ties in row order).
+template <typename O = index_t, typename T, typename OI>
+jds_matrix<T, O> to_jds(const csr_matrix<T, OI>& a) {
   const index_t m = a.rows();
   const auto& rp = a.row_ptr();
+  checked_offset<O>(a.nnz(), "JDS nonzeros");
+  index_t nd = 0;  // longest row = number of jagged diagonals
+  for (index_t i = 0; i < m; ++i) nd = std::max(nd, detail::row_length(a, i));
+  // first[len]: position in perm of the first row of that length (longer rows come first).
+  std::vector<index_t> first(static_cast<std::size_t>(nd) + 2, 0);
+  for (index_t i = 0; i < m; ++i) ++first[nd - detail::row_length(a, i) + 1];
+  std::partial_sum(first.begin(), first.end(), first.begin());
   std::vector<index_t> perm(static_cast<std::size_t>(m));
-  std::iota(perm.begin(), perm.end(), 0);
-  std::stable_sort(perm.begin(), perm.end(), [&](index_t x, index_t y) {
-    return rp[x + 1] - rp[x] > rp[y + 1] - rp[y];
-  });
-  const index_t nd = m ? rp[perm[0] + 1] - rp[perm[0]] : 0;
-  std::vector<index_t> diag_ptr(static_cast<std::size_t>(nd) + 1, 0);
+  for (index_t i = 0; i < m; ++i) perm[first[nd - detail::row_length(a, i)]++] = i;
+
+  std::vector<O> diag_ptr(static_cast<std::size_t>(nd) + 1, 0);
   std::vector<index_t> col_idx(static_cast<std::size_t>(a.nnz()));
   std::vector<T> values(col_idx.size());
-  index_t pos = 0, rows_in_diag = m;
+  O pos = 0;
+  index_t rows_in_diag = m;
   for (index_t d = 0; d < nd; ++d) {
-    while (rows_in_diag > 0 && rp[perm[rows_in_diag - 1] + 1] - rp[perm[rows_in_diag - 1]] <= d)
-      --rows_in_diag;
+    while (rows_in_diag > 0 && detail::row_length(a, perm[rows_in_diag - 1]) <= d) --rows_in_diag;
     for (index_t k = 0; k < rows_in_diag; ++k, ++pos) {
       col_idx[pos] = a.col_idx()[rp[perm[k]] + d];
       values[pos] = a.values()[rp[perm[k]] + d];
     }
     diag_ptr[d + 1] = pos;
   }
-  return jds_matrix<T>(m, a.cols(), std::move(perm), std::move(diag_ptr), std::move(col_idx),
-                       std::move(values));
+  return {m, a.cols(), std::move(perm), std::move(diag_ptr), std::move(col_idx), std::move(values)};
 }
 
-template <typename T>
-dense_matrix<T> to_dense(const csr_matrix<T>& a) {
+template <typename T, typename O>
+dense_matrix<T> to_dense(const csr_matrix<T, O>& a) {
   dense_matrix<T> d(a.rows(), a.cols());
   for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) d(i, a.col_idx()[k]) = a.values()[k];
+    for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) d(i, a.col_idx()[k]) = a.values()[k];
   return d;
 }
 
-// ---- every other pair goes through CSR ---------------------------------------------------
+// ---- identities and offset-width changes -------------------------------------------------
 
-template <typename M, typename = std::enable_if_t<is_format<M>::value>>
-auto to_coo(const M& a) { return to_coo(to_csr(a)); }
 template <typename T>
 coo_matrix<T> to_coo(const coo_matrix<T>& a) { return a; }
-
-template <typename M, typename = std::enable_if_t<is_format<M>::value>>
-auto to_csc(const M& a) { return to_csc(to_csr(a)); }
-template <typename T>
-csc_matrix<T> to_csc(const csc_matrix<T>& a) { return a; }
-
-template <typename M, typename = std::enable_if_t<is_format<M>::value>>
-auto to_ell(const M& a) { return to_ell(to_csr(a)); }
+template <typename O = index_t, typename T, typename OI>
+csc_matrix<T, O> to_csc(const csc_matrix<T, OI>& a) {
+  if constexpr (std::is_same_v<O, OI>) return a;
+  else return {a.rows(), a.cols(), detail::convert_offsets<O>(a.col_ptr(), "CSC nonzeros"), a.row_idx(), a.values()};
+}
 template <typename T>
 ell_matrix<T> to_ell(const ell_matrix<T>& a) { return a; }
-
-template <typename M, typename = std::enable_if_t<is_format<M>::value>>
-auto to_jds(const M& a) { return to_jds(to_csr(a)); }
-template <typename T>
-jds_matrix<T> to_jds(const jds_matrix<T>& a) { return a; }
-
-template <typename M, typename = std::enable_if_t<is_format<M>::value>>
-auto to_dense(const M& a) { return to_dense(to_csr(a)); }
+template <typename O = index_t, typename T, typename OI>
+jds_matrix<T, O> to_jds(const jds_matrix<T, OI>& a) {
+  if constexpr (std::is_same_v<O, OI>) return a;
+  else
+    return {a.rows(), a.cols(), a.perm(), detail::convert_offsets<O>(a.diag_ptr(), "JDS nonzeros"), a.col_idx(),
+            a.values()};
+}
 template <typename T>
 dense_matrix<T> to_dense(const dense_matrix<T>& a) { return a; }
+
+// ---- every other pair goes through CSR ---------------------------------------------------
+// The hub uses 64-bit offsets so that it never limits the pair; the target's own offset
+// type is checked when it is built.
+
+template <typename M, std::enable_if_t<is_format<M>::value && M::kind != format::csr && M::kind != format::coo, int> = 0>
+auto to_coo(const M& a) { return to_coo(to_csr<count_t>(a)); }
+
+template <typename O = index_t, typename M,
+          std::enable_if_t<is_format<M>::value && M::kind != format::csr && M::kind != format::csc, int> = 0>
+auto to_csc(const M& a) { return to_csc<O>(to_csr<count_t>(a)); }
+
+template <typename M, std::enable_if_t<is_format<M>::value && M::kind != format::csr && M::kind != format::ell, int> = 0>
+auto to_ell(const M& a) { return to_ell(to_csr<count_t>(a)); }
+
+template <typename O = index_t, typename M,
+          std::enable_if_t<is_format<M>::value && M::kind != format::csr && M::kind != format::jds, int> = 0>
+auto to_jds(const M& a) { return to_jds<O>(to_csr<count_t>(a)); }
+
+template <typename M,
+          std::enable_if_t<is_format<M>::value && M::kind != format::csr && M::kind != format::dense, int> = 0>
+auto to_dense(const M& a) { return to_dense(to_csr<count_t>(a)); }
+
+/// Builds the CSR matrix of `a` with the narrowest offsets that hold its entries (32-bit
+/// unless there are more than 2^31 - 1; `width` can force either) and returns f(csr).
+/// f is called with csr_matrix<T, std::int32_t> or csr_matrix<T, std::int64_t>; both calls
+/// must return the same type.
+template <typename M, typename F, std::enable_if_t<is_format<M>::value, int> = 0>
+decltype(auto) with_csr(const M& a, F&& f, offset_width width = offset_width::automatic) {
+  count_t bound = 0;  // entries the CSR matrix can have at most
+  if constexpr (M::kind == format::dense) bound = static_cast<count_t>(a.rows()) * a.cols();
+  else if constexpr (M::kind == format::ell) bound = static_cast<count_t>(a.slots());
+  else bound = a.nnz();
+  return with_offsets(bound, width, [&](auto o) -> decltype(auto) { return f(to_csr<decltype(o)>(a)); });
+}
 
 /// convert<csc_matrix<double>>(coo): the target named as a type, for generic code.
 template <typename To, typename From>
 To convert(const From& a) {
-  using T = std::decay_t<decltype(a.values()[0])>;
-  if constexpr (std::is_same_v<To, dense_matrix<T>>) return to_dense(a);
-  else if constexpr (std::is_same_v<To, coo_matrix<T>>) return to_coo(a);
-  else if constexpr (std::is_same_v<To, csr_matrix<T>>) return to_csr(a);
-  else if constexpr (std::is_same_v<To, csc_matrix<T>>) return to_csc(a);
-  else if constexpr (std::is_same_v<To, ell_matrix<T>>) return to_ell(a);
-  else {
-    static_assert(std::is_same_v<To, jds_matrix<T>>, "convert: unknown target format");
-    return to_jds(a);
-  }
+  static_assert(is_format<To>::value && is_format<From>::value, "convert: host formats only");
+  if constexpr (To::kind == format::dense) return to_dense(a);
+  else if constexpr (To::kind == format::coo) return to_coo(a);
+  else if constexpr (To::kind == format::csr) return to_csr<typename To::offset_type>(a);
+  else if constexpr (To::kind == format::csc) return to_csc<typename To::offset_type>(a);
+  else if constexpr (To::kind == format::ell) return to_ell(a);
+  else return to_jds<typename To::offset_type>(a);
 }
 
 }  // namespace la

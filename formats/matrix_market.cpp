@@ -1,4 +1,4 @@
-#include "formats/matrix_market.hpp"
+#include "matrix_market.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,11 +9,29 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <thread>
 #include <vector>
 
-#include "formats/convert.hpp"
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "convert.hpp"
 
 namespace la {
+
+const char* to_string(format f) noexcept {
+  switch (f) {
+    case format::dense: return "dense";
+    case format::coo: return "coo";
+    case format::csr: return "csr";
+    case format::csc: return "csc";
+    case format::ell: return "ell";
+    case format::jds: return "jds";
+  }
+  return "unknown";
+}
 
 const char* to_string(mm_format f) noexcept { return f == mm_format::coordinate ? "coordinate" : "array"; }
 const char* to_string(mm_field f) noexcept {
@@ -67,6 +85,8 @@ class line_reader {
     }
   }
   std::int64_t line_no() const noexcept { return line_no_; }
+  /// In-memory input: the offset of the next unread byte.
+  std::size_t offset() const noexcept { return pos_; }
   const std::string& name() const noexcept { return name_; }
   [[noreturn]] void fail(const std::string& what) const { throw parse_error(name_, line_no_, what); }
 
@@ -240,10 +260,6 @@ header_info parse_header(line_reader& in) {
                 : h.symmetry == mm_symmetry::symmetric ? n * (n + 1) / 2
                                                        : n * (n - 1) / 2;
   }
-  const std::int64_t full = h.symmetry == mm_symmetry::general ? h.entries : 2 * h.entries;
-  if (full > max_index)
-    in.fail(std::to_string(h.entries) + " entries (" + std::to_string(full) +
-            " after expansion, at most) exceed la's 32-bit index limit (" + std::to_string(max_index) + ")");
   return info;
 }
 
@@ -326,6 +342,29 @@ index_t parse_index(const char*& p, const char* e, std::int64_t n, const char* w
   return static_cast<index_t>(v - 1);
 }
 
+/// One coordinate entry line (not blank, not a comment): "row col [value]".
+template <typename T>
+inline void parse_coordinate_entry(const char* p, const char* e, const mm_header& h, const line_reader& in, index_t& i,
+                                   index_t& j, T& val) {
+  i = parse_index<T>(p, e, h.rows, "row", in);
+  j = parse_index<T>(p, e, h.cols, "column", in);
+  if (h.field != mm_field::pattern) p = parse_value(h.field, p, e, val, in);
+  check_end(p, e, in);
+  if (h.symmetry == mm_symmetry::symmetric && i < j)
+    in.fail("entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
+            ") is in the upper triangle; a symmetric file stores only the lower triangle (row >= column)");
+  if (h.symmetry == mm_symmetry::skew_symmetric && i <= j)
+    in.fail("entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
+            ") is not below the diagonal; a skew-symmetric file stores only the strictly lower triangle (row > column)");
+}
+
+template <typename T>
+inline void add_entry(builder<T>& out, const mm_header& h, index_t i, index_t j, T val) {
+  out.add(i, j, val);
+  if (i != j && h.symmetry == mm_symmetry::symmetric) out.add(j, i, val);
+  if (h.symmetry == mm_symmetry::skew_symmetric) out.add(j, i, -val);
+}
+
 template <typename T>
 coo_matrix<T> parse_body(line_reader& in, const header_info& info, std::uint64_t size_hint) {
   const mm_header& h = info.h;
@@ -354,16 +393,7 @@ coo_matrix<T> parse_body(line_reader& in, const header_info& info, std::uint64_t
     index_t i, j;
     T val = T(1);
     if (coordinate) {
-      i = parse_index<T>(p, e, h.rows, "row", in);
-      j = parse_index<T>(p, e, h.cols, "column", in);
-      if (h.field != mm_field::pattern) p = parse_value(h.field, p, e, val, in);
-      check_end(p, e, in);
-      if (h.symmetry == mm_symmetry::symmetric && i < j)
-        in.fail("entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
-                ") is in the upper triangle; a symmetric file stores only the lower triangle (row >= column)");
-      if (h.symmetry == mm_symmetry::skew_symmetric && i <= j)
-        in.fail("entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
-                ") is not below the diagonal; a skew-symmetric file stores only the strictly lower triangle (row > column)");
+      parse_coordinate_entry(p, e, h, in, i, j, val);
     } else {
       p = parse_value(h.field, p, e, val, in);
       check_end(p, e, in);
@@ -374,9 +404,7 @@ coo_matrix<T> parse_body(line_reader& in, const header_info& info, std::uint64_t
         ai = h.symmetry == mm_symmetry::general ? 0 : h.symmetry == mm_symmetry::symmetric ? aj : aj + 1;
       }
     }
-    out.add(i, j, val);
-    if (i != j && h.symmetry == mm_symmetry::symmetric) out.add(j, i, val);
-    if (h.symmetry == mm_symmetry::skew_symmetric) out.add(j, i, -val);
+    add_entry(out, h, i, j, val);
     ++k;
   }
   while (in.next(line))
@@ -385,6 +413,154 @@ coo_matrix<T> parse_body(line_reader& in, const header_info& info, std::uint64_t
               std::to_string(info.size_line) + " (found " + quote(line) + ")");
   return coo_matrix<T>(rows, cols, std::move(out.r), std::move(out.c), std::move(out.v));
 }
+
+// ---- parallel body parse -----------------------------------------------------------------
+// Coordinate bodies split into one chunk per thread at line boundaries; each thread parses
+// its chunk with the same per-line code into its own arrays, and the parts are joined in
+// file order. Any error, and any entry count other than the declared one, falls back to the
+// sequential parse of the same text, which reports exactly what one thread reports (same
+// message, same line number): the parallel path never decides an error itself.
+
+int resolve_threads(int requested) {
+  if (requested > 0) return std::min(requested, 256);
+  if (const char* env = std::getenv("LA_THREADS")) {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v >= 1) return static_cast<int>(std::min(v, 256L));
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+template <typename T>
+struct chunk_result {
+  builder<T> out;
+  std::int64_t entries = 0;
+  bool ok = true;
+};
+
+template <typename T>
+bool parse_body_parallel(std::string_view text, std::size_t body, const header_info& info, const std::string& name,
+                         int threads, coo_matrix<T>& result) {
+  const mm_header& h = info.h;
+  const std::size_t n = text.size() - body;
+  std::vector<std::size_t> cut(static_cast<std::size_t>(threads) + 1, text.size());
+  cut[0] = body;
+  for (int t = 1; t < threads; ++t) {
+    std::size_t pos = std::max(cut[t - 1], body + n / threads * t);
+    const void* nl = pos < text.size() ? std::memchr(text.data() + pos, '\n', text.size() - pos) : nullptr;
+    cut[t] = nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - text.data()) + 1 : text.size();
+  }
+  // Entries per byte from the declared count, to reserve close to what each chunk holds.
+  const double per_byte = n ? static_cast<double>(h.entries) / static_cast<double>(n) : 0.0;
+  const int mult = h.symmetry == mm_symmetry::general ? 1 : 2;
+  std::vector<chunk_result<T>> parts(static_cast<std::size_t>(threads));
+  auto work = [&](int t) {
+    chunk_result<T>& part = parts[t];
+    try {
+      const std::size_t bytes = cut[t + 1] - cut[t];
+      part.out.reserve(static_cast<std::size_t>(
+          std::min<double>(static_cast<double>(h.entries), per_byte * static_cast<double>(bytes) * 1.05 + 16) * mult));
+      line_reader in(text.substr(cut[t], bytes), name);
+      std::string_view line;
+      while (in.next(line)) {
+        const char* p = skip_space(line.data(), line.data() + line.size());
+        const char* e = line.data() + line.size();
+        if (p == e || *p == '%') continue;
+        if (++part.entries > h.entries) return void(part.ok = false);
+        index_t i, j;
+        T val = T(1);
+        parse_coordinate_entry(p, e, h, in, i, j, val);
+        add_entry(part.out, h, i, j, val);
+      }
+    } catch (...) {
+      part.ok = false;  // the sequential parse reports it
+    }
+  };
+  {
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+    work(0);
+    for (auto& th : pool) th.join();
+  }
+  std::int64_t entries = 0;
+  for (const auto& p : parts) {
+    if (!p.ok) return false;
+    entries += p.entries;
+  }
+  if (entries != h.entries) return false;
+
+  // Join in file order: part 0's arrays grow to the total; the others copy in parallel.
+  std::vector<std::size_t> offset(parts.size() + 1, 0);
+  for (std::size_t t = 0; t < parts.size(); ++t) offset[t + 1] = offset[t] + parts[t].out.v.size();
+  builder<T> all = std::move(parts[0].out);
+  all.r.resize(offset.back());
+  all.c.resize(offset.back());
+  all.v.resize(offset.back());
+  {
+    auto copy = [&](std::size_t t) {
+      builder<T>& src = parts[t].out;
+      std::copy(src.r.begin(), src.r.end(), all.r.begin() + offset[t]);
+      std::copy(src.c.begin(), src.c.end(), all.c.begin() + offset[t]);
+      std::copy(src.v.begin(), src.v.end(), all.v.begin() + offset[t]);
+      src = builder<T>();
+    };
+    std::vector<std::thread> pool;
+    for (std::size_t t = 2; t < parts.size(); ++t) pool.emplace_back(copy, t);
+    if (parts.size() > 1) copy(1);
+    for (auto& th : pool) th.join();
+  }
+  result = coo_matrix<T>(static_cast<index_t>(h.rows), static_cast<index_t>(h.cols), std::move(all.r),
+                         std::move(all.c), std::move(all.v));
+  return true;
+}
+
+/// Header, then the body in parallel where it pays, else sequentially.
+template <typename T>
+coo_matrix<T> parse_text(std::string_view text, const std::string& name, mm_header* header,
+                         const mm_read_options& opt) {
+  line_reader in(text, name);
+  header_info info = parse_header(in);
+  if (header) *header = info.h;
+  const std::size_t body = in.offset();
+  const std::size_t min_bytes = std::max<std::size_t>(opt.min_bytes_per_thread, 1);
+  const int threads = static_cast<int>(
+      std::min<std::size_t>(resolve_threads(opt.threads), std::max<std::size_t>(1, (text.size() - body) / min_bytes)));
+  if (threads > 1 && info.h.format == mm_format::coordinate) {
+    coo_matrix<T> m;
+    if (parse_body_parallel<T>(text, body, info, name, threads, m)) return m;
+  }
+  return parse_body<T>(in, info, text.size());
+}
+
+/// A read-only mapping of a whole regular file (empty when the file cannot be mapped).
+class mapped_file {
+ public:
+  explicit mapped_file(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<const char*>(p);
+        size_ = static_cast<std::size_t>(st.st_size);
+        ::madvise(p, size_, MADV_SEQUENTIAL);
+      }
+    }
+    ::close(fd);
+  }
+  ~mapped_file() {
+    if (data_) ::munmap(const_cast<char*>(data_), size_);
+  }
+  mapped_file(const mapped_file&) = delete;
+  mapped_file& operator=(const mapped_file&) = delete;
+  bool ok() const noexcept { return data_ != nullptr; }
+  std::string_view text() const noexcept { return {data_, size_}; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
 
 std::uint64_t file_size(std::FILE* f) {
   if (std::fseek(f, 0, SEEK_END) != 0) return 0;
@@ -410,10 +586,10 @@ void write_all(const std::string& path, const std::string& text) {
   if (std::fclose(f.release()) != 0) throw io_error("error closing '" + path + "': " + std::strerror(errno));
 }
 
-template <typename T>
-bool exactly_symmetric(const csr_matrix<T>& a) {
+template <typename T, typename O>
+bool exactly_symmetric(const csr_matrix<T, O>& a) {
   if (a.rows() != a.cols()) return false;
-  const csc_matrix<T> t = to_csc(a);  // A^T in CSR is A's CSC arrays
+  const csc_matrix<T, O> t = to_csc<O>(a);  // A^T in CSR is A's CSC arrays
   return t.col_ptr() == a.row_ptr() && t.row_idx() == a.col_idx() &&
          std::memcmp(t.values().data(), a.values().data(), sizeof(T) * a.values().size()) == 0;
 }
@@ -427,7 +603,10 @@ mm_header read_matrix_market_header(const std::string& path) {
 }
 
 template <typename T>
-coo_matrix<T> read_matrix_market(const std::string& path, mm_header* header) {
+coo_matrix<T> read_matrix_market(const std::string& path, mm_header* header, const mm_read_options& opt) {
+  // Regular files are mapped and parsed in memory (in parallel where it pays); anything
+  // else (pipes, devices) is streamed through 4 MiB reads on one thread.
+  if (mapped_file map(path); map.ok()) return parse_text<T>(map.text(), path, header, opt);
   file_ptr f = open_file(path, "rb");
   const std::uint64_t size = file_size(f.get());
   line_reader in(f.get(), path);
@@ -437,15 +616,13 @@ coo_matrix<T> read_matrix_market(const std::string& path, mm_header* header) {
 }
 
 template <typename T>
-coo_matrix<T> parse_matrix_market(std::string_view text, const std::string& name, mm_header* header) {
-  line_reader in(text, name);
-  header_info info = parse_header(in);
-  if (header) *header = info.h;
-  return parse_body<T>(in, info, text.size());
+coo_matrix<T> parse_matrix_market(std::string_view text, const std::string& name, mm_header* header,
+                                  const mm_read_options& opt) {
+  return parse_text<T>(text, name, header, opt);
 }
 
-template <typename T>
-std::string format_matrix_market(const csr_matrix<T>& a, mm_write_options opt) {
+template <typename T, typename O>
+std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt) {
   LA_EXPECTS(opt.symmetry != mm_symmetry::skew_symmetric,
              "Matrix Market writer: skew-symmetric output is not offered; use general or symmetric");
   const bool sym = opt.symmetry == mm_symmetry::symmetric;
@@ -462,13 +639,13 @@ std::string format_matrix_market(const csr_matrix<T>& a, mm_write_options opt) {
   if (opt.format == mm_format::coordinate) {
     std::int64_t count = 0;
     for (index_t i = 0; i < a.rows(); ++i)
-      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) count += !sym || a.col_idx()[k] <= i;
+      for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) count += !sym || a.col_idx()[k] <= i;
     s.reserve(s.size() + static_cast<std::size_t>(count) * 32);
     append_number(s, a.rows()); s += ' ';
     append_number(s, a.cols()); s += ' ';
     append_number(s, count); s += '\n';
     for (index_t i = 0; i < a.rows(); ++i)
-      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
         if (sym && a.col_idx()[k] > i) continue;
         append_number(s, i + 1); s += ' ';
         append_number(s, a.col_idx()[k] + 1); s += ' ';
@@ -487,8 +664,8 @@ std::string format_matrix_market(const csr_matrix<T>& a, mm_write_options opt) {
   return s;
 }
 
-template <typename T>
-void write_matrix_market(const std::string& path, const csr_matrix<T>& a, mm_write_options opt) {
+template <typename T, typename O>
+void write_matrix_market(const std::string& path, const csr_matrix<T, O>& a, mm_write_options opt) {
   write_all(path, format_matrix_market(a, opt));
 }
 
@@ -512,15 +689,18 @@ std::vector<T> read_matrix_market_vector(const std::string& path) {
     throw invalid_argument("'" + path + "' is a " + std::to_string(m.rows()) + " x " +
                            std::to_string(m.cols()) + " matrix; a vector file must be n x 1 or 1 x n");
   std::vector<T> v(static_cast<std::size_t>(std::max(m.rows(), m.cols())), T(0));
-  for (index_t k = 0; k < m.nnz(); ++k) v[m.cols() == 1 ? m.row_idx()[k] : m.col_idx()[k]] += m.values()[k];
+  for (count_t k = 0; k < m.nnz(); ++k) v[m.cols() == 1 ? m.row_idx()[k] : m.col_idx()[k]] += m.values()[k];
   return v;
 }
 
 #define LA_INSTANTIATE(T)                                                                       \
-  template coo_matrix<T> read_matrix_market<T>(const std::string&, mm_header*);                 \
-  template coo_matrix<T> parse_matrix_market<T>(std::string_view, const std::string&, mm_header*); \
-  template std::string format_matrix_market<T>(const csr_matrix<T>&, mm_write_options);         \
-  template void write_matrix_market<T>(const std::string&, const csr_matrix<T>&, mm_write_options); \
+  template coo_matrix<T> read_matrix_market<T>(const std::string&, mm_header*, const mm_read_options&);        \
+  template coo_matrix<T> parse_matrix_market<T>(std::string_view, const std::string&, mm_header*,                 \
+                                                const mm_read_options&);                                         \
+  template std::string format_matrix_market<T>(const csr_matrix<T, std::int32_t>&, mm_write_options);         \
+  template std::string format_matrix_market<T>(const csr_matrix<T, std::int64_t>&, mm_write_options);         \
+  template void write_matrix_market<T>(const std::string&, const csr_matrix<T, std::int32_t>&, mm_write_options); \
+  template void write_matrix_market<T>(const std::string&, const csr_matrix<T, std::int64_t>&, mm_write_options); \
   template void write_matrix_market_vector<T>(const std::string&, const std::vector<T>&);       \
   template std::vector<T> read_matrix_market_vector<T>(const std::string&);
 LA_INSTANTIATE(float)

@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "formats/coo.hpp"
-#include "formats/csr.hpp"
+#include "coo.hpp"
+#include "csr.hpp"
 
 namespace la {
 
@@ -28,7 +28,7 @@ struct mm_header {
   mm_field field = mm_field::real;
   mm_symmetry symmetry = mm_symmetry::general;
   std::int64_t rows = 0, cols = 0;
-  std::int64_t entries = 0;  // as declared (stored, before symmetric expansion)
+  std::int64_t entries = 0;  // as declared (stored, before symmetric expansion); may exceed 2^31
 };
 
 const char* to_string(mm_format f) noexcept;
@@ -38,16 +38,26 @@ const char* to_string(mm_symmetry s) noexcept;
 /// Reads the banner and size line only.
 mm_header read_matrix_market_header(const std::string& path);
 
+struct mm_read_options {
+  /// Threads that parse a coordinate body: 0 takes $LA_THREADS, else every hardware thread.
+  /// The result and every error (message and line number) are the same for any count.
+  int threads = 0;
+  /// Bodies smaller than threads x this many bytes use fewer threads (one below it).
+  std::size_t min_bytes_per_thread = std::size_t(4) << 20;
+};
+
 /// Reads the whole file into a COO matrix in full (general) storage. Entries appear in file
 /// order; for symmetric files each off-diagonal entry is followed by its mirror. Array files
 /// give every element, zeros included. `header` (optional) receives the file's header.
+/// Regular files are memory-mapped (do not truncate the file while it is being read).
 template <typename T>
-coo_matrix<T> read_matrix_market(const std::string& path, mm_header* header = nullptr);
+coo_matrix<T> read_matrix_market(const std::string& path, mm_header* header = nullptr,
+                                 const mm_read_options& opt = {});
 
 /// Same, from text in memory; `name` is used in error messages.
 template <typename T>
 coo_matrix<T> parse_matrix_market(std::string_view text, const std::string& name = "<string>",
-                                  mm_header* header = nullptr);
+                                  mm_header* header = nullptr, const mm_read_options& opt = {});
 
 struct mm_write_options {
   mm_format format = mm_format::coordinate;
@@ -56,11 +66,11 @@ struct mm_write_options {
   mm_symmetry symmetry = mm_symmetry::general;
 };
 
-/// Writes a CSR matrix (sorted, no duplicates) to text / to a file.
-template <typename T>
-std::string format_matrix_market(const csr_matrix<T>& a, mm_write_options opt = {});
-template <typename T>
-void write_matrix_market(const std::string& path, const csr_matrix<T>& a, mm_write_options opt = {});
+/// Writes a CSR matrix (sorted, no duplicates; 32- or 64-bit offsets) to text / to a file.
+template <typename T, typename O>
+std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt = {});
+template <typename T, typename O>
+void write_matrix_market(const std::string& path, const csr_matrix<T, O>& a, mm_write_options opt = {});
 
 /// Dense vector as an `array real general` n x 1 matrix (right-hand sides, solutions).
 template <typename T>

@@ -1,4 +1,4 @@
-#include "formats/validate.hpp"
+#include "validate.hpp"
 
 #include <string>
 
@@ -28,7 +28,6 @@ void validate_coo(index_t rows, index_t cols, const std::vector<index_t>& row_id
                   const std::vector<index_t>& col_idx) {
   check_dims("COO", rows, cols);
   check_count("COO", "col_idx", col_idx.size(), row_idx.size());
-  checked_index(static_cast<std::int64_t>(row_idx.size()), "COO nnz");
   for (std::size_t k = 0; k < row_idx.size(); ++k) {
     if (row_idx[k] < 0 || row_idx[k] >= rows)
       fail("COO", at("row_idx", k, row_idx[k]) + " is outside [0, " + std::to_string(rows) + ")");
@@ -37,10 +36,11 @@ void validate_coo(index_t rows, index_t cols, const std::vector<index_t>& row_id
   }
 }
 
+template <typename O>
 void validate_compressed(const char* fmt, const char* major, const char* minor, index_t n_major,
-                         index_t n_minor, const std::vector<index_t>& ptr,
-                         const std::vector<index_t>& idx) {
+                         index_t n_minor, const std::vector<O>& ptr, const std::vector<index_t>& idx) {
   check_dims(fmt, n_major, n_minor);
+  checked_offset<O>(static_cast<std::int64_t>(idx.size()), (std::string(fmt) + " nonzeros").c_str());
   const char* ptr_name = major[0] == 'r' ? "row_ptr" : "col_ptr";
   const char* idx_name = major[0] == 'r' ? "col_idx" : "row_idx";
   check_count(fmt, ptr_name, ptr.size(), static_cast<std::size_t>(n_major) + 1);
@@ -48,11 +48,13 @@ void validate_compressed(const char* fmt, const char* major, const char* minor, 
   if (static_cast<std::size_t>(ptr[n_major]) != idx.size())
     fail(fmt, at(ptr_name, n_major, ptr[n_major]) + " but there are " + std::to_string(idx.size()) +
                   " stored entries");
-  for (index_t i = 0; i < n_major; ++i) {
+  // Monotone first: with ptr[0] = 0 and ptr[n] = nnz that keeps every slice in bounds.
+  for (index_t i = 0; i < n_major; ++i)
     if (ptr[i + 1] < ptr[i])
       fail(fmt, std::string(ptr_name) + " is not monotone: " + at(ptr_name, i, ptr[i]) + " > " +
                     at(ptr_name, i + 1, ptr[i + 1]));
-    for (index_t k = ptr[i]; k < ptr[i + 1]; ++k) {
+  for (index_t i = 0; i < n_major; ++i) {
+    for (O k = ptr[i]; k < ptr[i + 1]; ++k) {
       if (idx[k] < 0 || idx[k] >= n_minor)
         fail(fmt, at(idx_name, k, idx[k]) + " (" + major + " " + std::to_string(i) +
                       ") is outside [0, " + std::to_string(n_minor) + ")");
@@ -68,7 +70,6 @@ void validate_ell(index_t rows, index_t cols, index_t width, const std::vector<i
   check_dims("ELL", rows, cols);
   if (width < 0) fail("ELL", "width must be non-negative, got " + std::to_string(width));
   const std::int64_t slots = static_cast<std::int64_t>(rows) * width;
-  checked_index(slots, "ELL slots (rows x width)");
   check_count("ELL", "col_idx", col_idx.size(), static_cast<std::size_t>(slots));
   for (index_t i = 0; i < rows; ++i) {
     bool in_padding = false;
@@ -93,9 +94,11 @@ void validate_ell(index_t rows, index_t cols, index_t width, const std::vector<i
   }
 }
 
-void validate_jds(index_t rows, index_t cols, const std::vector<index_t>& perm,
-                  const std::vector<index_t>& diag_ptr, const std::vector<index_t>& col_idx) {
+template <typename O>
+void validate_jds(index_t rows, index_t cols, const std::vector<index_t>& perm, const std::vector<O>& diag_ptr,
+                  const std::vector<index_t>& col_idx) {
   check_dims("JDS", rows, cols);
+  checked_offset<O>(static_cast<std::int64_t>(col_idx.size()), "JDS nonzeros");
   check_count("JDS", "perm", perm.size(), static_cast<std::size_t>(rows));
   std::vector<char> seen(static_cast<std::size_t>(rows), 0);
   for (index_t k = 0; k < rows; ++k) {
@@ -112,21 +115,30 @@ void validate_jds(index_t rows, index_t cols, const std::vector<index_t>& perm,
                     std::to_string(col_idx.size()) + " stored entries");
   index_t prev_len = rows;
   for (std::size_t d = 0; d < nd; ++d) {
-    const index_t len = diag_ptr[d + 1] - diag_ptr[d];
+    const std::int64_t len = static_cast<std::int64_t>(diag_ptr[d + 1]) - diag_ptr[d];
     if (len <= 0 || len > prev_len)
       fail("JDS", "diagonal " + std::to_string(d) + " has length " + std::to_string(len) +
                       "; lengths must be positive and non-increasing (previous " +
                       std::to_string(prev_len) + ")");
     for (index_t i = 0; i < len; ++i) {
-      const index_t s = diag_ptr[d] + i;
+      const O s = diag_ptr[d] + i;
       if (col_idx[s] < 0 || col_idx[s] >= cols)
         fail("JDS", at("col_idx", s, col_idx[s]) + " is outside [0, " + std::to_string(cols) + ")");
       if (d > 0 && col_idx[s] <= col_idx[diag_ptr[d - 1] + i])
         fail("JDS", "column indices of sorted row " + std::to_string(i) + " (row " +
                         std::to_string(perm[i]) + ") must be strictly increasing across diagonals");
     }
-    prev_len = len;
+    prev_len = static_cast<index_t>(len);
   }
 }
+
+template void validate_compressed<std::int32_t>(const char*, const char*, const char*, index_t, index_t,
+                                                const std::vector<std::int32_t>&, const std::vector<index_t>&);
+template void validate_compressed<std::int64_t>(const char*, const char*, const char*, index_t, index_t,
+                                                const std::vector<std::int64_t>&, const std::vector<index_t>&);
+template void validate_jds<std::int32_t>(index_t, index_t, const std::vector<index_t>&,
+                                         const std::vector<std::int32_t>&, const std::vector<index_t>&);
+template void validate_jds<std::int64_t>(index_t, index_t, const std::vector<index_t>&,
+                                         const std::vector<std::int64_t>&, const std::vector<index_t>&);
 
 }  // namespace la::detail

@@ -1,11 +1,13 @@
 // Structural checks shared by the sparse formats. They throw la::invalid_matrix with a
-// message that names the format, the array, the position and the offending value.
+// message that names the format, the array, the position and the offending value. Host
+// matrices are validated in full when built; device matrices built from device buffers are
+// checked for array sizes only (their contents are validated by to_host).
 #pragma once
 
 #include <cstddef>
 #include <vector>
 
-#include "la/types.hpp"
+#include "../la/types.hpp"
 
 namespace la::detail {
 
@@ -17,10 +19,10 @@ void validate_coo(index_t rows, index_t cols, const std::vector<index_t>& row_id
                   const std::vector<index_t>& col_idx);
 
 /// CSR (major = "row") or CSC (major = "column"): ptr has n_major+1 monotone entries from 0
-/// to nnz; minor indices in range and strictly increasing inside each major slice.
+/// to nnz; minor indices in range and strictly increasing inside each major slice; nnz fits O.
+template <typename O>
 void validate_compressed(const char* fmt, const char* major, const char* minor, index_t n_major,
-                         index_t n_minor, const std::vector<index_t>& ptr,
-                         const std::vector<index_t>& idx);
+                         index_t n_minor, const std::vector<O>& ptr, const std::vector<index_t>& idx);
 
 /// ELL: rows x width column-major; each row's entries first, then padding (col = -1);
 /// columns in range and strictly increasing along a row.
@@ -28,7 +30,8 @@ void validate_ell(index_t rows, index_t cols, index_t width, const std::vector<i
 
 /// JDS: perm is a permutation of the rows; diagonal d holds the first len(d) sorted rows,
 /// lengths non-increasing; columns in range and strictly increasing along each row.
-void validate_jds(index_t rows, index_t cols, const std::vector<index_t>& perm,
-                  const std::vector<index_t>& diag_ptr, const std::vector<index_t>& col_idx);
+template <typename O>
+void validate_jds(index_t rows, index_t cols, const std::vector<index_t>& perm, const std::vector<O>& diag_ptr,
+                  const std::vector<index_t>& col_idx);
 
 }  // namespace la::detail

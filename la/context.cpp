@@ -1,6 +1,6 @@
-#include "la/context.hpp"
+#include "context.hpp"
 
-#include "la/error.hpp"
+#include "error.hpp"
 
 namespace la {
 
@@ -43,25 +43,16 @@ context::context(int device) : device_(device) {
 }
 
 context::~context() {
-  if (cusparse_) cusparseDestroy(cusparse_);
-  if (cublas_) cublasDestroy(cublas_);
+  scratch_ = device_buffer<unsigned char>();  // freed in stream order before the stream goes
   if (stream_) LA_CUDA_TRY_NO_THROW(cudaStreamDestroy(stream_));
 }
 
-cublasHandle_t context::cublas() {
-  if (!cublas_) {
-    LA_CUBLAS_TRY(cublasCreate(&cublas_));
-    LA_CUBLAS_TRY(cublasSetStream(cublas_, stream_));
+void* context::scratch(std::size_t bytes) {
+  if (bytes > scratch_.size()) {
+    scratch_ = device_buffer<unsigned char>();  // free first: peak memory stays at the new size
+    scratch_ = allocate<unsigned char>(bytes);
   }
-  return cublas_;
-}
-
-cusparseHandle_t context::cusparse() {
-  if (!cusparse_) {
-    LA_CUSPARSE_TRY(cusparseCreate(&cusparse_));
-    LA_CUSPARSE_TRY(cusparseSetStream(cusparse_, stream_));
-  }
-  return cusparse_;
+  return scratch_.data();
 }
 
 void context::synchronize() const { LA_CUDA_TRY(cudaStreamSynchronize(stream_)); }

@@ -1,12 +1,15 @@
-// The context owns a CUDA stream and lazily created cuBLAS/cuSPARSE handles bound to it.
-// Every public device call takes one.
+// The context owns a CUDA stream on one device, and a scratch workspace that kernels needing
+// temporary memory (split-K GEMM, later SpMV plans) reuse instead of allocating per call.
+// Every public device call takes one. cuBLAS/cuSPARSE handles for the vendor comparisons
+// are not here: see kernels/vendor/vendor.hpp (target la::vendor).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <cusparse.h>
+
+#include "device_buffer.hpp"
 
 namespace la {
 
@@ -27,8 +30,21 @@ class context {
   int device() const noexcept { return device_; }
   cudaStream_t stream() const noexcept { return stream_; }
   const cudaDeviceProp& properties() const noexcept { return props_; }
-  cublasHandle_t cublas();
-  cusparseHandle_t cusparse();
+  int sm_count() const noexcept { return props_.multiProcessorCount; }
+
+  /// n elements on this context's device, in its stream order (uninitialized).
+  template <typename T>
+  device_buffer<T> allocate(std::size_t n) const {
+    return device_buffer<T>(n, stream_, device_);
+  }
+
+  /// At least `bytes` of device memory owned by the context, valid until the next call
+  /// with a larger size (which replaces it in stream order). Work queued on the stream that
+  /// uses the old block finishes before the block is freed, so callers on this stream may
+  /// call it before every launch.
+  void* scratch(std::size_t bytes);
+  std::size_t scratch_bytes() const noexcept { return scratch_.size(); }
+
   /// Waits for all work on the stream; throws if any of it failed.
   void synchronize() const;
 
@@ -36,8 +52,7 @@ class context {
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   cudaDeviceProp props_{};
-  cublasHandle_t cublas_ = nullptr;
-  cusparseHandle_t cusparse_ = nullptr;
+  device_buffer<unsigned char> scratch_;
 };
 
 }  // namespace la

@@ -1,4 +1,4 @@
-#include "la/error.hpp"
+#include "error.hpp"
 
 #include <cstdio>
 
@@ -40,14 +40,13 @@ void throw_cuda(cudaError_t code, const char* call, const char* file, int line) 
   throw cuda_error(code, msg);
 }
 
-void throw_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
-  throw cublas_error("cuBLAS error " + std::string(cublasGetStatusName(status)) + " (" +
-                     cublasGetStatusString(status) + ") in " + where(call, file, line));
-}
-
-void throw_cusparse(cusparseStatus_t status, const char* call, const char* file, int line) {
-  throw cusparse_error("cuSPARSE error " + std::string(cusparseGetErrorName(status)) + " (" +
-                       cusparseGetErrorString(status) + ") in " + where(call, file, line));
+void debug_sync(cudaStream_t stream, const char* file, int line) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  LA_CUDA_TRY(cudaStreamIsCapturing(stream, &capture));
+  if (capture == cudaStreamCaptureStatusNone) {
+    const cudaError_t e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) throw_cuda(e, "kernel launch (LA_DEBUG_SYNC)", file, line);
+  }
 }
 
 void throw_expects(const char* cond, const std::string& msg, const char* file, int line) {

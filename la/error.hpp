@@ -1,16 +1,16 @@
-// la::error hierarchy and the check macros used at every CUDA, cuBLAS and cuSPARSE call.
+// la::error hierarchy and the check macros used at every CUDA runtime call.
 //
 // Every exception message names what failed, where (file:line) and, where we can tell,
-// what the user can do about it. Destructors use the *_NO_THROW forms.
+// what the user can do about it. Destructors use the *_NO_THROW forms. The cuBLAS and
+// cuSPARSE errors and checks live with the vendor comparisons (kernels/vendor/vendor.hpp,
+// target la::vendor): la itself needs only the CUDA runtime.
 #pragma once
 
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <cusparse.h>
 
 namespace la {
 
@@ -60,10 +60,17 @@ class not_supported : public error {
   using error::error;
 };
 
-/// A CUDA runtime call failed.
-class cuda_error : public error {
+/// A failure on the GPU side: the CUDA runtime or a vendor library (cuBLAS, cuSPARSE).
+/// The CLI exits with status 3 for these.
+class device_error : public error {
  public:
-  cuda_error(cudaError_t code, const std::string& what) : error(what), code_(code) {}
+  using error::error;
+};
+
+/// A CUDA runtime call failed.
+class cuda_error : public device_error {
+ public:
+  cuda_error(cudaError_t code, const std::string& what) : device_error(what), code_(code) {}
   cudaError_t code() const noexcept { return code_; }
 
  private:
@@ -76,20 +83,8 @@ class out_of_memory : public cuda_error {
   using cuda_error::cuda_error;
 };
 
-class cublas_error : public error {
- public:
-  using error::error;
-};
-
-class cusparse_error : public error {
- public:
-  using error::error;
-};
-
 namespace detail {
 [[noreturn]] void throw_cuda(cudaError_t code, const char* call, const char* file, int line);
-[[noreturn]] void throw_cublas(cublasStatus_t status, const char* call, const char* file, int line);
-[[noreturn]] void throw_cusparse(cusparseStatus_t status, const char* call, const char* file, int line);
 [[noreturn]] void throw_expects(const char* cond, const std::string& msg, const char* file, int line);
 void report_no_throw(cudaError_t code, const char* call, const char* file, int line) noexcept;
 }  // namespace detail
@@ -111,30 +106,23 @@ void report_no_throw(cudaError_t code, const char* call, const char* file, int l
       ::la::detail::report_no_throw(la_status_, #call, __FILE__, __LINE__); \
   } while (0)
 
-#define LA_CUBLAS_TRY(call)                                                 \
-  do {                                                                      \
-    cublasStatus_t la_status_ = (call);                                     \
-    if (la_status_ != CUBLAS_STATUS_SUCCESS)                                \
-      ::la::detail::throw_cublas(la_status_, #call, __FILE__, __LINE__);   \
-  } while (0)
+namespace la::detail {
+/// With LA_DEBUG_SYNC: waits for `stream` so a fault is reported at the kernel that caused
+/// it, unless the stream is being captured into a CUDA graph (synchronizing would
+/// invalidate the capture; the fault then shows when the graph runs).
+void debug_sync(cudaStream_t stream, const char* file, int line);
+}  // namespace la::detail
 
-#define LA_CUSPARSE_TRY(call)                                               \
-  do {                                                                      \
-    cusparseStatus_t la_status_ = (call);                                   \
-    if (la_status_ != CUSPARSE_STATUS_SUCCESS)                              \
-      ::la::detail::throw_cusparse(la_status_, #call, __FILE__, __LINE__); \
-  } while (0)
-
-/// Checks the launch that was just made; with LA_DEBUG_SYNC also waits for it so a fault
-/// is reported at the kernel that caused it rather than at the next synchronizing call.
+/// Checks the launch just made on `stream`; with LA_DEBUG_SYNC also waits for it (outside
+/// graph capture) so a fault is reported at the kernel that caused it.
 #ifdef LA_DEBUG_SYNC
-#define LA_CHECK_LAUNCH()                  \
-  do {                                     \
-    LA_CUDA_TRY(cudaPeekAtLastError());    \
-    LA_CUDA_TRY(cudaDeviceSynchronize());  \
+#define LA_CHECK_LAUNCH(stream)                               \
+  do {                                                        \
+    LA_CUDA_TRY(cudaPeekAtLastError());                       \
+    ::la::detail::debug_sync((stream), __FILE__, __LINE__);   \
   } while (0)
 #else
-#define LA_CHECK_LAUNCH() LA_CUDA_TRY(cudaPeekAtLastError())
+#define LA_CHECK_LAUNCH(stream) LA_CUDA_TRY(cudaPeekAtLastError())
 #endif
 
 /// Precondition on arguments: throws la::invalid_argument with msg (any std::string expression).

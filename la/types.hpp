@@ -1,26 +1,65 @@
-// Index type and checked narrowing used by every format.
+// Index, count and offset types, and checked narrowing.
+//
+// Row and column indices are 32-bit (index_t): half the index traffic of 64-bit indices in
+// SpMV, and what cuSPARSE's fastest paths take. Counts (nonzeros, slots, entries) are
+// 64-bit (count_t). Offsets into the nonzeros (CSR/CSC pointers, JDS diagonal pointers) are
+// a template parameter O of the formats, int32 (the default: half the pointer traffic) or
+// int64 (more than 2^31 - 1 nonzeros); with_offsets() picks the narrowest that fits.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
-#include "la/error.hpp"
+#include "error.hpp"
 
 namespace la {
 
-/// la stores indices and counts in 32 bits: half the index traffic of 64-bit indices in
-/// SpMV, and what cuSPARSE's fastest paths take. Anything larger is rejected up front.
 using index_t = std::int32_t;
+using count_t = std::int64_t;
 inline constexpr std::int64_t max_index = std::numeric_limits<index_t>::max();
+
+/// The offset types the formats accept.
+template <typename O>
+inline constexpr bool is_offset_v = std::is_same_v<O, std::int32_t> || std::is_same_v<O, std::int64_t>;
 
 /// Narrows a count to index_t, or throws la::size_overflow naming what overflowed.
 inline index_t checked_index(std::int64_t value, const char* what) {
   if (value < 0 || value > max_index)
     throw size_overflow(std::string(what) + " = " + std::to_string(value) +
-                        " does not fit la's 32-bit index type (max " +
-                        std::to_string(max_index) + "); split the problem or use a smaller matrix");
+                        " does not fit la's 32-bit index type (max " + std::to_string(max_index) +
+                        "); row and column counts are limited to 2^31 - 1");
   return static_cast<index_t>(value);
+}
+
+/// Narrows a count to the offset type O, or throws la::size_overflow; never truncates.
+template <typename O>
+O checked_offset(std::int64_t value, const char* what) {
+  static_assert(is_offset_v<O>, "offsets are std::int32_t or std::int64_t");
+  if (value < 0 || value > std::numeric_limits<O>::max())
+    throw size_overflow(std::string(what) + " = " + std::to_string(value) + " does not fit " +
+                        (sizeof(O) == 4 ? "32-bit offsets (max 2147483647); use 64-bit offsets "
+                                          "(O = std::int64_t, or la::with_offsets)"
+                                        : "64-bit offsets"));
+  return static_cast<O>(value);
+}
+
+/// Which offset width to use: the narrowest that fits (automatic), or forced.
+enum class offset_width { automatic, b32, b64 };
+
+/// True when a matrix of `count` nonzeros needs 64-bit offsets.
+inline constexpr bool needs_64bit_offsets(std::int64_t count) noexcept { return count > max_index; }
+
+/// Calls f(std::int32_t{}) or f(std::int64_t{}): the narrowest offset type that holds
+/// `count`, unless `width` forces one. Forcing 32 bits on a count that needs 64 throws
+/// la::size_overflow instead of truncating.
+template <typename F>
+decltype(auto) with_offsets(std::int64_t count, offset_width width, F&& f) {
+  if (width == offset_width::b64 || (width == offset_width::automatic && needs_64bit_offsets(count)))
+    return f(std::int64_t{});
+  checked_offset<std::int32_t>(count, "nonzeros");
+  return f(std::int32_t{});
 }
 
 /// Accumulator type for host references: one step more precise than T.

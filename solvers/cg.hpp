@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "la/types.hpp"
+#include "../la/types.hpp"
 
 namespace la {
 
@@ -40,14 +40,14 @@ const char* to_string(preconditioner p) noexcept;
 struct cg_options {
   double rtol = 1e-8;                    // relative to ||b||
   double atol = 0;                       // absolute floor on ||r||
-  int max_iterations = -1;               // -1: 2 * n, as Eigen
+  std::int64_t max_iterations = -1;      // -1: 2 * n, as Eigen (64-bit: n may exceed 2^30)
   preconditioner precond = preconditioner::none;
   bool record_history = false;           // keep ||r||/||b|| of every iteration
 };
 
 struct solve_result {
   solve_status status = solve_status::invalid_input;
-  int iterations = 0;                    // matrix-vector products inside the loop
+  std::int64_t iterations = 0;           // matrix-vector products inside the loop
   double residual = 0;                   // recurrence residual ||r_k|| / ||b||
   double true_residual = 0;              // ||b - A x|| / ||b||, recomputed at the end
   std::string message;                   // one sentence for a person
@@ -97,7 +97,7 @@ solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend
   }
   if (std::string why = be.check_preconditioner(); !why.empty())
     return finish(solve_status::breakdown, why, bnorm);
-  const int maxit = opt.max_iterations >= 0 ? opt.max_iterations : 2 * static_cast<int>(be.size());
+  const std::int64_t maxit = opt.max_iterations >= 0 ? opt.max_iterations : 2 * static_cast<std::int64_t>(be.size());
   const double threshold = std::max(opt.rtol * bnorm, opt.atol);
 
   auto r = be.make_vector(), z = be.make_vector(), p = be.make_vector(), q = be.make_vector();
@@ -115,7 +115,7 @@ solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend
     return finish(solve_status::breakdown,
                   "r'M^-1 r <= 0 at the start: the preconditioner is not positive definite", bnorm);
 
-  for (int it = 1; it <= maxit; ++it) {
+  for (std::int64_t it = 1; it <= maxit; ++it) {
     be.spmv(p, q);
     const T pq = be.dot(p, q);
     if (!std::isfinite(static_cast<double>(pq)))

@@ -6,22 +6,62 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reference/blas1.hpp"
-#include "kernels/reference/spmv.hpp"
-#include "solvers/cg.hpp"
+#include "../kernels/reference/blas1.hpp"
+#include "../kernels/reference/spmv.hpp"
+#include "cg.hpp"
 
 namespace la {
 
 namespace detail {
-/// Diagonal of any format, through CSR (runs once per solve, outside the loop).
-template <typename M>
-auto diagonal(const M& a) {
-  const auto c = to_csr(a);
-  using T = std::decay_t<decltype(c.values()[0])>;
-  std::vector<T> d(static_cast<std::size_t>(std::min(c.rows(), c.cols())), T(0));
+/// Diagonal of a matrix, read from its own storage (no conversion, no copy of the matrix).
+/// Duplicates cannot occur in these formats; COO duplicates on the diagonal are summed.
+template <typename T, typename O>
+std::vector<T> diagonal(const csr_matrix<T, O>& a) {
+  std::vector<T> d(static_cast<std::size_t>(std::min(a.rows(), a.cols())), T(0));
   for (index_t i = 0; i < static_cast<index_t>(d.size()); ++i)
-    for (index_t k = c.row_ptr()[i]; k < c.row_ptr()[i + 1]; ++k)
-      if (c.col_idx()[k] == i) d[i] += c.values()[k];
+    for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+      if (a.col_idx()[k] == i) d[i] = a.values()[k];
+  return d;
+}
+template <typename T, typename O>
+std::vector<T> diagonal(const csc_matrix<T, O>& a) {
+  std::vector<T> d(static_cast<std::size_t>(std::min(a.rows(), a.cols())), T(0));
+  for (index_t j = 0; j < static_cast<index_t>(d.size()); ++j)
+    for (O k = a.col_ptr()[j]; k < a.col_ptr()[j + 1]; ++k)
+      if (a.row_idx()[k] == j) d[j] = a.values()[k];
+  return d;
+}
+template <typename T>
+std::vector<T> diagonal(const coo_matrix<T>& a) {
+  std::vector<T> d(static_cast<std::size_t>(std::min(a.rows(), a.cols())), T(0));
+  for (count_t k = 0; k < a.nnz(); ++k)
+    if (a.row_idx()[k] == a.col_idx()[k]) d[a.row_idx()[k]] += a.values()[k];
+  return d;
+}
+template <typename T>
+std::vector<T> diagonal(const ell_matrix<T>& a) {
+  std::vector<T> d(static_cast<std::size_t>(std::min(a.rows(), a.cols())), T(0));
+  for (index_t k = 0; k < a.width(); ++k)
+    for (index_t i = 0; i < static_cast<index_t>(d.size()); ++i) {
+      const std::size_t s = static_cast<std::size_t>(k) * a.rows() + i;
+      if (a.col_idx()[s] == i) d[i] = a.values()[s];
+    }
+  return d;
+}
+template <typename T, typename O>
+std::vector<T> diagonal(const jds_matrix<T, O>& a) {
+  std::vector<T> d(static_cast<std::size_t>(std::min(a.rows(), a.cols())), T(0));
+  for (index_t q = 0; q < a.num_diagonals(); ++q)
+    for (O k = a.diag_ptr()[q]; k < a.diag_ptr()[q + 1]; ++k) {
+      const index_t i = a.perm()[k - a.diag_ptr()[q]];
+      if (a.col_idx()[k] == i && i < static_cast<index_t>(d.size())) d[i] = a.values()[k];
+    }
+  return d;
+}
+template <typename T>
+std::vector<T> diagonal(const dense_matrix<T>& a) {
+  std::vector<T> d(static_cast<std::size_t>(std::min(a.rows(), a.cols())), T(0));
+  for (index_t i = 0; i < static_cast<index_t>(d.size()); ++i) d[i] = a(i, i);
   return d;
 }
 template <typename T>
@@ -37,13 +77,13 @@ std::string first_non_finite(const std::vector<T>& v, const char* what) {
 template <typename Matrix>
 class host_backend {
  public:
-  using value_type = std::decay_t<decltype(std::declval<const Matrix&>().values()[0])>;
+  using value_type = typename Matrix::value_type;
   using T = value_type;
   using vector = std::vector<T>;
 
   host_backend(const Matrix& a, preconditioner pc) : a_(a), pc_(pc) {
     if (pc_ == preconditioner::jacobi) {
-      diag_ = detail::diagonal(a_);
+      diag_ = detail::diagonal(a_);  // once per solve, outside the iteration
       inv_diag_.resize(diag_.size());
       for (std::size_t i = 0; i < diag_.size(); ++i) inv_diag_[i] = T(1) / diag_[i];
     }
@@ -75,11 +115,12 @@ class host_backend {
     return {};
   }
 
+  // No allocation in the iteration: the accumulator is reused, r = b copies into r's storage.
   void residual(const vector& b, const vector& x, vector& r) {
     r = b;
-    reference::spmv(T(-1), a_, x, T(1), r);
+    reference::spmv(T(-1), a_, x, T(1), r, acc_);
   }
-  void spmv(const vector& p, vector& q) { reference::spmv(T(1), a_, p, T(0), q); }
+  void spmv(const vector& p, vector& q) { reference::spmv(T(1), a_, p, T(0), q, acc_); }
   T dot(const vector& x, const vector& y) const { return reference::dot(x, y); }
   T nrm2(const vector& x) const { return reference::nrm2(x); }
   void axpy(T a, const vector& x, vector& y) const { reference::axpy(a, x, y); }
@@ -99,6 +140,7 @@ class host_backend {
   const Matrix& a_;
   preconditioner pc_;
   std::vector<T> diag_, inv_diag_;
+  reference::accumulator<T> acc_;
 };
 
 /// CG on the host over any format; x holds the initial guess (resized to n zeros if empty).

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "formats/matrix_market.hpp"
-#include "solvers/host_backend.hpp"
+#include <la/formats/matrix_market.hpp>
+#include <la/solvers/host_backend.hpp>
 #include "test_util.hpp"
 
 namespace la {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "formats/matrix_market.hpp"
+#include <la/formats/matrix_market.hpp>
 #include "test_util.hpp"
 
 namespace {

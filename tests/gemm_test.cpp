@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/gemm/gemm.hpp"
-#include "kernels/reference/gemm.hpp"
+#include <la/kernels/gemm/gemm.hpp>
+#include <la/kernels/reference/gemm.hpp>
 #include "test_util.hpp"
 
 namespace la {

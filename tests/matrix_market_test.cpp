@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "formats/matrix_market.hpp"
+#include <la/formats/matrix_market.hpp>
 #include "test_util.hpp"
 
 namespace la {

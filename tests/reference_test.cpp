@@ -3,9 +3,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/reference/blas1.hpp"
-#include "kernels/reference/gemm.hpp"
-#include "kernels/reference/spmv.hpp"
+#include <la/kernels/reference/blas1.hpp>
+#include <la/kernels/reference/gemm.hpp>
+#include <la/kernels/reference/spmv.hpp>
 #include "test_util.hpp"
 
 namespace la {

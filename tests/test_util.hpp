@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "formats/convert.hpp"
-#include "la/context.hpp"
+#include <la/formats/convert.hpp>
+#include <la/la/context.hpp>
 
 namespace la::test {
 

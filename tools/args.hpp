@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "la/error.hpp"
+#include <la/la/error.hpp>
 
 namespace la::cli {
 

@@ -1,10 +1,11 @@
 #include <cstdio>
 #include <string>
 
-#include "formats/convert.hpp"
-#include "formats/matrix_market.hpp"
-#include "tools/args.hpp"
-#include "tools/commands.hpp"
+#include <la/formats/convert.hpp>
+#include <la/formats/matrix_market.hpp>
+#include "args.hpp"
+#include "common.hpp"
+#include "commands.hpp"
 
 namespace la::cli {
 namespace {
@@ -17,12 +18,13 @@ const char* usage =
     "  --to FORMAT           coordinate (default) or array\n"
     "  --symmetry S          general (default: every entry written) or symmetric (lower\n"
     "                        triangle; refused unless the matrix is exactly symmetric)\n"
+    "%s"
     "Duplicates are summed; values are written with the shortest text that reads back exactly.\n";
 }  // namespace
 
 int cmd_convert(int argc, char** argv) {
-  args a(argc, argv, 2, {"-o", "--output", "--to", "--symmetry"}, {});
-  if (a.help()) return std::fputs(usage, stdout), 0;
+  args a(argc, argv, 2, {"-o", "--output", "--to", "--symmetry", "--threads", "--offsets"}, {});
+  if (a.help()) return std::printf(usage, reader_usage), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one input file");
   const std::string out = a.get("-o", a.get("--output", ""));
   if (out.empty()) throw usage_error("missing -o OUT.mtx");
@@ -32,10 +34,12 @@ int cmd_convert(int argc, char** argv) {
   opt.symmetry = a.get_choice("--symmetry", "general", {"general", "symmetric"}) == "symmetric"
                      ? mm_symmetry::symmetric
                      : mm_symmetry::general;
-  const csr_matrix<double> m = to_csr(read_matrix_market<double>(a.positional()[0]));
-  write_matrix_market(out, m, opt);
-  std::printf("wrote %s: %d x %d, %d nonzeros, %s %s\n", out.c_str(), m.rows(), m.cols(), m.nnz(),
-              to_string(opt.format), to_string(opt.symmetry));
+  const coo_matrix<double> coo = read_matrix_market<double>(a.positional()[0], nullptr, read_options(a));
+  with_csr(coo, [&](const auto& m) {
+    write_matrix_market(out, m, opt);
+    std::printf("wrote %s: %d x %d, %lld nonzeros, %s %s\n", out.c_str(), m.rows(), m.cols(),
+                static_cast<long long>(m.nnz()), to_string(opt.format), to_string(opt.symmetry));
+  }, offsets_option(a));
   return 0;
 }
 

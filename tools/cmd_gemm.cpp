@@ -4,9 +4,10 @@
 #include <random>
 #include <string>
 
-#include "kernels/gemm/cublas_peer.hpp"
-#include "tools/args.hpp"
-#include "tools/commands.hpp"
+#include <la/kernels/vendor/cublas_gemm.hpp>
+#include <la/la/event_timer.hpp>
+#include "args.hpp"
+#include "commands.hpp"
 
 namespace la::cli {
 namespace {
@@ -24,25 +25,6 @@ const char* usage =
     "wmma_f16 converts A and B to half once, before timing. Exit status: 0 validated,\n"
     "1 validation failed, 2 bad usage, 3 no GPU or CUDA failure.\n";
 
-template <typename F>
-double median_ms(context& ctx, int reps, F&& run) {
-  cudaEvent_t e0, e1;
-  LA_CUDA_TRY(cudaEventCreate(&e0));
-  LA_CUDA_TRY(cudaEventCreate(&e1));
-  run();  // warm-up
-  std::vector<float> t(static_cast<std::size_t>(reps));
-  for (float& ms : t) {
-    LA_CUDA_TRY(cudaEventRecord(e0, ctx.stream()));
-    run();
-    LA_CUDA_TRY(cudaEventRecord(e1, ctx.stream()));
-    LA_CUDA_TRY(cudaEventSynchronize(e1));
-    LA_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1));
-  }
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  std::nth_element(t.begin(), t.begin() + reps / 2, t.end());
-  return t[reps / 2];
-}
 }  // namespace
 
 int cmd_gemm(int argc, char** argv) {
@@ -68,8 +50,9 @@ int cmd_gemm(int argc, char** argv) {
   if (!cuda_available()) throw cuda_error(cudaErrorNoDevice, "la gemm needs a GPU: " + cuda_status());
 
   context ctx;
+  vendor_handles vendor(ctx);
   const index_t m = dims[0], n = dims[1], k = dims[2];
-  const gemm_problem p{m, n, k, ctx.properties().multiProcessorCount};
+  const gemm_problem p{m, n, k, ctx.sm_count()};
   const std::string algo = a.get("--algo", "auto");
   const gemm_variant& v = algo == "auto" ? select_gemm(p, gemm_input::f32, a.has("--reduced-precision")) : find_gemm(algo);
   LA_EXPECTS(v.can_implement(p), "algorithm '" + std::string(v.name) + "' cannot run this shape");
@@ -88,7 +71,7 @@ int cmd_gemm(int argc, char** argv) {
   device_dense<__half> ah, bh;
   if (half) ah = to_half(ctx, da), bh = to_half(ctx, db);  // once, outside the timed runs
 
-  device_buffer<unsigned char> ws(v.workspace_bytes(p), ctx.stream());
+  device_buffer<unsigned char> ws = ctx.allocate<unsigned char>(v.workspace_bytes(p));
   const void* a_in = half ? static_cast<const void*>(ah.view().values) : da.view().values;
   const void* b_in = half ? static_cast<const void*>(bh.view().values) : db.view().values;
   const gemm_args ga{m, n, k, a_in, k, b_in, n, dc.view().values, n, alpha, beta, ws.data(), p.sm_count};
@@ -96,9 +79,8 @@ int cmd_gemm(int argc, char** argv) {
   v.launch(ga, ctx.stream());
   const auto got = to_host(ctx, dc);
   // Validate sampled entries against a double-precision dot product of the inputs the
-  // kernel saw (half-rounded for wmma_f16). Tolerance as in tests/gemm_test.cpp.
-  const double tol = v.precision == gemm_precision::fp32 ? std::max(1e-5, 4 * std::sqrt(double(k)) * 1.19e-7)
-                     : v.precision == gemm_precision::tf32 ? 1.1e-3 : 1e-2;
+  // kernel saw (half-rounded for wmma_f16), with the one GEMM tolerance rule.
+  const double tol = gemm_tolerance(v.precision, k);
   auto in = [&](float x) { return half ? double(__half2float(__float2half_rn(x))) : double(x); };
   double worst = 0;
   std::uniform_int_distribution<index_t> ri(0, m - 1), ci(0, n - 1);
@@ -113,8 +95,8 @@ int cmd_gemm(int argc, char** argv) {
   }
 
   const double flops = 2.0 * m * n * k;
-  const double t_own = median_ms(ctx, reps, [&] { v.launch(ga, ctx.stream()); });
-  const double t_ref = median_ms(ctx, reps, [&] { cublas_gemm(ctx, v.precision, ga); });
+  const double t_own = median_ms(ctx.stream(), reps, [&] { v.launch(ga, ctx.stream()); });
+  const double t_ref = median_ms(ctx.stream(), reps, [&] { cublas_gemm(vendor, v.precision, ga); });
   std::printf("device:      %s, %d SMs\n", ctx.properties().name, p.sm_count);
   std::printf("problem:     %d x %d x %d, alpha %g, beta %g\n", m, n, k, alpha, beta);
   std::printf("algorithm:   %s (%s%s)\n", std::string(v.name).c_str(), to_string(v.precision),

@@ -3,12 +3,13 @@
 #include <cstdio>
 #include <string>
 
-#include "formats/convert.hpp"
-#include "formats/matrix_market.hpp"
-#include "la/context.hpp"
-#include "solvers/host_backend.hpp"
-#include "tools/args.hpp"
-#include "tools/commands.hpp"
+#include <la/formats/convert.hpp>
+#include <la/formats/matrix_market.hpp>
+#include <la/la/context.hpp>
+#include <la/solvers/host_backend.hpp>
+#include "args.hpp"
+#include "common.hpp"
+#include "commands.hpp"
 
 namespace la::cli {
 namespace {
@@ -26,6 +27,7 @@ const char* usage =
     "  --device D            auto (default), cpu or gpu\n"
     "  --format F            storage for the solve: csr (default), coo, csc, ell, jds, dense\n"
     "  --precision P         double (default) or float\n"
+    "%s"
     "Exit status: 0 converged; 1 not converged (iteration limit, breakdown because A is not\n"
     "SPD, non-finite values); 2 bad usage or input; 3 CUDA or internal failure.\n";
 
@@ -34,33 +36,40 @@ double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-/// Calls f(matrix) with the CSR matrix converted to the named format.
-template <typename T, typename F>
-auto with_format(const std::string& fmt, const csr_matrix<T>& a, F&& f) {
+/// Calls f(matrix) with the CSR matrix converted to the named format (same offset width).
+template <typename T, typename O, typename F>
+auto with_format(const std::string& fmt, const csr_matrix<T, O>& a, F&& f) {
   if (fmt == "coo") return f(to_coo(a));
-  if (fmt == "csc") return f(to_csc(a));
+  if (fmt == "csc") return f(to_csc<O>(a));
   if (fmt == "ell") return f(to_ell(a));
-  if (fmt == "jds") return f(to_jds(a));
+  if (fmt == "jds") return f(to_jds<O>(a));
   if (fmt == "dense") return f(to_dense(a));
   return f(a);
 }
 
+template <typename T, typename O>
+int solve(const args& a, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms);
+
 template <typename T>
 int solve(const args& a, const std::string& device_line) {
+  auto t0 = clock_type::now();
+  const coo_matrix<T> coo = read_matrix_market<T>(a.positional()[0], nullptr, read_options(a));
+  return with_csr(coo, [&](const auto& A) { return solve(a, device_line, A, ms_since(t0)); }, offsets_option(a));
+}
+
+template <typename T, typename O>
+int solve(const args& a, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms) {
   const std::string path = a.positional()[0];
   const std::string fmt = a.get_choice("--format", "csr", {"csr", "coo", "csc", "ell", "jds", "dense"});
   cg_options opt;
   opt.rtol = a.get_double("--tol", 1e-8);
   opt.atol = a.get_double("--atol", 0);
-  opt.max_iterations = static_cast<int>(a.get_int("--maxit", -1));
+  opt.max_iterations = a.get_int("--maxit", -1);
   opt.precond = a.get_choice("--precond", "none", {"none", "jacobi"}) == "jacobi" ? preconditioner::jacobi
                                                                                  : preconditioner::none;
   if (!(opt.rtol >= 0) || !(opt.atol >= 0)) throw usage_error("tolerances must be non-negative");
   if (a.has("--maxit") && opt.max_iterations < 0) throw usage_error("--maxit must be non-negative");
 
-  auto t0 = clock_type::now();
-  const csr_matrix<T> A = to_csr(read_matrix_market<T>(path));
-  const double read_ms = ms_since(t0);
   if (A.rows() != A.cols())
     throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
                            "; CG needs a square (symmetric positive definite) matrix");
@@ -76,19 +85,20 @@ int solve(const args& a, const std::string& device_line) {
                              std::to_string(A.rows()) + " rows");
   }
 
-  std::printf("matrix:     %s (%d x %d, %d nonzeros), %s, %s\n", path.c_str(), A.rows(), A.cols(), A.nnz(),
-              fmt.c_str(), sizeof(T) == 8 ? "double" : "float");
+  std::printf("matrix:     %s (%d x %d, %lld nonzeros, %d-bit offsets), %s, %s\n", path.c_str(), A.rows(), A.cols(),
+              static_cast<long long>(A.nnz()), int(8 * sizeof(O)), fmt.c_str(), sizeof(T) == 8 ? "double" : "float");
   std::printf("device:     %s\n", device_line.c_str());
   std::printf("rhs:        %s\n", known ? "b = A * ones (known solution x = ones)" : a.get("--rhs", "").c_str());
   std::printf("precond:    %s, tol %g, maxit %s\n", to_string(opt.precond), opt.rtol,
               opt.max_iterations < 0 ? "2n" : std::to_string(opt.max_iterations).c_str());
 
   std::vector<T> x(b.size(), T(0));
-  t0 = clock_type::now();
+  const auto t0 = clock_type::now();
   const solve_result r = with_format(fmt, A, [&](const auto& M) { return cg_host(M, b, x, opt); });
   const double solve_ms = ms_since(t0);
 
-  std::printf("status:     %s after %d iterations (%s)\n", to_string(r.status), r.iterations, r.message.c_str());
+  std::printf("status:     %s after %lld iterations (%s)\n", to_string(r.status), static_cast<long long>(r.iterations),
+              r.message.c_str());
   std::printf("residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual, r.true_residual);
   if (known && r.status != solve_status::invalid_input) {
     double e2 = 0;
@@ -107,9 +117,10 @@ int solve(const args& a, const std::string& device_line) {
 
 int cmd_solve(int argc, char** argv) {
   args a(argc, argv, 2,
-         {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--device", "--format", "--precision"},
+         {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--device", "--format", "--precision",
+          "--threads", "--offsets"},
          {});
-  if (a.help()) return std::fputs(usage, stdout), 0;
+  if (a.help()) return std::printf(usage, reader_usage), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string device = a.get_choice("--device", "auto", {"auto", "cpu", "gpu"});
   // The GPU CG solver is not part of this build yet: --device gpu is refused rather than

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <string>
 
-#include "la/error.hpp"
-#include "tools/args.hpp"
-#include "tools/commands.hpp"
+#include <la/la/error.hpp>
+#include "args.hpp"
+#include "commands.hpp"
 
 namespace {
 const char* usage =
@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   } catch (const la::cli::usage_error& e) {
     std::fprintf(stderr, "la %s: %s (see 'la %s --help')\n", cmd.c_str(), e.what(), cmd.c_str());
     return 2;
-  } catch (const la::cuda_error& e) {
+  } catch (const la::device_error& e) {  // CUDA runtime, cuBLAS, cuSPARSE
     std::fprintf(stderr, "la %s: %s\n", cmd.c_str(), e.what());
     return 3;
   } catch (const la::error& e) {

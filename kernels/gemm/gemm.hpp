@@ -5,6 +5,8 @@
 // without anyone remembering to. beta == 0 never reads C.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -12,7 +14,7 @@
 
 #include <cuda_fp16.h>
 
-#include "formats/dense.hpp"
+#include "../../formats/dense.hpp"
 
 namespace la {
 
@@ -28,7 +30,7 @@ const char* to_string(gemm_precision p) noexcept;
 
 struct gemm_problem {
   index_t m = 0, n = 0, k = 0;
-  int sm_count = 132;  // multiprocessors of the target device (split-K sizing)
+  int sm_count = 0;  // multiprocessors of the target device (context::sm_count()); 0: split-K never splits
 };
 
 /// What a launcher receives. a and b point to float or __half per the variant's input.
@@ -42,7 +44,7 @@ struct gemm_args {
   index_t ldc = 0;
   float alpha = 1, beta = 0;
   void* workspace = nullptr;  // workspace_bytes(problem) bytes, device memory
-  int sm_count = 132;
+  int sm_count = 0;  // as gemm_problem::sm_count
 };
 
 struct gemm_variant {
@@ -54,14 +56,36 @@ struct gemm_variant {
   void (*launch)(const gemm_args&, cudaStream_t);  // checks its launches; throws la::cuda_error
 };
 
+/// The one accuracy rule for GEMM results (tests, `la gemm`, benchmarks): the elementwise
+/// relative tolerance of a variant of precision p with inner dimension k, against a
+/// reference computed from the same inputs in higher precision:
+///   |c - ref| <= tol * (|alpha| sum_k |a b| + |beta c|)
+///  fp32: max(1e-5, 4 sqrt(K) eps) (float accumulation error grows like sqrt(K) eps);
+///  tf32: 1e-3 + the fp32 term (inputs keep 10 mantissa bits; the reference uses the float inputs);
+///  fp16: 2e-4 + the fp32 term against half-rounded inputs, whose products are exact in
+///        float. With `reference_from_float_inputs` (the reference saw the float inputs before
+///        rounding to half) add 2^-10 * 1.01: two roundings of 2^-11 each per product.
+/// A reference computed in float (cuBLAS) rather than double adds its own fp32 term.
+inline double gemm_tolerance(gemm_precision p, index_t k, bool reference_from_float_inputs = false) {
+  const double eps = 1.1920928955078125e-7;
+  const double f32 = std::max(1e-5, 4 * std::sqrt(double(std::max<index_t>(k, 1))) * eps);
+  switch (p) {
+    case gemm_precision::fp32: return f32;
+    case gemm_precision::tf32: return 1e-3 + f32;
+    case gemm_precision::fp16: return 2e-4 + f32 + (reference_from_float_inputs ? 1.01 / 1024 : 0.0);
+  }
+  return f32;
+}
+
 /// Every variant, in ladder order.
 const std::vector<gemm_variant>& gemm_variants();
 /// The variant of that name; throws la::invalid_argument listing the valid names.
 const gemm_variant& find_gemm(std::string_view name);
-/// The automatic choice (see select.cu for the thresholds and the measurements behind them).
+/// The automatic choice (see registry.cu for the thresholds and the measurements behind them).
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision);
 
-/// C = alpha*A*B + beta*C with float inputs. algo: a variant name or "auto". "auto" uses
+/// C = alpha*A*B + beta*C with float inputs, queued on ctx's stream. algo: a variant name or "auto".
+/// Split-K variants use ctx.scratch() as their workspace (kept for the next call). "auto" uses
 /// tensor cores (TF32) only when allow_reduced_precision is true. Naming "wmma_f16" converts
 /// A and B to half on every call (an allocation and a pass over both); to keep that out of a
 /// loop, convert once with to_half() and call the half overload.

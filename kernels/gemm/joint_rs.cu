@@ -6,8 +6,8 @@
 //   - each thread accumulates its U outputs: acc[u] += a_reg[s] * B_s[s][u]. Every thread
 //     of a warp reads the same B_s element at once (a broadcast), so there are no conflicts.
 // T = 128, U = 16, S = 8.
-#include "kernels/gemm/common.cuh"
-#include "kernels/gemm/variants.hpp"
+#include "common.cuh"
+#include "variants.hpp"
 
 namespace la::gemm_detail {
 namespace {
@@ -57,6 +57,6 @@ __global__ void __launch_bounds__(T) joint_rs_kernel(gemm_args g) {
 void launch_joint_rs(const gemm_args& g, cudaStream_t s) {
   const dim3 grid(ceil_div(g.n, U), ceil_div(g.m, T));
   joint_rs_kernel<<<grid, T, 0, s>>>(g);
-  LA_CHECK_LAUNCH();
+  LA_CHECK_LAUNCH(s);
 }
 }  // namespace la::gemm_detail

@@ -1,7 +1,7 @@
 // naive: one thread per element of C, K-loop straight from global memory. The baseline the
 // ladder is measured against.
-#include "kernels/gemm/common.cuh"
-#include "kernels/gemm/variants.hpp"
+#include "common.cuh"
+#include "variants.hpp"
 
 namespace la::gemm_detail {
 namespace {
@@ -21,6 +21,6 @@ void launch_naive(const gemm_args& g, cudaStream_t s) {
   const dim3 block(32, 8);
   const dim3 grid(ceil_div(g.n, block.x), ceil_div(g.m, block.y));
   naive_kernel<<<grid, block, 0, s>>>(g);
-  LA_CHECK_LAUNCH();
+  LA_CHECK_LAUNCH(s);
 }
 }  // namespace la::gemm_detail

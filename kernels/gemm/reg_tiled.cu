@@ -1,8 +1,8 @@
 // reg_tiled: the full joint register and shared-memory tiling (see reg_tiled.cuh):
 // 128 x 128 x 8 block tiles, 256 threads, 8 x 8 outputs per thread, warp tiles of 64 x 32,
 // A transposed in shared memory, float4 global loads, double-buffered.
-#include "kernels/gemm/reg_tiled.cuh"
-#include "kernels/gemm/variants.hpp"
+#include "reg_tiled.cuh"
+#include "variants.hpp"
 
 namespace la::gemm_detail {
 namespace {
@@ -30,6 +30,6 @@ void launch_reg_tiled(const gemm_args& g, cudaStream_t s) {
     reg_tiled_kernel<true><<<grid, Cfg::THREADS, 0, s>>>(g);
   else
     reg_tiled_kernel<false><<<grid, Cfg::THREADS, 0, s>>>(g);
-  LA_CHECK_LAUNCH();
+  LA_CHECK_LAUNCH(s);
 }
 }  // namespace la::gemm_detail

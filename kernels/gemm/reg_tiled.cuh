@@ -16,7 +16,7 @@
 //    multiply-adds, and tiles wholly inside the matrix are fetched without predicates.
 #pragma once
 
-#include "kernels/gemm/common.cuh"
+#include "common.cuh"
 
 namespace la::gemm_detail {
 

@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <string>
 
-#include "kernels/gemm/reg_tiled.cuh"
-#include "kernels/gemm/variants.hpp"
+#include "reg_tiled.cuh"
+#include "variants.hpp"
 
 namespace la {
 
@@ -69,13 +69,15 @@ void run_gemm(context& ctx, const device_dense<In>& a, const device_dense<In>& b
   LA_EXPECTS(c.rows() == a.rows() && c.cols() == b.cols(),
              "gemm: C is " + std::to_string(c.rows()) + "x" + std::to_string(c.cols()) + ", expected " +
                  std::to_string(a.rows()) + "x" + std::to_string(b.cols()));
-  const gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.properties().multiProcessorCount};
+  const gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.sm_count()};
   LA_EXPECTS(v.can_implement(p), "gemm: algorithm '" + std::string(v.name) + "' cannot run " + std::to_string(p.m) +
                                      "x" + std::to_string(p.n) + "x" + std::to_string(p.k));
   if (p.m == 0 || p.n == 0) return;
-  device_buffer<unsigned char> ws(v.workspace_bytes(p), ctx.stream());
+  // The context owns the workspace (split-K partials) and keeps it for the next call.
+  const std::size_t ws_bytes = v.workspace_bytes(p);
+  void* ws = ws_bytes ? ctx.scratch(ws_bytes) : nullptr;
   const gemm_args g{p.m,   p.n,  p.k,       a.view().values, a.ld(), b.view().values, b.ld(), c.view().values,
-                    c.ld(), alpha, beta, ws.data(), p.sm_count};
+                    c.ld(), alpha, beta, ws, p.sm_count};
   v.launch(g, ctx.stream());
 }
 
@@ -91,14 +93,14 @@ device_dense<__half> to_half(context& ctx, const device_dense<float>& a) {
   const long n = static_cast<long>(a.rows()) * a.cols();
   if (n > 0) {
     to_half_kernel<<<ceil_div(n, 256), 256, 0, ctx.stream()>>>(a.view().values, a.ld(), h.view().values, a.rows(), a.cols());
-    LA_CHECK_LAUNCH();
+    LA_CHECK_LAUNCH(ctx.stream());
   }
   return h;
 }
 
 void gemm(context& ctx, const device_dense<float>& a, const device_dense<float>& b, device_dense<float>& c, float alpha,
           float beta, std::string_view algo, bool allow_reduced_precision) {
-  const gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.properties().multiProcessorCount};
+  const gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.sm_count()};
   const gemm_variant& v = algo == "auto" ? select_gemm(p, gemm_input::f32, allow_reduced_precision) : find_gemm(algo);
   if (v.input == gemm_input::f16) {
     const auto ah = to_half(ctx, a), bh = to_half(ctx, b);

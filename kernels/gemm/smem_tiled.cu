@@ -2,8 +2,8 @@
 // computes a TILE x TILE block of C; each K-step stages one tile of A and one of B in shared
 // memory (one element per thread, coalesced) and every thread reads TILE of each from there.
 // Edges: out-of-range loads are predicated to 0.
-#include "kernels/gemm/common.cuh"
-#include "kernels/gemm/variants.hpp"
+#include "common.cuh"
+#include "variants.hpp"
 
 namespace la::gemm_detail {
 namespace {
@@ -33,6 +33,6 @@ void launch_smem_tiled(const gemm_args& g, cudaStream_t s) {
   const dim3 block(TILE, TILE);
   const dim3 grid(ceil_div(g.n, TILE), ceil_div(g.m, TILE));
   smem_tiled_kernel<<<grid, block, 0, s>>>(g);
-  LA_CHECK_LAUNCH();
+  LA_CHECK_LAUNCH(s);
 }
 }  // namespace la::gemm_detail

@@ -10,8 +10,8 @@
 // The number of splits comes from detail::split_k_count (shape and SM count).
 #include <algorithm>
 
-#include "kernels/gemm/reg_tiled.cuh"
-#include "kernels/gemm/variants.hpp"
+#include "reg_tiled.cuh"
+#include "variants.hpp"
 
 namespace la::gemm_detail {
 namespace {
@@ -67,7 +67,7 @@ void launch_split(const gemm_args& g, cudaStream_t s) {
   const int threads = 256;
   if (Mode == combine::atomic) {
     scale_c_kernel<<<ceil_div(mn, threads), threads, 0, s>>>(g.c, g.ldc, g.m, g.n, g.beta);
-    LA_CHECK_LAUNCH();
+    LA_CHECK_LAUNCH(s);
   }
   if (g.k > 0) {
     const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM), used);
@@ -75,11 +75,11 @@ void launch_split(const gemm_args& g, cudaStream_t s) {
       split_k_kernel<true, Mode><<<grid, Cfg::THREADS, 0, s>>>(g, chunk);
     else
       split_k_kernel<false, Mode><<<grid, Cfg::THREADS, 0, s>>>(g, chunk);
-    LA_CHECK_LAUNCH();
+    LA_CHECK_LAUNCH(s);
   }
   if (Mode == combine::workspace) {
     reduce_splits_kernel<<<ceil_div(mn, threads), threads, 0, s>>>(g, used);
-    LA_CHECK_LAUNCH();
+    LA_CHECK_LAUNCH(s);
   }
 }
 }  // namespace

@@ -19,7 +19,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "kernels/gemm/common.cuh"
+#include "common.cuh"
 
 namespace la::gemm_detail {
 
@@ -185,7 +185,7 @@ template <auto Kernel, typename Cfg>
 void launch_kernel(const gemm_args& g, dim3 grid, cudaStream_t s) {
   raise_smem_limit_once<Kernel, Cfg::SMEM>();
   Kernel<<<grid, Cfg::THREADS, Cfg::SMEM, s>>>(g);
-  LA_CHECK_LAUNCH();
+  LA_CHECK_LAUNCH(s);
 }
 
 template <typename In, typename Cfg>

@@ -3,8 +3,8 @@
 // 0.26x cuBLAS TF32 at 8192^3 on H200, against 0.24x for 128 x 128 tiles of 4 warps, 0.21x
 // for 8 warps of 64 x 32, 0.26x (no gain) for 4 stages, and 0.21-0.23x when each element is
 // rounded once in shared memory instead of in every fragment (bench/RESULTS.md).
-#include "kernels/gemm/variants.hpp"
-#include "kernels/gemm/wmma.cuh"
+#include "variants.hpp"
+#include "wmma.cuh"
 
 namespace la::gemm_detail {
 void launch_wmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wmma<float, wmma_config<float, 2, 4, 256>>(g, s); }

@@ -1,27 +1,34 @@
 // Sequential host SpMV oracles, one per format: y = alpha*A*x + beta*y.
 // Each walks its format in the format's own order (so it also checks the format's meaning),
 // accumulates in wider_t<T>, and never reads y when beta == 0 (y may hold NaN then).
+// The overloads taking `acc` reuse that accumulator (resized to y's length, no allocation
+// once it has the capacity): the form for loops such as the host CG.
 #pragma once
 
 #include <vector>
 
-#include "formats/convert.hpp"
+#include "../../formats/convert.hpp"
 
 namespace la::reference {
+
+template <typename T>
+using accumulator = std::vector<wider_t<T>>;
 
 namespace detail {
 template <typename T>
 void check_spmv_sizes(index_t rows, index_t cols, const std::vector<T>& x, const std::vector<T>& y) {
   LA_EXPECTS(static_cast<std::size_t>(cols) == x.size(),
-             "spmv: x has " + std::to_string(x.size()) + " elements, matrix has " +
-                 std::to_string(cols) + " columns");
+             "spmv: x has " + std::to_string(x.size()) + " elements, matrix has " + std::to_string(cols) + " columns");
   LA_EXPECTS(static_cast<std::size_t>(rows) == y.size(),
-             "spmv: y has " + std::to_string(y.size()) + " elements, matrix has " +
-                 std::to_string(rows) + " rows");
+             "spmv: y has " + std::to_string(y.size()) + " elements, matrix has " + std::to_string(rows) + " rows");
+}
+template <typename T>
+void start(accumulator<T>& acc, std::size_t n) {
+  acc.assign(n, wider_t<T>(0));
 }
 /// y[i] = alpha*acc[i] + beta*y[i], skipping the read of y when beta == 0.
 template <typename T>
-void finish(T alpha, const std::vector<wider_t<T>>& acc, T beta, std::vector<T>& y) {
+void finish(T alpha, const accumulator<T>& acc, T beta, std::vector<T>& y) {
   for (std::size_t i = 0; i < y.size(); ++i) {
     wider_t<T> r = static_cast<wider_t<T>>(alpha) * acc[i];
     if (beta != T(0)) r += static_cast<wider_t<T>>(beta) * y[i];
@@ -30,66 +37,82 @@ void finish(T alpha, const std::vector<wider_t<T>>& acc, T beta, std::vector<T>&
 }
 }  // namespace detail
 
-template <typename T>
-void spmv(T alpha, const csr_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y) {
+template <typename T, typename O>
+void spmv(T alpha, const csr_matrix<T, O>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
+          accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  std::vector<wider_t<T>> acc(y.size(), 0);
+  detail::start<T>(acc, y.size());
   for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+    for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
       acc[i] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
   detail::finish(alpha, acc, beta, y);
 }
 
-template <typename T>
-void spmv(T alpha, const csc_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y) {
+template <typename T, typename O>
+void spmv(T alpha, const csc_matrix<T, O>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
+          accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  std::vector<wider_t<T>> acc(y.size(), 0);
+  detail::start<T>(acc, y.size());
   for (index_t j = 0; j < a.cols(); ++j)
-    for (index_t k = a.col_ptr()[j]; k < a.col_ptr()[j + 1]; ++k)
+    for (O k = a.col_ptr()[j]; k < a.col_ptr()[j + 1]; ++k)
       acc[a.row_idx()[k]] += static_cast<wider_t<T>>(a.values()[k]) * x[j];
   detail::finish(alpha, acc, beta, y);
 }
 
 template <typename T>
-void spmv(T alpha, const coo_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y) {
+void spmv(T alpha, const coo_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y, accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  std::vector<wider_t<T>> acc(y.size(), 0);
-  for (index_t k = 0; k < a.nnz(); ++k)
+  detail::start<T>(acc, y.size());
+  for (count_t k = 0; k < a.nnz(); ++k)
     acc[a.row_idx()[k]] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
   detail::finish(alpha, acc, beta, y);
 }
 
 template <typename T>
-void spmv(T alpha, const ell_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y) {
+void spmv(T alpha, const ell_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y, accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  std::vector<wider_t<T>> acc(y.size(), 0);
+  detail::start<T>(acc, y.size());
   for (index_t k = 0; k < a.width(); ++k)
     for (index_t i = 0; i < a.rows(); ++i) {
       const std::size_t s = static_cast<std::size_t>(k) * a.rows() + i;
-      if (a.col_idx()[s] != ell_padding)
-        acc[i] += static_cast<wider_t<T>>(a.values()[s]) * x[a.col_idx()[s]];
+      if (a.col_idx()[s] != ell_padding) acc[i] += static_cast<wider_t<T>>(a.values()[s]) * x[a.col_idx()[s]];
     }
   detail::finish(alpha, acc, beta, y);
 }
 
-template <typename T>
-void spmv(T alpha, const jds_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y) {
+/// Accumulates by sorted row, then writes each sum to its original row through perm.
+template <typename T, typename O>
+void spmv(T alpha, const jds_matrix<T, O>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
+          accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  std::vector<wider_t<T>> sorted(y.size(), 0), acc(y.size(), 0);
+  detail::start<T>(acc, y.size());
+  // acc holds sums by sorted row; y is rewritten row by row through perm below.
   for (index_t d = 0; d < a.num_diagonals(); ++d)
-    for (index_t k = a.diag_ptr()[d]; k < a.diag_ptr()[d + 1]; ++k)
-      sorted[k - a.diag_ptr()[d]] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
-  for (index_t k = 0; k < a.rows(); ++k) acc[a.perm()[k]] = sorted[k];
-  detail::finish(alpha, acc, beta, y);
+    for (O k = a.diag_ptr()[d]; k < a.diag_ptr()[d + 1]; ++k)
+      acc[k - a.diag_ptr()[d]] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
+  for (index_t k = 0; k < a.rows(); ++k) {
+    const index_t i = a.perm()[k];
+    wider_t<T> r = static_cast<wider_t<T>>(alpha) * acc[k];
+    if (beta != T(0)) r += static_cast<wider_t<T>>(beta) * y[i];
+    y[i] = static_cast<T>(r);
+  }
 }
 
 template <typename T>
-void spmv(T alpha, const dense_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y) {
+void spmv(T alpha, const dense_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
+          accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  std::vector<wider_t<T>> acc(y.size(), 0);
+  detail::start<T>(acc, y.size());
   for (index_t i = 0; i < a.rows(); ++i)
     for (index_t j = 0; j < a.cols(); ++j) acc[i] += static_cast<wider_t<T>>(a(i, j)) * x[j];
   detail::finish(alpha, acc, beta, y);
+}
+
+/// The same, with a fresh accumulator (one allocation per call).
+template <typename M, typename T, std::enable_if_t<is_host_matrix_v<M>, int> = 0>
+void spmv(T alpha, const M& a, const std::vector<T>& x, T beta, std::vector<T>& y) {
+  accumulator<T> acc;
+  spmv(alpha, a, x, beta, y, acc);
 }
 
 }  // namespace la::reference

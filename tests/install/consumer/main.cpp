@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "formats/matrix_market.hpp"
-#include "la/context.hpp"
-#include "solvers/host_backend.hpp"
+#include <la/formats/matrix_market.hpp>
+#include <la/la/context.hpp>
+#include <la/solvers/host_backend.hpp>
 
 int main() {
   const char* text =

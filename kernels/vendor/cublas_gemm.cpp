@@ -1,12 +1,12 @@
-#include "kernels/gemm/cublas_peer.hpp"
+#include "cublas_gemm.hpp"
 
 namespace la {
-void cublas_gemm(context& ctx, gemm_precision p, const gemm_args& g) {
+void cublas_gemm(vendor_handles& h, gemm_precision p, const gemm_args& g) {
   const cudaDataType_t in = p == gemm_precision::fp16 ? CUDA_R_16F : CUDA_R_32F;
   const cublasComputeType_t ct = p == gemm_precision::fp32   ? CUBLAS_COMPUTE_32F_PEDANTIC
                                  : p == gemm_precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                              : CUBLAS_COMPUTE_32F;
-  LA_CUBLAS_TRY(cublasGemmEx(ctx.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, g.b, in, g.ldb, g.a, in,
+  LA_CUBLAS_TRY(cublasGemmEx(h.cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.n, g.m, g.k, &g.alpha, g.b, in, g.ldb, g.a, in,
                              g.lda, &g.beta, g.c, CUDA_R_32F, g.ldc, ct, CUBLAS_GEMM_DEFAULT));
 }
 }  // namespace la
