@@ -69,6 +69,10 @@ inline const char* to_string(preconditioner p) noexcept {
   return p == preconditioner::jacobi ? "jacobi" : "none";
 }
 
+/// The iteration limit when cg_options::max_iterations is -1: 2n, as Eigen (in 64 bits, so
+/// it stays right for n above 2^30).
+inline std::int64_t default_max_iterations(std::int64_t n) noexcept { return 2 * n; }
+
 /// Solves A x = b; x holds the initial guess on entry and the solution on exit.
 template <typename Backend>
 solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend::vector& x,
@@ -97,7 +101,7 @@ solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend
   }
   if (std::string why = be.check_preconditioner(); !why.empty())
     return finish(solve_status::breakdown, why, bnorm);
-  const std::int64_t maxit = opt.max_iterations >= 0 ? opt.max_iterations : 2 * static_cast<std::int64_t>(be.size());
+  const std::int64_t maxit = opt.max_iterations >= 0 ? opt.max_iterations : default_max_iterations(be.size());
   const double threshold = std::max(opt.rtol * bnorm, opt.atol);
 
   auto r = be.make_vector(), z = be.make_vector(), p = be.make_vector(), q = be.make_vector();

@@ -113,6 +113,43 @@ TEST(Cg, EveryFormatGivesTheSameIterations) {
   check(to_ell(a));
   check(to_jds(a));
   check(to_dense(a));
+  // The 64-bit offset path (forced): the same iterates.
+  check(to_csr<std::int64_t>(a));
+  check(to_csc<std::int64_t>(a));
+  check(to_jds<std::int64_t>(a));
+}
+
+TEST(Cg, CountsStayRightPastTwoToTheThirtyOne) {
+  // The default limit 2n for n near the 32-bit index limit: no int overflow.
+  EXPECT_EQ(default_max_iterations(1'500'000'000), 3'000'000'000LL);
+  EXPECT_EQ(default_max_iterations(max_index), 2 * max_index);
+  static_assert(std::is_same_v<decltype(cg_options{}.max_iterations), std::int64_t>);
+  static_assert(std::is_same_v<decltype(solve_result{}.iterations), std::int64_t>);
+  // A limit above 2^31 is honored (the loop counter is 64-bit): a converging solve stops early.
+  const auto a = test::poisson_2d<double>(4);
+  std::vector<double> b(a.rows(), 1.0), x;
+  cg_options opt;
+  opt.max_iterations = std::int64_t(1) << 33;
+  EXPECT_TRUE(cg_host(a, b, x, opt).converged());
+}
+
+TEST(Cg, HostBackendDoesNotCopyOrAllocateInTheLoop) {
+  // The Jacobi diagonal is read from each format's own storage, equal across formats.
+  const auto a = test::poisson_2d<double>(6);
+  const auto d = detail::diagonal(a);
+  EXPECT_EQ(d, std::vector<double>(36, 4.0));
+  EXPECT_EQ(detail::diagonal(to_coo(a)), d);
+  EXPECT_EQ(detail::diagonal(to_csc(a)), d);
+  EXPECT_EQ(detail::diagonal(to_ell(a)), d);
+  EXPECT_EQ(detail::diagonal(to_jds(a)), d);
+  EXPECT_EQ(detail::diagonal(to_dense(a)), d);
+  // The SpMV accumulator keeps its storage from call to call.
+  reference::accumulator<double> acc;
+  std::vector<double> x(36, 1.0), y(36);
+  reference::spmv(1.0, a, x, 0.0, y, acc);
+  const auto* storage = acc.data();
+  reference::spmv(1.0, a, x, 0.0, y, acc);
+  EXPECT_EQ(acc.data(), storage);
 }
 
 TEST(Cg, FloatConvergesToFloatTolerance) {

@@ -1,5 +1,6 @@
 // Formats: validated construction, hand-checked layouts, and exact conversion in all 30
 // directions on random matrices of awkward shapes.
+#include <map>
 #include <tuple>
 
 #include "test_util.hpp"
@@ -122,20 +123,63 @@ TEST(Validate, Dense) {
                                     {"leading dimension 2 < cols 3"});
 }
 
-TEST(Validate, EllThatNeedsMoreThan32BitSlotsIsRejected) {
-  // One full row of 50000 in a 50000 x 50000 matrix: 2.5e9 ELL slots.
-  const index_t n = 50000;
-  std::vector<index_t> rp(n + 1, 0), ci(n);
-  for (index_t j = 0; j < n; ++j) ci[j] = j;
-  for (index_t i = 1; i <= n; ++i) rp[i] = n;
-  csr_matrix<float> a(n, n, std::move(rp), std::move(ci), std::vector<float>(n, 1.0f));
-  expect_throw_with<size_overflow>([&] { to_ell(a); }, {"ELL slots", "2500000000", "32-bit"});
-}
-
 // ---- every conversion direction, exact ---------------------------------------------------
 
 template <typename T>
 using all_formats = std::tuple<dense_matrix<T>, coo_matrix<T>, csr_matrix<T>, csc_matrix<T>, ell_matrix<T>, jds_matrix<T>>;
+
+// The entries of each format, read straight from its storage as the format's comment
+// defines it (written here, independently of the conversions under test): a map from
+// (row, col) to value.
+template <typename T>
+using entry_map = std::map<std::pair<index_t, index_t>, T>;
+
+template <typename T>
+entry_map<T> entries_of(const dense_matrix<T>& a) {
+  entry_map<T> m;
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (index_t j = 0; j < a.cols(); ++j)
+      if (a.values()[static_cast<std::size_t>(i) * a.ld() + j] != T(0)) m[{i, j}] = a.values()[i * a.ld() + j];
+  return m;
+}
+template <typename T>
+entry_map<T> entries_of(const coo_matrix<T>& a) {
+  entry_map<T> m;
+  for (std::size_t k = 0; k < a.values().size(); ++k) m[{a.row_idx()[k], a.col_idx()[k]}] += a.values()[k];
+  return m;
+}
+template <typename T, typename O>
+entry_map<T> entries_of(const csr_matrix<T, O>& a) {
+  entry_map<T> m;
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (auto k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) m[{i, a.col_idx()[k]}] = a.values()[k];
+  return m;
+}
+template <typename T, typename O>
+entry_map<T> entries_of(const csc_matrix<T, O>& a) {
+  entry_map<T> m;
+  for (index_t j = 0; j < a.cols(); ++j)
+    for (auto k = a.col_ptr()[j]; k < a.col_ptr()[j + 1]; ++k) m[{a.row_idx()[k], j}] = a.values()[k];
+  return m;
+}
+template <typename T>
+entry_map<T> entries_of(const ell_matrix<T>& a) {
+  entry_map<T> m;
+  for (index_t k = 0; k < a.width(); ++k)
+    for (index_t i = 0; i < a.rows(); ++i) {
+      const std::size_t s = static_cast<std::size_t>(k) * a.rows() + i;
+      if (a.col_idx()[s] != -1) m[{i, a.col_idx()[s]}] = a.values()[s];
+    }
+  return m;
+}
+template <typename T, typename O>
+entry_map<T> entries_of(const jds_matrix<T, O>& a) {
+  entry_map<T> m;
+  for (std::size_t d = 0; d + 1 < a.diag_ptr().size(); ++d)
+    for (auto k = a.diag_ptr()[d]; k < a.diag_ptr()[d + 1]; ++k)
+      m[{a.perm()[k - a.diag_ptr()[d]], a.col_idx()[k]}] = a.values()[k];
+  return m;
+}
 
 template <typename Tuple, typename F>
 void for_each_format(F&& f) {
@@ -159,24 +203,24 @@ TYPED_TEST(Convert, EveryPairRoundTripsExactly) {
       test::random_csr<T>({100, 100, 0.05, true, true, true}, g),       // square, long row
       test::random_csr<T>({31, 33, 0.9, false, false}, g),              // nearly dense
   };
-  int directions = 0;
   for (const auto& a : cases) {
+    const entry_map<T> want = entries_of(a);
     for_each_format<all_formats<T>>([&](auto src_tag) {
       using Src = decltype(src_tag);
       const Src src = convert<Src>(a);
       ASSERT_EQ(to_csr(src), a) << "to and from " << typeid(Src).name();
+      ASSERT_EQ(entries_of(src), want) << typeid(Src).name() << " holds other entries";
       for_each_format<all_formats<T>>([&](auto dst_tag) {
         using Dst = decltype(dst_tag);
         if constexpr (!std::is_same_v<Src, Dst>) {
           const Dst dst = convert<Dst>(src);
           EXPECT_EQ(dst, convert<Dst>(a)) << typeid(Src).name() << " -> " << typeid(Dst).name();
           EXPECT_EQ(to_csr(dst), a) << typeid(Src).name() << " -> " << typeid(Dst).name();
-          if (&a == &cases[0]) ++directions;
+          EXPECT_EQ(entries_of(dst), want) << typeid(Src).name() << " -> " << typeid(Dst).name();
         }
       });
     });
   }
-  EXPECT_EQ(directions, 30);
 }
 
 TYPED_TEST(Convert, UnsortedCooWithDuplicatesMatchesDense) {
@@ -197,6 +241,74 @@ TYPED_TEST(Convert, UnsortedCooWithDuplicatesMatchesDense) {
   EXPECT_EQ(to_dense(to_jds(coo)), expect);
   EXPECT_EQ(to_dense(to_ell(coo)), expect);
   EXPECT_EQ(to_dense(to_csc(coo)), expect);
+}
+
+
+// ---- 64-bit offsets ----------------------------------------------------------------------
+
+TYPED_TEST(Convert, SixtyFourBitOffsetsEveryPair) {
+  // The 64-bit path, forced on small matrices: every conversion into and out of the
+  // formats with offsets gives the same matrix as the 32-bit one.
+  using T = TypeParam;
+  std::mt19937 g(11);
+  for (const auto& a : {test::random_csr<T>({33, 17, 0.3, true, true}, g), test::random_csr<T>({100, 100, 0.05, true, true, true}, g),
+                        test::random_csr<T>({0, 7, 0.0, false, false}, g)}) {
+    const auto a64 = to_csr<std::int64_t>(a);
+    static_assert(std::is_same_v<decltype(a64.row_ptr()[0]), const std::int64_t&>);
+    EXPECT_EQ(entries_of(a64), entries_of(a));
+    EXPECT_EQ(to_csr(a64), a);  // back to 32-bit
+    EXPECT_EQ(to_coo(a64), to_coo(a));
+    EXPECT_EQ(to_ell(a64), to_ell(a));
+    EXPECT_EQ(to_dense(a64), to_dense(a));
+    EXPECT_EQ(to_csc(to_csc<std::int64_t>(a64)), to_csc(a));
+    EXPECT_EQ(to_jds(to_jds<std::int64_t>(a64)), to_jds(a));
+    EXPECT_EQ(to_csr<std::int64_t>(to_coo(a)), a64);
+    EXPECT_EQ(to_csr<std::int64_t>(to_jds<std::int64_t>(a)), a64);
+    EXPECT_EQ(to_csr<std::int64_t>(to_csc<std::int64_t>(a)), a64);
+    EXPECT_EQ(to_csr<std::int64_t>(to_ell(a)), a64);
+    EXPECT_EQ(to_csr<std::int64_t>(to_dense(a)), a64);
+    EXPECT_EQ((convert<csc_matrix<T, std::int64_t>>(to_coo(a))), to_csc<std::int64_t>(a));
+  }
+}
+
+TEST(Offsets, BoundaryAtTwoToTheThirtyOne) {
+  // Counts just past 2^31 - 1, checked without allocating them.
+  const std::int64_t limit = std::numeric_limits<std::int32_t>::max();
+  EXPECT_EQ(checked_offset<std::int32_t>(limit, "nnz"), limit);
+  expect_throw_with<size_overflow>([&] { checked_offset<std::int32_t>(limit + 1, "CSR nonzeros"); },
+                                   {"CSR nonzeros = 2147483648", "64-bit offsets"});
+  EXPECT_EQ(checked_offset<std::int64_t>(limit + 1, "nnz"), limit + 1);
+  EXPECT_FALSE(needs_64bit_offsets(limit));
+  EXPECT_TRUE(needs_64bit_offsets(limit + 1));
+  auto width = [](std::int64_t n, offset_width w) { return with_offsets(n, w, [](auto o) { return int(sizeof(o)); }); };
+  EXPECT_EQ(width(limit, offset_width::automatic), 4);
+  EXPECT_EQ(width(limit + 1, offset_width::automatic), 8);
+  EXPECT_EQ(width(5, offset_width::b64), 8);
+  EXPECT_THROW(width(limit + 1, offset_width::b32), size_overflow);  // never truncated
+}
+
+TEST(Offsets, WithCsrPicksTheWidthBySize) {
+  const auto a = small();
+  EXPECT_EQ(with_csr(to_coo(a), [](const auto& m) { return int(sizeof(m.row_ptr()[0])); }), 4);
+  EXPECT_EQ(with_csr(to_coo(a), [](const auto& m) { return int(sizeof(m.row_ptr()[0])); }, offset_width::b64), 8);
+  EXPECT_TRUE(with_csr(to_ell(a), [&](const auto& m) { return entries_of(m) == entries_of(a); }, offset_width::b64));
+}
+
+TEST(Convert, UnsortedRowsAreSortedOnlyWhereNeeded) {
+  // Row 0 arrives sorted, row 1 reversed with a duplicate, row 2 empty.
+  coo_matrix<double> c(3, 5, {0, 0, 1, 1, 1, 0, 1}, {0, 3, 4, 2, 1, 4, 2}, {1, 2, 3, 4, 5, 6, 7});
+  const auto r = to_csr(c);
+  EXPECT_EQ(r.row_ptr(), (std::vector<index_t>{0, 3, 6, 6}));
+  EXPECT_EQ(r.col_idx(), (std::vector<index_t>{0, 3, 4, 1, 2, 4}));
+  EXPECT_EQ(r.values(), (std::vector<double>{1, 2, 6, 5, 4 + 7, 3}));
+}
+
+TEST(Convert, JdsOrdersByLengthKeepingRowOrderOnTies) {
+  // Row lengths 1, 3, 0, 3, 1: sorted rows 1, 3 (length 3), 0, 4 (length 1), 2.
+  coo_matrix<float> c(5, 4, {0, 1, 1, 1, 3, 3, 3, 4}, {0, 0, 1, 2, 1, 2, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const auto j = to_jds(c);
+  EXPECT_EQ(j.perm(), (std::vector<index_t>{1, 3, 0, 4, 2}));
+  EXPECT_EQ(j.diag_ptr(), (std::vector<index_t>{0, 4, 6, 8}));
 }
 
 }  // namespace

@@ -1,9 +1,21 @@
-// Device-side foundation: context, buffers, and the host -> device -> host round trip of
-// every format. Each test skips, saying why, when no GPU is present.
+// Device-side foundation: context, buffers, vendor handles, and device matrices: uploaded,
+// downloaded (synchronously and in stream order), and built from device buffers, in every
+// format and both offset widths. Each test skips, saying why, when no GPU is present.
+#include <la/kernels/vendor/vendor.hpp>
+
 #include "test_util.hpp"
 
 namespace la {
 namespace {
+
+/// The memory a pointer refers to is device memory of `device`.
+void expect_device_pointer(const void* p, int device) {
+  if (!p) return;  // empty arrays allocate nothing
+  cudaPointerAttributes attr{};
+  ASSERT_EQ(cudaPointerGetAttributes(&attr, p), cudaSuccess);
+  EXPECT_EQ(attr.type, cudaMemoryTypeDevice);
+  EXPECT_EQ(attr.device, device);
+}
 
 TEST(Gpu, CudaAvailableNeverThrows) {
   bool a = false;
@@ -14,22 +26,48 @@ TEST(Gpu, CudaAvailableNeverThrows) {
   }
 }
 
-TEST(Gpu, ContextOwnsStreamAndHandles) {
+TEST(Gpu, ContextOwnsStreamAndScratch) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
   EXPECT_NE(ctx.stream(), nullptr);
-  EXPECT_NE(ctx.cublas(), nullptr);
-  EXPECT_EQ(ctx.cublas(), ctx.cublas());  // created once
-  EXPECT_NE(ctx.cusparse(), nullptr);
-  EXPECT_GT(ctx.properties().multiProcessorCount, 0);
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.device()), cudaSuccess);
+  EXPECT_EQ(ctx.sm_count(), sms);
+  void* a = ctx.scratch(1000);
+  expect_device_pointer(a, ctx.device());
+  EXPECT_EQ(ctx.scratch(10), a);  // big enough: reused
+  EXPECT_GE(ctx.scratch_bytes(), 1000u);
+  ctx.scratch(1 << 20);
+  EXPECT_GE(ctx.scratch_bytes(), std::size_t(1) << 20);
   EXPECT_THROW(context bad(1 << 20), invalid_argument);
+}
+
+TEST(Gpu, VendorHandlesAreCreatedOnce) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  vendor_handles h(ctx);
+  EXPECT_NE(h.cublas(), nullptr);
+  EXPECT_EQ(h.cublas(), h.cublas());
+  EXPECT_NE(h.cusparse(), nullptr);
+  EXPECT_EQ(h.cusparse(), h.cusparse());
+}
+
+TEST(Gpu, VendorFailuresAreDeviceErrors) {
+  // The CLI maps device_error to exit status 3; cuBLAS/cuSPARSE failures must be among them.
+  try {
+    LA_CUBLAS_TRY(CUBLAS_STATUS_EXECUTION_FAILED);
+    FAIL() << "no exception";
+  } catch (const device_error& e) {
+    EXPECT_NE(std::string(e.what()).find("CUBLAS_STATUS_EXECUTION_FAILED"), std::string::npos);
+  }
+  EXPECT_THROW(LA_CUSPARSE_TRY(CUSPARSE_STATUS_INTERNAL_ERROR), device_error);
 }
 
 TEST(Gpu, OutOfMemoryIsAnException) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
-  EXPECT_THROW(device_buffer<double>(std::size_t(1) << 50, ctx.stream()), out_of_memory);
-  device_buffer<double> ok(16, ctx.stream());  // the context still works afterwards
+  EXPECT_THROW(ctx.allocate<double>(std::size_t(1) << 50), out_of_memory);
+  auto ok = ctx.allocate<double>(16);  // the context still works afterwards
   ctx.synchronize();
 }
 
@@ -38,7 +76,10 @@ TEST(Gpu, VectorRoundTrip) {
   context ctx;
   std::mt19937 g(1);
   const auto v = test::random_vector<float>(1000, g);
-  EXPECT_EQ(to_host(ctx, to_device(ctx, v)), v);
+  const auto d = to_device(ctx, v);
+  expect_device_pointer(d.data(), ctx.device());
+  EXPECT_EQ(to_host(ctx, d), v);
+  EXPECT_EQ(to_host(ctx, to_device_async(ctx, v)), v);
   EXPECT_TRUE(to_host(ctx, to_device(ctx, std::vector<double>{})).empty());
 }
 
@@ -46,7 +87,18 @@ template <typename T>
 class GpuRoundTrip : public ::testing::Test {};
 TYPED_TEST_SUITE(GpuRoundTrip, test::value_types);
 
-TYPED_TEST(GpuRoundTrip, EveryFormat) {
+/// Host -> device -> host, synchronously and in stream order; the device arrays are device
+/// memory on the context's device, and the data comes back unchanged.
+template <typename M>
+void round_trip(context& ctx, const M& h) {
+  const auto d = to_device(ctx, h);
+  std::apply([&](const auto&... a) { (expect_device_pointer(a.data(), ctx.device()), ...); }, d.arrays());
+  EXPECT_EQ(to_host(ctx, d), h);
+  auto pending = to_host_async(ctx, to_device_async(ctx, h));
+  EXPECT_EQ(pending.wait(), h);
+}
+
+TYPED_TEST(GpuRoundTrip, EveryFormatBothOffsetWidths) {
   LA_SKIP_WITHOUT_GPU();
   using T = TypeParam;
   context ctx;
@@ -54,16 +106,61 @@ TYPED_TEST(GpuRoundTrip, EveryFormat) {
   for (auto shape : {test::sparse_shape{1, 1, 1.0, false, false}, test::sparse_shape{0, 3, 0, false, false},
                      test::sparse_shape{5, 4, 0.0, false, false}, test::sparse_shape{1000, 33, 0.1, true, true, true}}) {
     const auto a = test::random_csr<T>(shape, g);
-    EXPECT_EQ(to_host(ctx, to_device(ctx, a)), a);
-    EXPECT_EQ(to_host(ctx, to_device(ctx, to_coo(a))), to_coo(a));
-    EXPECT_EQ(to_host(ctx, to_device(ctx, to_csc(a))), to_csc(a));
-    EXPECT_EQ(to_host(ctx, to_device(ctx, to_ell(a))), to_ell(a));
-    EXPECT_EQ(to_host(ctx, to_device(ctx, to_jds(a))), to_jds(a));
-    EXPECT_EQ(to_host(ctx, to_device(ctx, to_dense(a))), to_dense(a));
-    const auto d = to_device(ctx, a);
-    EXPECT_EQ(d.view().nnz, a.nnz());
-    EXPECT_EQ(d.view().rows, a.rows());
+    round_trip(ctx, a);
+    round_trip(ctx, to_csr<std::int64_t>(a));
+    round_trip(ctx, to_coo(a));
+    round_trip(ctx, to_csc(a));
+    round_trip(ctx, to_csc<std::int64_t>(a));
+    round_trip(ctx, to_ell(a));
+    round_trip(ctx, to_jds(a));
+    round_trip(ctx, to_jds<std::int64_t>(a));
+    round_trip(ctx, to_dense(a));
   }
+}
+
+TYPED_TEST(GpuRoundTrip, BuiltFromDeviceBuffers) {
+  LA_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  context ctx;
+  std::mt19937 g(3);
+  const auto a = test::random_csr<T>({33, 31, 0.2, true, true, true}, g);
+  // From buffers that already hold the data (as a device-side conversion produces them).
+  device_csr<T> d(a.rows(), a.cols(), upload_async(ctx, a.row_ptr()), upload_async(ctx, a.col_idx()),
+                  upload_async(ctx, a.values()));
+  EXPECT_EQ(to_host(ctx, d), a);
+  // Allocated, then filled through the mutable view (as a kernel that builds a matrix does).
+  auto e = device_csr<T, std::int64_t>::allocate(ctx, a.rows(), a.cols(), a.nnz());
+  const auto a64 = to_csr<std::int64_t>(a);
+  csr_view<T, std::int64_t> v = e.view();
+  ASSERT_EQ(v.nnz, a.nnz());
+  ASSERT_EQ(cudaMemcpyAsync(v.row_ptr, a64.row_ptr().data(), a64.row_ptr().size() * 8, cudaMemcpyHostToDevice, ctx.stream()), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(v.col_idx, a.col_idx().data(), a.col_idx().size() * 4, cudaMemcpyHostToDevice, ctx.stream()), cudaSuccess);
+  ASSERT_EQ(cudaMemcpyAsync(v.values, a.values().data(), a.values().size() * sizeof(T), cudaMemcpyHostToDevice, ctx.stream()), cudaSuccess);
+  EXPECT_EQ(to_host(ctx, e), a64);
+  // Wrong array sizes are refused at construction; wrong contents when they come back.
+  EXPECT_THROW(device_csr<T>(a.rows(), a.cols(), ctx.allocate<index_t>(3), ctx.allocate<index_t>(0),
+                             ctx.allocate<T>(0)),
+               invalid_matrix);
+  std::vector<index_t> bad_ptr = a.row_ptr();
+  bad_ptr[1] = bad_ptr.back() + 1;  // not monotone / out of range
+  device_csr<T> bad(a.rows(), a.cols(), upload_async(ctx, bad_ptr), upload_async(ctx, a.col_idx()),
+                    upload_async(ctx, a.values()));
+  EXPECT_THROW(to_host(ctx, bad), invalid_matrix);
+}
+
+TEST(Gpu, OtherFormatsAllocateForKernels) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const auto coo = device_coo<float>::allocate(ctx, 10, 20, 7);
+  EXPECT_EQ(coo.nnz(), 7);
+  expect_device_pointer(coo.view().row_idx, ctx.device());
+  const auto ell = device_ell<double>::allocate(ctx, 10, 20, 3);
+  EXPECT_EQ(ell.col_idx().size(), 30u);
+  const auto jds = device_jds<float, std::int64_t>::allocate(ctx, 10, 20, 12, 4);
+  EXPECT_EQ(jds.view().num_diagonals, 4);
+  EXPECT_EQ(jds.diag_ptr().size(), 5u);
+  const device_dense<float> dn(ctx, 3, 4);
+  EXPECT_EQ(dn.values().size(), 12u);
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ template <typename T>
 class ReferenceSpmvRandom : public ::testing::Test {};
 TYPED_TEST_SUITE(ReferenceSpmvRandom, test::value_types);
 
-// Every format's reference against the dense product. Tolerance per row, as in STYLE.md:
+// Every format's reference against the dense product. Tolerance per row, the project's rule
+// for a sum of k products:
 // (k+2) eps sum_j |a_ij x_j| for a row of k terms (both sides accumulate in a wider type,
 // so in practice they differ by at most the final rounding).
 TYPED_TEST(ReferenceSpmvRandom, EveryFormatMatchesDense) {

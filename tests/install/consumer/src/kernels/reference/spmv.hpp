@@ -1,0 +1,3 @@
+// The consumer's own header; must never be picked up by la.
+#pragma once
+#define CONSUMER_SPMV_HPP 1
