@@ -8,6 +8,9 @@
 
 #include <la/la/context.hpp>
 #include <la/la/device_buffer.hpp>
+#include <la/la/event_timer.hpp>
+
+#include <algorithm>
 
 namespace {
 namespace wmma = nvcuda::wmma;
@@ -38,20 +41,12 @@ double measure(la::context& ctx, const char* name) {
   la::device_buffer<Elem> in(16 * 16, ctx.stream());
   LA_CUDA_TRY(cudaMemsetAsync(in.data(), 0x3c, in.size() * sizeof(Elem), ctx.stream()));  // ~1.0 / 0.01 values
   la::device_buffer<float> out(static_cast<std::size_t>(blocks) * threads, ctx.stream());
-  cudaEvent_t e0, e1;
-  LA_CUDA_TRY(cudaEventCreate(&e0));
-  LA_CUDA_TRY(cudaEventCreate(&e1));
-  float best = 1e30f;
-  for (int rep = 0; rep < 5; ++rep) {
-    LA_CUDA_TRY(cudaEventRecord(e0, ctx.stream()));
+  // Best of 4 timed runs after one warm-up (events created and destroyed by the helper).
+  const std::vector<float> ms = la::time_runs_ms(ctx.stream(), 4, [&] {
     peak_kernel<FragIn, K, Elem><<<blocks, threads, 0, ctx.stream()>>>(in.data(), out.data(), iters);
-    LA_CHECK_LAUNCH();
-    LA_CUDA_TRY(cudaEventRecord(e1, ctx.stream()));
-    LA_CUDA_TRY(cudaEventSynchronize(e1));
-    float ms = 0;
-    LA_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1));
-    if (rep > 0 && ms < best) best = ms;  // rep 0 is the warm-up
-  }
+    LA_CHECK_LAUNCH(ctx.stream());
+  });
+  const float best = *std::min_element(ms.begin(), ms.end());
   const double flops = 2.0 * 16 * 16 * K * 8.0 * iters * blocks * (threads / 32);
   const double tflops = flops / (best * 1e-3) * 1e-12;
   std::printf("%-6s mma_sync ceiling: %8.1f TFLOP/s (%d blocks x %d warps, %.3f ms)\n", name, tflops, blocks, threads / 32, best);

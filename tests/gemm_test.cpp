@@ -39,17 +39,6 @@ dense_matrix<float> round_to_half(dense_matrix<float> d) {
 
 device_dense<float> upload(context& ctx, const dense_matrix<float>& h) { return to_device(ctx, h); }
 
-/// Relative tolerance per element, as a multiple of alpha*sum|a||b| + |beta c|:
-///  fp32: max(1e-5, 4 sqrt(K) eps) (float accumulation error grows like sqrt(K) eps);
-///  tf32: 1e-3 + the fp32 term (inputs keep 10 mantissa bits);
-///  fp16: checked against half-rounded inputs, where products are exact in float: 2e-4
-///        + the fp32 term for the tensor cores' accumulation; and against the float inputs
-///        at 1e-2.
-double tolerance(gemm_precision p, index_t k) {
-  const double f32 = std::max(1e-5, 4 * std::sqrt(double(std::max<index_t>(k, 1))) * 1.19e-7);
-  return p == gemm_precision::fp32 ? f32 : p == gemm_precision::tf32 ? 1e-3 + f32 : 2e-4 + f32;
-}
-
 struct param {
   std::string variant;
   shape s;
@@ -80,7 +69,7 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
     gemm(ctx, da, db, dc, alpha, beta, v.name);
   const auto got = to_host(ctx, dc);
 
-  const double tol = tolerance(v.precision, s.k);
+  const double tol = gemm_tolerance(v.precision, s.k);  // the one rule (gemm.hpp)
   int bad = 0;
   for (index_t i = 0; i < s.m && bad < 5; ++i)
     for (index_t j = 0; j < s.n && bad < 5; ++j) {
@@ -97,13 +86,14 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
   for (index_t i = 0; i < s.m; ++i)
     for (index_t j = s.n; j < s.n + pad; ++j)
       ASSERT_TRUE(std::memcmp(&got.values()[i * got.ld() + j], &c0.values()[i * c0.ld() + j], 4) == 0) << "padding written";
-  if (half) {  // the same result against the unrounded float inputs, at the 1e-2
+  if (half) {  // the same result against the unrounded float inputs
     dense_matrix<float> full = c0;
     reference::gemm(alpha, a, b, beta, full);
+    const double tol_float_inputs = gemm_tolerance(v.precision, s.k, /*reference_from_float_inputs=*/true);
     for (index_t i = 0; i < s.m; ++i)
       for (index_t j = 0; j < s.n; ++j) {
         const double scale = std::abs(alpha) * mag(i, j) + (beta == 0.0f ? 0.0 : std::abs(beta * c0(i, j)));
-        ASSERT_LE(std::abs(double(got(i, j)) - full(i, j)), 1e-2 * scale + 1e-30) << i << "," << j;
+        ASSERT_LE(std::abs(double(got(i, j)) - full(i, j)), tol_float_inputs * scale + 1e-30) << i << "," << j;
       }
   }
 }
@@ -161,6 +151,15 @@ TEST(Gemm, BadArgumentsAreErrors) {
                                             {"unknown GEMM algorithm 'cutlass'", "reg_tiled"});
   const auto ah = to_half(ctx, a), bh = to_half(ctx, b2);
   test::expect_throw_with<invalid_argument>([&] { gemm(ctx, ah, bh, c, 1, 0, "reg_tiled"); }, {"takes float inputs"});
+}
+
+TEST(GemmTolerance, OneRule) {
+  // Hand-checked values of the rule in gemm.hpp that the tests, `la gemm` and the benchmark share.
+  EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::fp32, 1), 1e-5);
+  EXPECT_NEAR(gemm_tolerance(gemm_precision::fp32, 1 << 20), 4 * 1024 * 1.1920928955078125e-7, 1e-12);
+  EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::tf32, 16), 1e-3 + 1e-5);
+  EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::fp16, 16), 2e-4 + 1e-5);
+  EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::fp16, 16, true), 2e-4 + 1e-5 + 1.01 / 1024);
 }
 
 TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
