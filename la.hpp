@@ -10,6 +10,7 @@
 #include "la/device_buffer.hpp"
 #include "la/error.hpp"
 #include "la/event_timer.hpp"
+#include "la/parallel.hpp"
 #include "la/types.hpp"
 #include "la/vector.hpp"
 

@@ -61,6 +61,14 @@ class basic_compressed {
     }
     check_count(format_name, "values", values_.size(), idx_.size());
   }
+  /// Host or device, without reading the structure (la's own conversions; sizes are checked).
+  basic_compressed(trusted_t, index_t rows, index_t cols, array_t<O, M> ptr, array_t<index_t, M> idx,
+                   array_t<T, M> values)
+      : rows_(rows), cols_(cols), ptr_(std::move(ptr)), idx_(std::move(idx)), values_(std::move(values)) {
+    check_dims(format_name, rows_, cols_);
+    check_count(format_name, by_row ? "row_ptr" : "col_ptr", ptr_.size(), static_cast<std::size_t>(by_row ? rows_ : cols_) + 1);
+    check_count(format_name, "values", values_.size(), idx_.size());
+  }
   /// Device: rows x cols with room for nnz entries on ctx's device, uninitialized (for
   /// kernels that build a matrix; they fill it through view()).
   template <memory X = M, std::enable_if_t<X == memory::device, int> = 0>

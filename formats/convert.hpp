@@ -78,61 +78,40 @@ csr_matrix<T, O> to_csr(const csr_matrix<T, OI>& a) {
   else return {a.rows(), a.cols(), detail::convert_offsets<O>(a.row_ptr(), "CSR nonzeros"), a.col_idx(), a.values()};
 }
 
-/// Bucket by row (a stable scatter, so each row keeps input order), then per row: leave it
-/// if its columns already increase, else stable-sort it by column; sum equal columns in
-/// input order and compact.
+namespace detail {
+/// A run of COO entries (one part of a matrix parsed in parallel).
+template <typename T>
+struct coo_span {
+  const index_t* row_idx;
+  const index_t* col_idx;
+  const T* values;
+  std::size_t size;
+};
+
+/// CSR from COO entries given as consecutive parts (one thread per part; the order of the
+/// parts is the entry order). Indices must be in range (not checked).
+template <typename O, typename T>
+csr_matrix<T, O> spans_to_csr(index_t rows, index_t cols, const std::vector<coo_span<T>>& parts);
+extern template csr_matrix<float, std::int32_t> spans_to_csr<std::int32_t, float>(index_t, index_t, const std::vector<coo_span<float>>&);
+extern template csr_matrix<float, std::int64_t> spans_to_csr<std::int64_t, float>(index_t, index_t, const std::vector<coo_span<float>>&);
+extern template csr_matrix<double, std::int32_t> spans_to_csr<std::int32_t, double>(index_t, index_t, const std::vector<coo_span<double>>&);
+extern template csr_matrix<double, std::int64_t> spans_to_csr<std::int64_t, double>(index_t, index_t, const std::vector<coo_span<double>>&);
+
+/// COO -> CSR on all host threads (la::thread_count()), in formats/convert.cpp for float
+/// and double: histograms, a scan, a scatter, rows sorted only where they are not already,
+/// duplicates summed in input order.
+template <typename O, typename T>
+csr_matrix<T, O> coo_to_csr(const coo_matrix<T>& a);
+extern template csr_matrix<float, std::int32_t> coo_to_csr<std::int32_t, float>(const coo_matrix<float>&);
+extern template csr_matrix<float, std::int64_t> coo_to_csr<std::int64_t, float>(const coo_matrix<float>&);
+extern template csr_matrix<double, std::int32_t> coo_to_csr<std::int32_t, double>(const coo_matrix<double>&);
+extern template csr_matrix<double, std::int64_t> coo_to_csr<std::int64_t, double>(const coo_matrix<double>&);
+}  // namespace detail
+
+/// Sorted by row and column, duplicates summed in input order (see detail::coo_to_csr).
 template <typename O = index_t, typename T>
 csr_matrix<T, O> to_csr(const coo_matrix<T>& a) {
-  const index_t m = a.rows();
-  const auto& ri = a.row_idx();
-  const auto& ci = a.col_idx();
-  const auto& v = a.values();
-  const std::size_t nz = v.size();
-  std::vector<count_t> start(static_cast<std::size_t>(m) + 1, 0);
-  for (index_t r : ri) ++start[r + 1];
-  std::partial_sum(start.begin(), start.end(), start.begin());
-  std::vector<index_t> col(nz);
-  std::vector<T> val(nz);
-  {
-    std::vector<count_t> next(start.begin(), start.end() - 1);
-    for (std::size_t k = 0; k < nz; ++k) {
-      const count_t d = next[ri[k]]++;
-      col[d] = ci[k];
-      val[d] = v[k];
-    }
-  }
-  std::vector<O> row_ptr(static_cast<std::size_t>(m) + 1, 0);
-  std::vector<std::pair<index_t, T>> row;  // scratch for unsorted rows
-  count_t w = 0;
-  for (index_t i = 0; i < m; ++i) {
-    const count_t b = start[i], e = start[i + 1];
-    bool increasing = true;
-    for (count_t k = b + 1; k < e && increasing; ++k) increasing = col[k] > col[k - 1];
-    if (!increasing) {
-      row.clear();
-      for (count_t k = b; k < e; ++k) row.emplace_back(col[k], val[k]);
-      std::stable_sort(row.begin(), row.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
-      for (count_t k = b; k < e; ++k) col[k] = row[k - b].first, val[k] = row[k - b].second;
-    }
-    for (count_t k = b; k < e; ++k) {
-      if (k > b && col[k] == col[w - 1]) {
-        val[w - 1] += val[k];
-      } else {
-        col[w] = col[k];
-        val[w] = val[k];
-        ++w;
-      }
-    }
-    row_ptr[i + 1] = static_cast<O>(w);  // w only grows: the final check below covers every row
-  }
-  checked_offset<O>(w, "CSR nonzeros");
-  if (static_cast<std::size_t>(w) < nz) {
-    col.resize(static_cast<std::size_t>(w));
-    val.resize(static_cast<std::size_t>(w));
-    col.shrink_to_fit();
-    val.shrink_to_fit();
-  }
-  return {m, a.cols(), std::move(row_ptr), std::move(col), std::move(val)};
+  return detail::coo_to_csr<O, T>(a);
 }
 
 template <typename O = index_t, typename T, typename OI>

@@ -41,6 +41,15 @@ class basic_coo {
     }
     detail::check_count("COO", "values", values_.size(), row_idx_.size());
   }
+  /// Without reading the indices (la's own reader, which checked each one; sizes are checked).
+  basic_coo(detail::trusted_t, index_t rows, index_t cols, array_t<index_t, M> row_idx, array_t<index_t, M> col_idx,
+            array_t<T, M> values)
+      : rows_(rows), cols_(cols), row_idx_(std::move(row_idx)), col_idx_(std::move(col_idx)),
+        values_(std::move(values)) {
+    detail::check_dims("COO", rows_, cols_);
+    detail::check_count("COO", "col_idx", col_idx_.size(), row_idx_.size());
+    detail::check_count("COO", "values", values_.size(), row_idx_.size());
+  }
   /// Device: room for nnz entries on ctx's device, uninitialized (for kernels to fill).
   template <memory X = M, std::enable_if_t<X == memory::device, int> = 0>
   static basic_coo allocate(context& ctx, index_t rows, index_t cols, count_t nnz) {

@@ -59,6 +59,24 @@ template <typename T>
 coo_matrix<T> parse_matrix_market(std::string_view text, const std::string& name = "<string>",
                                   mm_header* header = nullptr, const mm_read_options& opt = {});
 
+/// Reads the file straight into CSR (sorted, duplicates summed in file order), with offsets
+/// of type O: the same matrix as to_csr<O>(read_matrix_market<T>(path)), without building
+/// the COO matrix in between when the body is parsed on several threads. This is the path
+/// `la info`, `la solve` and `la convert` take.
+template <typename T, typename O = index_t>
+csr_matrix<T, O> read_matrix_market_csr(const std::string& path, mm_header* header = nullptr,
+                                        const mm_read_options& opt = {});
+/// Same, from text in memory.
+template <typename T, typename O = index_t>
+csr_matrix<T, O> parse_matrix_market_csr(std::string_view text, const std::string& name = "<string>",
+                                         mm_header* header = nullptr, const mm_read_options& opt = {});
+
+/// Entries a CSR matrix of this file can hold at most (symmetric expansion included): what
+/// the offset width is chosen from before reading the body.
+inline std::int64_t max_stored_entries(const mm_header& h) noexcept {
+  return h.symmetry == mm_symmetry::general ? h.entries : 2 * h.entries;
+}
+
 struct mm_write_options {
   mm_format format = mm_format::coordinate;
   /// symmetric: the matrix must be square and exactly symmetric; only the lower triangle is

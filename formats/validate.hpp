@@ -11,6 +11,13 @@
 
 namespace la::detail {
 
+/// Tag for constructors that skip the structural validation: for la's own conversions and
+/// reader, whose output is valid by construction (validating 50M entries again costs ~0.3 s).
+struct trusted_t {
+  explicit trusted_t() = default;
+};
+inline constexpr trusted_t trusted{};
+
 void check_dims(const char* fmt, std::int64_t rows, std::int64_t cols);
 void check_count(const char* fmt, const char* array, std::size_t got, std::size_t want);
 

@@ -1,6 +1,8 @@
 // Formats: validated construction, hand-checked layouts, and exact conversion in all 30
 // directions on random matrices of awkward shapes.
+#include <cstdlib>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include "test_util.hpp"
@@ -309,6 +311,47 @@ TEST(Convert, JdsOrdersByLengthKeepingRowOrderOnTies) {
   const auto j = to_jds(c);
   EXPECT_EQ(j.perm(), (std::vector<index_t>{1, 3, 0, 4, 2}));
   EXPECT_EQ(j.diag_ptr(), (std::vector<index_t>{0, 4, 6, 8}));
+}
+
+
+TEST(Convert, LargeCooOnSeveralThreadsMatchesASortedReference) {
+  // 1.5M entries (the threaded path starts at 2^20) with duplicates and unsorted rows,
+  // against a plain sort-and-sum reference; and the same on one thread.
+  std::mt19937 g(41);
+  const index_t rows = 30000, cols = 20000;
+  const std::size_t n = 1'500'000;
+  std::uniform_int_distribution<index_t> ri(0, rows - 1), ci(0, cols - 1);
+  std::vector<index_t> r(n), c(n);
+  std::vector<double> v(n);
+  for (std::size_t k = 0; k < n; ++k) r[k] = ri(g), c[k] = ci(g), v[k] = static_cast<double>(k % 7 + 1);
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return r[x] != r[y] ? r[x] < r[y] : c[x] < c[y];
+  });
+  std::vector<index_t> rp(rows + 1, 0), want_c;
+  std::vector<double> want_v;
+  for (std::size_t q = 0; q < n; ++q) {
+    const std::size_t k = order[q];
+    if (q > 0 && r[order[q - 1]] == r[k] && c[order[q - 1]] == c[k]) {
+      want_v.back() += v[k];
+    } else {
+      want_c.push_back(c[k]);
+      want_v.push_back(v[k]);
+      ++rp[r[k] + 1];
+    }
+  }
+  std::partial_sum(rp.begin(), rp.end(), rp.begin());
+  const csr_matrix<double> want(rows, cols, rp, want_c, want_v);
+  const coo_matrix<double> coo(rows, cols, r, c, v);
+  ::setenv("LA_THREADS", "3", 1);
+  const auto three = to_csr(coo);
+  ::setenv("LA_THREADS", "1", 1);
+  const auto one = to_csr(coo);
+  ::unsetenv("LA_THREADS");
+  EXPECT_EQ(three, want);
+  EXPECT_EQ(one, want);
+  EXPECT_EQ(to_csr<std::int64_t>(coo), to_csr<std::int64_t>(want));
 }
 
 }  // namespace

@@ -3,7 +3,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <thread>
+
+#include <sys/stat.h>
+#include <cstdlib>
+
 
 #include <la/formats/matrix_market.hpp>
 #include "test_util.hpp"
@@ -315,6 +321,195 @@ TEST(MatrixMarketFile, VectorRoundTrip) {
   write_matrix_market_vector(path, v);
   EXPECT_EQ(read_matrix_market_vector<double>(path), v);
   std::remove(path.c_str());
+}
+
+
+// ---- the parallel parse: same matrix, or same error and line, as one thread ---------------
+
+std::string entries_text(const csr_matrix<double>& m) {
+  std::string r = "csr " + std::to_string(m.rows()) + "x" + std::to_string(m.cols()) + ":";
+  for (index_t i = 0; i < m.rows(); ++i)
+    for (index_t k = m.row_ptr()[i]; k < m.row_ptr()[i + 1]; ++k)
+      r += " " + std::to_string(i) + "," + std::to_string(m.col_idx()[k]) + "=" + std::to_string(m.values()[k]);
+  return r;
+}
+
+/// Parses `text` on one thread and on several (chunks as small as one byte allow) and expects
+/// the same outcome: equal matrices, or the same exception type, message and line.
+void expect_same_as_one_thread(const std::string& text, const std::string& what) {
+  auto outcome = [&](int threads) -> std::string {
+    mm_read_options opt;
+    opt.threads = threads;
+    opt.min_bytes_per_thread = 1;
+    try {
+      const auto m = parse_matrix_market<double>(text, "in.mtx", nullptr, opt);
+      std::string r = "ok " + std::to_string(m.rows()) + "x" + std::to_string(m.cols()) + ":";
+      for (count_t k = 0; k < m.nnz(); ++k)
+        r += " " + std::to_string(m.row_idx()[k]) + "," + std::to_string(m.col_idx()[k]) + "=" +
+             std::to_string(m.values()[k]);
+      return r;
+    } catch (const parse_error& e) {
+      return "parse_error line " + std::to_string(e.line()) + ": " + e.what();
+    } catch (const not_supported& e) {
+      return std::string("not_supported: ") + e.what();
+    }
+  };
+  // Straight to CSR: the same as to_csr of the COO result, or the same error.
+  auto csr_outcome = [&](int threads, bool wide) -> std::string {
+    mm_read_options opt;
+    opt.threads = threads;
+    opt.min_bytes_per_thread = 1;
+    try {
+      if (wide) return entries_text(to_csr(parse_matrix_market_csr<double, std::int64_t>(text, "in.mtx", nullptr, opt)));
+      const auto direct = parse_matrix_market_csr<double>(text, "in.mtx", nullptr, opt);
+      const auto via_coo = to_csr(parse_matrix_market<double>(text, "in.mtx", nullptr, opt));
+      if (entries_text(direct) != entries_text(via_coo)) return "direct CSR differs from to_csr(COO)";  // NaN-safe
+      return entries_text(direct);
+    } catch (const parse_error& e) {
+      return "parse_error line " + std::to_string(e.line()) + ": " + e.what();
+    } catch (const not_supported& e) {
+      return std::string("not_supported: ") + e.what();
+    }
+  };
+  const std::string one = outcome(1), csr_one = csr_outcome(1, false);
+  for (int t : {2, 3, 8}) {
+    EXPECT_EQ(outcome(t), one) << what << " with " << t << " threads";
+    EXPECT_EQ(csr_outcome(t, false), csr_one) << what << " to CSR with " << t << " threads";
+    EXPECT_EQ(csr_outcome(t, true), csr_one) << what << " to CSR, 64-bit offsets, with " << t << " threads";
+  }
+}
+
+TEST(ParallelParse, MalformedCasesGiveTheSameErrors) {
+  const std::string h = hdr;
+  const std::vector<std::string> texts = {
+      h + "3 3 3\n1 1 1\n\n2 2 2\n",                       // too few
+      h + "3 3 1\n1 1 1\n% fine\n2 2 2\n",                  // too many, in a later chunk
+      h + "3 3 4\n1 1 1\n2 2 2\n3 3 3\n1 2 x\n",           // bad value in the last chunk
+      h + "3 3 4\n1 1 1\n2 2 2\n4 3 3\n1 2 1\n",           // out of range in the middle
+      h + "3 3 2\n1 1 1\n2 2 2\n\n\n% trailing comment\n",  // fine, blank tail
+      h + "3 3 2\n1 1 1\n2 2 2\n3 3 3\n4 4 4\n",           // two too many
+      h + "3 3 2\r\n1 1 1\r\n% c\r\n2 2 2",                 // CRLF, no final newline
+      "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n1 1 1\n2 1 2\n1 3 4\n",  // upper triangle
+      "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n1 1\n2 1\n3 2\n",
+      "%%MatrixMarket matrix coordinate integer skew-symmetric\n3 3 2\n2 1 -5\n3 1 7\n",
+      "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4\n",
+  };
+  for (const auto& t : texts) expect_same_as_one_thread(t, t);
+}
+
+TEST(ParallelParse, EdgeFilesAndDataGiveTheSameResult) {
+  std::vector<std::string> paths;
+  for (const char* f : {"nist_ex1.mtx", "nist_ex1_crlf.mtx", "skew_symmetric.mtx", "pattern_symmetric.mtx",
+                        "duplicates_int8.mtx", "invalid_index_out_of_range.mtx", "west0067_nan.mtx",
+                        "west0067_jumbled.mtx", "LFAT5_hypersparse.mtx", "mangled_bad_value.mtx", "empty_3x4.mtx"})
+    paths.push_back(test::edge_dir() + "/" + f);
+  for (const char* f : {"bcsstk01.mtx", "gr_30_30.mtx", "1138_bus.mtx"}) paths.push_back(test::data_dir() + "/" + f);
+  for (const auto& p : paths) {
+    std::ifstream in(p, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    expect_same_as_one_thread(text, p);
+  }
+}
+
+TEST(ParallelParse, RandomMatricesThroughTheFilePath) {
+  // Through read_matrix_market (the memory-mapped file), several threads against one.
+  std::mt19937 g(21);
+  const auto a = test::random_csr<double>({500, 400, 0.05, true, true, true}, g);
+  const std::string path = ::testing::TempDir() + "la_par.mtx";
+  write_matrix_market(path, a);
+  mm_read_options one, many;
+  one.threads = 1;
+  many.threads = 4;
+  many.min_bytes_per_thread = 1;
+  const auto m1 = read_matrix_market<double>(path, nullptr, one);
+  EXPECT_EQ(read_matrix_market<double>(path, nullptr, many), m1);
+  EXPECT_EQ(to_csr(m1), a);
+  EXPECT_EQ(read_matrix_market_csr<double>(path, nullptr, many), a);
+  EXPECT_EQ(read_matrix_market_csr<double>(path, nullptr, one), a);
+  EXPECT_EQ((read_matrix_market_csr<double, std::int64_t>(path, nullptr, many)), to_csr<std::int64_t>(a));
+  std::remove(path.c_str());
+}
+
+TEST(ParallelParse, ThreadCountFromTheEnvironment) {
+  // LA_THREADS sets the default; the result does not depend on it.
+  std::mt19937 g(22);
+  const auto a = test::random_csr<double>({200, 200, 0.1, true, true}, g);
+  const std::string text = format_matrix_market(a);
+  mm_read_options opt;
+  opt.min_bytes_per_thread = 1;
+  ::setenv("LA_THREADS", "3", 1);
+  const auto m3 = parse_matrix_market<double>(text, "t", nullptr, opt);
+  ::setenv("LA_THREADS", "1", 1);
+  const auto m1 = parse_matrix_market<double>(text, "t", nullptr, opt);
+  ::unsetenv("LA_THREADS");
+  EXPECT_EQ(m3, m1);
+  EXPECT_EQ(to_csr(m1), a);
+}
+
+TEST(MatrixMarketFile, PipesAreStreamed) {
+  // Not a regular file: read in 4 MiB chunks on one thread, lines across chunk boundaries.
+  std::mt19937 g(23);
+  const auto a = test::random_csr<double>({3000, 3000, 0.03, true, true, true}, g);  // ~8 MB of text
+  const std::string text = format_matrix_market(a);
+  const std::string fifo = ::testing::TempDir() + "la_fifo.mtx";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << text; });
+  const auto m = read_matrix_market<double>(fifo);
+  writer.join();
+  std::thread writer2([&] { std::ofstream(fifo, std::ios::binary) << text; });
+  const auto direct = read_matrix_market_csr<double>(fifo);
+  writer2.join();
+  EXPECT_EQ(direct, a);
+  std::remove(fifo.c_str());
+  EXPECT_EQ(to_csr(m), a);
+}
+
+TEST(MatrixMarket, EntryCountsPastTwoToTheThirtyOneAreAccepted) {
+  // The header of a file declaring 2^31 + 1 entries reads (offsets are then 64-bit); the
+  // body is checked without allocating for it: the file ends after the first entry.
+  const std::string text = std::string(hdr) + "10 10 2147483649\n1 1 1\n";
+  const std::string path = ::testing::TempDir() + "la_big_header.mtx";
+  { std::ofstream(path, std::ios::binary) << text; }
+  const auto h = read_matrix_market_header(path);
+  EXPECT_EQ(h.entries, 2147483649LL);
+  EXPECT_TRUE(needs_64bit_offsets(h.entries));
+  test::expect_throw_with<parse_error>([&] { read_matrix_market<double>(path); },
+                                       {"file ends after 1 of the 2147483649 entries"});
+  std::remove(path.c_str());
+}
+
+
+TEST(MatrixMarket, IndicesOfEveryLengthAndSeparator) {
+  // Indices of 1 to 10 digits (leading zeros too), followed by a space, a tab, CR or the end
+  // of the line, with and without 8 readable bytes after them: the 8-bytes-at-once path and
+  // the digit-by-digit path must agree.
+  std::mt19937 g(31);
+  for (int digits = 1; digits <= 10; ++digits)
+    for (const char* sep : {" ", "\t", "  ", " \t "})
+      for (bool pattern : {false, true})
+        for (int rep = 0; rep < 5; ++rep) {
+          std::int64_t hi = 1;
+          for (int d = 0; d < digits; ++d) hi *= 10;
+          const std::int64_t i = std::uniform_int_distribution<std::int64_t>(1, std::min<std::int64_t>(hi - 1, max_index))(g);
+          const std::int64_t j = std::uniform_int_distribution<std::int64_t>(1, std::min<std::int64_t>(hi - 1, max_index))(g);
+          std::string si = std::to_string(i), sj = std::to_string(j);
+          if (rep == 1) si = std::string(static_cast<std::size_t>(std::max<int>(0, digits - int(si.size()))), '0') + si;
+          const std::string text = std::string("%%MatrixMarket matrix coordinate ") + (pattern ? "pattern" : "real") +
+                                   " general\n2147483647 2147483647 1\n" + si + sep + sj + (pattern ? "" : std::string(sep) + "2.5") +
+                                   (rep == 2 ? "\r\n" : rep == 3 ? "" : "\n");
+          const auto m = parse_matrix_market<double>(text);
+          ASSERT_EQ(m.nnz(), 1) << text;
+          EXPECT_EQ(m.row_idx()[0], i - 1) << text;
+          EXPECT_EQ(m.col_idx()[0], j - 1) << text;
+          EXPECT_EQ(m.values()[0], pattern ? 1.0 : 2.5) << text;
+        }
+  test::expect_throw_with<parse_error>(
+      [] { parse_matrix_market<double>("%%MatrixMarket matrix coordinate real general\n3 3 1\n1x2 1 1\n"); },
+      {"expected a row index, found '1x2'"});
+  test::expect_throw_with<parse_error>(
+      [] { parse_matrix_market<double>("%%MatrixMarket matrix coordinate real general\n3 3 1\n12345678 1 1.0\n"); },
+      {"row index 12345678 is beyond"});
 }
 
 }  // namespace

@@ -34,12 +34,11 @@ int cmd_convert(int argc, char** argv) {
   opt.symmetry = a.get_choice("--symmetry", "general", {"general", "symmetric"}) == "symmetric"
                      ? mm_symmetry::symmetric
                      : mm_symmetry::general;
-  const coo_matrix<double> coo = read_matrix_market<double>(a.positional()[0], nullptr, read_options(a));
-  with_csr(coo, [&](const auto& m) {
+  with_csr_file<double>(a.positional()[0], a, [&](const auto& m) {
     write_matrix_market(out, m, opt);
     std::printf("wrote %s: %d x %d, %lld nonzeros, %s %s\n", out.c_str(), m.rows(), m.cols(),
                 static_cast<long long>(m.nnz()), to_string(opt.format), to_string(opt.symmetry));
-  }, offsets_option(a));
+  });
   return 0;
 }
 

@@ -81,8 +81,7 @@ int cmd_info(int argc, char** argv) {
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string path = a.positional()[0];
   mm_header h;
-  const coo_matrix<double> coo = read_matrix_market<double>(path, &h, read_options(a));
-  return with_csr(coo, [&](const auto& m) { return print_info(path, h, m); }, offsets_option(a));
+  return with_csr_file<double>(path, a, [&](const auto& m) { return print_info(path, h, m); }, &h);
 }
 
 

@@ -53,8 +53,7 @@ int solve(const args& a, const std::string& device_line, const csr_matrix<T, O>&
 template <typename T>
 int solve(const args& a, const std::string& device_line) {
   auto t0 = clock_type::now();
-  const coo_matrix<T> coo = read_matrix_market<T>(a.positional()[0], nullptr, read_options(a));
-  return with_csr(coo, [&](const auto& A) { return solve(a, device_line, A, ms_since(t0)); }, offsets_option(a));
+  return with_csr_file<T>(a.positional()[0], a, [&](const auto& A) { return solve(a, device_line, A, ms_since(t0)); });
 }
 
 template <typename T, typename O>
