@@ -574,6 +574,9 @@ csr_matrix<T, O> parse_text_csr(std::string_view text, const std::string& name, 
 class mapped_file {
  public:
   explicit mapped_file(const std::string& path) {
+    // stat first: opening a FIFO here and closing it again would break its writer (SIGPIPE).
+    struct stat pre {};
+    if (::stat(path.c_str(), &pre) != 0 || !S_ISREG(pre.st_mode)) return;
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
     struct stat st {};
