@@ -2,17 +2,23 @@
 # One call on a GPU machine: configure, build, run the whole test suite, run
 # compute-sanitizer (memcheck, racecheck) on the GPU tests, run the benchmarks, and print a
 # short table last. Logs go to $OUT (or ./gpu-check-out).
-# Usage: tools/gpu-check.sh [--no-bench] [--no-tests] [--bench-filter REGEX]
+# Usage: tools/gpu-check.sh [--no-bench] [--no-tests] [--no-sanitizer] [--bench-filter REGEX]
+#                           [--test-filter REGEX]
+#   --test-filter REGEX   only the ctest tests matching REGEX (ctest -R); sanitizers still run
+#                         every GPU test binary unless --no-sanitizer
+# The CUDA architecture is CMakeLists.txt's default unless LA_CUDA_ARCH is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-bench=1 tests=1 filter=""
+bench=1 tests=1 sanitize=1 filter="" test_filter=""
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
     --no-tests) tests=0 ;;
+    --no-sanitizer) sanitize=0 ;;
     --bench-filter) filter=$2; shift ;;
+    --test-filter) test_filter=$2; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
   shift
@@ -22,21 +28,25 @@ export PATH=/usr/local/cuda/bin:$PATH
 summary=()
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 
-cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DLA_PTXAS_VERBOSE=ON \
+arch=()
+[ -n "${LA_CUDA_ARCH:-}" ] && arch=(-DCMAKE_CUDA_ARCHITECTURES="$LA_CUDA_ARCH")
+cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release "${arch[@]}" -DLA_PTXAS_VERBOSE=ON \
   -DLA_BUILD_TESTS=ON -DLA_BUILD_BENCH=ON > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
 if cmake --build $build -j "$(nproc)" > "$out/build.log" 2>&1; then summary+=("build: ok"); else
   grep -E "error" -A3 "$out/build.log" | head -40; exit 1; fi
 
 if ((tests)); then
-  ctest --test-dir $build -j 8 --output-on-failure > "$out/ctest.log" 2>&1
+  ctest --test-dir $build -j 8 --output-on-failure ${test_filter:+-R "$test_filter"} > "$out/ctest.log" 2>&1
   summary+=("ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)")
   grep -E "\*\*\*Failed|\(Failed\)" "$out/ctest.log" | head -20
   grep -c "Skipped" "$out/ctest.log" | sed 's/^/skipped tests: /'
 
-  # Sanitizers run side by side. The deliberate out-of-memory test is left out: memcheck
-  # reports its failed allocation.
+fi
+if ((tests && sanitize)); then
+  # Sanitizers run side by side on every GPU test binary. The deliberate out-of-memory test
+  # is left out: memcheck reports its failed allocation.
   pids=()
-  for t in $build/tests/gpu_test $build/tests/gemm_test; do
+  for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test; do
     for tool in memcheck racecheck; do
       log="$out/sanitizer-$(basename "$t")-$tool.log"
       timeout 480 compute-sanitizer --tool $tool --error-exitcode 99 "$t" --gtest_filter=-*OutOfMemory* > "$log" 2>&1 &

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start, step 1: install missing dependencies, build la, and solve a bundled system.
-# Usage: tools/setup.sh [BUILD_DIR]   (CUDA architectures: set LA_CUDA_ARCH, default 90)
+# Usage: tools/setup.sh [BUILD_DIR]   (CUDA architecture: CMakeLists.txt default unless LA_CUDA_ARCH is set)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -15,6 +15,8 @@ if ((${#need[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need[@]}"
 fi
 export PATH=/usr/local/cuda/bin:$PATH
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${LA_CUDA_ARCH:-90}"
+arch=()  # CMakeLists.txt's default architecture unless LA_CUDA_ARCH is set
+[ -n "${LA_CUDA_ARCH:-}" ] && arch=(-DCMAKE_CUDA_ARCHITECTURES="$LA_CUDA_ARCH")
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${arch[@]}"
 cmake --build "$build" --target la_cli
 "$build/tools/la" solve data/gr_30_30.mtx --precond jacobi
