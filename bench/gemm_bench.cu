@@ -87,8 +87,15 @@ int device_sm_count() {
   return n;
 }
 
-fixture& data_for(const shape& s) {
+/// The current shape's fixture. main() releases it before static destruction, so its device
+/// memory is freed while the context's stream still exists (the exit crashed otherwise).
+std::unique_ptr<fixture>& current_fixture() {
   static std::unique_ptr<fixture> cur;
+  return cur;
+}
+
+fixture& data_for(const shape& s) {
+  std::unique_ptr<fixture>& cur = current_fixture();
   if (cur && cur->s.m == s.m && cur->s.n == s.n && cur->s.k == s.k) return *cur;
   cur.reset();  // free the previous shape first
   auto f = std::make_unique<fixture>();
@@ -211,4 +218,12 @@ int register_all() {
 const int registered = register_all();
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  current_fixture().reset();
+  if (la::cuda_available()) ctx().synchronize();
+  return 0;
+}
