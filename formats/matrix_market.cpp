@@ -534,40 +534,44 @@ int body_threads(std::size_t bytes, const mm_read_options& opt) {
       std::min<std::size_t>(static_cast<std::size_t>(thread_count(opt.threads)), std::max<std::size_t>(1, bytes / min_bytes)));
 }
 
-/// Header, then the body in parallel where it pays, else sequentially.
+/// Header, then the body: in parallel where it pays (the parts go to from_parts), else
+/// sequentially (the COO matrix goes to from_coo).
+template <typename T, typename FromParts, typename FromCoo>
+auto parse_text_with(std::string_view text, const std::string& name, mm_header* header, const mm_read_options& opt,
+                     bool room_for_all_in_first, FromParts&& from_parts, FromCoo&& from_coo) {
+  line_reader in(text, name);
+  header_info info = parse_header(in);
+  if (header) *header = info.h;
+  const std::size_t body = in.offset();
+  const int threads = body_threads(text.size() - body, opt);
+  if (threads > 1 && info.h.format == mm_format::coordinate) {
+    auto parts = parse_parts<T>(text, body, info, name, threads, room_for_all_in_first);
+    if (!parts.empty()) return from_parts(parts, info.h);
+  }
+  return from_coo(parse_body<T>(in, info, text.size()));
+}
+
 template <typename T>
 coo_matrix<T> parse_text(std::string_view text, const std::string& name, mm_header* header,
                          const mm_read_options& opt) {
-  line_reader in(text, name);
-  header_info info = parse_header(in);
-  if (header) *header = info.h;
-  const std::size_t body = in.offset();
-  const int threads = body_threads(text.size() - body, opt);
-  if (threads > 1 && info.h.format == mm_format::coordinate) {
-    auto parts = parse_parts<T>(text, body, info, name, threads, /*room_for_all_in_first=*/true);
-    if (!parts.empty()) return join_parts(parts, info.h);
-  }
-  return parse_body<T>(in, info, text.size());
+  return parse_text_with<T>(
+      text, name, header, opt, /*room_for_all_in_first=*/true,
+      [](std::vector<chunk_result<T>>& parts, const mm_header& h) { return join_parts(parts, h); },
+      [](coo_matrix<T>&& m) { return std::move(m); });
 }
 
-/// The same, straight to CSR: parts are converted without being joined.
+/// The same, straight to CSR: the parts are converted without being joined.
 template <typename T, typename O>
 csr_matrix<T, O> parse_text_csr(std::string_view text, const std::string& name, mm_header* header,
                                 const mm_read_options& opt) {
-  line_reader in(text, name);
-  header_info info = parse_header(in);
-  if (header) *header = info.h;
-  const std::size_t body = in.offset();
-  const int threads = body_threads(text.size() - body, opt);
-  if (threads > 1 && info.h.format == mm_format::coordinate) {
-    auto parts = parse_parts<T>(text, body, info, name, threads, /*room_for_all_in_first=*/false);
-    if (!parts.empty()) {
-      std::vector<detail::coo_span<T>> spans;
-      for (const auto& p : parts) spans.push_back({p.out.r.data(), p.out.c.data(), p.out.v.data(), p.out.v.size()});
-      return detail::spans_to_csr<O, T>(static_cast<index_t>(info.h.rows), static_cast<index_t>(info.h.cols), spans);
-    }
-  }
-  return to_csr<O>(parse_body<T>(in, info, text.size()));
+  return parse_text_with<T>(
+      text, name, header, opt, /*room_for_all_in_first=*/false,
+      [](std::vector<chunk_result<T>>& parts, const mm_header& h) {
+        std::vector<detail::coo_span<T>> spans;
+        for (const auto& p : parts) spans.push_back({p.out.r.data(), p.out.c.data(), p.out.v.data(), p.out.v.size()});
+        return detail::spans_to_csr<O, T>(static_cast<index_t>(h.rows), static_cast<index_t>(h.cols), spans);
+      },
+      [](coo_matrix<T>&& m) { return to_csr<O>(m); });
 }
 
 /// A read-only mapping of a whole regular file (empty when the file cannot be mapped).

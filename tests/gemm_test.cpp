@@ -128,13 +128,19 @@ TEST(Gemm, SplitKWorkspaceIsBitIdenticalRunToRun) {
   context ctx;
   std::mt19937 g(9);
   const shape s{100, 90, 20000};
-  ASSERT_GT(detail::split_k_count({s.m, s.n, s.k, ctx.properties().multiProcessorCount}), 1);
+  const gemm_problem p{s.m, s.n, s.k, ctx.sm_count()};
+  ASSERT_GT(detail::split_k_count(p), 1);
   const auto a = upload(ctx, random_dense(s.m, s.k, 0, g)), b = upload(ctx, random_dense(s.k, s.n, 0, g));
   std::vector<std::vector<float>> runs;
+  const void* workspace = nullptr;
   for (int r = 0; r < 3; ++r) {
     device_dense<float> c(ctx, s.m, s.n);
     gemm(ctx, a, b, c, 1.0f, 0.0f, "split_k_workspace");
     runs.push_back(to_host(ctx, c).values());
+    // The partials live in the context's scratch, allocated once and reused.
+    EXPECT_GE(ctx.scratch_bytes(), find_gemm("split_k_workspace").workspace_bytes(p));
+    if (r == 0) workspace = ctx.scratch(0);
+    EXPECT_EQ(ctx.scratch(0), workspace) << "the workspace was reallocated on call " << r;
   }
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * 4), 0);
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), runs[0].size() * 4), 0);
