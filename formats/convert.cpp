@@ -57,15 +57,17 @@ std::size_t tidy_row(index_t* col, T* val, std::size_t n) {
   return w + 1;
 }
 
-/// Thread t handles part t in steps 1 and 3; rows are split by entry count in steps 4-5.
+/// Thread t handles the parts [t*P/threads, (t+1)*P/threads) in order in steps 1 and 3;
+/// rows are split by entry count in steps 4-5.
 template <typename O, typename T, typename C>
-csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>& parts) {
-  const int threads = static_cast<int>(parts.size());
+csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>& parts, int threads) {
   const std::size_t rows = static_cast<std::size_t>(m);
-  std::vector<std::size_t> part_start(parts.size() + 1, 0);
-  for (std::size_t t = 0; t < parts.size(); ++t) part_start[t + 1] = part_start[t] + parts[t].size;
+  const std::size_t n_parts = parts.size();
+  std::vector<std::size_t> part_start(n_parts + 1, 0);
+  for (std::size_t p = 0; p < n_parts; ++p) part_start[p + 1] = part_start[p] + parts[p].size;
   const std::size_t nz = part_start.back();
-  auto share = [&](int t) { return part_start[t]; };
+  auto first_part = [&](int t) { return n_parts * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads); };
+  auto share = [&](int t) { return part_start[first_part(t)]; };  // first entry of thread t
 
   // 1. histograms; meanwhile a helper thread allocates the output arrays (zero-filling fresh
   // pages is kernel work that overlaps with the histograms' memory latency).
@@ -85,8 +87,10 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
     parallel_for(threads, [&](int t) {
       std::vector<C>& c = cursor[t];
       c.assign(rows, 0);
-      const index_t* ri = parts[t].row_idx;
-      for (std::size_t k = 0, e = parts[t].size; k < e; ++k) ++c[ri[k]];
+      for (std::size_t p = first_part(t); p < first_part(t + 1); ++p) {
+        const index_t* ri = parts[p].row_idx;
+        for (std::size_t k = 0, e = parts[p].size; k < e; ++k) ++c[ri[k]];
+      }
     });
   } catch (...) {
     alloc.join();
@@ -108,13 +112,15 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
   // 3. scatter into the output arrays
   parallel_for(threads, [&](int t) {
     C* c = cursor[t].data();
-    const index_t* ri = parts[t].row_idx;
-    const index_t* ci = parts[t].col_idx;
-    const T* v = parts[t].values;
-    for (std::size_t k = 0, e = parts[t].size; k < e; ++k) {
-      const C d = c[ri[k]]++;
-      col[d] = ci[k];
-      val[d] = v[k];
+    for (std::size_t p = first_part(t); p < first_part(t + 1); ++p) {
+      const index_t* ri = parts[p].row_idx;
+      const index_t* ci = parts[p].col_idx;
+      const T* v = parts[p].values;
+      for (std::size_t k = 0, e = parts[p].size; k < e; ++k) {
+        const C d = c[ri[k]]++;
+        col[d] = ci[k];
+        val[d] = v[k];
+      }
     }
   });
   // 4. rows split by entry count; sort where needed, sum duplicates, pack each block left
@@ -167,8 +173,12 @@ csr_matrix<T, O> spans_to_csr(index_t rows, index_t cols, const std::vector<coo_
   std::size_t nz = 0;
   for (const auto& p : parts) nz += p.size;
   if (parts.empty()) return spans_to_csr<O, T>(rows, cols, {coo_span<T>{nullptr, nullptr, nullptr, 0}});
-  if (nz <= static_cast<std::size_t>(max_index)) return build<O, T, std::int32_t>(rows, cols, parts);
-  return build<O, T, std::int64_t>(rows, cols, parts);
+  // Each thread keeps a counter per row: with more rows than entries (hypersparse), extra
+  // threads would cost more memory than the matrix itself, so they are not used.
+  int threads = static_cast<int>(parts.size());
+  if (static_cast<std::size_t>(rows) > nz) threads = 1;
+  if (nz <= static_cast<std::size_t>(max_index)) return build<O, T, std::int32_t>(rows, cols, parts, threads);
+  return build<O, T, std::int64_t>(rows, cols, parts, threads);
 }
 
 template <typename O, typename T>
