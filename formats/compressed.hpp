@@ -75,6 +75,8 @@ class basic_compressed {
   static basic_compressed allocate(context& ctx, index_t rows, index_t cols, count_t nnz) {
     check_dims(format_name, rows, cols);
     const auto n = static_cast<std::size_t>(checked_offset<O>(nnz, by_row ? "CSR nonzeros" : "CSC nonzeros"));
+    check_device_memory(ctx, (double(by_row ? rows : cols) + 1) * sizeof(O) + double(n) * (sizeof(index_t) + sizeof(T)),
+                        std::string("a ") + format_name + " matrix with " + std::to_string(nnz) + " nonzeros");
     return basic_compressed(rows, cols, ctx.allocate<O>(static_cast<std::size_t>(by_row ? rows : cols) + 1),
                             ctx.allocate<index_t>(n), ctx.allocate<T>(n));
   }

@@ -18,6 +18,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "../la/memory.hpp"
 #include "coo.hpp"
 #include "csc.hpp"
 #include "csr.hpp"
@@ -49,6 +50,9 @@ void transpose_compressed(index_t n_major, index_t n_minor, const std::vector<OI
                           const std::vector<T>& val, std::vector<O>& out_ptr, std::vector<index_t>& out_idx,
                           std::vector<T>& out_val) {
   checked_offset<O>(static_cast<std::int64_t>(idx.size()), "nonzeros");
+  check_host_memory(2.0 * sizeof(O) * (double(n_minor) + 1) + double(idx.size()) * (sizeof(index_t) + sizeof(T)),
+                    "transposing compressed storage (" + std::to_string(n_minor) + " pointers, " +
+                        std::to_string(idx.size()) + " entries)");
   out_ptr.assign(static_cast<std::size_t>(n_minor) + 1, 0);
   for (index_t j : idx) ++out_ptr[j + 1];
   std::partial_sum(out_ptr.begin(), out_ptr.end(), out_ptr.begin());
@@ -189,6 +193,7 @@ csr_matrix<T, O> to_csr(const dense_matrix<T>& a) {
 
 template <typename T, typename O>
 coo_matrix<T> to_coo(const csr_matrix<T, O>& a) {
+  check_host_memory(double(a.nnz()) * (2 * sizeof(index_t) + sizeof(T)), "converting to COO");
   std::vector<index_t> ri(static_cast<std::size_t>(a.nnz()));
   for (index_t i = 0; i < a.rows(); ++i)
     std::fill(ri.begin() + a.row_ptr()[i], ri.begin() + a.row_ptr()[i + 1], i);
@@ -210,6 +215,9 @@ ell_matrix<T> to_ell(const csr_matrix<T, O>& a) {
   index_t width = 0;
   for (index_t i = 0; i < m; ++i) width = std::max(width, detail::row_length(a, i));
   const std::size_t rows = static_cast<std::size_t>(m);
+  check_host_memory(double(rows) * width * (sizeof(index_t) + sizeof(T)),
+                    "converting to ELL (" + std::to_string(rows) + " rows x " + std::to_string(width) +
+                        " slots, the longest row)");
   std::vector<index_t> col_idx(rows * static_cast<std::size_t>(width), ell_padding);
   std::vector<T> values(col_idx.size(), T(0));
   for (index_t i = 0; i < m; ++i)
@@ -227,6 +235,8 @@ jds_matrix<T, O> to_jds(const csr_matrix<T, OI>& a) {
   const index_t m = a.rows();
   const auto& rp = a.row_ptr();
   checked_offset<O>(a.nnz(), "JDS nonzeros");
+  check_host_memory(double(m) * 3 * sizeof(index_t) + double(a.nnz()) * (sizeof(index_t) + sizeof(T)),
+                    "converting to JDS");
   index_t nd = 0;  // longest row = number of jagged diagonals
   for (index_t i = 0; i < m; ++i) nd = std::max(nd, detail::row_length(a, i));
   // first[len]: position in perm of the first row of that length (longer rows come first).
@@ -254,6 +264,8 @@ jds_matrix<T, O> to_jds(const csr_matrix<T, OI>& a) {
 
 template <typename T, typename O>
 dense_matrix<T> to_dense(const csr_matrix<T, O>& a) {
+  check_host_memory(double(a.rows()) * a.cols() * sizeof(T),
+                    "converting a " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " matrix to dense");
   dense_matrix<T> d(a.rows(), a.cols());
   for (index_t i = 0; i < a.rows(); ++i)
     for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) d(i, a.col_idx()[k]) = a.values()[k];

@@ -55,6 +55,8 @@ class basic_coo {
   static basic_coo allocate(context& ctx, index_t rows, index_t cols, count_t nnz) {
     LA_EXPECTS(nnz >= 0, "COO: nnz must be non-negative, got " + std::to_string(nnz));
     const auto n = static_cast<std::size_t>(nnz);
+    check_device_memory(ctx, double(n) * (2 * sizeof(index_t) + sizeof(T)),
+                        "a COO matrix with " + std::to_string(nnz) + " entries");
     return basic_coo(rows, cols, ctx.allocate<index_t>(n), ctx.allocate<index_t>(n), ctx.allocate<T>(n));
   }
 

@@ -39,7 +39,7 @@ class basic_dense {
   /// Device: rows x cols, ld = cols, uninitialized, on ctx's device (for kernels to fill).
   template <memory X = M, std::enable_if_t<X == memory::device, int> = 0>
   basic_dense(context& ctx, index_t rows, index_t cols)
-      : basic_dense(rows, cols, cols, ctx.allocate<T>(static_cast<std::size_t>(nonneg(rows)) * nonneg(cols))) {}
+      : basic_dense(rows, cols, cols, ctx.allocate<T>(fits_device(ctx, rows, cols))) {}
 
   index_t rows() const noexcept { return rows_; }
   index_t cols() const noexcept { return cols_; }
@@ -66,6 +66,12 @@ class basic_dense {
   }
 
  private:
+  static std::size_t fits_device(const context& ctx, index_t rows, index_t cols) {
+    const std::size_t n = static_cast<std::size_t>(nonneg(rows)) * static_cast<std::size_t>(nonneg(cols));
+    check_device_memory(ctx, double(n) * sizeof(T),
+                        "a " + std::to_string(rows) + " x " + std::to_string(cols) + " dense matrix");
+    return n;
+  }
   static index_t nonneg(index_t n) {
     detail::check_dims("dense", n, 0);
     return n;

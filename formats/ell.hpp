@@ -47,6 +47,8 @@ class basic_ell {
     detail::check_dims("ELL", rows, cols);
     LA_EXPECTS(width >= 0, "ELL: width must be non-negative, got " + std::to_string(width));
     const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(width);
+    check_device_memory(ctx, double(n) * (sizeof(index_t) + sizeof(T)),
+                        "an ELL matrix of " + std::to_string(rows) + " x " + std::to_string(width) + " slots");
     return basic_ell(rows, cols, width, ctx.allocate<index_t>(n), ctx.allocate<T>(n));
   }
 

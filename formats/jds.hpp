@@ -60,6 +60,9 @@ class basic_jds {
     detail::check_dims("JDS", rows, cols);
     LA_EXPECTS(num_diagonals >= 0, "JDS: the number of diagonals must be non-negative");
     const auto n = static_cast<std::size_t>(checked_offset<O>(nnz, "JDS nonzeros"));
+    check_device_memory(ctx, double(rows) * sizeof(index_t) + (double(num_diagonals) + 1) * sizeof(O) +
+                                 double(n) * (sizeof(index_t) + sizeof(T)),
+                        "a JDS matrix with " + std::to_string(nnz) + " nonzeros");
     return basic_jds(rows, cols, ctx.allocate<index_t>(static_cast<std::size_t>(rows)),
                      ctx.allocate<O>(static_cast<std::size_t>(num_diagonals) + 1), ctx.allocate<index_t>(n),
                      ctx.allocate<T>(n));

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../la/atomic_file.hpp"
 #include "../la/parallel.hpp"
 #include "convert.hpp"
 
@@ -136,9 +137,24 @@ inline bool is_comment(std::string_view s) noexcept {
   return p < s.data() + s.size() && *p == '%';
 }
 
+/// A token or line for a message: at most 60 characters, anything unprintable (NUL, control
+/// bytes, non-ASCII) as \xNN, and the full length when it was cut.
 std::string quote(std::string_view s) {
   constexpr std::size_t max = 60;
-  return "'" + std::string(s.substr(0, max)) + (s.size() > max ? "...'" : "'");
+  std::string r = "'";
+  for (std::size_t i = 0; i < s.size() && i < max; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      r += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      r += buf;
+    }
+  }
+  if (s.size() > max) r += "...' (" + std::to_string(s.size()) + " characters)";
+  else r += "'";
+  return r;
 }
 std::string token_at(const char* p, const char* e) {
   const char* q = p;
@@ -287,35 +303,51 @@ header_info parse_header(line_reader& in) {
 // ---- values ------------------------------------------------------------------------------
 
 template <typename T>
+[[noreturn]] void overflow_error(std::string_view tok, const line_reader& in) {
+  in.fail("value " + quote(tok) + " overflows " + (sizeof(T) == 4 ? "float" : "double") +
+          (sizeof(T) == 4 ? "; read the matrix in double precision" : ""));
+}
+
+/// A real value: what std::from_chars takes (decimal, exponent, inf, nan), plus at most one
+/// leading '+' (from_chars takes only '-'): one sign at most, for every spelling.
+template <typename T>
 const char* parse_real(const char* p, const char* e, T& out, const line_reader& in) {
   const char* start = p;
-  if (p < e && *p == '+') ++p;  // from_chars does not take a leading '+'
+  if (p < e && *p == '+') {
+    ++p;
+    if (p < e && (*p == '+' || *p == '-')) in.fail("value " + token_at(start, e) + " has more than one sign");
+  }
   auto [q, ec] = std::from_chars(p, e, out);
   if (ec == std::errc() && ends_token(q, e)) return q;
   if (ec == std::errc::result_out_of_range && ends_token(q, e)) {
     // Under- or overflow of T: underflow rounds to a signed zero, overflow is an error.
     const std::string tok(start, q);
     const long double v = std::strtold(tok.c_str(), nullptr);
-    if (std::fabs(v) > static_cast<long double>(std::numeric_limits<T>::max()))
-      in.fail("value '" + tok + "' overflows " + (sizeof(T) == 4 ? "float" : "double") +
-              (sizeof(T) == 4 ? "; read the matrix in double precision" : ""));
+    if (!(std::fabs(v) <= static_cast<long double>(std::numeric_limits<T>::max()))) overflow_error<T>(tok, in);
     out = static_cast<T>(v);
     return q;
   }
   in.fail("value " + token_at(start, e) + " is not a number");
 }
 
+/// An integer value, read as the nearest value of T (correctly rounded from all its digits:
+/// 9223372036854775807 reads as 9223372036854775808.0 in double, never with digits dropped);
+/// one sign at most; beyond T's range an error.
 template <typename T>
 const char* parse_integer(const char* p, const char* e, T& out, const line_reader& in) {
   const char* start = p;
-  bool neg = false;
-  if (p < e && (*p == '-' || *p == '+')) neg = *p++ == '-';
-  std::int64_t v = 0;
-  const char* q = parse_uint(p, e, v);
-  if (!q || !ends_token(q, e))
+  const bool neg = p < e && *p == '-';
+  if (p < e && (*p == '-' || *p == '+')) ++p;
+  const char* digits = p;
+  while (p < e && static_cast<unsigned>(*p - '0') < 10u) ++p;
+  if (p == digits || !ends_token(p, e))
     in.fail("value " + token_at(start, e) + " is not an integer (the banner says field 'integer')");
-  out = static_cast<T>(neg ? -v : v);
-  return q;
+  T v = T(0);
+  const auto [q, ec] = std::from_chars(digits, p, v);
+  if (ec == std::errc::result_out_of_range) overflow_error<T>(std::string_view(start, p - start), in);
+  (void)q;
+  out = neg ? -v : v;
+  return p;
 }
 
 template <typename T>
@@ -624,11 +656,11 @@ void append_number(std::string& s, T v) {
   s.append(buf, p);
 }
 
+/// Through a temporary file renamed over the target: a failure leaves the target as it was.
 void write_all(const std::string& path, const std::string& text) {
-  file_ptr f = open_file(path, "wb");
-  if (std::fwrite(text.data(), 1, text.size(), f.get()) != text.size())
-    throw io_error("error writing '" + path + "': " + std::strerror(errno));
-  if (std::fclose(f.release()) != 0) throw io_error("error closing '" + path + "': " + std::strerror(errno));
+  atomic_file out(path);
+  out.write(text);
+  out.commit();
 }
 
 template <typename T, typename O>
@@ -727,7 +759,7 @@ void write_matrix_market(const std::string& path, const csr_matrix<T, O>& a, mm_
 }
 
 template <typename T>
-void write_matrix_market_vector(const std::string& path, const std::vector<T>& v) {
+std::string format_matrix_market_vector(const std::vector<T>& v) {
   const index_t n = checked_index(static_cast<std::int64_t>(v.size()), "vector length");
   std::string s = "%%MatrixMarket matrix array real general\n% written by la\n";
   append_number(s, n);
@@ -736,7 +768,12 @@ void write_matrix_market_vector(const std::string& path, const std::vector<T>& v
     append_number(s, x);
     s += '\n';
   }
-  write_all(path, s);
+  return s;
+}
+
+template <typename T>
+void write_matrix_market_vector(const std::string& path, const std::vector<T>& v) {
+  write_all(path, format_matrix_market_vector(v));
 }
 
 template <typename T>
@@ -767,6 +804,7 @@ std::vector<T> read_matrix_market_vector(const std::string& path) {
   template void write_matrix_market<T>(const std::string&, const csr_matrix<T, std::int32_t>&, mm_write_options); \
   template void write_matrix_market<T>(const std::string&, const csr_matrix<T, std::int64_t>&, mm_write_options); \
   template void write_matrix_market_vector<T>(const std::string&, const std::vector<T>&);       \
+  template std::string format_matrix_market_vector<T>(const std::vector<T>&);                  \
   template std::vector<T> read_matrix_market_vector<T>(const std::string&);
 LA_INSTANTIATE(float)
 LA_INSTANTIATE(double)

@@ -7,7 +7,8 @@
 // such (they are representable); the solvers reject them.
 //
 // Writing: coordinate general or symmetric (lower triangle), array general or symmetric,
-// with the shortest decimal form that reads back to the same value (std::to_chars).
+// with the shortest decimal form that reads back to the same value (std::to_chars). Files
+// are written through la::atomic_file: a failed write leaves the target as it was.
 #pragma once
 
 #include <cstdint>
@@ -91,6 +92,8 @@ template <typename T, typename O>
 void write_matrix_market(const std::string& path, const csr_matrix<T, O>& a, mm_write_options opt = {});
 
 /// Dense vector as an `array real general` n x 1 matrix (right-hand sides, solutions).
+template <typename T>
+std::string format_matrix_market_vector(const std::vector<T>& v);
 template <typename T>
 void write_matrix_market_vector(const std::string& path, const std::vector<T>& v);
 /// Reads an n x 1 (or 1 x n) matrix, coordinate or array, as a dense vector.

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "../la/memory.hpp"
 #include "../la/vector.hpp"
 
 namespace la {
@@ -55,6 +56,9 @@ inline constexpr bool is_device_matrix_v = detail::in_space<M, memory::device>()
 template <typename M, std::enable_if_t<is_host_matrix_v<M>, int> = 0>
 auto to_device_async(context& ctx, const M& h) {
   using D = typename M::template rebind<memory::device>;
+  const double bytes =
+      std::apply([](const auto&... a) { return (0.0 + ... + double(a.size() * sizeof(a[0]))); }, h.arrays());
+  check_device_memory(ctx, bytes, std::string("uploading a ") + to_string(M::kind) + " matrix");
   return std::apply(
       [&](auto... s) {
         return std::apply([&](const auto&... a) { return D(s..., upload_async(ctx, a)...); }, h.arrays());

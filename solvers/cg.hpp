@@ -91,8 +91,13 @@ solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend
   };
   if (std::string why = be.check_input(b, x); !why.empty())
     return finish(solve_status::invalid_input, why, 0);
-  if (!(opt.rtol >= 0) || !(opt.atol >= 0))
-    return finish(solve_status::invalid_input, "tolerances must be non-negative numbers", 0);
+  for (auto [name, v] : {std::pair{"rtol", opt.rtol}, std::pair{"atol", opt.atol}})
+    if (!(v >= 0) || !std::isfinite(v))
+      return finish(solve_status::invalid_input,
+                    std::string(name) + " = " + std::to_string(v) + ": tolerances must be finite and non-negative", 0);
+  if (opt.max_iterations < -1)
+    return finish(solve_status::invalid_input,
+                  "max_iterations = " + std::to_string(opt.max_iterations) + ": use -1 (2n) or a count >= 0", 0);
 
   const double bnorm = static_cast<double>(be.nrm2(b));
   if (bnorm == 0) {  // the solution of A x = 0 is x = 0: no iteration needed

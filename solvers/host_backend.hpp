@@ -146,6 +146,8 @@ class host_backend {
 /// CG on the host over any format; x holds the initial guess (resized to n zeros if empty).
 template <typename Matrix, typename T>
 solve_result cg_host(const Matrix& a, const std::vector<T>& b, std::vector<T>& x, const cg_options& opt = {}) {
+  // b, x, r, z, p, q, the accumulator (wider), the Jacobi diagonal and its inverse
+  check_host_memory(double(b.size()) * (8 * sizeof(T) + sizeof(wider_t<T>)), "the CG solve");
   if (x.empty()) x.assign(b.size(), T(0));
   host_backend<Matrix> be(a, opt.precond);
   return cg(be, b, x, opt);

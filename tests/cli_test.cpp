@@ -137,7 +137,7 @@ TEST(Cli, GemmValidatesArgumentsAndNeedsAGpu) {
   EXPECT_TRUE(contains(r.output, "expected M N K")) << r.output;
   r = run("gemm 10 x 10");
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.output, "positive integers")) << r.output;
+  EXPECT_TRUE(contains(r.output, "integers in [1, 2147483647]")) << r.output;
   r = run("gemm 65 63 127 --algo reg_tiled --reps 3");
   if (!la::cuda_available()) {
     EXPECT_EQ(r.status, 3);

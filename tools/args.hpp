@@ -2,6 +2,10 @@
 // and --flag options, with an error for anything unknown.
 #pragma once
 
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -52,11 +56,35 @@ class args {
     auto it = opts_.find(k);
     return it == opts_.end() ? def : it->second;
   }
-  double get_double(const std::string& k, double def) const {
-    return get_number<double>(k, def, "a number", [](const std::string& v, std::size_t* n) { return std::stod(v, n); });
+  /// A finite number in [lo, hi]; the message names what is wrong (not a number, infinite,
+  /// out of range) and states the range.
+  double get_double(const std::string& k, double def, double lo = -std::numeric_limits<double>::max(),
+                    double hi = std::numeric_limits<double>::max()) const {
+    if (!has(k)) return def;
+    const std::string v = get(k, "");
+    const std::string range = "a finite number in [" + num(lo) + ", " + num(hi) + "]";
+    double x = 0;
+    const char* b = v.data() + (v.size() > 1 && v[0] == '+' && v[1] != '-' ? 1 : 0);
+    const auto [p, ec] = std::from_chars(b, v.data() + v.size(), x);
+    if (v.empty() || p != v.data() + v.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+      throw usage_error("option " + k + " needs " + range + ", got '" + v + "'");
+    if (std::isnan(x)) throw usage_error("option " + k + " is not a number (" + v + "); it needs " + range);
+    if (std::isinf(x) || ec == std::errc::result_out_of_range)
+      throw usage_error("option " + k + " = " + v + " is not finite; it needs " + range);
+    if (x < lo || x > hi) throw usage_error("option " + k + " = " + v + " is out of range; it needs " + range);
+    return x;
   }
-  long get_int(const std::string& k, long def) const {
-    return get_number<long>(k, def, "an integer", [](const std::string& v, std::size_t* n) { return std::stol(v, n); });
+  /// An integer in [lo, hi], checked before any narrowing.
+  long long get_int(const std::string& k, long long def, long long lo, long long hi) const {
+    if (!has(k)) return def;
+    const std::string v = get(k, "");
+    long long x = 0;
+    const char* b = v.data() + (v.size() > 1 && v[0] == '+' && v[1] != '-' ? 1 : 0);
+    const auto [p, ec] = std::from_chars(b, v.data() + v.size(), x);
+    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi)
+      throw usage_error("option " + k + " needs an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                        "], got '" + v + "'");
+    return x;
   }
   /// Value restricted to `choices`.
   std::string get_choice(const std::string& k, const std::string& def, const std::vector<std::string>& choices) const {
@@ -69,17 +97,10 @@ class args {
   }
 
  private:
-  template <typename N, typename Parse>
-  N get_number(const std::string& k, N def, const char* what, Parse parse) const {
-    if (!has(k)) return def;
-    const std::string v = get(k, "");
-    try {
-      std::size_t used = 0;
-      const N x = parse(v, &used);
-      if (used == v.size()) return x;
-    } catch (...) {
-    }
-    throw usage_error("option " + k + " needs " + what + ", got '" + v + "'");
+  static std::string num(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return buf;
   }
 
   bool help_ = false;

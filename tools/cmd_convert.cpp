@@ -3,6 +3,7 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
+#include <la/la/atomic_file.hpp>
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
@@ -19,7 +20,9 @@ const char* usage =
     "  --symmetry S          general (default: every entry written) or symmetric (lower\n"
     "                        triangle; refused unless the matrix is exactly symmetric)\n"
     "%s"
-    "Duplicates are summed; values are written with the shortest text that reads back exactly.\n";
+    "Duplicates are summed; values are written with the shortest text that reads back exactly.\n"
+    "OUT is written through a temporary file renamed over it at the end, so OUT may be IN and\n"
+    "a failed run leaves OUT as it was.\n";
 }  // namespace
 
 int cmd_convert(int argc, char** argv) {
@@ -34,8 +37,10 @@ int cmd_convert(int argc, char** argv) {
   opt.symmetry = a.get_choice("--symmetry", "general", {"general", "symmetric"}) == "symmetric"
                      ? mm_symmetry::symmetric
                      : mm_symmetry::general;
+  atomic_file file(out);  // fails now if the output cannot be created; replaced only on success
   with_csr_file<double>(a.positional()[0], a, [&](const auto& m) {
-    write_matrix_market(out, m, opt);
+    file.write(format_matrix_market(m, opt));
+    file.commit();
     std::printf("wrote %s: %d x %d, %lld nonzeros, %s %s\n", out.c_str(), m.rows(), m.cols(),
                 static_cast<long long>(m.nnz()), to_string(opt.format), to_string(opt.symmetry));
   });

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <random>
@@ -33,20 +34,17 @@ int cmd_gemm(int argc, char** argv) {
   if (a.positional().size() != 3) throw usage_error("expected M N K");
   index_t dims[3];
   for (int i = 0; i < 3; ++i) {
-    try {
-      std::size_t used = 0;
-      const long v = std::stol(a.positional()[i], &used);
-      if (used != a.positional()[i].size() || v < 1) throw 0;
-      dims[i] = checked_index(v, "GEMM dimension");
-    } catch (const size_overflow&) {
-      throw;
-    } catch (...) {
-      throw usage_error("M, N and K must be positive integers, got '" + a.positional()[i] + "'");
-    }
+    const std::string& t = a.positional()[i];
+    long long v = 0;
+    const auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+    if (t.empty() || ec != std::errc() || p != t.data() + t.size() || v < 1 || v > max_index)
+      throw usage_error("M, N and K must be integers in [1, " + std::to_string(max_index) + "], got '" + t + "'");
+    dims[i] = static_cast<index_t>(v);
   }
-  const int reps = static_cast<int>(a.get_int("--reps", 20));
-  if (reps < 1) throw usage_error("--reps must be at least 1");
-  const float alpha = static_cast<float>(a.get_double("--alpha", 1.0)), beta = static_cast<float>(a.get_double("--beta", 0.0));
+  const int reps = static_cast<int>(a.get_int("--reps", 20, 1, 100000));
+  const double fmax = std::numeric_limits<float>::max();
+  const float alpha = static_cast<float>(a.get_double("--alpha", 1.0, -fmax, fmax));
+  const float beta = static_cast<float>(a.get_double("--beta", 0.0, -fmax, fmax));
   if (!cuda_available()) throw cuda_error(cudaErrorNoDevice, "la gemm needs a GPU: " + cuda_status());
 
   context ctx;

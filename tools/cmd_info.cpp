@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <numeric>
 #include <string>
 
 #include <la/formats/convert.hpp>
@@ -25,42 +27,100 @@ std::string mib(double bytes) {
   return buf;
 }
 
+/// What info prints about rows, from CSR or from sorted COO entries.
+struct row_stats {
+  index_t rows = 0, cols = 0;
+  count_t nnz = 0;  // after summing duplicates
+  index_t min = 0, max = 0;
+  count_t empty = 0;
+  double sum2 = 0;  // sum of squared row lengths
+  std::size_t non_finite = 0;
+  int offset_bits = 32;
+};
+
 template <typename O>
-int print_info(const std::string& path, const mm_header& h, const csr_matrix<double, O>& m) {
-  const index_t rows = m.rows();
-  index_t mn = rows ? std::numeric_limits<index_t>::max() : 0, mx = 0, empty = 0;
-  double sum = 0, sum2 = 0;
-  for (index_t i = 0; i < rows; ++i) {
+row_stats stats_of(const csr_matrix<double, O>& m) {
+  row_stats s{m.rows(), m.cols(), m.nnz()};
+  s.offset_bits = 8 * sizeof(O);
+  s.min = m.rows() ? std::numeric_limits<index_t>::max() : 0;
+  for (index_t i = 0; i < m.rows(); ++i) {
     const auto len = static_cast<index_t>(m.row_ptr()[i + 1] - m.row_ptr()[i]);
-    mn = std::min(mn, len);
-    mx = std::max(mx, len);
-    empty += len == 0;
-    sum += len;
-    sum2 += double(len) * len;
+    s.min = std::min(s.min, len);
+    s.max = std::max(s.max, len);
+    s.empty += len == 0;
+    s.sum2 += double(len) * len;
   }
+  for (double v : m.values()) s.non_finite += !std::isfinite(v);
+  return s;
+}
+
+/// The same from COO, in O(nnz log nnz) time and O(nnz) memory: no array over the rows, so
+/// a matrix with far more rows than entries (2e9 x 2e9 with one entry) costs nothing.
+row_stats stats_of(const coo_matrix<double>& m, offset_width width) {
+  row_stats s{m.rows(), m.cols()};
+  std::vector<std::size_t> order(static_cast<std::size_t>(m.nnz()));
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  const auto& r = m.row_idx();
+  const auto& c = m.col_idx();
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return r[x] != r[y] ? r[x] < r[y] : c[x] < c[y]; });
+  index_t row_len = 0, rows_with_entries = 0;
+  s.min = std::numeric_limits<index_t>::max();
+  double value = 0;
+  auto close_entry = [&] { s.non_finite += !std::isfinite(value); };
+  auto close_row = [&] {
+    s.min = std::min(s.min, row_len);
+    s.max = std::max(s.max, row_len);
+    s.sum2 += double(row_len) * row_len;
+    ++rows_with_entries;
+  };
+  for (std::size_t q = 0; q < order.size(); ++q) {
+    const std::size_t k = order[q];
+    const bool same_row = q > 0 && r[order[q - 1]] == r[k];
+    const bool same_entry = same_row && c[order[q - 1]] == c[k];
+    if (same_entry) {
+      value += m.values()[k];  // duplicates summed in input order, as to_csr does
+      continue;
+    }
+    if (q > 0) close_entry();
+    if (q > 0 && !same_row) close_row(), row_len = 0;
+    ++row_len;
+    ++s.nnz;
+    value = m.values()[k];
+  }
+  if (!order.empty()) close_entry(), close_row();
+  s.empty = static_cast<count_t>(m.rows()) - rows_with_entries;
+  if (s.empty > 0 || m.rows() == 0) s.min = 0;
+  s.offset_bits = width == offset_width::b64 || (width == offset_width::automatic && needs_64bit_offsets(s.nnz)) ? 64 : 32;
+  return s;
+}
+
+int print_info(const std::string& path, const mm_header& h, const row_stats& st) {
+  const index_t rows = st.rows, mn = st.min, mx = st.max;
+  const count_t empty = st.empty;
+  const double sum = static_cast<double>(st.nnz), sum2 = st.sum2;
+  const std::size_t non_finite = st.non_finite;
   const double mean = rows ? sum / rows : 0;
   const double stddev = rows ? std::sqrt(std::max(0.0, sum2 / rows - mean * mean)) : 0;
-  std::size_t non_finite = 0;
-  for (double v : m.values()) non_finite += !std::isfinite(v);
-  const double nnz = static_cast<double>(m.nnz()), n = rows, c = m.cols(), ob = sizeof(O);
+  const double nnz = static_cast<double>(st.nnz), n = rows, c = st.cols, ob = st.offset_bits / 8.0;
   const double slots = n * mx;
 
   std::printf("file:            %s\n", path.c_str());
   std::printf("banner:          matrix %s %s %s\n", to_string(h.format), to_string(h.field), to_string(h.symmetry));
-  std::printf("size:            %d x %d\n", rows, m.cols());
+  std::printf("size:            %d x %d\n", rows, st.cols);
   std::printf("stored entries:  %lld (in the file)\n", static_cast<long long>(h.entries));
-  std::printf("nonzeros:        %lld (full storage, duplicates summed)\n", static_cast<long long>(m.nnz()));
-  std::printf("offsets:         %d-bit%s\n", int(8 * sizeof(O)),
-              needs_64bit_offsets(m.nnz()) ? " (more than 2^31 - 1 nonzeros)" : "");
+  std::printf("nonzeros:        %lld (full storage, duplicates summed)\n", static_cast<long long>(st.nnz));
+  std::printf("offsets:         %d-bit%s\n", st.offset_bits,
+              needs_64bit_offsets(st.nnz) ? " (more than 2^31 - 1 nonzeros)" : "");
   std::printf("row length:      min %d  mean %.2f  max %d  stddev %.2f\n", mn, mean, mx, stddev);
-  std::printf("empty rows:      %d\n", empty);
+  std::printf("empty rows:      %lld\n", static_cast<long long>(empty));
   if (non_finite) std::printf("non-finite:      %zu values are NaN or Inf (the solver will refuse them)\n", non_finite);
   if (slots > 0)
     std::printf("ELL:             width %d, %.0f slots, padding %.1f%% of slots\n", mx, slots, 100.0 * (slots - nnz) / slots);
   else
     std::printf("ELL:             width 0 (no entries)\n");
   std::printf("JDS:             %d jagged diagonals\n", mx);
-  std::printf("bytes (double values, 32-bit indices, %d-bit offsets):\n", int(8 * sizeof(O)));
+  std::printf("bytes (double values, 32-bit indices, %d-bit offsets):\n", st.offset_bits);
   auto row = [&](const char* name, double idx_bytes, double values, const char* note = "") {
     std::printf("  %-6s %s   float: %s%s\n", name, mib(idx_bytes + 8 * values).c_str(),
                 mib(idx_bytes + 4 * values).c_str(), note);
@@ -81,7 +141,14 @@ int cmd_info(int argc, char** argv) {
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string path = a.positional()[0];
   mm_header h;
-  return with_csr_file<double>(path, a, [&](const auto& m) { return print_info(path, h, m); }, &h);
+  // More rows than entries (hypersparse): count from the entries, with no array over the
+  // rows; otherwise through CSR, whose arrays are then no larger than the entries'.
+  const mm_header pre = std::filesystem::is_regular_file(path) ? read_matrix_market_header(path) : mm_header{};
+  if (pre.rows > max_stored_entries(pre)) {
+    const coo_matrix<double> coo = read_matrix_market<double>(path, &h, read_options(a));
+    return print_info(path, h, stats_of(coo, offsets_option(a)));
+  }
+  return with_csr_file<double>(path, a, [&](const auto& m) { return print_info(path, h, stats_of(m)); }, &h);
 }
 
 

@@ -1,10 +1,12 @@
 #include <chrono>
+#include <memory>
 #include <cmath>
 #include <cstdio>
 #include <string>
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
+#include <la/la/atomic_file.hpp>
 #include <la/la/context.hpp>
 #include <la/solvers/host_backend.hpp>
 #include "args.hpp"
@@ -19,7 +21,10 @@ const char* usage =
     "Solves A x = b by conjugate gradients (A symmetric positive definite).\n"
     "  --rhs b.mtx           right-hand side (n x 1 Matrix Market); default b = A * ones,\n"
     "                        so the error against the known solution x = ones is printed\n"
-    "  -o, --output x.mtx    write the solution (array n x 1)\n"
+    "  -o, --output x.mtx    write the solution (array n x 1); checked before the solve, written\n"
+    "                        through a temporary file (a failed run leaves x.mtx as it was);\n"
+    "                        refused when it is the matrix or right-hand side file\n"
+    "  --force               allow -o to replace the matrix or right-hand side file\n"
     "  --tol T               relative residual tolerance ||r|| <= T ||b|| (default 1e-8)\n"
     "  --atol T              absolute residual floor (default 0)\n"
     "  --maxit N             iteration limit (default 2n)\n"
@@ -48,26 +53,24 @@ auto with_format(const std::string& fmt, const csr_matrix<T, O>& a, F&& f) {
 }
 
 template <typename T, typename O>
-int solve(const args& a, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms);
+int solve(const args& a, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms, atomic_file* out);
 
 template <typename T>
-int solve(const args& a, const std::string& device_line) {
+int solve(const args& a, const std::string& device_line, atomic_file* out) {
   auto t0 = clock_type::now();
-  return with_csr_file<T>(a.positional()[0], a, [&](const auto& A) { return solve(a, device_line, A, ms_since(t0)); });
+  return with_csr_file<T>(a.positional()[0], a, [&](const auto& A) { return solve(a, device_line, A, ms_since(t0), out); });
 }
 
 template <typename T, typename O>
-int solve(const args& a, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms) {
+int solve(const args& a, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms, atomic_file* out) {
   const std::string path = a.positional()[0];
   const std::string fmt = a.get_choice("--format", "csr", {"csr", "coo", "csc", "ell", "jds", "dense"});
   cg_options opt;
-  opt.rtol = a.get_double("--tol", 1e-8);
-  opt.atol = a.get_double("--atol", 0);
-  opt.max_iterations = a.get_int("--maxit", -1);
+  opt.rtol = a.get_double("--tol", 1e-8, 0.0);
+  opt.atol = a.get_double("--atol", 0, 0.0);
+  opt.max_iterations = a.get_int("--maxit", -1, 0, std::numeric_limits<std::int64_t>::max());
   opt.precond = a.get_choice("--precond", "none", {"none", "jacobi"}) == "jacobi" ? preconditioner::jacobi
                                                                                  : preconditioner::none;
-  if (!(opt.rtol >= 0) || !(opt.atol >= 0)) throw usage_error("tolerances must be non-negative");
-  if (a.has("--maxit") && opt.max_iterations < 0) throw usage_error("--maxit must be non-negative");
 
   if (A.rows() != A.cols())
     throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
@@ -105,10 +108,10 @@ int solve(const args& a, const std::string& device_line, const csr_matrix<T, O>&
     std::printf("error:      ||x - ones|| / ||ones|| = %.3e\n", x.empty() ? 0.0 : std::sqrt(e2 / double(x.size())));
   }
   std::printf("time:       %.3f ms solve, %.3f ms read\n", solve_ms, read_ms);
-  if (a.has("-o") || a.has("--output")) {
-    const std::string out = a.get("-o", a.get("--output", ""));
-    write_matrix_market_vector(out, x);
-    std::printf("solution:   written to %s\n", out.c_str());
+  if (out) {
+    out->write(format_matrix_market_vector(x));
+    out->commit();
+    std::printf("solution:   written to %s\n", out->path().c_str());
   }
   return r.converged() ? 0 : 1;
 }
@@ -118,7 +121,7 @@ int cmd_solve(int argc, char** argv) {
   args a(argc, argv, 2,
          {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--device", "--format", "--precision",
           "--threads", "--offsets"},
-         {});
+         {"--force"});
   if (a.help()) return std::printf(usage, reader_usage), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string device = a.get_choice("--device", "auto", {"auto", "cpu", "gpu"});
@@ -131,7 +134,19 @@ int cmd_solve(int argc, char** argv) {
     line = "cpu (auto: " + (cuda_available() ? "GPU " + cuda_status() + " present, but this build has no GPU CG solver yet"
                                              : cuda_status()) + ")";
   const std::string prec = a.get_choice("--precision", "double", {"double", "float"});
-  return prec == "float" ? solve<float>(a, line) : solve<double>(a, line);
+  // The output is checked (and its temporary created) before anything is read or solved.
+  std::unique_ptr<atomic_file> out;
+  if (a.has("-o") || a.has("--output")) {
+    const std::string path = a.get("-o", a.get("--output", ""));
+    std::vector<std::string> inputs{a.positional()[0]};
+    if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));
+    for (const auto& in : inputs)
+      if (same_file(path, in) && !a.has("--force"))
+        throw usage_error("the output '" + path + "' is the input file '" + in +
+                          "'; writing the solution would replace it: choose another output, or pass --force");
+    out = std::make_unique<atomic_file>(path);
+  }
+  return prec == "float" ? solve<float>(a, line, out.get()) : solve<double>(a, line, out.get());
 }
 
 }  // namespace la::cli

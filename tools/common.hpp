@@ -21,9 +21,7 @@ inline constexpr const char* reader_usage =
 
 inline mm_read_options read_options(const args& a) {
   mm_read_options opt;
-  const long t = a.get_int("--threads", 0);
-  if (t < 0 || t > 256) throw usage_error("--threads must be between 0 (automatic) and 256, got " + std::to_string(t));
-  opt.threads = static_cast<int>(t);
+  opt.threads = static_cast<int>(a.get_int("--threads", 0, 0, 256));  // 0: automatic
   return opt;
 }
 

@@ -1,0 +1,81 @@
+#include "memory.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+
+#include "device_buffer.hpp"
+
+namespace la {
+namespace {
+std::uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::string s;
+  if (!(in >> s) || s == "max") return std::numeric_limits<std::uint64_t>::max();
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
+  return end && *end == '\0' ? v : std::numeric_limits<std::uint64_t>::max();
+}
+}  // namespace
+
+std::string format_bytes(double bytes) {
+  char buf[32];
+  if (bytes >= 1e12) std::snprintf(buf, sizeof buf, "%.1f TB", bytes / 1e12);
+  else if (bytes >= 1e9) std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  else if (bytes >= 1e6) std::snprintf(buf, sizeof buf, "%.1f MB", bytes / 1e6);
+  else if (bytes >= 1e3) std::snprintf(buf, sizeof buf, "%.1f kB", bytes / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+  return buf;
+}
+
+std::uint64_t host_memory_available() noexcept {
+  std::uint64_t avail = std::numeric_limits<std::uint64_t>::max();
+  try {
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    std::uint64_t kb = 0;
+    std::string unit;
+    while (in >> key >> kb >> unit)
+      if (key == "MemAvailable:") {
+        avail = kb * 1024;
+        break;
+      }
+    // cgroup v2: what the limit leaves
+    const std::uint64_t max = read_number("/sys/fs/cgroup/memory.max");
+    const std::uint64_t cur = read_number("/sys/fs/cgroup/memory.current");
+    if (max != std::numeric_limits<std::uint64_t>::max() && cur != std::numeric_limits<std::uint64_t>::max())
+      avail = std::min(avail, max > cur ? max - cur : 0);
+    if (const char* env = std::getenv("LA_HOST_MEMORY_LIMIT")) {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(env, &end, 10);
+      if (end != env && *end == '\0') avail = std::min<std::uint64_t>(avail, v);
+    }
+  } catch (...) {
+  }
+  return avail;
+}
+
+void check_host_memory(double bytes, const std::string& what) {
+  const std::uint64_t avail = host_memory_available();
+  // 10% stays for the rest of the process and the system: an allocation that takes the last
+  // of it runs for minutes in page reclaim and is then killed.
+  if (bytes > 0.9 * static_cast<double>(avail))
+    throw insufficient_memory(what + " needs " + format_bytes(bytes) + " of host memory; " +
+                              format_bytes(static_cast<double>(avail)) +
+                              " are available (la keeps 10% of it free)");
+}
+
+void check_device_memory(const context& ctx, double bytes, const std::string& what) {
+  detail::device_guard g(ctx.device());
+  std::size_t free = 0, total = 0;
+  LA_CUDA_TRY(cudaMemGetInfo(&free, &total));
+  if (bytes > static_cast<double>(free))
+    throw out_of_memory(cudaErrorMemoryAllocation,
+                        what + " needs " + format_bytes(bytes) + " of GPU memory; " + ctx.properties().name + " has " +
+                            format_bytes(static_cast<double>(free)) + " free of " +
+                            format_bytes(static_cast<double>(total)));
+}
+
+}  // namespace la
