@@ -133,6 +133,26 @@ TEST(Cg, CountsStayRightPastTwoToTheThirtyOne) {
   EXPECT_TRUE(cg_host(a, b, x, opt).converged());
 }
 
+TEST(Cg, NonFiniteTolerancesAreInvalidInput) {
+  const auto a = test::poisson_2d<double>(4);
+  std::vector<double> b(a.rows(), 1.0);
+  for (double bad : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), -1.0}) {
+    for (bool absolute : {false, true}) {
+      cg_options opt;
+      (absolute ? opt.atol : opt.rtol) = bad;
+      std::vector<double> x;
+      const auto r = cg_host(a, b, x, opt);
+      EXPECT_EQ(r.status, solve_status::invalid_input) << bad;
+      EXPECT_NE(r.message.find(absolute ? "atol" : "rtol"), std::string::npos) << r.message;
+      EXPECT_NE(r.message.find("finite and non-negative"), std::string::npos) << r.message;
+    }
+  }
+  cg_options opt;
+  opt.max_iterations = -2;
+  std::vector<double> x;
+  EXPECT_EQ(cg_host(a, b, x, opt).status, solve_status::invalid_input);
+}
+
 TEST(Cg, HostBackendDoesNotCopyOrAllocateInTheLoop) {
   // The Jacobi diagonal is read from each format's own storage, equal across formats.
   const auto a = test::poisson_2d<double>(6);

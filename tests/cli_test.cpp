@@ -3,7 +3,11 @@
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+
+#include <unistd.h>
 
 #include <la/formats/matrix_market.hpp>
 #include "test_util.hpp"
@@ -15,8 +19,9 @@ struct run_result {
   std::string output;  // stdout and stderr together
 };
 
-run_result run(const std::string& args) {
-  const std::string cmd = std::string(LA_CLI_PATH) + " " + args + " 2>&1";
+/// Runs a shell command line; stdout and stderr together.
+run_result run_shell(const std::string& cmd_line) {
+  const std::string cmd = cmd_line + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return {-1, "popen failed"};
   std::string out;
@@ -26,6 +31,9 @@ run_result run(const std::string& args) {
   const int st = pclose(p);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
+
+/// Runs the la binary with these arguments.
+run_result run(const std::string& args) { return run_shell(std::string(LA_CLI_PATH) + " " + args); }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -173,6 +181,106 @@ TEST(Cli, ConvertSymmetricToGeneralAndBack) {
   EXPECT_EQ(la::to_dense(la::read_matrix_market<double>(g)), la::to_dense(a));
   std::remove(g.c_str());
   std::remove(s.c_str());
+}
+
+
+// ---- hardening -----------------------------------------------------------------------------
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(Cli, NumericOptionsAreRangeCheckedBeforeNarrowing) {
+  const std::string m = data + "/bcsstk01.mtx";
+  for (const char* big : {"99999999999", "4294967296", "2147483648"}) {
+    const auto r = run("solve " + m + " --maxit " + big);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, std::string("maxit ") + big)) << r.output;  // not wrapped
+  }
+  const auto neg = run("solve " + m + " --maxit -1");
+  EXPECT_EQ(neg.status, 2);
+  EXPECT_TRUE(contains(neg.output, "--maxit needs an integer in [0, 9223372036854775807], got '-1'")) << neg.output;
+  const auto huge = run("solve " + m + " --maxit 99999999999999999999");
+  EXPECT_EQ(huge.status, 2);
+  EXPECT_TRUE(contains(huge.output, "in [0, 9223372036854775807]")) << huge.output;
+  const auto inf = run("solve " + m + " --tol inf");
+  EXPECT_EQ(inf.status, 2);
+  EXPECT_TRUE(contains(inf.output, "--tol = inf is not finite")) << inf.output;
+  const auto nan = run("solve " + m + " --tol nan");
+  EXPECT_EQ(nan.status, 2);
+  EXPECT_TRUE(contains(nan.output, "--tol is not a number (nan)")) << nan.output;
+  const auto negtol = run("solve " + m + " --tol -1e-3");
+  EXPECT_EQ(negtol.status, 2);
+  EXPECT_TRUE(contains(negtol.output, "is out of range; it needs a finite number in [0,")) << negtol.output;
+  const auto threads = run("info " + m + " --threads 1000");
+  EXPECT_EQ(threads.status, 2);
+  EXPECT_TRUE(contains(threads.output, "--threads needs an integer in [0, 256]")) << threads.output;
+  const auto reps = run("gemm 8 8 8 --reps 0");
+  EXPECT_EQ(reps.status, 2);
+  EXPECT_TRUE(contains(reps.output, "--reps needs an integer in [1, 100000]")) << reps.output;
+}
+
+TEST(Cli, SolveRefusesToOverwriteItsInput) {
+  const std::string dir = ::testing::TempDir() + "la_cli_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string a = dir + "/A.mtx", link = dir + "/link.mtx";
+  std::filesystem::copy_file(data + "/bcsstk01.mtx", a);
+  std::filesystem::create_symlink(a, link);
+  const std::string before = read_file(a);
+  for (const std::string& out : {a, link}) {  // the same file under another name, too
+    const auto r = run("solve " + a + " -o " + out);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_TRUE(contains(r.output, "is the input file")) << r.output;
+    EXPECT_TRUE(contains(r.output, "--force")) << r.output;
+    EXPECT_EQ(read_file(a), before);
+  }
+  const auto forced = run("solve " + a + " -o " + a + " --force --maxit 1000");
+  EXPECT_EQ(forced.status, 0) << forced.output;
+  EXPECT_EQ(la::read_matrix_market_vector<double>(a).size(), 48u);  // the solution replaced it, as asked
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, UnwritableOutputFailsBeforeTheSolve) {
+  const auto r = run("solve " + data + "/1138_bus.mtx -o /no/such/dir/x.mtx");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "cannot create a file in '/no/such/dir'")) << r.output;
+  EXPECT_FALSE(contains(r.output, "status:")) << "it solved first:\n" << r.output;
+}
+
+TEST(Cli, ConvertInPlaceAndOnAFullDiskLosesNothing) {
+  const std::string dir = ::testing::TempDir() + "la_conv_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string f = dir + "/F.mtx";
+  std::filesystem::copy_file(data + "/1138_bus.mtx", f);
+  const std::string before = read_file(f);
+  // A file-size limit below the output's size (array form, ~10 MB) stands in for a nearly
+  // full disk: the write fails part way.
+  const auto full = run_shell("ulimit -f 64; trap \"\" XFSZ; " + std::string(LA_CLI_PATH) + " convert " + f + " -o " + f + " --to array");
+  const std::string out = full.output;
+  EXPECT_NE(full.status, 0) << out;
+  EXPECT_EQ(read_file(f), before) << "the input was damaged: " << out;
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1)
+      << "a temporary was left behind";
+  // In place without the limit: the file becomes the converted matrix.
+  const auto ok = run("convert " + f + " -o " + f);
+  EXPECT_EQ(ok.status, 0) << ok.output;
+  EXPECT_EQ(la::to_csr(la::read_matrix_market<double>(f)), la::to_csr(la::read_matrix_market<double>(data + "/1138_bus.mtx")));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, HugeDeclaredSizesAnswerAtOnce) {
+  const std::string path = ::testing::TempDir() + "la_cli_huge.mtx";
+  { std::ofstream(path) << "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 1\n1 1 1\n"; }
+  const auto info = run("info " + path);  // counted without row-sized arrays
+  EXPECT_EQ(info.status, 0) << info.output;
+  EXPECT_TRUE(contains(info.output, "empty rows:      1999999999")) << info.output;
+  for (const std::string cmd : {"solve " + path, "convert " + path + " -o " + path + ".out"}) {
+    const auto r = run_shell("LA_HOST_MEMORY_LIMIT=1000000000 " + std::string(LA_CLI_PATH) + " " + cmd);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_TRUE(contains(r.output, "needs 24.0 GB of host memory; 1.0 GB are available")) << r.output;
+  }
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -71,6 +71,28 @@ TEST(Gpu, OutOfMemoryIsAnException) {
   ctx.synchronize();
 }
 
+TEST(Gpu, OversizedMatricesAreRefusedBeforeAllocating) {
+  // A request beyond the GPU says how much it needs and how much there is, allocates
+  // nothing and leaves nothing behind.
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  ctx.synchronize();
+  std::size_t free_before = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+  test::expect_throw_with<out_of_memory>(
+      [&] { device_csr<double>::allocate(ctx, 1000, 1000, std::int64_t(1) << 40); },
+      {"needs", "TB of GPU memory", "free of"});
+  test::expect_throw_with<out_of_memory>([&] { device_dense<float>(ctx, 2000000000, 2000000000); },
+                                         {"2000000000 x 2000000000 dense matrix needs"});
+  EXPECT_THROW((device_ell<float>::allocate(ctx, 2000000000, 10, 100000)), out_of_memory);
+  ctx.synchronize();
+  std::size_t free_after = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+  EXPECT_EQ(free_after, free_before) << "memory leaked by a refused request";
+  auto ok = device_csr<double>::allocate(ctx, 10, 10, 20);  // the context still works
+  ctx.synchronize();
+}
+
 TEST(Gpu, VectorRoundTrip) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;

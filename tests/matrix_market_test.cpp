@@ -7,7 +7,11 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <csignal>
+#include <filesystem>
+#include <unistd.h>
 #include <cstdlib>
 
 
@@ -510,6 +514,124 @@ TEST(MatrixMarket, IndicesOfEveryLengthAndSeparator) {
   test::expect_throw_with<parse_error>(
       [] { parse_matrix_market<double>("%%MatrixMarket matrix coordinate real general\n3 3 1\n12345678 1 1.0\n"); },
       {"row index 12345678 is beyond"});
+}
+
+
+// ---- hardening: values read right or rejected, messages short and escaped ---------------
+
+TEST(Hardening, IntegerValuesKeepEveryDigit) {
+  const std::string h = "%%MatrixMarket matrix coordinate integer general\n1 6 6\n";
+  const auto m = parse_matrix_market<double>(h + "1 1 9223372036854775807\n1 2 1000000000000000000000\n1 3 -5\n"
+                                                 "1 4 +5\n1 5 123456789012345678901234567890\n1 6 0\n");
+  EXPECT_EQ(m.values()[0], 9223372036854775807.0);  // the nearest double, not 922337203685477632
+  EXPECT_EQ(m.values()[1], 1e21);
+  EXPECT_EQ(m.values()[2], -5.0);
+  EXPECT_EQ(m.values()[3], 5.0);
+  EXPECT_EQ(m.values()[4], 123456789012345678901234567890.0);
+  const auto f = parse_matrix_market<float>(h + "1 1 9223372036854775807\n1 2 1000000000000000000000\n1 3 -5\n"
+                                                "1 4 +5\n1 5 16777217\n1 6 0\n");
+  EXPECT_EQ(f.values()[0], 9223372036854775807.0f);
+  EXPECT_EQ(f.values()[1], 1e21f);
+  EXPECT_EQ(f.values()[4], 16777216.0f);  // nearest float (ties to even)
+  test::expect_throw_with<parse_error>(
+      [&] { parse_matrix_market<float>(h.substr(0, h.size() - 6) + "1 1 1\n1 1 1" + std::string(40, '0') + "\n", "in.mtx"); },
+      {"in.mtx:3:", "overflows float"});
+  for (const char* bad : {"+-5", "--5", "-+5", "5.0", "5e3", "0x10", "5-"})
+    test::expect_throw_with<parse_error>(
+        [&] { parse_matrix_market<double>(h.substr(0, h.size() - 6) + "1 1 1\n1 1 " + bad + "\n", "in.mtx"); },
+        {"in.mtx:3:", "is not an integer"});
+}
+
+TEST(Hardening, OneSignAtMostForEverySpelling) {
+  const std::string h = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 ";
+  for (const char* bad : {"+-1e999", "+-1", "+-nan", "+-inf", "++1", "--1", "-+1", "+ 1"})
+    test::expect_throw_with<parse_error>([&] { parse_matrix_market<double>(h + bad + "\n", "in.mtx"); }, {"in.mtx:3:"});
+  test::expect_throw_with<parse_error>([&] { parse_matrix_market<double>(h + "+-1e999\n", "in.mtx"); },
+                                       {"has more than one sign"});
+  for (const char* over : {"-1e999", "+1e999", "1e999"})
+    test::expect_throw_with<parse_error>([&] { parse_matrix_market<double>(h + over + "\n", "in.mtx"); },
+                                         {"in.mtx:3:", "overflows double"});
+  EXPECT_EQ(parse_matrix_market<double>(h + "+1.5\n").values()[0], 1.5);
+  EXPECT_EQ(parse_matrix_market<double>(h + "-1.5\n").values()[0], -1.5);
+  EXPECT_EQ(parse_matrix_market<double>(h + "+inf\n").values()[0], std::numeric_limits<double>::infinity());
+  EXPECT_EQ(parse_matrix_market<double>(h + "-inf\n").values()[0], -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::signbit(parse_matrix_market<double>(h + "-1e-400\n").values()[0]));  // underflow: signed zero
+}
+
+TEST(Hardening, MessagesQuoteTokensShortAndEscaped) {
+  // A NUL byte in a token no longer cuts the message short.
+  std::string text = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1";
+  text += '\0';
+  text += "x\n";
+  try {
+    parse_matrix_market<double>(text, "in.mtx");
+    FAIL() << "accepted";
+  } catch (const parse_error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("'1\\x00x' is not a number"), std::string::npos) << msg;
+  }
+  // A 9-million-digit token is quoted by its first 60 characters and its length.
+  const std::string big = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1" + std::string(9'000'000, '0') + "\n";
+  try {
+    parse_matrix_market<double>(big, "in.mtx");
+    FAIL() << "accepted";
+  } catch (const parse_error& e) {
+    const std::string msg = e.what();
+    EXPECT_LT(msg.size(), 300u) << msg.substr(0, 300);
+    EXPECT_NE(msg.find("overflows double"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("(9000001 characters)"), std::string::npos) << msg;
+  }
+}
+
+TEST(Hardening, FailedWritesLeaveTheTargetAsItWas) {
+  // A file-size limit makes the write fail part way (as a full disk does): the target keeps
+  // its old content and no temporary is left behind.
+  const std::string dir = ::testing::TempDir() + "la_atomic_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string target = dir + "/A.mtx";
+  { std::ofstream(target) << "old content\n"; }
+  std::mt19937 g(3);
+  const auto a = test::random_csr<double>({300, 300, 0.2, false, false}, g);  // ~400 kB of text
+  ::signal(SIGXFSZ, SIG_IGN);
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  rlimit small = old;
+  small.rlim_cur = 64 * 1024;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  bool threw = false;
+  try {
+    write_matrix_market(target, a);
+  } catch (const io_error& e) {
+    threw = true;
+    EXPECT_NE(std::string(e.what()).find("was not changed"), std::string::npos) << e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  EXPECT_TRUE(threw);
+  std::ifstream in(target);
+  const std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(content, "old content\n");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1)
+      << "a temporary was left behind";
+  // And without the limit the write replaces the file completely.
+  write_matrix_market(target, a);
+  EXPECT_EQ(to_csr(read_matrix_market<double>(target)), a);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Hardening, HugeDeclaredSizesFailAtOnceWithAnEstimate) {
+  // 2,000,000,000 x 2,000,000,000 with one entry: reading costs nothing; converting to CSR
+  // needs three row-sized arrays, refused before allocating, with the estimate.
+  const auto coo = parse_matrix_market<double>(
+      "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 1\n7 9 1.5\n");
+  EXPECT_EQ(coo.nnz(), 1);
+  ::setenv("LA_HOST_MEMORY_LIMIT", "1000000000", 1);  // 1 GB, whatever this machine has
+  test::expect_throw_with<insufficient_memory>([&] { to_csr(coo); },
+                                               {"to CSR needs 24.0 GB of host memory", "1.0 GB are available"});
+  const std::string path = ::testing::TempDir() + "la_huge.mtx";
+  { std::ofstream(path) << "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 1\n7 9 1.5\n"; }
+  test::expect_throw_with<insufficient_memory>([&] { read_matrix_market_csr<double>(path); }, {"needs 24.0 GB"});
+  std::remove(path.c_str());
+  ::unsetenv("LA_HOST_MEMORY_LIMIT");
 }
 
 }  // namespace

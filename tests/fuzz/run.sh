@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the Matrix Market fuzz target (clang, libFuzzer, ASan, UBSan) and runs it.
+# Usage: tests/fuzz/run.sh [SECONDS] [JOBS]   (default 60 seconds, 1 job)
+# Seeds: every .mtx under tests/data and data/; new inputs go to build-fuzz/corpus. A finding
+# stops the run, prints the input that caused it (hex) and exits non-zero; the input is kept
+# as build-fuzz/crash-* (or leak-*, timeout-*). Reproduce with: build-fuzz/tests/fuzz/mm_fuzz FILE
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${1:-60} jobs=${2:-1}
+build=build-fuzz
+export PATH=/usr/local/cuda/bin:$PATH
+if [ ! -f $build/build.ninja ]; then
+  cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DLA_BUILD_FUZZ=ON -DLA_BUILD_TESTS=OFF -DLA_BUILD_TOOLS=OFF > $build.configure.log 2>&1 || { cat $build.configure.log; exit 1; }
+fi
+cmake --build $build --target mm_fuzz
+mkdir -p $build/corpus $build/artifacts
+status=0
+$build/tests/fuzz/mm_fuzz -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -dict=tests/fuzz/mm.dict \
+  -max_len=65536 -timeout=20 -rss_limit_mb=2048 -artifact_prefix=$build/artifacts/ -print_final_stats=1 \
+  $build/corpus tests/data/edge data 2>&1 | tee $build/fuzz.log | grep -E "^#[0-9]+.*(DONE|pulse)|stat::|ERROR|property|Done" || true
+grep -q "ERROR: libFuzzer\|ERROR: AddressSanitizer\|runtime error\|property failed" $build/fuzz.log fuzz-*.log 2>/dev/null && status=1
+for f in $build/artifacts/*; do
+  [ -e "$f" ] || continue
+  status=1
+  echo "finding: $f ($(stat -c %s "$f") bytes); reproduce with: $build/tests/fuzz/mm_fuzz $f"
+  xxd "$f" | head -40
+done
+exit $status
