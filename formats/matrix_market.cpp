@@ -511,7 +511,10 @@ std::vector<chunk_result<T>> parse_parts(std::string_view text, std::size_t body
     chunk_result<T>& part = parts[t];
     try {
       const std::size_t bytes = cut[t + 1] - cut[t];
-      const double room = per_byte * static_cast<double>(t == 0 && room_for_all_in_first ? n : bytes) * 1.02 + 16;
+      // Never more than the text could hold (an entry line takes at least 4 bytes): a header
+      // that declares trillions of entries must not make us allocate for them.
+      const double span = static_cast<double>(t == 0 && room_for_all_in_first ? n : bytes);
+      const double room = std::min(per_byte * span * 1.02, span / 4) + 16;
       part.out.reserve(static_cast<std::size_t>(std::min<double>(static_cast<double>(h.entries), room) * mult));
       line_reader in(text.substr(cut[t], bytes), name);
       std::string_view line;

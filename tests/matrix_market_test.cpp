@@ -618,6 +618,21 @@ TEST(Hardening, FailedWritesLeaveTheTargetAsItWas) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Hardening, AHeaderDeclaringTrillionsOfEntriesAllocatesNothingForThem) {
+  // Found by the fuzz target: 2954294967296 entries declared in a 3.7 kB file made the
+  // parallel parse reserve 12 TB. Every path now reserves at most what the text can hold.
+  const std::string path = test::edge_dir() + "/fuzz_huge_entry_count.mtx";
+  for (int threads : {1, 2, 4}) {
+    mm_read_options opt;
+    opt.threads = threads;
+    opt.min_bytes_per_thread = 1;
+    test::expect_throw_with<parse_error>([&] { read_matrix_market<double>(path, nullptr, opt); },
+                                         {"fuzz_huge_entry_count.mtx:13: value", "is not a number"});
+    test::expect_throw_with<parse_error>([&] { read_matrix_market_csr<double>(path, nullptr, opt); },
+                                         {"fuzz_huge_entry_count.mtx:13: value", "is not a number"});
+  }
+}
+
 TEST(Hardening, HugeDeclaredSizesFailAtOnceWithAnEstimate) {
   // 2,000,000,000 x 2,000,000,000 with one entry: reading costs nothing; converting to CSR
   // needs three row-sized arrays, refused before allocating, with the estimate.
