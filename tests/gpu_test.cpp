@@ -80,7 +80,7 @@ TEST(Gpu, OversizedMatricesAreRefusedBeforeAllocating) {
   std::size_t free_before = 0, total = 0;
   ASSERT_EQ(cudaMemGetInfo(&free_before, &total), cudaSuccess);
   test::expect_throw_with<out_of_memory>(
-      [&] { device_csr<double>::allocate(ctx, 1000, 1000, std::int64_t(1) << 40); },
+      [&] { device_csr<double, std::int64_t>::allocate(ctx, 1000, 1000, std::int64_t(1) << 40); },
       {"needs", "TB of GPU memory", "free of"});
   test::expect_throw_with<out_of_memory>([&] { device_dense<float>(ctx, 2000000000, 2000000000); },
                                          {"2000000000 x 2000000000 dense matrix needs"});
