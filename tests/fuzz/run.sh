@@ -15,15 +15,22 @@ if [ ! -f $build/build.ninja ]; then
 fi
 cmake --build $build --target mm_fuzz
 mkdir -p $build/corpus $build/artifacts
+rm -f $build/fuzz-*.log
+root=$PWD
+parallel=()
+((jobs > 1)) && parallel=(-jobs="$jobs" -workers="$jobs")  # libFuzzer then logs to fuzz-N.log in $build
 status=0
-$build/tests/fuzz/mm_fuzz -max_total_time="$seconds" -jobs="$jobs" -workers="$jobs" -dict=tests/fuzz/mm.dict \
-  -max_len=65536 -timeout=20 -rss_limit_mb=2048 -artifact_prefix=$build/artifacts/ -print_final_stats=1 \
-  $build/corpus tests/data/edge data 2>&1 | tee $build/fuzz.log | grep -E "^#[0-9]+.*(DONE|pulse)|stat::|ERROR|property|Done" || true
-grep -q "ERROR: libFuzzer\|ERROR: AddressSanitizer\|runtime error\|property failed" $build/fuzz.log fuzz-*.log 2>/dev/null && status=1
+(cd $build && ./tests/fuzz/mm_fuzz -max_total_time="$seconds" "${parallel[@]}" -dict="$root/tests/fuzz/mm.dict" \
+  -max_len=65536 -timeout=20 -rss_limit_mb=2048 -artifact_prefix=artifacts/ -print_final_stats=1 \
+  corpus "$root/tests/data/edge" "$root/data" > fuzz.log 2>&1) || status=1
+cat $build/fuzz-*.log >> $build/fuzz.log 2>/dev/null || true
+grep -E "^#[0-9]+.*DONE|^stat::|ERROR|property failed|runtime error" $build/fuzz.log | tail -20
+grep -q "ERROR: libFuzzer\|ERROR: AddressSanitizer\|ERROR: LeakSanitizer\|runtime error\|property failed" $build/fuzz.log && status=1
 for f in $build/artifacts/*; do
   [ -e "$f" ] || continue
   status=1
-  echo "finding: $f ($(stat -c %s "$f") bytes); reproduce with: $build/tests/fuzz/mm_fuzz $f"
+  echo "finding: $f ($(stat -c %s "$f") bytes); reproduce with: $f as the argument of $build/tests/fuzz/mm_fuzz"
   xxd "$f" | head -40
 done
+((status == 0)) && echo "fuzz: no finding in $seconds s"
 exit $status
