@@ -30,7 +30,7 @@ for f in $build/artifacts/*; do
   [ -e "$f" ] || continue
   status=1
   echo "finding: $f ($(stat -c %s "$f") bytes); reproduce with: $f as the argument of $build/tests/fuzz/mm_fuzz"
-  xxd "$f" | head -40
+  if command -v xxd > /dev/null; then xxd "$f" | head -40; else od -A x -t x1z "$f" | head -40; fi
 done
 ((status == 0)) && echo "fuzz: no finding in $seconds s"
 exit $status
