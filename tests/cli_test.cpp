@@ -198,27 +198,21 @@ TEST(Cli, NumericOptionsAreRangeCheckedBeforeNarrowing) {
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_TRUE(contains(r.output, std::string("maxit ") + big)) << r.output;  // not wrapped
   }
-  const auto neg = run("solve " + m + " --maxit -1");
-  EXPECT_EQ(neg.status, 2);
-  EXPECT_TRUE(contains(neg.output, "--maxit needs an integer in [0, 9223372036854775807], got '-1'")) << neg.output;
-  const auto huge = run("solve " + m + " --maxit 99999999999999999999");
-  EXPECT_EQ(huge.status, 2);
-  EXPECT_TRUE(contains(huge.output, "in [0, 9223372036854775807]")) << huge.output;
-  const auto inf = run("solve " + m + " --tol inf");
-  EXPECT_EQ(inf.status, 2);
-  EXPECT_TRUE(contains(inf.output, "--tol = inf is not finite")) << inf.output;
-  const auto nan = run("solve " + m + " --tol nan");
-  EXPECT_EQ(nan.status, 2);
-  EXPECT_TRUE(contains(nan.output, "--tol is not a number (nan)")) << nan.output;
-  const auto negtol = run("solve " + m + " --tol -1e-3");
-  EXPECT_EQ(negtol.status, 2);
-  EXPECT_TRUE(contains(negtol.output, "is out of range; it needs a finite number in [0,")) << negtol.output;
-  const auto threads = run("info " + m + " --threads 1000");
-  EXPECT_EQ(threads.status, 2);
-  EXPECT_TRUE(contains(threads.output, "--threads needs an integer in [0, 256]")) << threads.output;
-  const auto reps = run("gemm 8 8 8 --reps 0");
-  EXPECT_EQ(reps.status, 2);
-  EXPECT_TRUE(contains(reps.output, "--reps needs an integer in [1, 100000]")) << reps.output;
+  // Each bad value: usage error (exit 2), and the message says what is wrong and the range.
+  const std::pair<std::string, std::string> bad[] = {
+      {"solve " + m + " --maxit -1", "--maxit needs an integer in [0, 9223372036854775807], got '-1'"},
+      {"solve " + m + " --maxit 99999999999999999999", "in [0, 9223372036854775807]"},
+      {"solve " + m + " --tol inf", "--tol = inf is not finite"},
+      {"solve " + m + " --tol nan", "--tol is not a number (nan)"},
+      {"solve " + m + " --tol -1e-3", "is out of range; it needs a finite number in [0,"},
+      {"info " + m + " --threads 1000", "--threads needs an integer in [0, 256]"},
+      {"gemm 8 8 8 --reps 0", "--reps needs an integer in [1, 100000]"},
+  };
+  for (const auto& [args, message] : bad) {
+    const auto r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, message)) << args << "\n" << r.output;
+  }
 }
 
 TEST(Cli, SolveRefusesToOverwriteItsInput) {
