@@ -34,14 +34,14 @@ std::uint64_t host_memory_available() noexcept {
   std::uint64_t avail = std::numeric_limits<std::uint64_t>::max();
   try {
     std::ifstream in("/proc/meminfo");
-    std::string key;
-    std::uint64_t kb = 0;
-    std::string unit;
-    while (in >> key >> kb >> unit)
-      if (key == "MemAvailable:") {
-        avail = kb * 1024;
+    std::string line;
+    while (std::getline(in, line)) {
+      unsigned long long kb = 0;
+      if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kb) == 1) {
+        avail = static_cast<std::uint64_t>(kb) * 1024;
         break;
       }
+    }
     // cgroup v2: what the limit leaves
     const std::uint64_t max = read_number("/sys/fs/cgroup/memory.max");
     const std::uint64_t cur = read_number("/sys/fs/cgroup/memory.current");
