@@ -17,6 +17,7 @@
 #include "la/vector.hpp"
 
 #include "formats/convert.hpp"
+#include "formats/device_convert.hpp"
 #include "formats/matrix_market.hpp"
 
 #include "kernels/gemm/gemm.hpp"

@@ -1,6 +1,7 @@
 // Device-side foundation: context, buffers, vendor handles, and device matrices: uploaded,
 // downloaded (synchronously and in stream order), and built from device buffers, in every
 // format and both offset widths. Each test skips, saying why, when no GPU is present.
+#include <la/formats/device_convert.hpp>
 #include <la/kernels/vendor/vendor.hpp>
 
 #include "test_util.hpp"
@@ -174,6 +175,33 @@ TYPED_TEST(GpuRoundTrip, BuiltFromDeviceBuffers) {
   device_csr<T> bad(a.rows(), a.cols(), upload_async(ctx, bad_ptr), upload_async(ctx, a.col_idx()),
                     upload_async(ctx, a.values()));
   EXPECT_THROW(to_host(ctx, bad), invalid_matrix);
+}
+
+/// The device conversions give exactly the host conversions' arrays.
+template <typename T, typename O>
+void device_conversions_match(context& ctx, const csr_matrix<T>& a32) {
+  const csr_matrix<T, O> a = to_csr<O>(a32);
+  const auto d = to_device(ctx, a);
+  EXPECT_EQ(to_host(ctx, to_coo(ctx, d)), to_coo(a));
+  EXPECT_EQ(to_host(ctx, to_csc(ctx, d)), to_csc<O>(a));
+  EXPECT_EQ(to_host(ctx, to_ell(ctx, d)), to_ell(a));
+  EXPECT_EQ(to_host(ctx, to_jds(ctx, d)), to_jds<O>(a));
+}
+
+TYPED_TEST(GpuRoundTrip, DeviceConversionsEqualHostConversions) {
+  LA_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  context ctx;
+  std::mt19937 g(5);
+  for (auto shape : {test::sparse_shape{1, 1, 1.0, false, false}, test::sparse_shape{0, 3, 0, false, false},
+                     test::sparse_shape{5, 4, 0.0, false, false}, test::sparse_shape{31, 33, 0.3, true, true, true},
+                     test::sparse_shape{1000, 33, 0.1, true, true, true},
+                     test::sparse_shape{100003, 700, 0.002, true, true, true}}) {
+    const auto a = test::random_csr<T>(shape, g);
+    SCOPED_TRACE(std::to_string(shape.rows) + "x" + std::to_string(shape.cols));
+    device_conversions_match<T, std::int32_t>(ctx, a);
+    device_conversions_match<T, std::int64_t>(ctx, a);
+  }
 }
 
 TEST(Gpu, OtherFormatsAllocateForKernels) {
