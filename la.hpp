@@ -21,6 +21,7 @@
 #include "formats/matrix_market.hpp"
 
 #include "kernels/gemm/gemm.hpp"
+#include "kernels/spmv/spmv.hpp"
 #include "kernels/reference/blas1.hpp"
 #include "kernels/reference/gemm.hpp"
 #include "kernels/reference/spmv.hpp"

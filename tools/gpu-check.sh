@@ -46,7 +46,7 @@ if ((tests && sanitize)); then
   # Sanitizers run side by side on every GPU test binary. The deliberate out-of-memory test
   # is left out: memcheck reports its failed allocation.
   pids=()
-  for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test; do
+  for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test; do
     for tool in memcheck racecheck; do
       log="$out/sanitizer-$(basename "$t")-$tool.log"
       timeout 480 compute-sanitizer --tool $tool --error-exitcode 99 "$t" --gtest_filter=-*OutOfMemory* > "$log" 2>&1 &

@@ -1,0 +1,56 @@
+// csr_vector: a group of W lanes (W = 2..32, a power of two near the mean row length) per
+// row, lanes striding the row, a shuffle reduction in the group. Deterministic (a fixed
+// reduction order for a given W).
+#include "common.cuh"
+#include "variants.hpp"
+
+namespace la::spmv_detail {
+namespace {
+template <int W, typename T, typename O>
+__global__ void csr_vector_kernel(csr_view<const T, O> a, const T* x, T* y, T alpha, T beta) {
+  // The loop runs per warp (base is the same in all 32 lanes), so every lane reaches the
+  // full-warp shuffles even when some of the warp's groups have no row left.
+  constexpr int groups_per_warp = 32 / W;
+  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+  const int group = (threadIdx.x % 32) / W, lane = threadIdx.x % W;
+  for (long long base = warp * groups_per_warp; base < a.rows; base += warps * groups_per_warp) {
+    const long long i = base + group;
+    T acc = T(0);
+    if (i < a.rows)
+      for (O k = a.row_ptr[i] + lane; k < a.row_ptr[i + 1]; k += W) acc += a.values[k] * x[a.col_idx[k]];
+    for (int off = W / 2; off > 0; off /= 2) acc += __shfl_down_sync(0xffffffffu, acc, off, W);
+    if (i < a.rows && lane == 0) finish(y, i, acc, alpha, beta);
+  }
+}
+
+template <int W, typename T>
+void launch(const spmv_matrix<T>& a, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+  const unsigned grid = grid_for(static_cast<long long>(a.rows) * W);
+  if (a.wide) csr_vector_kernel<W><<<grid, block_threads, 0, s>>>(a.csr64, x, y, alpha, beta);
+  else csr_vector_kernel<W><<<grid, block_threads, 0, s>>>(a.csr32, x, y, alpha, beta);
+  LA_CHECK_LAUNCH(s);
+}
+}  // namespace
+
+/// Lanes per row: the power of two (2..32) nearest above the mean row length.
+int csr_vector_width(const spmv_problem& p) {
+  const double mean = p.rows ? static_cast<double>(p.nnz) / p.rows : 0;
+  int w = 2;
+  while (w < 32 && w < mean) w *= 2;
+  return w;
+}
+
+template <typename T>
+void run_csr_vector(const spmv_matrix<T>& a, const void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+  if (a.rows == 0) return;
+  switch (csr_vector_width(problem_of(a))) {
+    case 2: return launch<2>(a, x, y, alpha, beta, s);
+    case 4: return launch<4>(a, x, y, alpha, beta, s);
+    case 8: return launch<8>(a, x, y, alpha, beta, s);
+    case 16: return launch<16>(a, x, y, alpha, beta, s);
+    default: return launch<32>(a, x, y, alpha, beta, s);
+  }
+}
+LA_SPMV_INSTANTIATE(run_csr_vector)
+}  // namespace la::spmv_detail

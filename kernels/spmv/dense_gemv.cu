@@ -1,0 +1,30 @@
+// dense_gemv: one warp per row of the row-major matrix, lanes striding the row (coalesced),
+// a shuffle reduction. Deterministic. So that every format has a kernel.
+#include "common.cuh"
+#include "variants.hpp"
+
+namespace la::spmv_detail {
+namespace {
+template <typename T>
+__global__ void gemv_kernel(dense_view<const T> a, const T* x, T* y, T alpha, T beta) {
+  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  for (long long i = warp; i < a.rows; i += warps) {  // uniform across the warp
+    const T* row = a.values + i * a.ld;
+    T acc = T(0);
+    for (index_t j = lane; j < a.cols; j += 32) acc += row[j] * x[j];
+    for (int off = 16; off > 0; off /= 2) acc += __shfl_down_sync(0xffffffffu, acc, off);
+    if (lane == 0) finish(y, i, acc, alpha, beta);
+  }
+}
+}  // namespace
+
+template <typename T>
+void run_dense_gemv(const spmv_matrix<T>& a, const void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+  if (a.rows == 0) return;
+  gemv_kernel<<<grid_for(static_cast<long long>(a.rows) * 32), block_threads, 0, s>>>(a.dense, x, y, alpha, beta);
+  LA_CHECK_LAUNCH(s);
+}
+LA_SPMV_INSTANTIATE(run_dense_gemv)
+}  // namespace la::spmv_detail

@@ -1,0 +1,93 @@
+// Sparse matrix-vector products on the GPU: y = alpha*A*x + beta*y, float and double, every
+// format, 32- and 64-bit offsets. beta == 0 never reads y.
+//
+// Every variant is one file under kernels/spmv/ and one line in registry.cu (the only
+// list). A variant has a two-phase plan: plan_bytes() says how much workspace the caller
+// provides, prepare() fills it once per matrix, and run() does no host work and no
+// allocation, so it can be captured into a CUDA graph.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../../formats/coo.hpp"
+#include "../../formats/csc.hpp"
+#include "../../formats/csr.hpp"
+#include "../../formats/dense.hpp"
+#include "../../formats/ell.hpp"
+#include "../../formats/jds.hpp"
+
+namespace la {
+
+/// A device matrix of any format, as the views kernels take (trivially copyable). Exactly
+/// the view of `fmt` (and, for CSR, CSC and JDS, of the offset width) is set.
+template <typename T>
+struct spmv_matrix {
+  format fmt = format::csr;
+  bool wide = false;  // 64-bit offsets
+  index_t rows = 0, cols = 0;
+  count_t nnz = 0;  // stored entries (ELL: slots)
+  csr_view<const T, std::int32_t> csr32;
+  csr_view<const T, std::int64_t> csr64;
+  csc_view<const T, std::int32_t> csc32;
+  csc_view<const T, std::int64_t> csc64;
+  coo_view<const T> coo;
+  ell_view<const T> ell;
+  jds_view<const T, std::int32_t> jds32;
+  jds_view<const T, std::int64_t> jds64;
+  dense_view<const T> dense;
+};
+
+template <typename T, typename O> spmv_matrix<T> spmv_view(const device_csr<T, O>& a);
+template <typename T, typename O> spmv_matrix<T> spmv_view(const device_csc<T, O>& a);
+template <typename T> spmv_matrix<T> spmv_view(const device_coo<T>& a);
+template <typename T> spmv_matrix<T> spmv_view(const device_ell<T>& a);
+template <typename T, typename O> spmv_matrix<T> spmv_view(const device_jds<T, O>& a);
+template <typename T> spmv_matrix<T> spmv_view(const device_dense<T>& a);
+
+/// What a variant's can_implement and plan look at.
+struct spmv_problem {
+  format fmt = format::csr;
+  bool wide = false;
+  index_t rows = 0, cols = 0;
+  count_t nnz = 0;
+};
+template <typename T>
+spmv_problem problem_of(const spmv_matrix<T>& a) {
+  return {a.fmt, a.wide, a.rows, a.cols, a.nnz};
+}
+
+template <typename T>
+struct spmv_variant {
+  std::string_view name;  // stable id: tests, benchmarks, `--kernel`
+  format fmt;             // the storage it runs on
+  bool deterministic;     // no atomics: bit-identical run to run
+  bool (*can_implement)(const spmv_problem&);
+  std::size_t (*plan_bytes)(const spmv_problem&);
+  void (*prepare)(const spmv_matrix<T>&, void* plan, cudaStream_t);  // once per matrix
+  /// y = alpha*A*x + beta*y; no host work, no allocation (graph-capturable). Checks its launches.
+  void (*run)(const spmv_matrix<T>&, const void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t);
+};
+
+/// Every variant for value type T (float, double), in registry order.
+template <typename T>
+const std::vector<spmv_variant<T>>& spmv_variants();
+/// The variant of that name; throws la::invalid_argument listing the valid names.
+template <typename T>
+const spmv_variant<T>& find_spmv(std::string_view name);
+/// The default variant for a matrix of this format. Provisional: the measured selector
+/// (row-length statistics, format choice) is the SpMV issue's next step.
+template <typename T>
+const spmv_variant<T>& default_spmv(const spmv_problem& p);
+
+/// y = alpha*A*x + beta*y for a device matrix of any format, on ctx's stream. kernel: a
+/// variant name or "auto" (default_spmv). A plan, when the variant has one, is prepared in
+/// ctx.scratch() on every call; keep one with the registry entry to prepare it once.
+template <typename T>
+void spmv(context& ctx, const spmv_matrix<T>& a, const device_vector<T>& x, device_vector<T>& y, T alpha, T beta,
+          std::string_view kernel = "auto");
+
+}  // namespace la

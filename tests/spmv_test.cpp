@@ -1,0 +1,175 @@
+// Every SpMV registry entry against the host reference (accumulated in a wider type), float
+// and double, 32- and 64-bit offsets, on matrices of awkward sizes and structure: uniform
+// random rows, power-law row lengths, empty rows, one row with half the columns, n = 1, 31,
+// 33, 1000, 100003, rectangular shapes; alpha/beta combinations; beta = 0 over a y filled
+// with NaN. Tolerance per row i of k_i terms: (k_i + 2) eps (|alpha| sum_j |a_ij x_j| + |beta y_i|),
+// which bounds any summation order (the atomic kernels add in no fixed order).
+#include <cmath>
+#include <cstring>
+#include <numeric>
+
+#include <la/kernels/reference/spmv.hpp>
+#include <la/kernels/spmv/spmv.hpp>
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+/// Rows whose lengths follow a power law (many short rows, a few very long ones).
+template <typename T>
+csr_matrix<T> power_law(index_t rows, index_t cols, std::mt19937& g) {
+  std::vector<index_t> rp{0}, ci;
+  std::vector<T> v;
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (index_t i = 0; i < rows; ++i) {
+    const index_t len = std::min<index_t>(cols, static_cast<index_t>(std::pow(u(g), -1.5)) - 1);
+    std::vector<index_t> c(static_cast<std::size_t>(cols));
+    std::iota(c.begin(), c.end(), 0);
+    std::shuffle(c.begin(), c.end(), g);
+    c.resize(static_cast<std::size_t>(std::max<index_t>(len, 0)));
+    std::sort(c.begin(), c.end());
+    for (index_t j : c) ci.push_back(j), v.push_back(test::random_value<T>(g));
+    rp.push_back(static_cast<index_t>(ci.size()));
+  }
+  return csr_matrix<T>(rows, cols, std::move(rp), std::move(ci), std::move(v));
+}
+
+/// A sparse matrix with one row holding half of the columns.
+template <typename T>
+csr_matrix<T> half_row(index_t rows, index_t cols, std::mt19937& g) {
+  auto d = to_dense(test::random_csr<T>({rows, cols, 0.01, true, false}, g));
+  for (index_t j = 0; j < cols; j += 2) d(rows / 3, j) = test::random_value<T>(g);
+  return to_csr(d);
+}
+
+template <typename T>
+std::vector<csr_matrix<T>> cases(std::mt19937& g) {
+  return {
+      test::random_csr<T>({1, 1, 1.0, false, false}, g),
+      test::random_csr<T>({31, 33, 0.3, true, true}, g),
+      test::random_csr<T>({33, 31, 0.5, false, false, true}, g),
+      test::random_csr<T>({1000, 1000, 0.01, true, true, true}, g),
+      test::random_csr<T>({100003, 1000, 0.003, true, true}, g),
+      test::random_csr<T>({40, 7, 0.0, false, false}, g),  // no entries at all
+      power_law<T>(1000, 2000, g),
+      half_row<T>(300, 5000, g),
+      test::random_csr<T>({7, 300, 0.2, false, false}, g),  // wide
+  };
+}
+
+template <typename T>
+class SpmvVariants : public ::testing::Test {};
+TYPED_TEST_SUITE(SpmvVariants, test::value_types);
+
+/// Runs `v` on device matrix m (the device copy of host matrix `a`) and checks every row.
+template <typename T, typename M>
+void check(context& ctx, const spmv_variant<T>& v, const csr_matrix<T>& a, const M& m, T alpha, T beta,
+           std::mt19937& g, const std::string& what) {
+  const auto x = test::random_vector<T>(static_cast<std::size_t>(a.cols()), g);
+  auto y0 = test::random_vector<T>(static_cast<std::size_t>(a.rows()), g);
+  if (beta == T(0)) std::fill(y0.begin(), y0.end(), std::numeric_limits<T>::quiet_NaN());
+  std::vector<T> want = y0;
+  reference::spmv(alpha, a, x, beta, want);
+  std::vector<T> mag(y0.size(), T(0));  // |alpha| sum |a x| + |beta y|, and row lengths
+  {
+    std::vector<T> ax(x.size());
+    for (std::size_t j = 0; j < x.size(); ++j) ax[j] = std::abs(x[j]);
+    auto abs_a = a;
+    for (T& e : abs_a.values()) e = std::abs(e);
+    reference::spmv(std::abs(alpha), abs_a, ax, T(0), mag);
+  }
+  const auto dx = to_device(ctx, x);
+  auto dy = to_device(ctx, y0);
+  v.run(spmv_view(m), nullptr, dx.data(), dy.data(), alpha, beta, ctx.stream());
+  const auto got = to_host(ctx, dy);
+  const double eps = std::numeric_limits<T>::epsilon();
+  int bad = 0;
+  for (index_t i = 0; i < a.rows() && bad < 3; ++i) {
+    const double k = static_cast<double>(a.row_ptr()[i + 1] - a.row_ptr()[i]);
+    const double scale = double(mag[i]) + (beta == T(0) ? 0.0 : std::abs(double(beta) * y0[i]));
+    const double tol = (k + 2) * eps * scale;
+    const double err = std::abs(double(got[i]) - double(want[i]));
+    if (!(err <= tol)) {  // NaN fails: an unwritten y keeps its NaN
+      ++bad;
+      ADD_FAILURE() << v.name << " " << what << " " << a.rows() << "x" << a.cols() << " alpha " << alpha << " beta "
+                    << beta << ": y[" << i << "] = " << got[i] << ", reference " << want[i] << ", |err| " << err
+                    << " > " << tol;
+    }
+  }
+}
+
+TYPED_TEST(SpmvVariants, EveryEntryMatchesTheReference) {
+  LA_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  context ctx;
+  std::mt19937 g(17);
+  for (const auto& a : cases<T>(g)) {
+    for (const auto& v : spmv_variants<T>()) {
+      for (auto [alpha, beta] : {std::pair<T, T>{1, 0}, std::pair<T, T>{T(-0.5), T(2)}, std::pair<T, T>{T(1.5), 1}}) {
+        switch (v.fmt) {
+          case format::csr:
+            check(ctx, v, a, to_device(ctx, a), alpha, beta, g, "csr32");
+            check(ctx, v, a, to_device(ctx, to_csr<std::int64_t>(a)), alpha, beta, g, "csr64");
+            break;
+          case format::csc:
+            check(ctx, v, a, to_device(ctx, to_csc(a)), alpha, beta, g, "csc32");
+            check(ctx, v, a, to_device(ctx, to_csc<std::int64_t>(a)), alpha, beta, g, "csc64");
+            break;
+          case format::jds:
+            check(ctx, v, a, to_device(ctx, to_jds(a)), alpha, beta, g, "jds32");
+            check(ctx, v, a, to_device(ctx, to_jds<std::int64_t>(a)), alpha, beta, g, "jds64");
+            break;
+          case format::coo: check(ctx, v, a, to_device(ctx, to_coo(a)), alpha, beta, g, "coo"); break;
+          case format::ell:
+            if (double(a.rows()) * a.cols() < 5e7 || a.rows() < 5000) check(ctx, v, a, to_device(ctx, to_ell(a)), alpha, beta, g, "ell");
+            break;
+          case format::dense:
+            if (double(a.rows()) * a.cols() <= 5e6) check(ctx, v, a, to_device(ctx, to_dense(a)), alpha, beta, g, "dense");
+            break;
+        }
+      }
+    }
+  }
+}
+
+TYPED_TEST(SpmvVariants, DeterministicEntriesAreBitIdenticalRunToRun) {
+  LA_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  context ctx;
+  std::mt19937 g(23);
+  const auto a = power_law<T>(5000, 3000, g);
+  const auto d = to_device(ctx, a);
+  const auto x = to_device(ctx, test::random_vector<T>(3000, g));
+  for (const char* name : {"csr_scalar", "csr_vector"}) {
+    ASSERT_TRUE(find_spmv<T>(name).deterministic);
+    std::vector<std::vector<T>> runs;
+    for (int r = 0; r < 3; ++r) {
+      device_vector<T> y(ctx, a.rows());
+      spmv(ctx, spmv_view(d), x, y, T(1), T(0), name);
+      runs.push_back(to_host(ctx, y));
+    }
+    EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(T)), 0) << name;
+    EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), runs[0].size() * sizeof(T)), 0) << name;
+  }
+}
+
+TEST(Spmv, RegistryAndArguments) {  // host-only parts run without a GPU too
+  EXPECT_EQ(find_spmv<double>("csr_vector").fmt, format::csr);
+  test::expect_throw_with<invalid_argument>([] { find_spmv<float>("nope"); }, {"unknown SpMV kernel 'nope'", "csr_scalar"});
+  for (format f : {format::dense, format::coo, format::csr, format::csc, format::ell, format::jds})
+    EXPECT_EQ(default_spmv<float>({f, false, 10, 10, 30}).fmt, f) << to_string(f);
+  EXPECT_EQ(default_spmv<float>({format::csr, false, 10, 10, 30}).name, "csr_scalar");
+  EXPECT_EQ(default_spmv<float>({format::csr, false, 10, 10, 300}).name, "csr_vector");
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(3);
+  const auto d = to_device(ctx, test::random_csr<double>({10, 12, 0.5, false, false}, g));
+  device_vector<double> x(ctx, 11), y(ctx, 10);
+  test::expect_throw_with<invalid_argument>([&] { spmv(ctx, spmv_view(d), x, y, 1.0, 0.0); }, {"x has 11 elements"});
+  device_vector<double> x12(ctx, 12);
+  test::expect_throw_with<invalid_argument>([&] { spmv(ctx, spmv_view(d), x12, y, 1.0, 0.0, "ell"); },
+                                            {"runs on ell, not on this csr matrix"});
+}
+
+}  // namespace
+}  // namespace la
