@@ -40,7 +40,7 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 const std::string data = LA_DATA_DIR;
 
 TEST(Cli, HelpForEveryCommand) {
-  for (const char* c : {"", "info ", "solve ", "convert ", "gemm "}) {
+  for (const char* c : {"", "info ", "solve ", "convert ", "gemm ", "spmv "}) {
     const auto r = run(std::string(c) + "--help");
     EXPECT_EQ(r.status, 0) << c;
     EXPECT_TRUE(contains(r.output, "usage: la")) << r.output;
@@ -157,6 +157,24 @@ TEST(Cli, GemmValidatesArgumentsAndNeedsAGpu) {
     r = run("gemm 64 64 64 --algo cutlass");
     EXPECT_EQ(r.status, 2);
     EXPECT_TRUE(contains(r.output, "unknown GEMM algorithm")) << r.output;
+  }
+}
+
+TEST(Cli, SpmvValidatesAndTimesOrNeedsAGpu) {
+  const auto bad = run("spmv " + data + "/bcsstk01.mtx --kernel nope");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "unknown SpMV kernel 'nope'")) << bad.output;
+  for (const char* k : {"auto", "csr_scalar", "csr_vector", "coo_atomic", "csc_atomic", "ell", "jds"}) {
+    const auto r = run("spmv " + data + "/bcsstk09.mtx --reps 3 --kernel " + k);
+    if (!la::cuda_available()) {
+      EXPECT_EQ(r.status, 3) << r.output;
+      EXPECT_TRUE(contains(r.output, "needs a GPU")) << r.output;
+      continue;
+    }
+    EXPECT_EQ(r.status, 0) << k << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "validation:  max error")) << r.output;
+    EXPECT_TRUE(contains(r.output, ": ok")) << r.output;
+    EXPECT_TRUE(contains(r.output, "GB/s")) << r.output;
   }
 }
 
