@@ -6,6 +6,7 @@
 // which bounds any summation order (the atomic kernels add in no fixed order).
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <numeric>
 
 #include <la/kernels/reference/spmv.hpp>
@@ -40,6 +41,19 @@ csr_matrix<T> half_row(index_t rows, index_t cols, std::mt19937& g) {
   auto d = to_dense(test::random_csr<T>({rows, cols, 0.01, true, false}, g));
   for (index_t j = 0; j < cols; j += 2) d(rows / 3, j) = test::random_value<T>(g);
   return to_csr(d);
+}
+
+/// The same matrix as COO with its entries in random order (runs of equal rows broken up).
+template <typename T>
+coo_matrix<T> shuffled_coo(const csr_matrix<T>& a, std::mt19937& g) {
+  const auto c = to_coo(a);
+  std::vector<std::size_t> order(c.values().size());
+  std::iota(order.begin(), order.end(), std::size_t(0));
+  std::shuffle(order.begin(), order.end(), g);
+  std::vector<index_t> r, k;
+  std::vector<T> v;
+  for (std::size_t q : order) r.push_back(c.row_idx()[q]), k.push_back(c.col_idx()[q]), v.push_back(c.values()[q]);
+  return coo_matrix<T>(a.rows(), a.cols(), std::move(r), std::move(k), std::move(v));
 }
 
 template <typename T>
@@ -119,7 +133,11 @@ TYPED_TEST(SpmvVariants, EveryEntryMatchesTheReference) {
             check(ctx, v, a, to_device(ctx, to_jds(a)), alpha, beta, g, "jds32");
             check(ctx, v, a, to_device(ctx, to_jds<std::int64_t>(a)), alpha, beta, g, "jds64");
             break;
-          case format::coo: check(ctx, v, a, to_device(ctx, to_coo(a)), alpha, beta, g, "coo"); break;
+          case format::coo: {
+            check(ctx, v, a, to_device(ctx, to_coo(a)), alpha, beta, g, "coo");
+            check(ctx, v, a, to_device(ctx, shuffled_coo(a, g)), alpha, beta, g, "coo, entries shuffled");
+            break;
+          }
           case format::ell:
             if (double(a.rows()) * a.cols() < 5e7 || a.rows() < 5000) check(ctx, v, a, to_device(ctx, to_ell(a)), alpha, beta, g, "ell");
             break;

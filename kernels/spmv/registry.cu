@@ -20,6 +20,7 @@ const std::vector<spmv_variant<T>>& spmv_variants() {
   using namespace spmv_detail;
   static const std::vector<spmv_variant<T>> list = {
       {"coo_atomic", format::coo, false, on<format::coo>, no_plan, no_prepare<T>, run_coo_atomic<T>},
+      {"coo_segmented", format::coo, false, on<format::coo>, no_plan, no_prepare<T>, run_coo_segmented<T>},
       {"csr_scalar", format::csr, true, on<format::csr>, no_plan, no_prepare<T>, run_csr_scalar<T>},
       {"csr_vector", format::csr, true, on<format::csr>, no_plan, no_prepare<T>, run_csr_vector<T>},
       {"csc_atomic", format::csc, false, on<format::csc>, no_plan, no_prepare<T>, run_csc_atomic<T>},

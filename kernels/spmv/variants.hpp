@@ -8,6 +8,7 @@ namespace la::spmv_detail {
   template <typename T>        \
   void name(const spmv_matrix<T>&, const void*, const T*, T*, T, T, cudaStream_t);
 LA_SPMV_LAUNCHER(run_coo_atomic)
+LA_SPMV_LAUNCHER(run_coo_segmented)
 LA_SPMV_LAUNCHER(run_csr_scalar)
 LA_SPMV_LAUNCHER(run_csr_vector)
 LA_SPMV_LAUNCHER(run_csc_atomic)

@@ -1,0 +1,46 @@
+// coo_segmented: a warp takes 32 consecutive entries, computes alpha*a*x in each lane, and
+// sums runs of equal rows with a segmented scan over shuffles (head flags, so any entry
+// order is right); the last lane of each run adds its run's sum to y with one atomic. On
+// row-sorted input that is one atomic per row per warp instead of one per entry. Not
+// deterministic (atomics across warps).
+#include "common.cuh"
+#include "variants.hpp"
+
+namespace la::spmv_detail {
+namespace {
+template <typename T>
+__global__ void coo_segmented_kernel(coo_view<const T> a, const T* x, T* y, T alpha) {
+  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  for (long long base = warp * 32; base < a.nnz; base += warps * 32) {  // uniform across the warp
+    const long long k = base + lane;
+    const bool live = k < a.nnz;
+    const index_t row = live ? a.row_idx[k] : -1;
+    T v = live ? alpha * a.values[k] * x[a.col_idx[k]] : T(0);
+    const index_t prev = __shfl_up_sync(0xffffffffu, row, 1);
+    const index_t next = __shfl_down_sync(0xffffffffu, row, 1);
+    bool head = lane == 0 || prev != row;  // a run of equal rows starts here
+    for (int off = 1; off < 32; off *= 2) {  // inclusive segmented scan (Hillis-Steele)
+      const T up_v = __shfl_up_sync(0xffffffffu, v, off);
+      const bool up_head = __shfl_up_sync(0xffffffffu, head, off);
+      if (lane >= off) {
+        if (!head) v += up_v;
+        head = head || up_head;
+      }
+    }
+    const bool last = lane == 31 || next != row;  // the run ends here: its sum is in v
+    if (live && last) atomicAdd(y + row, v);
+  }
+}
+}  // namespace
+
+template <typename T>
+void run_coo_segmented(const spmv_matrix<T>& a, const void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+  launch_scale_y(y, a.rows, beta, s);
+  if (a.coo.nnz == 0) return;
+  coo_segmented_kernel<<<grid_for(a.coo.nnz), block_threads, 0, s>>>(a.coo, x, y, alpha);
+  LA_CHECK_LAUNCH(s);
+}
+LA_SPMV_INSTANTIATE(run_coo_segmented)
+}  // namespace la::spmv_detail
