@@ -164,7 +164,7 @@ TEST(Cli, SpmvValidatesAndTimesOrNeedsAGpu) {
   const auto bad = run("spmv " + data + "/bcsstk01.mtx --kernel nope");
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_TRUE(contains(bad.output, "unknown SpMV kernel 'nope'")) << bad.output;
-  for (const char* k : {"auto", "csr_scalar", "csr_vector", "coo_atomic", "coo_segmented", "csc_atomic", "ell", "jds"}) {
+  for (const char* k : {"auto", "csr_scalar", "csr_vector", "csr_balanced", "coo_atomic", "coo_segmented", "csc_atomic", "ell", "jds"}) {
     const auto r = run("spmv " + data + "/bcsstk09.mtx --reps 3 --kernel " + k);
     if (!la::cuda_available()) {
       EXPECT_EQ(r.status, 3) << r.output;

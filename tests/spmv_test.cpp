@@ -68,6 +68,7 @@ std::vector<csr_matrix<T>> cases(std::mt19937& g) {
       power_law<T>(1000, 2000, g),
       half_row<T>(300, 5000, g),
       test::random_csr<T>({7, 300, 0.2, false, false}, g),  // wide
+      test::random_csr<T>({50, 20000, 0.001, false, false, true}, g),  // one row of 20000 entries (78 chunks of 256)
   };
 }
 
@@ -94,7 +95,10 @@ void check(context& ctx, const spmv_variant<T>& v, const csr_matrix<T>& a, const
   }
   const auto dx = to_device(ctx, x);
   auto dy = to_device(ctx, y0);
-  v.run(spmv_view(m), nullptr, dx.data(), dy.data(), alpha, beta, ctx.stream());
+  const spmv_matrix<T> view = spmv_view(m);
+  device_buffer<unsigned char> plan = ctx.allocate<unsigned char>(v.plan_bytes(problem_of(view)));
+  if (!plan.empty()) v.prepare(view, plan.data(), ctx.stream());
+  v.run(view, plan.data(), dx.data(), dy.data(), alpha, beta, ctx.stream());
   const auto got = to_host(ctx, dy);
   const double eps = std::numeric_limits<T>::epsilon();
   int bad = 0;
@@ -158,7 +162,7 @@ TYPED_TEST(SpmvVariants, DeterministicEntriesAreBitIdenticalRunToRun) {
   const auto a = power_law<T>(5000, 3000, g);
   const auto d = to_device(ctx, a);
   const auto x = to_device(ctx, test::random_vector<T>(3000, g));
-  for (const char* name : {"csr_scalar", "csr_vector"}) {
+  for (const char* name : {"csr_scalar", "csr_vector", "csr_balanced"}) {
     ASSERT_TRUE(find_spmv<T>(name).deterministic);
     std::vector<std::vector<T>> runs;
     for (int r = 0; r < 3; ++r) {

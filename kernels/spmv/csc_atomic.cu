@@ -16,7 +16,7 @@ __global__ void csc_atomic_kernel(csc_view<const T, O> a, const T* x, T* y, T al
 }  // namespace
 
 template <typename T>
-void run_csc_atomic(const spmv_matrix<T>& a, const void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_csc_atomic(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   launch_scale_y(y, a.rows, beta, s);
   if (a.cols == 0) return;
   if (a.wide) csc_atomic_kernel<<<grid_for(a.cols), block_threads, 0, s>>>(a.csc64, x, y, alpha);

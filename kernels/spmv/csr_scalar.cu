@@ -16,7 +16,7 @@ __global__ void csr_scalar_kernel(csr_view<const T, O> a, const T* x, T* y, T al
 }  // namespace
 
 template <typename T>
-void run_csr_scalar(const spmv_matrix<T>& a, const void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_csr_scalar(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
   if (a.wide) csr_scalar_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.csr64, x, y, alpha, beta);
   else csr_scalar_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.csr32, x, y, alpha, beta);

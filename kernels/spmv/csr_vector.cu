@@ -42,7 +42,7 @@ int csr_vector_width(const spmv_problem& p) {
 }
 
 template <typename T>
-void run_csr_vector(const spmv_matrix<T>& a, const void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_csr_vector(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
   switch (csr_vector_width(problem_of(a))) {
     case 2: return launch<2>(a, x, y, alpha, beta, s);

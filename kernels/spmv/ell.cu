@@ -22,7 +22,7 @@ __global__ void ell_kernel(ell_view<const T> a, const T* x, T* y, T alpha, T bet
 }  // namespace
 
 template <typename T>
-void run_ell(const spmv_matrix<T>& a, const void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_ell(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
   ell_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.ell, x, y, alpha, beta);
   LA_CHECK_LAUNCH(s);

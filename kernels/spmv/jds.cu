@@ -22,7 +22,7 @@ __global__ void jds_kernel(jds_view<const T, O> a, const T* x, T* y, T alpha, T 
 }  // namespace
 
 template <typename T>
-void run_jds(const spmv_matrix<T>& a, const void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_jds(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
   if (a.wide) jds_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.jds64, x, y, alpha, beta);
   else jds_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.jds32, x, y, alpha, beta);

@@ -68,8 +68,10 @@ struct spmv_variant {
   bool (*can_implement)(const spmv_problem&);
   std::size_t (*plan_bytes)(const spmv_problem&);
   void (*prepare)(const spmv_matrix<T>&, void* plan, cudaStream_t);  // once per matrix
-  /// y = alpha*A*x + beta*y; no host work, no allocation (graph-capturable). Checks its launches.
-  void (*run)(const spmv_matrix<T>&, const void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t);
+  /// y = alpha*A*x + beta*y; no host work, no allocation (graph-capturable). Checks its
+  /// launches. `plan` is the prepared workspace; a run may use the part prepare() leaves
+  /// free as scratch, so concurrent runs need their own plans.
+  void (*run)(const spmv_matrix<T>&, void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t);
 };
 
 /// Every variant for value type T (float, double), in registry order.

@@ -6,20 +6,26 @@
 namespace la::spmv_detail {
 #define LA_SPMV_LAUNCHER(name) \
   template <typename T>        \
-  void name(const spmv_matrix<T>&, const void*, const T*, T*, T, T, cudaStream_t);
+  void name(const spmv_matrix<T>&, void*, const T*, T*, T, T, cudaStream_t);
 LA_SPMV_LAUNCHER(run_coo_atomic)
 LA_SPMV_LAUNCHER(run_coo_segmented)
 LA_SPMV_LAUNCHER(run_csr_scalar)
 LA_SPMV_LAUNCHER(run_csr_vector)
+LA_SPMV_LAUNCHER(run_csr_balanced)
 LA_SPMV_LAUNCHER(run_csc_atomic)
 LA_SPMV_LAUNCHER(run_ell)
 LA_SPMV_LAUNCHER(run_jds)
 LA_SPMV_LAUNCHER(run_dense_gemv)
 #undef LA_SPMV_LAUNCHER
 
+/// csr_balanced's plan: its size, and the once-per-matrix preparation.
+std::size_t csr_balanced_plan_bytes(const spmv_problem& p, std::size_t value_bytes);
+template <typename T>
+void prepare_csr_balanced(const spmv_matrix<T>&, void* plan, cudaStream_t);
+
 /// Explicit instantiations of a launcher for float and double.
 #define LA_SPMV_INSTANTIATE(name)                                                                               \
-  template void name<float>(const spmv_matrix<float>&, const void*, const float*, float*, float, float, cudaStream_t); \
-  template void name<double>(const spmv_matrix<double>&, const void*, const double*, double*, double, double,         \
+  template void name<float>(const spmv_matrix<float>&, void*, const float*, float*, float, float, cudaStream_t); \
+  template void name<double>(const spmv_matrix<double>&, void*, const double*, double*, double, double,         \
                              cudaStream_t);
 }  // namespace la::spmv_detail

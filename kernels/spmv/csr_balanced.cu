@@ -1,0 +1,132 @@
+// csr_balanced: equal-nonzero partitions for very uneven rows. The entries are cut into
+// chunks of E = 256; a warp per chunk. A row belongs to the chunk its first entry falls in
+// (rows starting at nnz go to the last chunk), and that chunk sums the row's entries inside
+// the chunk. A chunk's leading entries that belong to a row started earlier (its "head")
+// are summed separately; the owner of a row that runs past its chunk then adds the heads of
+// the following chunks, in order, while the row lasts. So a row of a million entries is
+// spread over 4,000 warps, and the result is deterministic: every sum has a fixed order.
+//   plan:  owner[c] = first row owned by chunk c (chunks + 1 entries; prepare, once per
+//          matrix, binary searches the row pointers), then head[c] (scratch for run).
+#include "common.cuh"
+#include "variants.hpp"
+
+namespace la::spmv_detail {
+namespace {
+constexpr long long chunk_entries = 256;  // E: 8 entries per lane
+
+long long chunk_count(const spmv_problem& p) {
+  return std::max<long long>(1, (p.nnz + chunk_entries - 1) / chunk_entries);
+}
+
+template <typename T>
+std::size_t head_offset(const spmv_problem& p) {
+  const std::size_t owner = static_cast<std::size_t>(chunk_count(p) + 1) * sizeof(index_t);
+  return (owner + alignof(T) - 1) / alignof(T) * alignof(T);
+}
+
+/// owner[c] = first row whose first entry is at or after c*E (c = 0..chunks); the last
+/// chunk also owns the rows that start at nnz (empty trailing rows).
+template <typename O>
+__global__ void owners_kernel(const O* ptr, index_t rows, long long chunks, index_t* owner) {
+  for (long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; c <= chunks;
+       c += static_cast<long long>(gridDim.x) * blockDim.x) {
+    if (c == chunks) {
+      owner[c] = rows;
+      continue;
+    }
+    const long long start = c * chunk_entries;
+    index_t lo = 0, hi = rows;
+    while (lo < hi) {
+      const index_t mid = lo + (hi - lo) / 2;
+      if (static_cast<long long>(ptr[mid]) < start) lo = mid + 1;
+      else hi = mid;
+    }
+    owner[c] = lo;
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T v) {
+  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
+  return v;  // complete in lane 0
+}
+
+/// head[c] = sum of chunk c's entries before its first owned row starts (one row's part).
+template <typename T, typename O>
+__global__ void heads_kernel(csr_view<const T, O> a, const index_t* owner, long long chunks, const T* x, T* head) {
+  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  for (long long c = warp; c < chunks; c += warps) {
+    const long long b = c * chunk_entries;
+    const long long chunk_end = std::min<long long>(b + chunk_entries, a.nnz);
+    const long long e = owner[c] < a.rows ? std::min<long long>(a.row_ptr[owner[c]], chunk_end) : chunk_end;
+    T s = T(0);
+    for (long long k = b + lane; k < e; k += 32) s += a.values[k] * x[a.col_idx[k]];
+    s = warp_sum(s);
+    if (lane == 0) head[c] = s;
+  }
+}
+
+template <typename T, typename O>
+__global__ void rows_kernel(csr_view<const T, O> a, const index_t* owner, long long chunks, const T* head, const T* x,
+                            T* y, T alpha, T beta) {
+  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
+  const int lane = threadIdx.x % 32;
+  for (long long c = warp; c < chunks; c += warps) {  // uniform across the warp
+    const long long chunk_end = std::min<long long>((c + 1) * chunk_entries, a.nnz);
+    for (index_t r = owner[c]; r < owner[c + 1]; ++r) {
+      const long long b = a.row_ptr[r], e = a.row_ptr[r + 1];
+      T s = T(0);
+      for (long long k = b + lane; k < std::min(e, chunk_end); k += 32) s += a.values[k] * x[a.col_idx[k]];
+      s = warp_sum(s);
+      if (e > chunk_end) {  // the row runs on: the heads of the next chunks, in order
+        T t = T(0);
+        const long long last = (e - 1) / chunk_entries;  // the chunk holding the row's last entry
+        for (long long q = c + 1 + lane; q <= last; q += 32) t += head[q];
+        s += warp_sum(t);
+      }
+      if (lane == 0) finish(y, r, s, alpha, beta);
+    }
+  }
+}
+}  // namespace
+
+std::size_t csr_balanced_plan_bytes(const spmv_problem& p, std::size_t value_bytes) {
+  const std::size_t owner = static_cast<std::size_t>(chunk_count(p) + 1) * sizeof(index_t);
+  return (owner + value_bytes - 1) / value_bytes * value_bytes + static_cast<std::size_t>(chunk_count(p)) * value_bytes;
+}
+
+template <typename T>
+void prepare_csr_balanced(const spmv_matrix<T>& a, void* plan, cudaStream_t s) {
+  const long long chunks = chunk_count(problem_of(a));
+  auto* owner = static_cast<index_t*>(plan);
+  if (a.wide) owners_kernel<<<grid_for(chunks + 1), block_threads, 0, s>>>(a.csr64.row_ptr, a.rows, chunks, owner);
+  else owners_kernel<<<grid_for(chunks + 1), block_threads, 0, s>>>(a.csr32.row_ptr, a.rows, chunks, owner);
+  LA_CHECK_LAUNCH(s);
+}
+
+template <typename T>
+void run_csr_balanced(const spmv_matrix<T>& a, void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+  if (a.rows == 0) return;
+  const spmv_problem p = problem_of(a);
+  const long long chunks = chunk_count(p);
+  const auto* owner = static_cast<const index_t*>(plan);
+  T* head = reinterpret_cast<T*>(static_cast<unsigned char*>(plan) + head_offset<T>(p));
+  const unsigned grid = grid_for(chunks * 32);
+  if (a.wide) {
+    heads_kernel<<<grid, block_threads, 0, s>>>(a.csr64, owner, chunks, x, head);
+    LA_CHECK_LAUNCH(s);
+    rows_kernel<<<grid, block_threads, 0, s>>>(a.csr64, owner, chunks, head, x, y, alpha, beta);
+  } else {
+    heads_kernel<<<grid, block_threads, 0, s>>>(a.csr32, owner, chunks, x, head);
+    LA_CHECK_LAUNCH(s);
+    rows_kernel<<<grid, block_threads, 0, s>>>(a.csr32, owner, chunks, head, x, y, alpha, beta);
+  }
+  LA_CHECK_LAUNCH(s);
+}
+LA_SPMV_INSTANTIATE(run_csr_balanced)
+template void prepare_csr_balanced<float>(const spmv_matrix<float>&, void*, cudaStream_t);
+template void prepare_csr_balanced<double>(const spmv_matrix<double>&, void*, cudaStream_t);
+}  // namespace la::spmv_detail
