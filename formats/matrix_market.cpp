@@ -92,8 +92,9 @@ class line_reader {
   const std::string& name() const noexcept { return name_; }
   [[noreturn]] void fail(const std::string& what) const { throw parse_error(name_, line_no_, what); }
 
- private:
   static constexpr std::size_t chunk = std::size_t(4) << 20;  // 4 MiB reads
+
+ private:
 
   const char* data() const noexcept { return file_ ? buf_.data() : mem_; }
   void emit(std::string_view& line, const char* p, std::size_t n) {
@@ -427,9 +428,10 @@ coo_matrix<T> parse_body(line_reader& in, const header_info& info, std::uint64_t
   const mm_header& h = info.h;
   builder<T> out;
   // Reserve what the header promises, but never more than the input could hold (a lying
-  // header must not make us allocate gigabytes): an entry line takes at least 4 bytes.
-  std::uint64_t cap = static_cast<std::uint64_t>(h.entries);
-  if (size_hint) cap = std::min<std::uint64_t>(cap, size_hint / 4 + 16);
+  // header must not make us allocate gigabytes): an entry line takes at least 4 bytes. A
+  // stream of unknown size (a pipe) reserves one read buffer's worth and grows as it goes.
+  const std::uint64_t bound = size_hint ? size_hint / 4 + 16 : line_reader::chunk / 4;
+  std::uint64_t cap = std::min<std::uint64_t>(static_cast<std::uint64_t>(h.entries), bound);
   if (h.symmetry != mm_symmetry::general) cap *= 2;
   out.reserve(static_cast<std::size_t>(cap));
 

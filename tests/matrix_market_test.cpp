@@ -633,6 +633,21 @@ TEST(Hardening, AHeaderDeclaringTrillionsOfEntriesAllocatesNothingForThem) {
   }
 }
 
+TEST(Hardening, APipeDeclaringTrillionsOfEntriesAllocatesNothingForThem) {
+  // Through a pipe the size is unknown, so the header's count alone must not size the
+  // reservation (it used to: "out of host memory").
+  const std::string fifo = ::testing::TempDir() + "la_fifo_lying.mtx";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] {
+    std::ofstream(fifo, std::ios::binary) << "%%MatrixMarket matrix coordinate real general\n10 10 2954294967296\n1 1 1\n";
+  });
+  test::expect_throw_with<parse_error>([&] { read_matrix_market<double>(fifo); },
+                                       {"file ends after 1 of the 2954294967296 entries declared on line 2"});
+  writer.join();
+  std::remove(fifo.c_str());
+}
+
 TEST(Hardening, HugeDeclaredSizesFailAtOnceWithAnEstimate) {
   // 2,000,000,000 x 2,000,000,000 with one entry: reading costs nothing; converting to CSR
   // needs three row-sized arrays, refused before allocating, with the estimate.
