@@ -423,17 +423,21 @@ inline void add_entry(builder<T>& out, const mm_header& h, index_t i, index_t j,
   if (h.symmetry == mm_symmetry::skew_symmetric) out.add(j, i, -val);
 }
 
+/// Array slots to reserve for at most `entries_bound` entry lines: never more than the header
+/// declares, nor more than the text could hold (a lying header must not make us allocate
+/// gigabytes; callers bound by an entry line's 4 bytes at least), times 2 for the mirrors
+/// of symmetric files.
+std::size_t entry_room(const mm_header& h, double entries_bound) {
+  const double entries = std::min(static_cast<double>(h.entries), entries_bound);
+  return static_cast<std::size_t>(entries) * (h.symmetry == mm_symmetry::general ? 1 : 2);
+}
+
 template <typename T>
 coo_matrix<T> parse_body(line_reader& in, const header_info& info, std::uint64_t size_hint) {
   const mm_header& h = info.h;
   builder<T> out;
-  // Reserve what the header promises, but never more than the input could hold (a lying
-  // header must not make us allocate gigabytes): an entry line takes at least 4 bytes. A
-  // stream of unknown size (a pipe) reserves one read buffer's worth and grows as it goes.
-  const std::uint64_t bound = size_hint ? size_hint / 4 + 16 : line_reader::chunk / 4;
-  std::uint64_t cap = std::min<std::uint64_t>(static_cast<std::uint64_t>(h.entries), bound);
-  if (h.symmetry != mm_symmetry::general) cap *= 2;
-  out.reserve(static_cast<std::size_t>(cap));
+  // A stream of unknown size (a pipe) reserves one read buffer's worth and grows as it goes.
+  out.reserve(entry_room(h, static_cast<double>(size_hint ? size_hint : line_reader::chunk) / 4 + 16));
 
   const bool coordinate = h.format == mm_format::coordinate;
   const index_t rows = static_cast<index_t>(h.rows), cols = static_cast<index_t>(h.cols);
@@ -507,17 +511,13 @@ std::vector<chunk_result<T>> parse_parts(std::string_view text, std::size_t body
   // For a join, part 0 reserves room for the whole matrix: its arrays become the result and
   // the others are appended (reserved pages that are never touched cost nothing).
   const double per_byte = n ? static_cast<double>(h.entries) / static_cast<double>(n) : 0.0;
-  const int mult = h.symmetry == mm_symmetry::general ? 1 : 2;
   std::vector<chunk_result<T>> parts(static_cast<std::size_t>(threads));
   auto work = [&](int t) {
     chunk_result<T>& part = parts[t];
     try {
       const std::size_t bytes = cut[t + 1] - cut[t];
-      // Never more than the text could hold (an entry line takes at least 4 bytes): a header
-      // that declares trillions of entries must not make us allocate for them.
       const double span = static_cast<double>(t == 0 && room_for_all_in_first ? n : bytes);
-      const double room = std::min(per_byte * span * 1.02, span / 4) + 16;
-      part.out.reserve(static_cast<std::size_t>(std::min<double>(static_cast<double>(h.entries), room) * mult));
+      part.out.reserve(entry_room(h, std::min(per_byte * span * 1.02, span / 4) + 16));
       line_reader in(text.substr(cut[t], bytes), name);
       std::string_view line;
       while (in.next(line)) {
