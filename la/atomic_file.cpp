@@ -100,15 +100,8 @@ void atomic_file::commit() {
   if (fd_ < 0) throw io_error("'" + path_ + "' is already closed");
   if (!direct_ && ::fsync(fd_) != 0) fail("error flushing");
   const int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) {
-    fd_ = -1;
-    const int err = errno;
-    if (!tmp_.empty()) ::unlink(tmp_.c_str());
-    tmp_.clear();
-    errno = err;
-    throw io_error("error closing '" + path_ + "': " + std::strerror(err) + " (the file was not changed)");
-  }
+  fd_ = -1;  // closed below, whatever close() says
+  if (::close(fd) != 0) fail("error closing");
   if (!direct_ && ::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp_.c_str());

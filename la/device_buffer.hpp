@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -19,6 +20,11 @@ class device_guard {
   explicit device_guard(int device) {
     LA_CUDA_TRY(cudaGetDevice(&previous_));
     if (previous_ != device) LA_CUDA_TRY(cudaSetDevice(device));
+  }
+  /// For destructors: switches if it can, never throws.
+  device_guard(int device, std::nothrow_t) noexcept {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = device;
+    if (previous_ != device) (void)cudaSetDevice(device);
   }
   ~device_guard() { (void)cudaSetDevice(previous_); }
   device_guard(const device_guard&) = delete;
@@ -54,10 +60,8 @@ class device_buffer {
   }
   ~device_buffer() {
     if (!data_) return;
-    int previous = 0;
-    if (cudaGetDevice(&previous) == cudaSuccess && previous != device_) (void)cudaSetDevice(device_);
+    detail::device_guard g(device_, std::nothrow);
     LA_CUDA_TRY_NO_THROW(cudaFreeAsync(data_, stream_));
-    if (previous != device_) (void)cudaSetDevice(previous);
   }
 
   T* data() noexcept { return data_; }

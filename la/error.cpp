@@ -9,10 +9,11 @@ parse_error::parse_error(const std::string& file, std::int64_t line, const std::
       line_(line) {}
 
 namespace detail {
-namespace {
 std::string where(const char* call, const char* file, int line) {
   return std::string(call) + " at " + file + ":" + std::to_string(line);
 }
+
+namespace {
 
 const char* cuda_advice(cudaError_t code) {
   switch (code) {
@@ -54,9 +55,12 @@ void throw_expects(const char* cond, const std::string& msg, const char* file, i
                          std::to_string(line) + "]");
 }
 
+void report_ignored(const char* library, const char* name, const char* call, const char* file, int line) noexcept {
+  std::fprintf(stderr, "la: %s error %s in %s at %s:%d (ignored in a destructor)\n", library, name, call, file, line);
+}
+
 void report_no_throw(cudaError_t code, const char* call, const char* file, int line) noexcept {
-  std::fprintf(stderr, "la: CUDA error %s in %s at %s:%d (ignored in a destructor)\n",
-               cudaGetErrorName(code), call, file, line);
+  report_ignored("CUDA", cudaGetErrorName(code), call, file, line);
 }
 }  // namespace detail
 }  // namespace la

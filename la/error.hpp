@@ -87,6 +87,11 @@ namespace detail {
 [[noreturn]] void throw_cuda(cudaError_t code, const char* call, const char* file, int line);
 [[noreturn]] void throw_expects(const char* cond, const std::string& msg, const char* file, int line);
 void report_no_throw(cudaError_t code, const char* call, const char* file, int line) noexcept;
+/// "call at file:line", the tail of every failed-call message (here and in la::vendor).
+std::string where(const char* call, const char* file, int line);
+/// Logs a failure that a destructor must not throw: "la: <library> error <name> in <call>
+/// at <file>:<line> (ignored in a destructor)".
+void report_ignored(const char* library, const char* name, const char* call, const char* file, int line) noexcept;
 }  // namespace detail
 
 }  // namespace la

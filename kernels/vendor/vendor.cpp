@@ -1,14 +1,8 @@
 #include "vendor.hpp"
 
-#include <cstdio>
 
 namespace la {
 namespace detail {
-namespace {
-std::string where(const char* call, const char* file, int line) {
-  return std::string(call) + " at " + file + ":" + std::to_string(line);
-}
-}  // namespace
 
 void throw_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
   throw cublas_error("cuBLAS error " + std::string(cublasGetStatusName(status)) + " (" +
@@ -21,13 +15,11 @@ void throw_cusparse(cusparseStatus_t status, const char* call, const char* file,
 }
 
 void report_cublas_no_throw(cublasStatus_t status, const char* call, const char* file, int line) noexcept {
-  std::fprintf(stderr, "la: cuBLAS error %s in %s at %s:%d (ignored in a destructor)\n", cublasGetStatusName(status),
-               call, file, line);
+  report_ignored("cuBLAS", cublasGetStatusName(status), call, file, line);
 }
 
 void report_cusparse_no_throw(cusparseStatus_t status, const char* call, const char* file, int line) noexcept {
-  std::fprintf(stderr, "la: cuSPARSE error %s in %s at %s:%d (ignored in a destructor)\n",
-               cusparseGetErrorName(status), call, file, line);
+  report_ignored("cuSPARSE", cusparseGetErrorName(status), call, file, line);
 }
 }  // namespace detail
 
