@@ -4,21 +4,13 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
+#include "../la/grid.cuh"
+
 namespace la {
 namespace {
 
-constexpr int threads_per_block = 256;
-
-template <typename N>
-unsigned blocks_for(N n) {
-  const long long b = (static_cast<long long>(n) + threads_per_block - 1) / threads_per_block;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535LL * 1024 ? 65535LL * 1024 : b));
-}
-
-/// Grid-stride loop index type: 64-bit, so counts past 2^31 are walked correctly.
-#define LA_GRID_STRIDE(i, n)                                                                       \
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < (long long)(n); \
-       i += static_cast<long long>(gridDim.x) * blockDim.x)
+using detail::grid_for;
+constexpr int threads_per_block = detail::block_threads;
 
 template <typename O>
 __global__ void expand_rows(const O* ptr, index_t rows, index_t* row_of) {
@@ -119,7 +111,7 @@ index_t lengths_and_longest(context& ctx, const device_csr<T, O>& a, device_buff
   const index_t rows = a.rows();
   if (rows == 0) return 0;
   cudaStream_t s = ctx.stream();
-  row_lengths<<<blocks_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, rows, len.data());
+  row_lengths<<<grid_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, rows, len.data());
   LA_CHECK_LAUNCH(s);
   auto longest = ctx.allocate<index_t>(1);
   std::size_t bytes = 0;
@@ -154,7 +146,7 @@ device_coo<T> to_coo(context& ctx, const device_csr<T, O>& a) {
   auto v = c.view();
   cudaStream_t s = ctx.stream();
   if (a.rows() > 0) {
-    expand_rows<<<blocks_for(a.rows()), threads_per_block, 0, s>>>(a.view().row_ptr, a.rows(), v.row_idx);
+    expand_rows<<<grid_for(a.rows()), threads_per_block, 0, s>>>(a.view().row_ptr, a.rows(), v.row_idx);
     LA_CHECK_LAUNCH(s);
   }
   if (a.nnz() > 0) {
@@ -175,19 +167,19 @@ device_csc<T, O> to_csc(context& ctx, const device_csr<T, O>& a) {
   auto order = ctx.allocate<O>(static_cast<std::size_t>(nnz));
   auto perm = ctx.allocate<O>(static_cast<std::size_t>(nnz));
   if (a.rows() > 0) {
-    expand_rows<<<blocks_for(a.rows()), threads_per_block, 0, s>>>(a.view().row_ptr, a.rows(), rows_of.data());
+    expand_rows<<<grid_for(a.rows()), threads_per_block, 0, s>>>(a.view().row_ptr, a.rows(), rows_of.data());
     LA_CHECK_LAUNCH(s);
   }
   if (nnz > 0) {
-    iota<<<blocks_for(nnz), threads_per_block, 0, s>>>(order.data(), nnz);
+    iota<<<grid_for(nnz), threads_per_block, 0, s>>>(order.data(), nnz);
     LA_CHECK_LAUNCH(s);
     // Stable: entries of one column keep their row-major order, i.e. increasing rows.
     stable_sort_pairs(ctx, a.view().col_idx, cols_sorted.data(), order.data(), perm.data(), nnz, a.cols());
-    gather<<<blocks_for(nnz), threads_per_block, 0, s>>>(perm.data(), rows_of.data(), a.view().values, ov.row_idx,
+    gather<<<grid_for(nnz), threads_per_block, 0, s>>>(perm.data(), rows_of.data(), a.view().values, ov.row_idx,
                                                          ov.values, nnz);
     LA_CHECK_LAUNCH(s);
   }
-  lower_bounds<<<blocks_for(static_cast<long long>(a.cols()) + 1), threads_per_block, 0, s>>>(cols_sorted.data(), nnz,
+  lower_bounds<<<grid_for(static_cast<long long>(a.cols()) + 1), threads_per_block, 0, s>>>(cols_sorted.data(), nnz,
                                                                                              ov.col_ptr, a.cols());
   LA_CHECK_LAUNCH(s);
   return out;
@@ -200,7 +192,7 @@ device_ell<T> to_ell(context& ctx, const device_csr<T, O>& a) {
   auto out = device_ell<T>::allocate(ctx, a.rows(), a.cols(), width);
   if (a.rows() > 0 && width > 0) {
     auto v = out.view();
-    fill_ell<<<blocks_for(a.rows()), threads_per_block, 0, ctx.stream()>>>(
+    fill_ell<<<grid_for(a.rows()), threads_per_block, 0, ctx.stream()>>>(
         a.view().row_ptr, a.view().col_idx, a.view().values, a.rows(), width, v.col_idx, v.values);
     LA_CHECK_LAUNCH(ctx.stream());
   }
@@ -220,16 +212,16 @@ device_jds<T, O> to_jds(context& ctx, const device_csr<T, O>& a) {
     auto key = ctx.allocate<index_t>(static_cast<std::size_t>(rows));
     auto key_sorted = ctx.allocate<index_t>(static_cast<std::size_t>(rows));
     auto ids = ctx.allocate<index_t>(static_cast<std::size_t>(rows));
-    sort_keys<<<blocks_for(rows), threads_per_block, 0, s>>>(len.data(), longest, rows, key.data());
+    sort_keys<<<grid_for(rows), threads_per_block, 0, s>>>(len.data(), longest, rows, key.data());
     LA_CHECK_LAUNCH(s);
-    iota<<<blocks_for(rows), threads_per_block, 0, s>>>(ids.data(), rows);
+    iota<<<grid_for(rows), threads_per_block, 0, s>>>(ids.data(), rows);
     LA_CHECK_LAUNCH(s);
     stable_sort_pairs(ctx, key.data(), key_sorted.data(), ids.data(), v.perm, rows, longest + 1);
   }
   // diag_ptr = exclusive scan of the rows each diagonal holds.
   auto count = ctx.allocate<O>(static_cast<std::size_t>(longest) + 1);
   if (longest > 0) {
-    rows_longer_than<<<blocks_for(longest), threads_per_block, 0, s>>>(len.data(), v.perm, rows, longest, count.data());
+    rows_longer_than<<<grid_for(longest), threads_per_block, 0, s>>>(len.data(), v.perm, rows, longest, count.data());
     LA_CHECK_LAUNCH(s);
   }
   LA_CUDA_TRY(cudaMemsetAsync(count.data() + longest, 0, sizeof(O), s));
@@ -238,7 +230,7 @@ device_jds<T, O> to_jds(context& ctx, const device_csr<T, O>& a) {
   auto temp = ctx.allocate<unsigned char>(bytes);
   LA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, count.data(), v.diag_ptr, longest + 1, s));
   if (rows > 0 && longest > 0) {
-    fill_jds<<<blocks_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, a.view().col_idx, a.view().values, v.perm,
+    fill_jds<<<grid_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, a.view().col_idx, a.view().values, v.perm,
                                                            v.diag_ptr, rows, v.col_idx, v.values);
     LA_CHECK_LAUNCH(s);
   }

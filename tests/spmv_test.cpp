@@ -96,8 +96,7 @@ void check(context& ctx, const spmv_variant<T>& v, const csr_matrix<T>& a, const
   const auto dx = to_device(ctx, x);
   auto dy = to_device(ctx, y0);
   const spmv_matrix<T> view = spmv_view(m);
-  device_buffer<unsigned char> plan = ctx.allocate<unsigned char>(v.plan_bytes(problem_of(view)));
-  if (!plan.empty()) v.prepare(view, plan.data(), ctx.stream());
+  device_buffer<unsigned char> plan = make_plan(ctx, v, view);
   v.run(view, plan.data(), dx.data(), dy.data(), alpha, beta, ctx.stream());
   const auto got = to_host(ctx, dy);
   const double eps = std::numeric_limits<T>::epsilon();

@@ -85,7 +85,10 @@ int run_spmv(const args& a, const std::string& path) {
       for (T& e : x) e = static_cast<T>(std::bernoulli_distribution(0.5)(g) ? u(g) : -u(g));
       const auto dx = to_device(ctx, x);
       device_vector<T> dy(ctx, host.rows());
-      spmv(ctx, m, dx, dy, T(1), T(0), v.name);
+      // The plan is prepared once; the validated run and the timed runs use it.
+      device_buffer<unsigned char> plan = make_plan(ctx, v, m);
+      auto run = [&] { v.run(m, plan.data(), dx.data(), dy.data(), T(1), T(0), ctx.stream()); };
+      run();
       const std::vector<T> got = to_host(ctx, dy);
       std::vector<T> want(got.size()), mag(got.size());
       reference::spmv(T(1), host, x, T(0), want);
@@ -101,11 +104,7 @@ int run_spmv(const args& a, const std::string& path) {
         const double e = std::abs(double(got[i]) - double(want[i])) / tol;
         worst = std::isnan(e) ? INFINITY : std::max(worst, e);
       }
-      // The plan is prepared once, outside the timed runs (la::spmv above prepared its own).
-      device_buffer<unsigned char> plan = ctx.allocate<unsigned char>(v.plan_bytes(problem_of(m)));
-      if (!plan.empty()) v.prepare(m, plan.data(), ctx.stream());
-      const double ms =
-          median_ms(ctx.stream(), reps, [&] { v.run(m, plan.data(), dx.data(), dy.data(), T(1), T(0), ctx.stream()); });
+      const double ms = median_ms(ctx.stream(), reps, run);
       const double bytes = array_bytes(m) + (double(host.rows()) + host.cols()) * sizeof(T);
       std::printf("device:      %s\n", ctx.properties().name);
       std::printf("matrix:      %s (%d x %d, %lld nonzeros, %d-bit offsets), %s\n", path.c_str(), host.rows(),

@@ -7,8 +7,7 @@ namespace la::spmv_detail {
 namespace {
 template <typename T>
 __global__ void coo_atomic_kernel(coo_view<const T> a, const T* x, T* y, T alpha) {
-  for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < a.nnz;
-       k += static_cast<long long>(gridDim.x) * blockDim.x)
+  LA_GRID_STRIDE(k, a.nnz)
     atomicAdd(y + a.row_idx[k], alpha * a.values[k] * x[a.col_idx[k]]);
 }
 }  // namespace

@@ -10,11 +10,9 @@ namespace la::spmv_detail {
 namespace {
 template <typename T>
 __global__ void coo_segmented_kernel(coo_view<const T> a, const T* x, T* y, T alpha) {
-  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
   const int lane = threadIdx.x % 32;
-  for (long long base = warp * 32; base < a.nnz; base += warps * 32) {  // uniform across the warp
-    const long long k = base + lane;
+  LA_WARP_STRIDE(w, (a.nnz + 31) / 32) {
+    const long long k = w * 32 + lane;
     const bool live = k < a.nnz;
     const index_t row = live ? a.row_idx[k] : -1;
     T v = live ? alpha * a.values[k] * x[a.col_idx[k]] : T(0);

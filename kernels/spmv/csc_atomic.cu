@@ -7,8 +7,7 @@ namespace la::spmv_detail {
 namespace {
 template <typename T, typename O>
 __global__ void csc_atomic_kernel(csc_view<const T, O> a, const T* x, T* y, T alpha) {
-  for (long long j = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; j < a.cols;
-       j += static_cast<long long>(gridDim.x) * blockDim.x) {
+  LA_GRID_STRIDE(j, a.cols) {
     const T xj = alpha * x[j];
     for (O k = a.col_ptr[j]; k < a.col_ptr[j + 1]; ++k) atomicAdd(y + a.row_idx[k], a.values[k] * xj);
   }
@@ -19,8 +18,8 @@ template <typename T>
 void run_csc_atomic(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   launch_scale_y(y, a.rows, beta, s);
   if (a.cols == 0) return;
-  if (a.wide) csc_atomic_kernel<<<grid_for(a.cols), block_threads, 0, s>>>(a.csc64, x, y, alpha);
-  else csc_atomic_kernel<<<grid_for(a.cols), block_threads, 0, s>>>(a.csc32, x, y, alpha);
+  with_width(a.wide, a.csc32, a.csc64,
+             [&](auto v) { csc_atomic_kernel<<<grid_for(a.cols), block_threads, 0, s>>>(v, x, y, alpha); });
   LA_CHECK_LAUNCH(s);
 }
 LA_SPMV_INSTANTIATE(run_csc_atomic)

@@ -28,8 +28,7 @@ std::size_t head_offset(const spmv_problem& p) {
 /// chunk also owns the rows that start at nnz (empty trailing rows).
 template <typename O>
 __global__ void owners_kernel(const O* ptr, index_t rows, long long chunks, index_t* owner) {
-  for (long long c = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; c <= chunks;
-       c += static_cast<long long>(gridDim.x) * blockDim.x) {
+  LA_GRID_STRIDE(c, chunks + 1) {
     if (c == chunks) {
       owner[c] = rows;
       continue;
@@ -45,25 +44,17 @@ __global__ void owners_kernel(const O* ptr, index_t rows, long long chunks, inde
   }
 }
 
-template <typename T>
-__device__ __forceinline__ T warp_sum(T v) {
-  for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(0xffffffffu, v, off);
-  return v;  // complete in lane 0
-}
-
 /// head[c] = sum of chunk c's entries before its first owned row starts (one row's part).
 template <typename T, typename O>
 __global__ void heads_kernel(csr_view<const T, O> a, const index_t* owner, long long chunks, const T* x, T* head) {
-  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
   const int lane = threadIdx.x % 32;
-  for (long long c = warp; c < chunks; c += warps) {
+  LA_WARP_STRIDE(c, chunks) {
     const long long b = c * chunk_entries;
     const long long chunk_end = std::min<long long>(b + chunk_entries, a.nnz);
     const long long e = owner[c] < a.rows ? std::min<long long>(a.row_ptr[owner[c]], chunk_end) : chunk_end;
     T s = T(0);
     for (long long k = b + lane; k < e; k += 32) s += a.values[k] * x[a.col_idx[k]];
-    s = warp_sum(s);
+    s = group_sum<32>(s);
     if (lane == 0) head[c] = s;
   }
 }
@@ -71,21 +62,19 @@ __global__ void heads_kernel(csr_view<const T, O> a, const index_t* owner, long 
 template <typename T, typename O>
 __global__ void rows_kernel(csr_view<const T, O> a, const index_t* owner, long long chunks, const T* head, const T* x,
                             T* y, T alpha, T beta) {
-  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
   const int lane = threadIdx.x % 32;
-  for (long long c = warp; c < chunks; c += warps) {  // uniform across the warp
+  LA_WARP_STRIDE(c, chunks) {
     const long long chunk_end = std::min<long long>((c + 1) * chunk_entries, a.nnz);
     for (index_t r = owner[c]; r < owner[c + 1]; ++r) {
       const long long b = a.row_ptr[r], e = a.row_ptr[r + 1];
       T s = T(0);
       for (long long k = b + lane; k < std::min(e, chunk_end); k += 32) s += a.values[k] * x[a.col_idx[k]];
-      s = warp_sum(s);
+      s = group_sum<32>(s);
       if (e > chunk_end) {  // the row runs on: the heads of the next chunks, in order
         T t = T(0);
         const long long last = (e - 1) / chunk_entries;  // the chunk holding the row's last entry
         for (long long q = c + 1 + lane; q <= last; q += 32) t += head[q];
-        s += warp_sum(t);
+        s += group_sum<32>(t);
       }
       if (lane == 0) finish(y, r, s, alpha, beta);
     }
@@ -102,8 +91,9 @@ template <typename T>
 void prepare_csr_balanced(const spmv_matrix<T>& a, void* plan, cudaStream_t s) {
   const long long chunks = chunk_count(problem_of(a));
   auto* owner = static_cast<index_t*>(plan);
-  if (a.wide) owners_kernel<<<grid_for(chunks + 1), block_threads, 0, s>>>(a.csr64.row_ptr, a.rows, chunks, owner);
-  else owners_kernel<<<grid_for(chunks + 1), block_threads, 0, s>>>(a.csr32.row_ptr, a.rows, chunks, owner);
+  with_width(a.wide, a.csr32, a.csr64, [&](auto v) {
+    owners_kernel<<<grid_for(chunks + 1), block_threads, 0, s>>>(v.row_ptr, a.rows, chunks, owner);
+  });
   LA_CHECK_LAUNCH(s);
 }
 
@@ -115,16 +105,12 @@ void run_csr_balanced(const spmv_matrix<T>& a, void* plan, const T* x, T* y, T a
   const auto* owner = static_cast<const index_t*>(plan);
   T* head = reinterpret_cast<T*>(static_cast<unsigned char*>(plan) + head_offset<T>(p));
   const unsigned grid = grid_for(chunks * 32);
-  if (a.wide) {
-    heads_kernel<<<grid, block_threads, 0, s>>>(a.csr64, owner, chunks, x, head);
+  with_width(a.wide, a.csr32, a.csr64, [&](auto v) {
+    heads_kernel<<<grid, block_threads, 0, s>>>(v, owner, chunks, x, head);
     LA_CHECK_LAUNCH(s);
-    rows_kernel<<<grid, block_threads, 0, s>>>(a.csr64, owner, chunks, head, x, y, alpha, beta);
-  } else {
-    heads_kernel<<<grid, block_threads, 0, s>>>(a.csr32, owner, chunks, x, head);
+    rows_kernel<<<grid, block_threads, 0, s>>>(v, owner, chunks, head, x, y, alpha, beta);
     LA_CHECK_LAUNCH(s);
-    rows_kernel<<<grid, block_threads, 0, s>>>(a.csr32, owner, chunks, head, x, y, alpha, beta);
-  }
-  LA_CHECK_LAUNCH(s);
+  });
 }
 LA_SPMV_INSTANTIATE(run_csr_balanced)
 template void prepare_csr_balanced<float>(const spmv_matrix<float>&, void*, cudaStream_t);

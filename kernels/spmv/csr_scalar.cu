@@ -6,8 +6,7 @@ namespace la::spmv_detail {
 namespace {
 template <typename T, typename O>
 __global__ void csr_scalar_kernel(csr_view<const T, O> a, const T* x, T* y, T alpha, T beta) {
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.rows;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+  LA_GRID_STRIDE(i, a.rows) {
     T acc = T(0);
     for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) acc += a.values[k] * x[a.col_idx[k]];
     finish(y, i, acc, alpha, beta);
@@ -18,8 +17,8 @@ __global__ void csr_scalar_kernel(csr_view<const T, O> a, const T* x, T* y, T al
 template <typename T>
 void run_csr_scalar(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
-  if (a.wide) csr_scalar_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.csr64, x, y, alpha, beta);
-  else csr_scalar_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.csr32, x, y, alpha, beta);
+  with_width(a.wide, a.csr32, a.csr64,
+             [&](auto v) { csr_scalar_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(v, x, y, alpha, beta); });
   LA_CHECK_LAUNCH(s);
 }
 LA_SPMV_INSTANTIATE(run_csr_scalar)

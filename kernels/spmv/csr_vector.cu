@@ -11,24 +11,22 @@ __global__ void csr_vector_kernel(csr_view<const T, O> a, const T* x, T* y, T al
   // The loop runs per warp (base is the same in all 32 lanes), so every lane reaches the
   // full-warp shuffles even when some of the warp's groups have no row left.
   constexpr int groups_per_warp = 32 / W;
-  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
   const int group = (threadIdx.x % 32) / W, lane = threadIdx.x % W;
-  for (long long base = warp * groups_per_warp; base < a.rows; base += warps * groups_per_warp) {
-    const long long i = base + group;
+  LA_WARP_STRIDE(w, (a.rows + groups_per_warp - 1) / groups_per_warp) {
+    const long long i = w * groups_per_warp + group;
     T acc = T(0);
     if (i < a.rows)
       for (O k = a.row_ptr[i] + lane; k < a.row_ptr[i + 1]; k += W) acc += a.values[k] * x[a.col_idx[k]];
-    for (int off = W / 2; off > 0; off /= 2) acc += __shfl_down_sync(0xffffffffu, acc, off, W);
+    acc = group_sum<W>(acc);
     if (i < a.rows && lane == 0) finish(y, i, acc, alpha, beta);
   }
 }
 
 template <int W, typename T>
 void launch(const spmv_matrix<T>& a, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
-  const unsigned grid = grid_for(static_cast<long long>(a.rows) * W);
-  if (a.wide) csr_vector_kernel<W><<<grid, block_threads, 0, s>>>(a.csr64, x, y, alpha, beta);
-  else csr_vector_kernel<W><<<grid, block_threads, 0, s>>>(a.csr32, x, y, alpha, beta);
+  with_width(a.wide, a.csr32, a.csr64, [&](auto v) {
+    csr_vector_kernel<W><<<grid_for(static_cast<long long>(a.rows) * W), block_threads, 0, s>>>(v, x, y, alpha, beta);
+  });
   LA_CHECK_LAUNCH(s);
 }
 }  // namespace

@@ -7,14 +7,12 @@ namespace la::spmv_detail {
 namespace {
 template <typename T>
 __global__ void gemv_kernel(dense_view<const T> a, const T* x, T* y, T alpha, T beta) {
-  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const long long warps = static_cast<long long>(gridDim.x) * blockDim.x / 32;
   const int lane = threadIdx.x % 32;
-  for (long long i = warp; i < a.rows; i += warps) {  // uniform across the warp
+  LA_WARP_STRIDE(i, a.rows) {
     const T* row = a.values + i * a.ld;
     T acc = T(0);
     for (index_t j = lane; j < a.cols; j += 32) acc += row[j] * x[j];
-    for (int off = 16; off > 0; off /= 2) acc += __shfl_down_sync(0xffffffffu, acc, off);
+    acc = group_sum<32>(acc);
     if (lane == 0) finish(y, i, acc, alpha, beta);
   }
 }

@@ -7,8 +7,7 @@ namespace la::spmv_detail {
 namespace {
 template <typename T>
 __global__ void ell_kernel(ell_view<const T> a, const T* x, T* y, T alpha, T beta) {
-  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < a.rows;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+  LA_GRID_STRIDE(i, a.rows) {
     T acc = T(0);
     for (index_t s = 0; s < a.width; ++s) {
       const long long slot = static_cast<long long>(s) * a.rows + i;

@@ -8,8 +8,7 @@ namespace la::spmv_detail {
 namespace {
 template <typename T, typename O>
 __global__ void jds_kernel(jds_view<const T, O> a, const T* x, T* y, T alpha, T beta) {
-  for (long long k = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; k < a.rows;
-       k += static_cast<long long>(gridDim.x) * blockDim.x) {
+  LA_GRID_STRIDE(k, a.rows) {
     T acc = T(0);
     for (index_t d = 0; d < a.num_diagonals; ++d) {
       const O pos = a.diag_ptr[d] + static_cast<O>(k);
@@ -24,8 +23,8 @@ __global__ void jds_kernel(jds_view<const T, O> a, const T* x, T* y, T alpha, T 
 template <typename T>
 void run_jds(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
-  if (a.wide) jds_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.jds64, x, y, alpha, beta);
-  else jds_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.jds32, x, y, alpha, beta);
+  with_width(a.wide, a.jds32, a.jds64,
+             [&](auto v) { jds_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(v, x, y, alpha, beta); });
   LA_CHECK_LAUNCH(s);
 }
 LA_SPMV_INSTANTIATE(run_jds)

@@ -19,6 +19,7 @@
 #include "../../formats/dense.hpp"
 #include "../../formats/ell.hpp"
 #include "../../formats/jds.hpp"
+#include "../../la/vector.hpp"
 
 namespace la {
 
@@ -73,6 +74,15 @@ struct spmv_variant {
   /// free as scratch, so concurrent runs need their own plans.
   void (*run)(const spmv_matrix<T>&, void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t);
 };
+
+/// A plan for running `v` on `a` many times: plan_bytes() of device memory on ctx's device,
+/// prepared (in stream order). Empty for variants without a plan.
+template <typename T>
+device_buffer<unsigned char> make_plan(context& ctx, const spmv_variant<T>& v, const spmv_matrix<T>& a) {
+  device_buffer<unsigned char> plan = ctx.allocate<unsigned char>(v.plan_bytes(problem_of(a)));
+  if (!plan.empty()) v.prepare(a, plan.data(), ctx.stream());
+  return plan;
+}
 
 /// Every variant for value type T (float, double), in registry order.
 template <typename T>
