@@ -143,13 +143,13 @@ int cmd_info(int argc, char** argv) {
   mm_header h;
   // More rows than entries (hypersparse): count from the entries, with no array over the
   // rows; otherwise through CSR, whose arrays are then no larger than the entries'.
-  const mm_header pre = std::filesystem::is_regular_file(path) ? read_matrix_market_header(path) : mm_header{};
+  std::error_code ec;
+  const mm_header pre = std::filesystem::is_regular_file(path, ec) ? read_matrix_market_header(path) : mm_header{};
   if (pre.rows > max_stored_entries(pre)) {
     const coo_matrix<double> coo = read_matrix_market<double>(path, &h, read_options(a));
     return print_info(path, h, stats_of(coo, offsets_option(a)));
   }
   return with_csr_file<double>(path, a, [&](const auto& m) { return print_info(path, h, stats_of(m)); }, &h);
 }
-
 
 }  // namespace la::cli
