@@ -18,9 +18,11 @@
 
 #include "formats/convert.hpp"
 #include "formats/device_convert.hpp"
+#include "formats/generate.hpp"
 #include "formats/matrix_market.hpp"
 
 #include "kernels/gemm/gemm.hpp"
+#include "kernels/spmv/select.hpp"
 #include "kernels/spmv/spmv.hpp"
 #include "kernels/reference/blas1.hpp"
 #include "kernels/reference/gemm.hpp"

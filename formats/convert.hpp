@@ -1,4 +1,4 @@
-// Host conversions between every pair of the six formats. CSR is the hub: each format has
+// Host conversions between every pair of the eight formats. CSR is the hub: each format has
 // an exact conversion to and from CSR, and every other pair goes through it. Values are
 // never changed; duplicates in COO are summed (in input order); converting a dense matrix
 // to a sparse format keeps its nonzero entries (an explicit zero in a sparse matrix does
@@ -24,11 +24,13 @@
 #include "csr.hpp"
 #include "dense.hpp"
 #include "ell.hpp"
+#include "hyb.hpp"
 #include "jds.hpp"
+#include "sell.hpp"
 
 namespace la {
 
-/// True for the six host formats.
+/// True for the eight host formats.
 template <typename M> struct is_format : std::bool_constant<is_host_matrix_v<M>> {};
 
 namespace detail {
@@ -72,7 +74,50 @@ template <typename T, typename O>
 index_t row_length(const csr_matrix<T, O>& a, index_t i) {
   return static_cast<index_t>(a.row_ptr()[i + 1] - a.row_ptr()[i]);
 }
+
+/// The HYB split from the row-length histogram (hist[L] = rows of length L, L = 0..longest):
+/// ELL slot k is kept while at least a third of the rows (at least one) reach it, the rule
+/// of Bell & Garland (SC'09, "relative speed" 3 of ELL over COO per entry). Shared by the
+/// host and device conversions, so both split alike.
+inline index_t hyb_width(const std::vector<count_t>& hist, index_t rows) {
+  const count_t keep = std::max<count_t>(1, rows / 3);
+  count_t longer = rows;  // rows longer than k
+  index_t k = 0;
+  for (; k + 1 < static_cast<index_t>(hist.size()); ++k) {
+    longer -= hist[k];
+    if (longer < keep) break;
+  }
+  return k;
+}
+
+/// SELL's automatic sorting window: none (sigma = 1) when slices of unsorted rows pad the
+/// entries by at most 20% (uniform rows such as stencils: no permutation to read), else
+/// about 1024 rows (Kreutzer et al. sort windows of 2^10..2^14 rows). Shared by the host
+/// and device conversions.
+inline index_t sell_auto_sigma(count_t nnz, count_t unsorted_slots, index_t slice_height) {
+  if (unsorted_slots <= nnz + nnz / 5) return 1;
+  return (1024 + slice_height - 1) / slice_height * slice_height;
+}
+
+/// Slots of SELL-C with sigma = 1 (each slice of C rows padded to its longest row).
+template <typename T, typename O>
+count_t unsorted_sell_slots(const csr_matrix<T, O>& a, index_t c) {
+  count_t slots = 0;
+  for (index_t s = 0; s < a.rows(); s += c) {
+    index_t w = 0;
+    for (index_t i = s; i < std::min<count_t>(a.rows(), count_t(s) + c); ++i) w = std::max(w, row_length(a, i));
+    slots += count_t(w) * c;
+  }
+  return slots;
+}
 }  // namespace detail
+
+/// SELL-C-sigma parameters: slice height C (32: one warp per slice) and the sorting window
+/// sigma (0: chosen from the matrix, see detail::sell_auto_sigma).
+struct sell_options {
+  index_t slice_height = 32;
+  index_t sigma = 0;
+};
 
 // ---- to CSR (the hub) --------------------------------------------------------------------
 
@@ -174,6 +219,65 @@ csr_matrix<T, O> to_csr(const jds_matrix<T, OI>& a) {
 }
 
 template <typename O = index_t, typename T>
+csr_matrix<T, O> to_csr(const hyb_matrix<T>& a) {
+  const index_t m = a.rows();
+  const std::size_t rows = static_cast<std::size_t>(m);
+  const auto& ec = a.ell().col_idx();
+  const auto& cr = a.coo().row_idx();
+  std::vector<O> row_ptr(rows + 1, 0);
+  for (index_t i = 0; i < m; ++i) {
+    index_t len = 0;
+    while (len < a.width() && ec[static_cast<std::size_t>(len) * rows + i] != ell_padding) ++len;
+    row_ptr[i + 1] = len;
+  }
+  for (index_t r : cr) ++row_ptr[r + 1];
+  checked_offset<O>(a.nnz(), "CSR nonzeros");
+  std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
+  std::vector<index_t> col_idx(static_cast<std::size_t>(row_ptr.back()));
+  std::vector<T> values(col_idx.size());
+  std::vector<O> next(row_ptr.begin(), row_ptr.end() - 1);
+  for (index_t i = 0; i < m; ++i)
+    for (index_t k = 0; k < a.width(); ++k) {
+      const std::size_t s = static_cast<std::size_t>(k) * rows + i;
+      if (ec[s] == ell_padding) break;
+      col_idx[next[i]] = ec[s];
+      values[next[i]++] = a.ell().values()[s];
+    }
+  for (std::size_t k = 0; k < cr.size(); ++k) {  // row-sorted, after the row's ELL entries
+    col_idx[next[cr[k]]] = a.coo().col_idx()[k];
+    values[next[cr[k]]++] = a.coo().values()[k];
+  }
+  return {m, a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values)};
+}
+
+template <typename O = index_t, typename T, typename OI>
+csr_matrix<T, O> to_csr(const sell_matrix<T, OI>& a) {
+  const index_t m = a.rows();
+  const count_t C = a.slice_height();
+  const auto& sp = a.slice_ptr();
+  std::vector<O> row_ptr(static_cast<std::size_t>(m) + 1, 0);
+  auto slot = [&](index_t k, count_t d) { return static_cast<std::size_t>(sp[k / C] + d * C + k % C); };
+  auto width = [&](index_t k) { return (static_cast<count_t>(sp[k / C + 1]) - sp[k / C]) / C; };
+  for (index_t k = 0; k < m; ++k) {
+    index_t len = 0;
+    while (len < width(k) && a.col_idx()[slot(k, len)] != ell_padding) ++len;
+    row_ptr[a.perm()[k] + 1] = len;
+  }
+  checked_offset<O>(a.nnz(), "CSR nonzeros");
+  std::partial_sum(row_ptr.begin(), row_ptr.end(), row_ptr.begin());
+  std::vector<index_t> col_idx(static_cast<std::size_t>(row_ptr.back()));
+  std::vector<T> values(col_idx.size());
+  for (index_t k = 0; k < m; ++k) {
+    const index_t i = a.perm()[k];
+    for (O q = row_ptr[i]; q < row_ptr[i + 1]; ++q) {
+      col_idx[q] = a.col_idx()[slot(k, q - row_ptr[i])];
+      values[q] = a.values()[slot(k, q - row_ptr[i])];
+    }
+  }
+  return {m, a.cols(), std::move(row_ptr), std::move(col_idx), std::move(values)};
+}
+
+template <typename O = index_t, typename T>
 csr_matrix<T, O> to_csr(const dense_matrix<T>& a) {
   std::vector<O> row_ptr(static_cast<std::size_t>(a.rows()) + 1, 0);
   std::vector<index_t> col_idx;
@@ -262,6 +366,87 @@ jds_matrix<T, O> to_jds(const csr_matrix<T, OI>& a) {
   return {m, a.cols(), std::move(perm), std::move(diag_ptr), std::move(col_idx), std::move(values)};
 }
 
+/// ELL for the first `width` entries of each row, COO (row-sorted) for the rest; width < 0
+/// chooses it from the row-length histogram (detail::hyb_width).
+template <typename T, typename O>
+hyb_matrix<T> to_hyb(const csr_matrix<T, O>& a, index_t width = -1) {
+  const index_t m = a.rows();
+  const std::size_t rows = static_cast<std::size_t>(m);
+  if (width < 0) {
+    std::vector<count_t> hist(1, 0);
+    for (index_t i = 0; i < m; ++i) {
+      const index_t len = detail::row_length(a, i);
+      if (static_cast<std::size_t>(len) >= hist.size()) hist.resize(static_cast<std::size_t>(len) + 1, 0);
+      ++hist[len];
+    }
+    width = detail::hyb_width(hist, m);
+  }
+  count_t overflow = 0;
+  for (index_t i = 0; i < m; ++i) overflow += std::max<index_t>(0, detail::row_length(a, i) - width);
+  check_host_memory(double(rows) * width * (sizeof(index_t) + sizeof(T)) +
+                        double(overflow) * (2 * sizeof(index_t) + sizeof(T)),
+                    "converting to HYB (" + std::to_string(rows) + " rows x " + std::to_string(width) +
+                        " ELL slots, " + std::to_string(overflow) + " COO entries)");
+  std::vector<index_t> ec(rows * static_cast<std::size_t>(width), ell_padding), cr, cc;
+  std::vector<T> ev(ec.size(), T(0)), cv;
+  cr.reserve(static_cast<std::size_t>(overflow));
+  cc.reserve(cr.capacity());
+  cv.reserve(cr.capacity());
+  for (index_t i = 0; i < m; ++i)
+    for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      const auto d = static_cast<index_t>(k - a.row_ptr()[i]);
+      if (d < width) {
+        ec[static_cast<std::size_t>(d) * rows + i] = a.col_idx()[k];
+        ev[static_cast<std::size_t>(d) * rows + i] = a.values()[k];
+      } else {
+        cr.push_back(i), cc.push_back(a.col_idx()[k]), cv.push_back(a.values()[k]);
+      }
+    }
+  return {m, a.cols(), width, std::move(ec), std::move(ev), std::move(cr), std::move(cc), std::move(cv)};
+}
+
+/// SELL-C-sigma: rows stably sorted by length (longest first) inside windows of sigma rows
+/// (a counting sort per window), slices of C sorted rows padded to their longest row.
+template <typename O = index_t, typename T, typename OI>
+sell_matrix<T, O> to_sell(const csr_matrix<T, OI>& a, sell_options opt = {}) {
+  const index_t m = a.rows(), C = opt.slice_height;
+  index_t sigma = opt.sigma;
+  if (sigma == 0) {
+    detail::check_sell_shape(m, a.cols(), C, 1);
+    sigma = detail::sell_auto_sigma(a.nnz(), detail::unsorted_sell_slots(a, C), C);
+  }
+  detail::check_sell_shape(m, a.cols(), C, sigma);
+  std::vector<index_t> perm(static_cast<std::size_t>(m));
+  std::iota(perm.begin(), perm.end(), 0);
+  if (sigma > 1)
+    for (index_t w = 0; w < m; w += sigma) {
+      const auto b = perm.begin() + w, e = perm.begin() + std::min<count_t>(m, count_t(w) + sigma);
+      std::stable_sort(b, e, [&](index_t x, index_t y) { return detail::row_length(a, x) > detail::row_length(a, y); });
+    }
+  const count_t slices = (static_cast<count_t>(m) + C - 1) / C;
+  std::vector<O> slice_ptr(static_cast<std::size_t>(slices) + 1, 0);
+  count_t total = 0;
+  for (count_t s = 0; s < slices; ++s) {
+    index_t w = 0;
+    for (count_t k = s * C; k < std::min<count_t>(m, (s + 1) * C); ++k) w = std::max(w, detail::row_length(a, perm[k]));
+    total += count_t(w) * C;
+    slice_ptr[s + 1] = checked_offset<O>(total, "SELL slots");
+  }
+  check_host_memory(double(total) * (sizeof(index_t) + sizeof(T)) + double(m) * sizeof(index_t),
+                    "converting to SELL (" + std::to_string(total) + " slots)");
+  std::vector<index_t> col_idx(static_cast<std::size_t>(total), ell_padding);
+  std::vector<T> values(col_idx.size(), T(0));
+  for (index_t k = 0; k < m; ++k) {
+    const index_t i = perm[k];
+    for (OI q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) {
+      const auto slot = static_cast<std::size_t>(slice_ptr[k / C] + count_t(q - a.row_ptr()[i]) * C + k % C);
+      col_idx[slot] = a.col_idx()[q];
+      values[slot] = a.values()[q];
+    }
+  }
+  return {m, a.cols(), C, sigma, std::move(perm), std::move(slice_ptr), std::move(col_idx), std::move(values)};
+}
+
 template <typename T, typename O>
 dense_matrix<T> to_dense(const csr_matrix<T, O>& a) {
   check_host_memory(double(a.rows()) * a.cols() * sizeof(T),
@@ -292,6 +477,15 @@ jds_matrix<T, O> to_jds(const jds_matrix<T, OI>& a) {
 }
 template <typename T>
 dense_matrix<T> to_dense(const dense_matrix<T>& a) { return a; }
+template <typename T>
+hyb_matrix<T> to_hyb(const hyb_matrix<T>& a) { return a; }
+template <typename O = index_t, typename T, typename OI>
+sell_matrix<T, O> to_sell(const sell_matrix<T, OI>& a) {
+  if constexpr (std::is_same_v<O, OI>) return a;
+  else
+    return {a.rows(), a.cols(), a.slice_height(), a.sigma(), a.perm(),
+            detail::convert_offsets<O>(a.slice_ptr(), "SELL slots"), a.col_idx(), a.values()};
+}
 
 // ---- every other pair goes through CSR ---------------------------------------------------
 // The hub uses 64-bit offsets so that it never limits the pair; the target's own offset
@@ -315,6 +509,13 @@ template <typename M,
           std::enable_if_t<is_format<M>::value && M::kind != format::csr && M::kind != format::dense, int> = 0>
 auto to_dense(const M& a) { return to_dense(to_csr<count_t>(a)); }
 
+template <typename M, std::enable_if_t<is_format<M>::value && M::kind != format::csr && M::kind != format::hyb, int> = 0>
+auto to_hyb(const M& a, index_t width = -1) { return to_hyb(to_csr<count_t>(a), width); }
+
+template <typename O = index_t, typename M,
+          std::enable_if_t<is_format<M>::value && M::kind != format::csr && M::kind != format::sell, int> = 0>
+auto to_sell(const M& a, sell_options opt = {}) { return to_sell<O>(to_csr<count_t>(a), opt); }
+
 /// Builds the CSR matrix of `a` with the narrowest offsets that hold its entries (32-bit
 /// unless there are more than 2^31 - 1; `width` can force either) and returns f(csr).
 /// f is called with csr_matrix<T, std::int32_t> or csr_matrix<T, std::int64_t>; both calls
@@ -324,6 +525,8 @@ decltype(auto) with_csr(const M& a, F&& f, offset_width width = offset_width::au
   count_t bound = 0;  // entries the CSR matrix can have at most
   if constexpr (M::kind == format::dense) bound = static_cast<count_t>(a.rows()) * a.cols();
   else if constexpr (M::kind == format::ell) bound = static_cast<count_t>(a.slots());
+  else if constexpr (M::kind == format::hyb) bound = a.stored();
+  else if constexpr (M::kind == format::sell) bound = a.slots();
   else bound = a.nnz();
   return with_offsets(bound, width, [&](auto o) -> decltype(auto) { return f(to_csr<decltype(o)>(a)); });
 }
@@ -337,6 +540,8 @@ To convert(const From& a) {
   else if constexpr (To::kind == format::csr) return to_csr<typename To::offset_type>(a);
   else if constexpr (To::kind == format::csc) return to_csc<typename To::offset_type>(a);
   else if constexpr (To::kind == format::ell) return to_ell(a);
+  else if constexpr (To::kind == format::hyb) return to_hyb(a);
+  else if constexpr (To::kind == format::sell) return to_sell<typename To::offset_type>(a);
   else return to_jds<typename To::offset_type>(a);
 }
 

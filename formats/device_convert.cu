@@ -98,10 +98,89 @@ __global__ void fill_jds(const O* ptr, const index_t* col, const T* val, const i
   }
 }
 
+template <typename O>
+__global__ void length_histogram(const O* ptr, index_t rows, unsigned long long* hist) {
+  LA_GRID_STRIDE(i, rows) { atomicAdd(hist + (ptr[i + 1] - ptr[i]), 1ull); }
+}
+
+/// The rows' entries past `width`: a count per row (scanned into COO offsets by the caller).
+template <typename O>
+__global__ void overflow_counts(const O* ptr, index_t rows, index_t width, count_t* over) {
+  LA_GRID_STRIDE(i, rows) {
+    const count_t len = ptr[i + 1] - ptr[i];
+    over[i] = len > width ? len - width : 0;
+  }
+}
+
+template <typename T, typename O>
+__global__ void fill_hyb(const O* ptr, const index_t* col, const T* val, index_t rows, index_t width,
+                         const count_t* over_start, index_t* ecol, T* eval, index_t* crow, index_t* ccol, T* cval) {
+  LA_GRID_STRIDE(i, rows) {
+    const O b = ptr[i];
+    const count_t len = ptr[i + 1] - b;
+    for (index_t s = 0; s < width; ++s) {
+      const std::size_t slot = static_cast<std::size_t>(s) * rows + i;
+      ecol[slot] = s < len ? col[b + s] : ell_padding;
+      eval[slot] = s < len ? val[b + s] : T(0);
+    }
+    for (count_t d = width; d < len; ++d) {
+      const count_t q = over_start[i] + d - width;
+      crow[q] = static_cast<index_t>(i);
+      ccol[q] = col[b + d];
+      cval[q] = val[b + d];
+    }
+  }
+}
+
+/// Slots of each slice of C sorted rows (C times its longest row); perm == nullptr: identity.
+__global__ void slice_slots(const index_t* len, const index_t* perm, index_t rows, index_t c, count_t slices,
+                            count_t* slots) {
+  LA_GRID_STRIDE(s, slices) {
+    index_t w = 0;
+    for (count_t k = s * c; k < s * c + c && k < rows; ++k) w = max(w, len[perm ? perm[k] : k]);
+    slots[s] = static_cast<count_t>(w) * c;
+  }
+}
+
+/// Sort keys for SELL: (window of sigma rows, longest - length), so a stable sort orders
+/// rows by window, then longest first, ties in row order.
+__global__ void window_keys(const index_t* len, index_t longest, index_t rows, index_t sigma, int length_bits,
+                            unsigned long long* key) {
+  LA_GRID_STRIDE(i, rows) {
+    key[i] = (static_cast<unsigned long long>(i / sigma) << length_bits) |
+             static_cast<unsigned long long>(longest - len[i]);
+  }
+}
+
+template <typename O>
+__global__ void narrow_offsets(const count_t* in, O* out, count_t n) {
+  LA_GRID_STRIDE(k, n) { out[k] = static_cast<O>(in[k]); }
+}
+
+template <typename T, typename O>
+__global__ void fill_sell(const O* ptr, const index_t* col, const T* val, const index_t* perm, index_t rows,
+                          index_t c, count_t slices, const O* slice_ptr, index_t* scol, T* sval) {
+  LA_GRID_STRIDE(k, slices * c) {
+    const count_t s = k / c, r = k % c;
+    const count_t width = (static_cast<count_t>(slice_ptr[s + 1]) - slice_ptr[s]) / c;
+    count_t len = 0;
+    O b = 0;
+    if (k < rows) {
+      b = ptr[perm[k]];
+      len = ptr[perm[k] + 1] - b;
+    }
+    for (count_t d = 0; d < width; ++d) {
+      const count_t slot = slice_ptr[s] + d * c + r;
+      scol[slot] = d < len ? col[b + d] : ell_padding;
+      sval[slot] = d < len ? val[b + d] : T(0);
+    }
+  }
+}
+
 /// Bits that hold values in [0, n): what the radix sort needs to look at.
-int key_bits(index_t n) {
+int key_bits(long long n) {
   int b = 1;
-  while (b < 31 && (index_t(1) << b) < n) ++b;
+  while (b < 62 && (1LL << b) < n) ++b;
   return b;
 }
 
@@ -124,18 +203,39 @@ index_t lengths_and_longest(context& ctx, const device_csr<T, O>& a, device_buff
   return h;
 }
 
-/// Stable radix sort of (keys, values) pairs with keys in [0, key_limit).
+/// Stable radix sort of (keys, values) pairs on the low `bits` bits of the keys.
 template <typename K, typename V, typename N>
-void stable_sort_pairs(context& ctx, const K* keys_in, K* keys_out, const V* values_in, V* values_out, N n,
-                       index_t key_limit) {
+void stable_sort_pairs_bits(context& ctx, const K* keys_in, K* keys_out, const V* values_in, V* values_out, N n,
+                            int bits) {
   if (n == 0) return;
   std::size_t bytes = 0;
-  const int bits = key_bits(key_limit);
   LA_CUDA_TRY(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys_in, keys_out, values_in, values_out, n, 0, bits,
                                               ctx.stream()));
   auto temp = ctx.allocate<unsigned char>(bytes);
   LA_CUDA_TRY(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, keys_in, keys_out, values_in, values_out, n, 0, bits,
                                               ctx.stream()));
+}
+
+/// Stable radix sort of (keys, values) pairs with keys in [0, key_limit).
+template <typename K, typename V, typename N>
+void stable_sort_pairs(context& ctx, const K* keys_in, K* keys_out, const V* values_in, V* values_out, N n,
+                       index_t key_limit) {
+  stable_sort_pairs_bits(ctx, keys_in, keys_out, values_in, values_out, n, key_bits(key_limit));
+}
+
+/// out[0..n] = exclusive sum of in[0..n] after setting in[n] = 0 (both hold n + 1
+/// elements), so out[n] is the total; returns it (waits for it).
+count_t exclusive_sum_total(context& ctx, count_t* in, count_t* out, count_t n) {
+  cudaStream_t s = ctx.stream();
+  LA_CUDA_TRY(cudaMemsetAsync(in + n, 0, sizeof(count_t), s));
+  std::size_t bytes = 0;
+  LA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n + 1, s));
+  auto temp = ctx.allocate<unsigned char>(bytes);
+  LA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, in, out, n + 1, s));
+  count_t total = 0;
+  LA_CUDA_TRY(cudaMemcpyAsync(&total, out + n, sizeof(count_t), cudaMemcpyDeviceToHost, s));
+  ctx.synchronize();
+  return total;
 }
 
 }  // namespace
@@ -237,11 +337,103 @@ device_jds<T, O> to_jds(context& ctx, const device_csr<T, O>& a) {
   return out;
 }
 
+template <typename T, typename O>
+device_hyb<T> to_hyb(context& ctx, const device_csr<T, O>& a, index_t width) {
+  const index_t rows = a.rows();
+  cudaStream_t s = ctx.stream();
+  auto len = ctx.allocate<index_t>(static_cast<std::size_t>(rows));
+  const index_t longest = lengths_and_longest(ctx, a, len);
+  // Histogram of row lengths: the split and the overflow count, as the host computes them.
+  auto hist_d = ctx.allocate<unsigned long long>(static_cast<std::size_t>(longest) + 1);
+  LA_CUDA_TRY(cudaMemsetAsync(hist_d.data(), 0, hist_d.size() * sizeof(unsigned long long), s));
+  if (rows > 0) {
+    length_histogram<<<grid_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, rows, hist_d.data());
+    LA_CHECK_LAUNCH(s);
+  }
+  std::vector<count_t> hist(hist_d.size());
+  LA_CUDA_TRY(cudaMemcpyAsync(hist.data(), hist_d.data(), hist.size() * sizeof(count_t), cudaMemcpyDeviceToHost, s));
+  ctx.synchronize();
+  if (width < 0) width = detail::hyb_width(hist, rows);
+  count_t overflow = 0;
+  for (std::size_t L = 0; L < hist.size(); ++L)
+    if (static_cast<index_t>(L) > width) overflow += hist[L] * (static_cast<count_t>(L) - width);
+  auto out = device_hyb<T>::allocate(ctx, rows, a.cols(), width, overflow);
+  if (rows > 0) {
+    auto over = ctx.allocate<count_t>(static_cast<std::size_t>(rows) + 1);
+    auto start = ctx.allocate<count_t>(static_cast<std::size_t>(rows) + 1);
+    overflow_counts<<<grid_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, rows, width, over.data());
+    LA_CHECK_LAUNCH(s);
+    exclusive_sum_total(ctx, over.data(), start.data(), rows);
+    auto v = out.view();
+    fill_hyb<<<grid_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, a.view().col_idx, a.view().values, rows,
+                                                           width, start.data(), v.ell.col_idx, v.ell.values,
+                                                           v.coo.row_idx, v.coo.col_idx, v.coo.values);
+    LA_CHECK_LAUNCH(s);
+  }
+  return out;
+}
+
+template <typename T, typename O>
+device_sell<T, O> to_sell(context& ctx, const device_csr<T, O>& a, sell_options opt) {
+  const index_t rows = a.rows(), C = opt.slice_height;
+  detail::check_sell_shape(rows, a.cols(), C, opt.sigma == 0 ? 1 : opt.sigma);
+  cudaStream_t s = ctx.stream();
+  auto len = ctx.allocate<index_t>(static_cast<std::size_t>(rows));
+  const index_t longest = lengths_and_longest(ctx, a, len);
+  const count_t slices = (static_cast<count_t>(rows) + C - 1) / C;
+  auto slots = ctx.allocate<count_t>(static_cast<std::size_t>(slices) + 1);
+  auto slot_start = ctx.allocate<count_t>(static_cast<std::size_t>(slices) + 1);
+  index_t sigma = opt.sigma;
+  if (sigma == 0) {  // the slots of unsorted slices decide, as on the host
+    if (slices > 0) {
+      slice_slots<<<grid_for(slices), threads_per_block, 0, s>>>(len.data(), nullptr, rows, C, slices, slots.data());
+      LA_CHECK_LAUNCH(s);
+    }
+    sigma = detail::sell_auto_sigma(a.nnz(), exclusive_sum_total(ctx, slots.data(), slot_start.data(), slices), C);
+  }
+  auto perm = ctx.allocate<index_t>(static_cast<std::size_t>(rows));
+  if (rows > 0) {
+    if (sigma == 1) {
+      iota<<<grid_for(rows), threads_per_block, 0, s>>>(perm.data(), rows);
+      LA_CHECK_LAUNCH(s);
+    } else {
+      const int length_bits = key_bits(longest + 1);
+      auto key = ctx.allocate<unsigned long long>(static_cast<std::size_t>(rows));
+      auto key_sorted = ctx.allocate<unsigned long long>(static_cast<std::size_t>(rows));
+      auto ids = ctx.allocate<index_t>(static_cast<std::size_t>(rows));
+      window_keys<<<grid_for(rows), threads_per_block, 0, s>>>(len.data(), longest, rows, sigma, length_bits,
+                                                               key.data());
+      LA_CHECK_LAUNCH(s);
+      iota<<<grid_for(rows), threads_per_block, 0, s>>>(ids.data(), rows);
+      LA_CHECK_LAUNCH(s);
+      stable_sort_pairs_bits(ctx, key.data(), key_sorted.data(), ids.data(), perm.data(), rows,
+                             length_bits + key_bits((rows - 1) / sigma + 1));
+    }
+    slice_slots<<<grid_for(slices), threads_per_block, 0, s>>>(len.data(), perm.data(), rows, C, slices, slots.data());
+    LA_CHECK_LAUNCH(s);
+  }
+  const count_t total = exclusive_sum_total(ctx, slots.data(), slot_start.data(), slices);
+  auto out = device_sell<T, O>::allocate(ctx, rows, a.cols(), C, sigma, total);
+  auto v = out.view();
+  if (rows > 0) LA_CUDA_TRY(cudaMemcpyAsync(v.perm, perm.data(), rows * sizeof(index_t), cudaMemcpyDeviceToDevice, s));
+  narrow_offsets<<<grid_for(slices + 1), threads_per_block, 0, s>>>(slot_start.data(), v.slice_ptr, slices + 1);
+  LA_CHECK_LAUNCH(s);
+  if (rows > 0 && total > 0) {
+    fill_sell<<<grid_for(slices * C), threads_per_block, 0, s>>>(a.view().row_ptr, a.view().col_idx, a.view().values,
+                                                                 v.perm, rows, C, slices, v.slice_ptr, v.col_idx,
+                                                                 v.values);
+    LA_CHECK_LAUNCH(s);
+  }
+  return out;
+}
+
 #define LA_INSTANTIATE(T, O)                                                      \
   template device_coo<T> to_coo<T, O>(context&, const device_csr<T, O>&);         \
   template device_csc<T, O> to_csc<T, O>(context&, const device_csr<T, O>&);      \
   template device_ell<T> to_ell<T, O>(context&, const device_csr<T, O>&);         \
-  template device_jds<T, O> to_jds<T, O>(context&, const device_csr<T, O>&);
+  template device_jds<T, O> to_jds<T, O>(context&, const device_csr<T, O>&);     \
+  template device_hyb<T> to_hyb<T, O>(context&, const device_csr<T, O>&, index_t); \
+  template device_sell<T, O> to_sell<T, O>(context&, const device_csr<T, O>&, sell_options);
 LA_INSTANTIATE(float, std::int32_t)
 LA_INSTANTIATE(float, std::int64_t)
 LA_INSTANTIATE(double, std::int32_t)

@@ -8,15 +8,25 @@
 //           per row writes its column of slots, padding marked -1 with value 0;
 //   to_jds  rows ordered by a stable radix sort on (longest - length), so ties keep row
 //           order; diagonal pointers from the sorted lengths; one thread per sorted row.
-// Work is queued on ctx's stream; temporaries come from ctx. to_ell and to_jds wait once
-// for the longest row length, which sizes their result.
+//   to_hyb  a histogram of row lengths (atomics) gives the split (detail::hyb_width, the
+//           host's rule) and the overflow count; a scan of the overflow per row places
+//           each row's COO entries; one thread per row fills both parts.
+//   to_sell one stable radix sort on (window, longest - length) gives the permutation;
+//           slice widths by a max per slice, slice pointers by a scan; one thread per
+//           slot row fills the slices (padding and the last slice's missing rows too).
+// Work is queued on ctx's stream; temporaries come from ctx. Each conversion waits where a
+// size decides the allocation: the longest row (ELL, JDS, HYB, SELL), the histogram (HYB),
+// the slot counts (SELL: for an automatic sigma, and for the total).
 #pragma once
 
 #include "coo.hpp"
 #include "csc.hpp"
 #include "csr.hpp"
+#include "convert.hpp"
 #include "ell.hpp"
+#include "hyb.hpp"
 #include "jds.hpp"
+#include "sell.hpp"
 
 namespace la {
 
@@ -28,5 +38,11 @@ template <typename T, typename O>
 device_ell<T> to_ell(context& ctx, const device_csr<T, O>& a);
 template <typename T, typename O>
 device_jds<T, O> to_jds(context& ctx, const device_csr<T, O>& a);
+/// width < 0: the split from the row-length histogram, as the host conversion chooses it.
+template <typename T, typename O>
+device_hyb<T> to_hyb(context& ctx, const device_csr<T, O>& a, index_t width = -1);
+/// sigma = 0: chosen from the matrix, as the host conversion chooses it.
+template <typename T, typename O>
+device_sell<T, O> to_sell(context& ctx, const device_csr<T, O>& a, sell_options opt = {});
 
 }  // namespace la

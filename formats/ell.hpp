@@ -11,8 +11,6 @@
 
 namespace la {
 
-inline constexpr index_t ell_padding = -1;
-
 template <typename T>
 struct ell_view {
   index_t rows = 0, cols = 0, width = 0;

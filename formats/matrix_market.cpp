@@ -31,6 +31,8 @@ const char* to_string(format f) noexcept {
     case format::csc: return "csc";
     case format::ell: return "ell";
     case format::jds: return "jds";
+    case format::hyb: return "hyb";
+    case format::sell: return "sell";
   }
   return "unknown";
 }

@@ -21,8 +21,11 @@ namespace la {
 enum class memory { host, device };
 
 /// The storage formats (each class names its own as `kind`).
-enum class format { dense, coo, csr, csc, ell, jds };
+enum class format { dense, coo, csr, csc, ell, jds, hyb, sell };
 const char* to_string(format f) noexcept;
+
+/// The column index of a padding slot (ELL, HYB, SELL); its value is 0.
+inline constexpr index_t ell_padding = -1;
 
 /// The array type of a format in memory space M.
 template <typename T, memory M>
@@ -45,7 +48,7 @@ constexpr bool in_space() {
 }
 }  // namespace detail
 
-/// Any matrix in host memory (the six formats); the conversions take these.
+/// Any matrix in host memory (the eight formats); the conversions take these.
 template <typename M>
 inline constexpr bool is_host_matrix_v = detail::in_space<M, memory::host>();
 template <typename M>

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "storage.hpp"
+
 namespace la::detail {
 namespace {
 [[noreturn]] void fail(const char* fmt, const std::string& what) {
@@ -132,6 +134,93 @@ void validate_jds(index_t rows, index_t cols, const std::vector<index_t>& perm, 
   }
 }
 
+void validate_hyb(index_t rows, index_t width, const std::vector<index_t>& ell_col, const std::vector<index_t>& coo_row,
+                  const std::vector<index_t>& coo_col) {
+  for (std::size_t k = 0; k < coo_row.size(); ++k) {
+    const index_t i = coo_row[k];
+    if (k > 0 && (i < coo_row[k - 1] || (i == coo_row[k - 1] && coo_col[k] <= coo_col[k - 1])))
+      fail("HYB", "the COO part must be sorted by row, then column, without duplicates: " +
+                      at("row_idx", k - 1, coo_row[k - 1]) + ", " + at("row_idx", k, i) + " (columns " +
+                      std::to_string(coo_col[k - 1]) + ", " + std::to_string(coo_col[k]) + ")");
+    if (k > 0 && i == coo_row[k - 1]) continue;
+    const index_t last = width > 0 ? ell_col[static_cast<std::size_t>(width - 1) * rows + i] : -1;
+    if (width > 0 && last == ell_padding)
+      fail("HYB", "row " + std::to_string(i) + " has COO entries but does not fill its " + std::to_string(width) +
+                      " ELL slots");
+    if (coo_col[k] <= last)
+      fail("HYB", "row " + std::to_string(i) + ": COO column " + std::to_string(coo_col[k]) +
+                      " does not follow the row's last ELL column " + std::to_string(last));
+  }
+}
+
+void check_sell_shape(index_t rows, index_t cols, index_t slice_height, index_t sigma) {
+  check_dims("SELL", rows, cols);
+  if (slice_height < 1 || slice_height > 1024)
+    fail("SELL", "slice height C must be in [1, 1024], got " + std::to_string(slice_height));
+  if (sigma != 1 && (sigma < slice_height || sigma % slice_height != 0))
+    fail("SELL", "sorting window sigma must be 1 or a positive multiple of C = " + std::to_string(slice_height) +
+                     ", got " + std::to_string(sigma));
+}
+
+template <typename O>
+void validate_sell(index_t rows, index_t cols, index_t slice_height, index_t sigma, const std::vector<index_t>& perm,
+                   const std::vector<O>& slice_ptr, const std::vector<index_t>& col_idx) {
+  check_sell_shape(rows, cols, slice_height, sigma);
+  checked_offset<O>(static_cast<std::int64_t>(col_idx.size()), "SELL slots");
+  const std::int64_t C = slice_height;
+  const std::int64_t slices = (static_cast<std::int64_t>(rows) + C - 1) / C;
+  check_count("SELL", "perm", perm.size(), static_cast<std::size_t>(rows));
+  check_count("SELL", "slice_ptr", slice_ptr.size(), static_cast<std::size_t>(slices) + 1);
+  std::vector<char> seen(static_cast<std::size_t>(rows), 0);
+  for (index_t k = 0; k < rows; ++k) {
+    const index_t i = perm[k];
+    if (i < 0 || i >= rows) fail("SELL", at("perm", k, i) + " is outside [0, " + std::to_string(rows) + ")");
+    if (seen[i]) fail("SELL", at("perm", k, i) + " repeats a row: perm must be a permutation");
+    seen[i] = 1;
+    if (sigma == 1 ? i != k : i / sigma != k / sigma)
+      fail("SELL", at("perm", k, i) + " moves a row out of its sorting window of sigma = " + std::to_string(sigma) +
+                       " rows" + (sigma == 1 ? " (sigma = 1: perm must be the identity)" : ""));
+  }
+  if (slice_ptr[0] != 0) fail("SELL", at("slice_ptr", 0, slice_ptr[0]) + ", must be 0");
+  if (static_cast<std::size_t>(slice_ptr[slices]) != col_idx.size())
+    fail("SELL", at("slice_ptr", slices, slice_ptr[slices]) + " but there are " + std::to_string(col_idx.size()) +
+                     " slots");
+  for (std::int64_t s = 0; s < slices; ++s) {
+    const std::int64_t len = static_cast<std::int64_t>(slice_ptr[s + 1]) - slice_ptr[s];
+    if (len < 0 || len % C != 0)
+      fail("SELL", "slice " + std::to_string(s) + " holds " + std::to_string(len) +
+                       " slots; it must be a non-negative multiple of C = " + std::to_string(C));
+  }
+  for (std::int64_t s = 0; s < slices; ++s) {
+    const std::int64_t width = (static_cast<std::int64_t>(slice_ptr[s + 1]) - slice_ptr[s]) / C;
+    for (std::int64_t r = 0; r < C; ++r) {
+      const std::int64_t k = s * C + r;  // sorted row
+      bool in_padding = k >= rows;
+      for (std::int64_t d = 0; d < width; ++d) {
+        const std::int64_t q = static_cast<std::int64_t>(slice_ptr[s]) + d * C + r;
+        const index_t c = col_idx[q];
+        if (c == ell_padding) {
+          in_padding = true;
+          continue;
+        }
+        if (in_padding)
+          fail("SELL", at("col_idx", q, c) + (k >= rows ? " is in a slot row past the last row"
+                                                          : " follows padding; padding (-1) must come last in a row"));
+        if (c < 0 || c >= cols)
+          fail("SELL", at("col_idx", q, c) + " is outside [0, " + std::to_string(cols) +
+                           ") and is not the padding marker -1");
+        if (d > 0 && c <= col_idx[q - C])
+          fail("SELL", "column indices of sorted row " + std::to_string(k) + " must be strictly increasing: " +
+                           at("col_idx", q - C, col_idx[q - C]) + ", " + at("col_idx", q, c));
+      }
+    }
+  }
+}
+
+template void validate_sell<std::int32_t>(index_t, index_t, index_t, index_t, const std::vector<index_t>&,
+                                          const std::vector<std::int32_t>&, const std::vector<index_t>&);
+template void validate_sell<std::int64_t>(index_t, index_t, index_t, index_t, const std::vector<index_t>&,
+                                          const std::vector<std::int64_t>&, const std::vector<index_t>&);
 template void validate_compressed<std::int32_t>(const char*, const char*, const char*, index_t, index_t,
                                                 const std::vector<std::int32_t>&, const std::vector<index_t>&);
 template void validate_compressed<std::int64_t>(const char*, const char*, const char*, index_t, index_t,

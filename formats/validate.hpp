@@ -41,4 +41,20 @@ template <typename O>
 void validate_jds(index_t rows, index_t cols, const std::vector<index_t>& perm, const std::vector<O>& diag_ptr,
                   const std::vector<index_t>& col_idx);
 
+/// HYB: the COO part (validated as COO) is sorted by row, then column; a row with COO
+/// entries fills all `width` ELL slots, and its COO columns follow its last ELL column.
+void validate_hyb(index_t rows, index_t width, const std::vector<index_t>& ell_col, const std::vector<index_t>& coo_row,
+                  const std::vector<index_t>& coo_col);
+
+/// SELL parameters: 1 <= C <= 1024; sigma = 1 or a positive multiple of C.
+void check_sell_shape(index_t rows, index_t cols, index_t slice_height, index_t sigma);
+
+/// SELL-C-sigma: slice_ptr starts at 0, steps by multiples of C up to the slot count; perm
+/// is a permutation that moves rows only inside their window of sigma rows (the identity
+/// when sigma = 1); in each slot row, entries first, then padding (-1); columns in range and
+/// strictly increasing; the last slice's rows past `rows` hold padding only.
+template <typename O>
+void validate_sell(index_t rows, index_t cols, index_t slice_height, index_t sigma, const std::vector<index_t>& perm,
+                   const std::vector<O>& slice_ptr, const std::vector<index_t>& col_idx);
+
 }  // namespace la::detail

@@ -1,4 +1,4 @@
-// The host backend of the CG loop: sequential reference kernels over any of the six
+// The host backend of the CG loop: sequential reference kernels over any of the eight
 // formats. It is the oracle for the GPU solver and the CPU path of `la solve`.
 #pragma once
 
@@ -59,6 +59,27 @@ std::vector<T> diagonal(const jds_matrix<T, O>& a) {
   return d;
 }
 template <typename T>
+std::vector<T> diagonal(const hyb_matrix<T>& a) {
+  std::vector<T> d = diagonal(a.ell());
+  const auto& c = a.coo();
+  for (count_t k = 0; k < c.nnz(); ++k)
+    if (c.row_idx()[k] == c.col_idx()[k] && c.row_idx()[k] < static_cast<index_t>(d.size()))
+      d[c.row_idx()[k]] = c.values()[k];
+  return d;
+}
+template <typename T, typename O>
+std::vector<T> diagonal(const sell_matrix<T, O>& a) {
+  std::vector<T> d(static_cast<std::size_t>(std::min(a.rows(), a.cols())), T(0));
+  const count_t C = a.slice_height();
+  for (count_t s = 0; s < a.slices(); ++s)
+    for (O q = a.slice_ptr()[s]; q < a.slice_ptr()[s + 1]; ++q) {
+      const count_t k = s * C + (q - a.slice_ptr()[s]) % C;
+      if (k < a.rows() && a.col_idx()[q] == a.perm()[k] && a.perm()[k] < static_cast<index_t>(d.size()))
+        d[a.perm()[k]] = a.values()[q];
+    }
+  return d;
+}
+template <typename T>
 std::vector<T> diagonal(const dense_matrix<T>& a) {
   std::vector<T> d(static_cast<std::size_t>(std::min(a.rows(), a.cols())), T(0));
   for (index_t i = 0; i < static_cast<index_t>(d.size()); ++i) d[i] = a(i, i);
@@ -98,11 +119,20 @@ class host_backend {
     if (b.size() != static_cast<std::size_t>(a_.rows()))
       return "right-hand side has " + std::to_string(b.size()) + " entries, matrix has " + std::to_string(a_.rows()) + " rows";
     if (x.size() != b.size()) return "initial guess has " + std::to_string(x.size()) + " entries, expected " + std::to_string(b.size());
-    for (const std::string& why : {detail::first_non_finite(a_.values(), "matrix"),
+    for (const std::string& why : {matrix_non_finite(),
                                    detail::first_non_finite(b, "right-hand side"),
                                    detail::first_non_finite(x, "initial guess")})
       if (!why.empty()) return why;
     return {};
+  }
+
+  std::string matrix_non_finite() const {
+    if constexpr (Matrix::kind == format::hyb) {
+      const std::string e = detail::first_non_finite(a_.ell().values(), "matrix (ELL part)");
+      return e.empty() ? detail::first_non_finite(a_.coo().values(), "matrix (COO part)") : e;
+    } else {
+      return detail::first_non_finite(a_.values(), "matrix");
+    }
   }
 
   /// Why the preconditioner cannot be used ("" when it can): Jacobi needs a positive diagonal.

@@ -112,11 +112,16 @@ TEST(Cg, EveryFormatGivesTheSameIterations) {
   check(to_csc(a));
   check(to_ell(a));
   check(to_jds(a));
+  check(to_hyb(a));
+  check(to_hyb(a, 2));  // most entries in the COO part
+  check(to_sell(a));
+  check(to_sell(a, {4, 16}));
   check(to_dense(a));
   // The 64-bit offset path (forced): the same iterates.
   check(to_csr<std::int64_t>(a));
   check(to_csc<std::int64_t>(a));
   check(to_jds<std::int64_t>(a));
+  check(to_sell<std::int64_t>(a, {4, 16}));
 }
 
 TEST(Cg, CountsStayRightPastTwoToTheThirtyOne) {
@@ -162,6 +167,9 @@ TEST(Cg, HostBackendDoesNotCopyOrAllocateInTheLoop) {
   EXPECT_EQ(detail::diagonal(to_csc(a)), d);
   EXPECT_EQ(detail::diagonal(to_ell(a)), d);
   EXPECT_EQ(detail::diagonal(to_jds(a)), d);
+  EXPECT_EQ(detail::diagonal(to_hyb(a, 2)), d);
+  EXPECT_EQ(detail::diagonal(to_hyb(a, 4)), d);
+  EXPECT_EQ(detail::diagonal(to_sell(a, {4, 8})), d);
   EXPECT_EQ(detail::diagonal(to_dense(a)), d);
   // The SpMV accumulator keeps its storage from call to call.
   reference::accumulator<double> acc;

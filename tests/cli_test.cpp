@@ -90,7 +90,7 @@ TEST(Cli, SolveWithRhsFile) {
 }
 
 TEST(Cli, SolveInFloatOnEveryFormat) {
-  for (const char* f : {"csr", "coo", "csc", "ell", "jds", "dense"}) {
+  for (const char* f : {"csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"}) {
     const auto r = run("solve " + data + "/gr_30_30.mtx --precision float --tol 1e-5 --format " + f);
     EXPECT_EQ(r.status, 0) << f << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, std::string(f) + ", float")) << r.output;

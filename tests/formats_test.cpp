@@ -1,4 +1,4 @@
-// Formats: validated construction, hand-checked layouts, and exact conversion in all 30
+// Formats: validated construction, hand-checked layouts, and exact conversion in all 56
 // directions on random matrices of awkward shapes.
 #include <cstdlib>
 #include <map>
@@ -46,6 +46,56 @@ TEST(Layout, JdsSortsRowsAndStoresDiagonals) {
   EXPECT_EQ(j.diag_ptr(), (std::vector<index_t>{0, 2, 4, 5}));
   EXPECT_EQ(j.col_idx(), (std::vector<index_t>{0, 0, 1, 2, 3}));
   EXPECT_EQ(j.values(), (std::vector<double>{3, 1, 4, 2, 5}));
+}
+
+TEST(Layout, HybSplitsRowsBetweenEllAndCoo) {
+  const auto h = to_hyb(small(), 2);  // rows of length 2, 0, 3: row 2's third entry overflows
+  EXPECT_EQ(h.width(), 2);
+  EXPECT_EQ(h.ell().col_idx(), (std::vector<index_t>{0, -1, 0, 2, -1, 1}));
+  EXPECT_EQ(h.ell().values(), (std::vector<double>{1, 0, 3, 2, 0, 4}));
+  EXPECT_EQ(h.coo().row_idx(), (std::vector<index_t>{2}));
+  EXPECT_EQ(h.coo().col_idx(), (std::vector<index_t>{3}));
+  EXPECT_EQ(h.coo().values(), (std::vector<double>{5}));
+  EXPECT_EQ(h.nnz(), 5);
+  // The automatic split: 3 rows, so a slot is kept while one row reaches it: all ELL.
+  EXPECT_EQ(to_hyb(small()).width(), 3);
+  EXPECT_EQ(to_hyb(small()).coo().nnz(), 0);
+}
+
+TEST(Layout, HybWidthFromTheHistogram) {
+  // 9 rows: 6 of length 1, 2 of length 4, 1 of length 10. Slot 0 is reached by 9 rows,
+  // slot 1 by 3 (= 9/3, kept), slot 2 by 3 (kept), slot 4 by 1 (< 3): width 4.
+  EXPECT_EQ(detail::hyb_width({0, 6, 0, 0, 2, 0, 0, 0, 0, 0, 1}, 9), 4);
+  EXPECT_EQ(detail::hyb_width({5}, 5), 0);  // only empty rows
+  EXPECT_EQ(detail::hyb_width({0, 0, 0, 3}, 3), 3);
+}
+
+TEST(Layout, SellSortsInWindowsAndPadsEachSlice) {
+  // Row lengths 1, 3, 0, 3, 1 (as in the JDS test), C = 2, sigma = 4: window rows 0-3 sort
+  // to 1, 3, 0, 2 (ties keep row order); row 4 is a window alone. Slices {1, 3} (width 3),
+  // {0, 2} (width 1), {4, phantom} (width 1).
+  coo_matrix<float> c(5, 4, {0, 1, 1, 1, 3, 3, 3, 4}, {0, 0, 1, 2, 1, 2, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const auto s = to_sell(c, {2, 4});
+  EXPECT_EQ(s.perm(), (std::vector<index_t>{1, 3, 0, 2, 4}));
+  EXPECT_EQ(s.slice_ptr(), (std::vector<index_t>{0, 6, 8, 10}));
+  EXPECT_EQ(s.col_idx(), (std::vector<index_t>{0, 1, 1, 2, 2, 3, 0, -1, 3, -1}));
+  EXPECT_EQ(s.values(), (std::vector<float>{2, 5, 3, 6, 4, 7, 1, 0, 8, 0}));
+  EXPECT_EQ(s.nnz(), 8);
+  EXPECT_EQ(s.slots(), 10);
+  // sigma = 1: no sorting, perm is the identity.
+  const auto u = to_sell(c, {2, 1});
+  EXPECT_EQ(u.perm(), (std::vector<index_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(u.slice_ptr(), (std::vector<index_t>{0, 6, 12, 14}));
+}
+
+TEST(Layout, SellAutoSigmaSortsOnlyUnevenRows) {
+  const auto poisson = test::poisson_2d<double>(20);  // lengths 3..5: slices pad little
+  EXPECT_EQ(to_sell(poisson).sigma(), 1);
+  std::mt19937 g(5);
+  const auto uneven = test::random_csr<double>({3000, 3000, 0.002, true, true, true}, g);
+  EXPECT_EQ(to_sell(uneven).sigma(), 1024);
+  EXPECT_EQ(to_sell(uneven, {33, 0}).sigma(), 1056);  // rounded up to a multiple of C
+  EXPECT_LT(to_sell(uneven).slots(), to_sell(uneven, {32, 1}).slots());
 }
 
 TEST(Layout, DenseRowMajor) {
@@ -120,6 +170,38 @@ TEST(Validate, Jds) {
                                     {"strictly increasing"});
 }
 
+TEST(Validate, Hyb) {
+  // Row 0 has a COO entry but an ELL slot left empty.
+  expect_throw_with<invalid_matrix>([] { hyb_matrix<double>(2, 3, 1, {-1, 0}, {0, 1}, {0}, {1}, {1}); },
+                                    {"HYB", "row 0 has COO entries but does not fill"});
+  expect_throw_with<invalid_matrix>([] { hyb_matrix<double>(1, 3, 1, {2}, {1}, {0}, {1}, {1}); },
+                                    {"COO column 1 does not follow the row's last ELL column 2"});
+  expect_throw_with<invalid_matrix>([] { hyb_matrix<double>(2, 3, 0, {}, {}, {1, 0}, {0, 0}, {1, 1}); },
+                                    {"sorted by row"});
+  expect_throw_with<invalid_matrix>([] { hyb_matrix<double>(2, 3, 0, {}, {}, {0}, {3}, {1}); }, {"COO", "col_idx[0] = 3"});
+}
+
+TEST(Validate, Sell) {
+  expect_throw_with<invalid_matrix>([] { sell_matrix<double>(2, 2, 0, 1, {0, 1}, {0}, {}, {}); },
+                                    {"SELL", "slice height C must be in [1, 1024]"});
+  expect_throw_with<invalid_matrix>([] { sell_matrix<double>(2, 2, 2, 3, {0, 1}, {0, 0}, {}, {}); },
+                                    {"sigma must be 1 or a positive multiple of C = 2"});
+  expect_throw_with<invalid_matrix>([] { sell_matrix<double>(2, 2, 2, 1, {1, 0}, {0, 0}, {}, {}); },
+                                    {"perm must be the identity"});
+  expect_throw_with<invalid_matrix>([] { sell_matrix<double>(3, 2, 1, 2, {0, 2, 1}, {0, 0, 0, 0}, {}, {}); },
+                                    {"perm[1] = 2 moves a row out of its sorting window"});
+  expect_throw_with<invalid_matrix>([] { sell_matrix<double>(2, 2, 2, 1, {0, 1}, {0, 3}, {0, 1, 0}, {1, 1, 1}); },
+                                    {"slice 0 holds 3 slots"});
+  expect_throw_with<invalid_matrix>([] { sell_matrix<double>(2, 2, 2, 1, {0, 1}, {0, 4}, {-1, 1, 0, 0}, {0, 1, 1, 1}); },
+                                    {"follows padding"});
+  expect_throw_with<invalid_matrix>([] { sell_matrix<double>(1, 2, 2, 1, {0}, {0, 2}, {0, 1}, {1, 1}); },
+                                    {"past the last row"});
+  expect_throw_with<invalid_matrix>([] { sell_matrix<double>(1, 2, 1, 1, {0}, {0, 2}, {1, 1}, {1, 1}); },
+                                    {"strictly increasing"});
+  expect_throw_with<invalid_matrix>([] { sell_matrix<double>(1, 2, 1, 1, {0}, {0, 1}, {2}, {1}); },
+                                    {"col_idx[0] = 2 is outside [0, 2)"});
+}
+
 TEST(Validate, Dense) {
   expect_throw_with<invalid_matrix>([] { dense_matrix<double>(2, 3, 2, std::vector<double>(6)); },
                                     {"leading dimension 2 < cols 3"});
@@ -128,7 +210,8 @@ TEST(Validate, Dense) {
 // ---- every conversion direction, exact ---------------------------------------------------
 
 template <typename T>
-using all_formats = std::tuple<dense_matrix<T>, coo_matrix<T>, csr_matrix<T>, csc_matrix<T>, ell_matrix<T>, jds_matrix<T>>;
+using all_formats = std::tuple<dense_matrix<T>, coo_matrix<T>, csr_matrix<T>, csc_matrix<T>, ell_matrix<T>, jds_matrix<T>,
+                               hyb_matrix<T>, sell_matrix<T>>;
 
 // The entries of each format, read straight from its storage as the format's comment
 // defines it (written here, independently of the conversions under test): a map from
@@ -180,6 +263,26 @@ entry_map<T> entries_of(const jds_matrix<T, O>& a) {
   for (std::size_t d = 0; d + 1 < a.diag_ptr().size(); ++d)
     for (auto k = a.diag_ptr()[d]; k < a.diag_ptr()[d + 1]; ++k)
       m[{a.perm()[k - a.diag_ptr()[d]], a.col_idx()[k]}] = a.values()[k];
+  return m;
+}
+
+template <typename T>
+entry_map<T> entries_of(const hyb_matrix<T>& a) {
+  entry_map<T> m = entries_of(a.ell());
+  for (std::size_t k = 0; k < a.coo().values().size(); ++k) {
+    const std::pair<index_t, index_t> at{a.coo().row_idx()[k], a.coo().col_idx()[k]};
+    EXPECT_EQ(m.count(at), 0u) << "HYB stores an entry twice";
+    m[at] = a.coo().values()[k];
+  }
+  return m;
+}
+template <typename T, typename O>
+entry_map<T> entries_of(const sell_matrix<T, O>& a) {
+  entry_map<T> m;
+  const std::int64_t C = a.slice_height();
+  for (std::int64_t s = 0; s + 1 < static_cast<std::int64_t>(a.slice_ptr().size()); ++s)
+    for (auto q = a.slice_ptr()[s]; q < a.slice_ptr()[s + 1]; ++q)
+      if (a.col_idx()[q] != -1) m[{a.perm()[s * C + (q - a.slice_ptr()[s]) % C], a.col_idx()[q]}] = a.values()[q];
   return m;
 }
 
@@ -243,6 +346,31 @@ TYPED_TEST(Convert, UnsortedCooWithDuplicatesMatchesDense) {
   EXPECT_EQ(to_dense(to_jds(coo)), expect);
   EXPECT_EQ(to_dense(to_ell(coo)), expect);
   EXPECT_EQ(to_dense(to_csc(coo)), expect);
+  EXPECT_EQ(to_dense(to_hyb(coo, 1)), expect);
+  EXPECT_EQ(to_dense(to_sell(coo, {4, 8})), expect);
+}
+
+TYPED_TEST(Convert, HybAndSellEveryParameter) {
+  // Every HYB split and several SELL shapes (C not a power of two, sigma = 1, windows
+  // smaller and larger than the matrix) hold the same entries and convert back exactly.
+  using T = TypeParam;
+  std::mt19937 g(13);
+  for (const auto& a : {test::random_csr<T>({37, 41, 0.15, true, true, true}, g), test::random_csr<T>({1, 5, 1.0, false, false}, g),
+                        test::random_csr<T>({0, 3, 0.0, false, false}, g)}) {
+    const auto want = entries_of(a);
+    for (index_t w = 0; w <= 42; w += 3) {
+      const auto h = to_hyb(a, w);
+      EXPECT_EQ(entries_of(h), want) << "width " << w;
+      EXPECT_EQ(to_csr(h), a) << "width " << w;
+    }
+    for (sell_options o : {sell_options{1, 1}, sell_options{3, 1}, sell_options{3, 6}, sell_options{4, 8},
+                           sell_options{32, 64}, sell_options{5, 1000}, sell_options{1024, 1024}}) {
+      const auto s = to_sell(a, o);
+      EXPECT_EQ(entries_of(s), want) << o.slice_height << "/" << o.sigma;
+      EXPECT_EQ(to_csr(s), a) << o.slice_height << "/" << o.sigma;
+      EXPECT_EQ(to_csr(to_sell<std::int64_t>(a, o)), a);
+    }
+  }
 }
 
 
@@ -270,6 +398,9 @@ TYPED_TEST(Convert, SixtyFourBitOffsetsEveryPair) {
     EXPECT_EQ(to_csr<std::int64_t>(to_ell(a)), a64);
     EXPECT_EQ(to_csr<std::int64_t>(to_dense(a)), a64);
     EXPECT_EQ((convert<csc_matrix<T, std::int64_t>>(to_coo(a))), to_csc<std::int64_t>(a));
+    EXPECT_EQ(to_sell(to_sell<std::int64_t>(a64)), to_sell(a));
+    EXPECT_EQ(to_csr<std::int64_t>(to_sell<std::int64_t>(a)), a64);
+    EXPECT_EQ(to_hyb(a64), to_hyb(a));
   }
 }
 

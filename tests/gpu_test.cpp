@@ -143,6 +143,9 @@ TYPED_TEST(GpuRoundTrip, EveryFormatBothOffsetWidths) {
     round_trip(ctx, to_ell(a));
     round_trip(ctx, to_jds(a));
     round_trip(ctx, to_jds<std::int64_t>(a));
+    round_trip(ctx, to_hyb(a, 2));
+    round_trip(ctx, to_sell(a, {4, 8}));
+    round_trip(ctx, to_sell<std::int64_t>(a));
     round_trip(ctx, to_dense(a));
   }
 }
@@ -186,6 +189,12 @@ void device_conversions_match(context& ctx, const csr_matrix<T>& a32) {
   EXPECT_EQ(to_host(ctx, to_csc(ctx, d)), to_csc<O>(a));
   EXPECT_EQ(to_host(ctx, to_ell(ctx, d)), to_ell(a));
   EXPECT_EQ(to_host(ctx, to_jds(ctx, d)), to_jds<O>(a));
+  EXPECT_EQ(to_host(ctx, to_hyb(ctx, d)), to_hyb(a));
+  EXPECT_EQ(to_host(ctx, to_hyb(ctx, d, 1)), to_hyb(a, 1));
+  EXPECT_EQ(to_host(ctx, to_hyb(ctx, d, 0)), to_hyb(a, 0));
+  for (sell_options o : {sell_options{}, sell_options{32, 1}, sell_options{4, 8}, sell_options{3, 12},
+                         sell_options{32, 64}, sell_options{1, 1}})
+    EXPECT_EQ(to_host(ctx, to_sell(ctx, d, o)), to_sell<O>(a, o)) << o.slice_height << "/" << o.sigma;
 }
 
 TYPED_TEST(GpuRoundTrip, DeviceConversionsEqualHostConversions) {

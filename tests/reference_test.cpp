@@ -34,6 +34,8 @@ TEST(ReferenceSpmv, HandCheckedEveryFormat) {
   check_small(to_csc(a));
   check_small(to_ell(a));
   check_small(to_jds(a));
+  check_small(to_hyb(a, 1));
+  check_small(to_sell(a, {2, 4}));
   check_small(to_dense(a));
 }
 
@@ -79,6 +81,8 @@ TYPED_TEST(ReferenceSpmvRandom, EveryFormatMatchesDense) {
     check(to_csc(a));
     check(to_ell(a));
     check(to_jds(a));
+    check(to_hyb(a, 1));
+    check(to_sell(a, {3, 6}));
   }
 }
 

@@ -10,7 +10,7 @@
 #include <numeric>
 
 #include <la/kernels/reference/spmv.hpp>
-#include <la/kernels/spmv/spmv.hpp>
+#include <la/kernels/spmv/select.hpp>
 #include "test_util.hpp"
 
 namespace la {
@@ -147,6 +147,15 @@ TYPED_TEST(SpmvVariants, EveryEntryMatchesTheReference) {
           case format::dense:
             if (double(a.rows()) * a.cols() <= 5e6) check(ctx, v, a, to_device(ctx, to_dense(a)), alpha, beta, g, "dense");
             break;
+          case format::hyb:
+            check(ctx, v, a, to_device(ctx, to_hyb(a)), alpha, beta, g, "hyb");
+            check(ctx, v, a, to_device(ctx, to_hyb(a, 1)), alpha, beta, g, "hyb, width 1");
+            break;
+          case format::sell:
+            check(ctx, v, a, to_device(ctx, to_sell(a)), alpha, beta, g, "sell32");
+            check(ctx, v, a, to_device(ctx, to_sell<std::int64_t>(a, {32, 1})), alpha, beta, g, "sell64, sigma 1");
+            check(ctx, v, a, to_device(ctx, to_sell(a, {3, 12})), alpha, beta, g, "sell, C 3, sigma 12");
+            break;
         }
       }
     }
@@ -161,12 +170,13 @@ TYPED_TEST(SpmvVariants, DeterministicEntriesAreBitIdenticalRunToRun) {
   const auto a = power_law<T>(5000, 3000, g);
   const auto d = to_device(ctx, a);
   const auto x = to_device(ctx, test::random_vector<T>(3000, g));
-  for (const char* name : {"csr_scalar", "csr_vector", "csr_balanced"}) {
+  const auto sell = to_device(ctx, to_sell(a));
+  for (const char* name : {"csr_scalar", "csr_vector", "csr_balanced", "sell"}) {
     ASSERT_TRUE(find_spmv<T>(name).deterministic);
     std::vector<std::vector<T>> runs;
     for (int r = 0; r < 3; ++r) {
       device_vector<T> y(ctx, a.rows());
-      spmv(ctx, spmv_view(d), x, y, T(1), T(0), name);
+      spmv(ctx, std::string(name) == "sell" ? spmv_view(sell) : spmv_view(d), x, y, T(1), T(0), name);
       runs.push_back(to_host(ctx, y));
     }
     EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(T)), 0) << name;
@@ -177,7 +187,8 @@ TYPED_TEST(SpmvVariants, DeterministicEntriesAreBitIdenticalRunToRun) {
 TEST(Spmv, RegistryAndArguments) {  // host-only parts run without a GPU too
   EXPECT_EQ(find_spmv<double>("csr_vector").fmt, format::csr);
   test::expect_throw_with<invalid_argument>([] { find_spmv<float>("nope"); }, {"unknown SpMV kernel 'nope'", "csr_scalar"});
-  for (format f : {format::dense, format::coo, format::csr, format::csc, format::ell, format::jds})
+  for (format f : {format::dense, format::coo, format::csr, format::csc, format::ell, format::jds, format::hyb,
+                   format::sell})
     EXPECT_EQ(default_spmv<float>({f, false, 10, 10, 30}).fmt, f) << to_string(f);
   EXPECT_EQ(default_spmv<float>({format::csr, false, 10, 10, 30}).name, "csr_scalar");
   EXPECT_EQ(default_spmv<float>({format::csr, false, 10, 10, 300}).name, "csr_vector");
@@ -190,6 +201,92 @@ TEST(Spmv, RegistryAndArguments) {  // host-only parts run without a GPU too
   device_vector<double> x12(ctx, 12);
   test::expect_throw_with<invalid_argument>([&] { spmv(ctx, spmv_view(d), x12, y, 1.0, 0.0, "ell"); },
                                             {"runs on ell, not on this csr matrix"});
+}
+
+}  // namespace
+}  // namespace la
+
+namespace la {
+namespace {
+
+TEST(SpmvSelect, RowStatisticsAndTheRule) {
+  // Host statistics (no GPU): stencils pick SELL without sorting, power-law graphs and dense
+  // rows pick the load-balanced CSR kernel, few long rows the vector kernel.
+  const auto p = row_stats(poisson_2d<double>(100));
+  EXPECT_EQ(p.rows, 10000);
+  EXPECT_EQ(p.nnz, 5 * 10000 - 4 * 100);
+  EXPECT_EQ(p.longest, 5);
+  EXPECT_EQ(p.empty_rows, 0);
+  EXPECT_NEAR(p.mean, 4.96, 1e-12);
+  EXPECT_LE(p.padding(), 1.01 + 0.02);
+  spmv_choice c = select_spmv(p);
+  EXPECT_EQ(c.fmt, format::sell);
+  EXPECT_EQ(c.sell.sigma, 1);
+  EXPECT_NE(c.why.find("pads"), std::string::npos) << c.why;
+  EXPECT_EQ(select_spmv(row_stats(rmat<double>(16, 16))).kernel, "csr_balanced");
+  EXPECT_EQ(select_spmv(row_stats(dense_rows<double>(100000, 4, 2, 20000))).kernel, "csr_balanced");
+  EXPECT_EQ(select_spmv(row_stats(random_rows<float>(5000, 5000, 40))).fmt, format::sell);  // uniform
+  std::mt19937 g(1);
+  const auto uneven = test::random_csr<float>({5000, 3000, 0.01, true, false}, g);  // every 5th row empty
+  const spmv_choice u = select_spmv(row_stats(uneven));
+  EXPECT_EQ(u.kernel, "csr_vector") << u.why;
+  EXPECT_EQ(select_spmv(row_stats(csr_matrix<float>(0, 5, {0}, {}, {}))).kernel, "csr_scalar");
+  // Every candidate names a registered kernel of its format.
+  for (const auto& k : spmv_candidates(row_stats(uneven))) EXPECT_EQ(find_spmv<float>(k.kernel).fmt, k.fmt);
+}
+
+TEST(SpmvSelect, Generators) {
+  const auto a = poisson_3d<float>(4);
+  EXPECT_EQ(a.rows(), 64);
+  EXPECT_EQ(a.nnz(), 7 * 64 - 6 * 16);
+  EXPECT_EQ(detail::row_length(a, 21), 7);  // an interior point
+  const auto r = random_rows<double>(100, 50, 7, 3);
+  for (index_t i = 0; i < 100; ++i) EXPECT_EQ(detail::row_length(r, i), 7);
+  EXPECT_EQ(random_rows<double>(100, 50, 7, 3), r);  // the seed fixes the matrix
+  const auto d = dense_rows<float>(1000, 3, 2, 900);
+  EXPECT_EQ(row_stats(d).longest, 900);
+  EXPECT_EQ(d.nnz(), 998 * 3 + 2 * 900);
+  EXPECT_GT(row_stats(rmat<float>(12, 8)).longest, 50);
+}
+
+template <typename T>
+class SpmvOperator : public ::testing::Test {};
+TYPED_TEST_SUITE(SpmvOperator, test::value_types);
+
+TYPED_TEST(SpmvOperator, EveryChoiceAndTheTunedOneMatchTheReference) {
+  LA_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  context ctx;
+  std::mt19937 g(31);
+  for (const auto& a : {poisson_2d<T>(33), power_law<T>(1000, 2000, g), dense_rows<T>(3001, 3, 3, 2500),
+                        test::random_csr<T>({1, 1, 1.0, false, false}, g)}) {
+    const auto d = to_device(ctx, a);
+    const spmv_stats host = row_stats(a), dev = row_stats(ctx, d);
+    EXPECT_EQ(dev.longest, host.longest);
+    EXPECT_EQ(dev.empty_rows, host.empty_rows);
+    EXPECT_EQ(dev.sell_slots, host.sell_slots);
+    EXPECT_NEAR(dev.stddev, host.stddev, 1e-9 * (1 + host.stddev));
+    std::vector<spmv_choice> choices = spmv_candidates(host);
+    choices.push_back(select_spmv(host));
+    choices.push_back(tune_spmv(ctx, d, 2));
+    const auto x = test::random_vector<T>(static_cast<std::size_t>(a.cols()), g);
+    std::vector<T> want(static_cast<std::size_t>(a.rows()));
+    reference::spmv(T(1), a, x, T(0), want);
+    const auto dx = to_device(ctx, x);
+    for (const auto& c : choices) {
+      const spmv_operator<T> op(ctx, d, c);
+      device_vector<T> y(ctx, a.rows());
+      LA_CUDA_TRY(cudaMemsetAsync(y.data(), 0xff, y.size() * sizeof(T), ctx.stream()));  // NaN
+      op.apply(dx.data(), y.data(), T(1), T(0), ctx.stream());
+      const auto got = to_host(ctx, y);
+      for (index_t i = 0; i < a.rows(); ++i) {
+        double mag = 0;
+        for (auto k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) mag += std::abs(double(a.values()[k]) * x[a.col_idx()[k]]);
+        const double tol = (double(a.row_ptr()[i + 1] - a.row_ptr()[i]) + 2) * std::numeric_limits<T>::epsilon() * mag;
+        ASSERT_LE(std::abs(double(got[i]) - double(want[i])), tol) << c.kernel << " (" << c.why << ") row " << i;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <la/formats/convert.hpp>
+#include <la/formats/generate.hpp>
 #include <la/la/context.hpp>
 
 namespace la::test {
@@ -70,20 +71,7 @@ csr_matrix<T> random_csr(const sparse_shape& s, std::mt19937& g) {
 /// 2D Poisson (5-point Laplacian) on an n x n grid: SPD, n^2 unknowns.
 template <typename T>
 csr_matrix<T> poisson_2d(index_t n) {
-  std::vector<index_t> rp{0}, ci;
-  std::vector<T> v;
-  for (index_t i = 0; i < n; ++i)
-    for (index_t j = 0; j < n; ++j) {
-      const index_t r = i * n + j;
-      auto add = [&](index_t c, T x) { ci.push_back(c); v.push_back(x); };
-      if (i > 0) add(r - n, T(-1));
-      if (j > 0) add(r - 1, T(-1));
-      add(r, T(4));
-      if (j + 1 < n) add(r + 1, T(-1));
-      if (i + 1 < n) add(r + n, T(-1));
-      rp.push_back(static_cast<index_t>(ci.size()));
-    }
-  return csr_matrix<T>(n * n, n * n, std::move(rp), std::move(ci), std::move(v));
+  return la::poisson_2d<T>(n);
 }
 
 /// The value types every typed test runs over.

@@ -30,7 +30,8 @@ const char* usage =
     "  --maxit N             iteration limit (default 2n)\n"
     "  --precond P           none (default) or jacobi\n"
     "  --device D            auto (default), cpu or gpu\n"
-    "  --format F            storage for the solve: csr (default), coo, csc, ell, jds, dense\n"
+    "  --format F            storage for the solve: csr (default), coo, csc, ell, jds, hyb,\n"
+    "                        sell, dense\n"
     "  --precision P         double (default) or float\n"
     "%s"
     "Exit status: 0 converged; 1 not converged (iteration limit, breakdown because A is not\n"
@@ -48,6 +49,8 @@ auto with_format(const std::string& fmt, const csr_matrix<T, O>& a, F&& f) {
   if (fmt == "csc") return f(to_csc<O>(a));
   if (fmt == "ell") return f(to_ell(a));
   if (fmt == "jds") return f(to_jds<O>(a));
+  if (fmt == "hyb") return f(to_hyb(a));
+  if (fmt == "sell") return f(to_sell<O>(a));
   if (fmt == "dense") return f(to_dense(a));
   return f(a);
 }
@@ -64,7 +67,7 @@ int solve(const args& a, const std::string& device_line, atomic_file* out) {
 template <typename T, typename O>
 int solve(const args& a, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms, atomic_file* out) {
   const std::string path = a.positional()[0];
-  const std::string fmt = a.get_choice("--format", "csr", {"csr", "coo", "csc", "ell", "jds", "dense"});
+  const std::string fmt = a.get_choice("--format", "csr", {"csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"});
   cg_options opt;
   opt.rtol = a.get_double("--tol", 1e-8, 0.0);
   opt.atol = a.get_double("--atol", 0, 0.0);

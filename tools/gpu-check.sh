@@ -3,7 +3,11 @@
 # compute-sanitizer (memcheck, racecheck) on the GPU tests, run the benchmarks, and print a
 # short table last. Logs go to $OUT (or ./gpu-check-out).
 # Usage: tools/gpu-check.sh [--no-bench] [--no-tests] [--no-sanitizer] [--bench-filter REGEX]
-#                           [--test-filter REGEX]
+#                           [--test-filter REGEX] [--benches LIST]
+#   --benches LIST        comma-separated: gemm (gemm_bench, wmma_peak), spmv (spmv_bench);
+#                         default both
+#   --bench-filter REGEX  passed to the Google Benchmark binaries (--benchmark_filter)
+#   LA_SPMV_MATRICES      (environment) the matrices spmv_bench runs, comma-separated
 #   --test-filter REGEX   only the ctest tests matching REGEX (ctest -R); sanitizers still run
 #                         every GPU test binary unless --no-sanitizer
 # The CUDA architecture is CMakeLists.txt's default unless LA_CUDA_ARCH is set.
@@ -11,7 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-bench=1 tests=1 sanitize=1 filter="" test_filter=""
+bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv"
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
@@ -19,6 +23,7 @@ while (($#)); do
     --no-sanitizer) sanitize=0 ;;
     --bench-filter) filter=$2; shift ;;
     --test-filter) test_filter=$2; shift ;;
+    --benches) benches=$2; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
   shift
@@ -49,7 +54,7 @@ if ((tests && sanitize)); then
   for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test; do
     for tool in memcheck racecheck; do
       log="$out/sanitizer-$(basename "$t")-$tool.log"
-      timeout 480 compute-sanitizer --tool $tool --error-exitcode 99 "$t" --gtest_filter=-*OutOfMemory* > "$log" 2>&1 &
+      timeout 480 compute-sanitizer --tool $tool --error-exitcode 99 "$t" --gtest_filter=-*OutOfMemory*:*Huge* > "$log" 2>&1 &
       pids+=("$!:$(basename "$t") $tool:$log")
     done
   done
@@ -60,13 +65,19 @@ if ((tests && sanitize)); then
   done
 fi
 
-if ((bench)); then
+if ((bench)) && [[ ,$benches, == *,gemm,* ]]; then
   b=$build/bench/gemm_bench
   "$b" ${filter:+--benchmark_filter="$filter"} --benchmark_min_time=0.2 --benchmark_out="$out/gemm_bench.json" \
     --benchmark_out_format=json > "$out/gemm_bench.log" 2>&1
   summary+=("gemm_bench: exit $?")
-  python3 bench/summarize.py "$out/gemm_bench.json" > "$out/table.txt" 2>&1
+  python3 bench/summarize.py "$out/gemm_bench.json" >> "$out/table.txt" 2>&1
   $build/bench/wmma_peak | tee "$out/wmma_peak.txt" >> "$out/table.txt"
+fi
+if ((bench)) && [[ ,$benches, == *,spmv,* ]]; then
+  LA_SPMV_OUT="$out/spmv.csv" $build/bench/spmv_bench ${filter:+--benchmark_filter="$filter"} \
+    --benchmark_out="$out/spmv_bench.json" --benchmark_out_format=json > "$out/spmv_bench.log" 2>&1
+  summary+=("spmv_bench: exit $?")
+  sed -n '/^device:/,$p' "$out/spmv_bench.log" >> "$out/table.txt"
 fi
 # Registers, shared memory and spills per kernel (present when the library was recompiled).
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"

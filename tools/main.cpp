@@ -18,6 +18,7 @@ const char* usage =
     "  convert  IN.mtx -o OUT.mtx     rewrite a Matrix Market file (expanded, duplicates summed)\n"
     "  gemm     M N K [--algo NAME]   run, validate and time one GPU GEMM against cuBLAS\n"
     "  spmv     A.mtx [--kernel NAME] run, validate and time one GPU SpMV kernel\n"
+    "  bench    spmv [A.mtx|gen:SPEC]...  every SpMV kernel beside cuSPARSE, validated and timed\n"
     "\n"
     "'la <command> --help' describes each command.\n";
 }
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
     if (cmd == "convert") return la::cli::cmd_convert(argc, argv);
     if (cmd == "gemm") return la::cli::cmd_gemm(argc, argv);
     if (cmd == "spmv") return la::cli::cmd_spmv(argc, argv);
+    if (cmd == "bench") return la::cli::cmd_bench(argc, argv);
     std::fprintf(stderr, "la: unknown command '%s'\n\n%s", cmd.c_str(), usage);
     return 2;
   } catch (const la::cli::usage_error& e) {

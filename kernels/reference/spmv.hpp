@@ -99,6 +99,42 @@ void spmv(T alpha, const jds_matrix<T, O>& a, const std::vector<T>& x, T beta, s
 }
 
 template <typename T>
+void spmv(T alpha, const hyb_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y, accumulator<T>& acc) {
+  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
+  detail::start<T>(acc, y.size());
+  const auto& e = a.ell();
+  for (index_t k = 0; k < e.width(); ++k)
+    for (index_t i = 0; i < e.rows(); ++i) {
+      const std::size_t s = static_cast<std::size_t>(k) * e.rows() + i;
+      if (e.col_idx()[s] != ell_padding) acc[i] += static_cast<wider_t<T>>(e.values()[s]) * x[e.col_idx()[s]];
+    }
+  const auto& c = a.coo();
+  for (count_t k = 0; k < c.nnz(); ++k)
+    acc[c.row_idx()[k]] += static_cast<wider_t<T>>(c.values()[k]) * x[c.col_idx()[k]];
+  detail::finish(alpha, acc, beta, y);
+}
+
+/// Walks the slices slot by slot; sums by sorted row, written to y through perm.
+template <typename T, typename O>
+void spmv(T alpha, const sell_matrix<T, O>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
+          accumulator<T>& acc) {
+  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
+  detail::start<T>(acc, y.size());
+  const count_t C = a.slice_height();
+  for (count_t s = 0; s < a.slices(); ++s)
+    for (O q = a.slice_ptr()[s]; q < a.slice_ptr()[s + 1]; ++q) {
+      const count_t k = s * C + (q - a.slice_ptr()[s]) % C;  // sorted row of this slot
+      if (a.col_idx()[q] != ell_padding) acc[k] += static_cast<wider_t<T>>(a.values()[q]) * x[a.col_idx()[q]];
+    }
+  for (index_t k = 0; k < a.rows(); ++k) {
+    const index_t i = a.perm()[k];
+    wider_t<T> r = static_cast<wider_t<T>>(alpha) * acc[k];
+    if (beta != T(0)) r += static_cast<wider_t<T>>(beta) * y[i];
+    y[i] = static_cast<T>(r);
+  }
+}
+
+template <typename T>
 void spmv(T alpha, const dense_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
           accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);

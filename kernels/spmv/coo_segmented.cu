@@ -34,11 +34,19 @@ __global__ void coo_segmented_kernel(coo_view<const T> a, const T* x, T* y, T al
 }  // namespace
 
 template <typename T>
+void launch_coo_accumulate(const coo_view<const T>& a, const T* x, T* y, T alpha, cudaStream_t s) {
+  if (a.nnz == 0) return;
+  coo_segmented_kernel<<<grid_for(a.nnz), block_threads, 0, s>>>(a, x, y, alpha);
+  LA_CHECK_LAUNCH(s);
+}
+template void launch_coo_accumulate<float>(const coo_view<const float>&, const float*, float*, float, cudaStream_t);
+template void launch_coo_accumulate<double>(const coo_view<const double>&, const double*, double*, double,
+                                            cudaStream_t);
+
+template <typename T>
 void run_coo_segmented(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   launch_scale_y(y, a.rows, beta, s);
-  if (a.coo.nnz == 0) return;
-  coo_segmented_kernel<<<grid_for(a.coo.nnz), block_threads, 0, s>>>(a.coo, x, y, alpha);
-  LA_CHECK_LAUNCH(s);
+  launch_coo_accumulate(a.coo, x, y, alpha, s);
 }
 LA_SPMV_INSTANTIATE(run_coo_segmented)
 }  // namespace la::spmv_detail

@@ -21,10 +21,17 @@ __global__ void ell_kernel(ell_view<const T> a, const T* x, T* y, T alpha, T bet
 }  // namespace
 
 template <typename T>
-void run_ell(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void launch_ell(const ell_view<const T>& a, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
-  ell_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a.ell, x, y, alpha, beta);
+  ell_kernel<<<grid_for(a.rows), block_threads, 0, s>>>(a, x, y, alpha, beta);
   LA_CHECK_LAUNCH(s);
+}
+template void launch_ell<float>(const ell_view<const float>&, const float*, float*, float, float, cudaStream_t);
+template void launch_ell<double>(const ell_view<const double>&, const double*, double*, double, double, cudaStream_t);
+
+template <typename T>
+void run_ell(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+  launch_ell(a.ell, x, y, alpha, beta, s);
 }
 LA_SPMV_INSTANTIATE(run_ell)
 }  // namespace la::spmv_detail

@@ -29,6 +29,8 @@ const std::vector<spmv_variant<T>>& spmv_variants() {
       {"csc_atomic", format::csc, false, on<format::csc>, no_plan, no_prepare<T>, run_csc_atomic<T>},
       {"ell", format::ell, true, on<format::ell>, no_plan, no_prepare<T>, run_ell<T>},
       {"jds", format::jds, true, on<format::jds>, no_plan, no_prepare<T>, run_jds<T>},
+      {"hyb", format::hyb, false, on<format::hyb>, no_plan, no_prepare<T>, run_hyb<T>},
+      {"sell", format::sell, true, on<format::sell>, no_plan, no_prepare<T>, run_sell<T>},
       {"dense_gemv", format::dense, true, on<format::dense>, no_plan, no_prepare<T>, run_dense_gemv<T>},
   };
   return list;
@@ -94,6 +96,20 @@ spmv_matrix<T> spmv_view(const device_dense<T>& a) {
 }
 
 template <typename T>
+spmv_matrix<T> spmv_view(const device_hyb<T>& a) {
+  spmv_matrix<T> m{format::hyb, false, a.rows(), a.cols(), a.stored()};
+  m.hyb = a.view();
+  return m;
+}
+template <typename T, typename O>
+spmv_matrix<T> spmv_view(const device_sell<T, O>& a) {
+  spmv_matrix<T> m{format::sell, sizeof(O) == 8, a.rows(), a.cols(), a.slots()};
+  if constexpr (sizeof(O) == 8) m.sell64 = a.view();
+  else m.sell32 = a.view();
+  return m;
+}
+
+template <typename T>
 void spmv(context& ctx, const spmv_matrix<T>& a, const device_vector<T>& x, device_vector<T>& y, T alpha, T beta,
           std::string_view kernel) {
   LA_EXPECTS(x.size() == a.cols, "spmv: x has " + std::to_string(x.size()) + " elements, the matrix " +
@@ -120,12 +136,14 @@ void spmv(context& ctx, const spmv_matrix<T>& a, const device_vector<T>& x, devi
   template spmv_matrix<T> spmv_view<T>(const device_coo<T>&);                                                  \
   template spmv_matrix<T> spmv_view<T>(const device_ell<T>&);                                                  \
   template spmv_matrix<T> spmv_view<T>(const device_dense<T>&);                                                \
+  template spmv_matrix<T> spmv_view<T>(const device_hyb<T>&);                                                  \
   template void spmv<T>(context&, const spmv_matrix<T>&, const device_vector<T>&, device_vector<T>&, T, T,     \
                         std::string_view);
 #define LA_INSTANTIATE_TO(T, O)                                                 \
   template spmv_matrix<T> spmv_view<T, O>(const device_csr<T, O>&);             \
   template spmv_matrix<T> spmv_view<T, O>(const device_csc<T, O>&);             \
-  template spmv_matrix<T> spmv_view<T, O>(const device_jds<T, O>&);
+  template spmv_matrix<T> spmv_view<T, O>(const device_jds<T, O>&);             \
+  template spmv_matrix<T> spmv_view<T, O>(const device_sell<T, O>&);
 LA_INSTANTIATE_T(float)
 LA_INSTANTIATE_T(double)
 LA_INSTANTIATE_TO(float, std::int32_t)

@@ -18,19 +18,21 @@
 #include "../../formats/csr.hpp"
 #include "../../formats/dense.hpp"
 #include "../../formats/ell.hpp"
+#include "../../formats/hyb.hpp"
 #include "../../formats/jds.hpp"
+#include "../../formats/sell.hpp"
 #include "../../la/vector.hpp"
 
 namespace la {
 
 /// A device matrix of any format, as the views kernels take (trivially copyable). Exactly
-/// the view of `fmt` (and, for CSR, CSC and JDS, of the offset width) is set.
+/// the view of `fmt` (and, for CSR, CSC, JDS and SELL, of the offset width) is set.
 template <typename T>
 struct spmv_matrix {
   format fmt = format::csr;
   bool wide = false;  // 64-bit offsets
   index_t rows = 0, cols = 0;
-  count_t nnz = 0;  // stored entries (ELL: slots)
+  count_t nnz = 0;  // stored entries (ELL, SELL: slots; HYB: ELL slots + COO entries)
   csr_view<const T, std::int32_t> csr32;
   csr_view<const T, std::int64_t> csr64;
   csc_view<const T, std::int32_t> csc32;
@@ -40,6 +42,9 @@ struct spmv_matrix {
   jds_view<const T, std::int32_t> jds32;
   jds_view<const T, std::int64_t> jds64;
   dense_view<const T> dense;
+  hyb_view<const T> hyb;
+  sell_view<const T, std::int32_t> sell32;
+  sell_view<const T, std::int64_t> sell64;
 };
 
 template <typename T, typename O> spmv_matrix<T> spmv_view(const device_csr<T, O>& a);
@@ -48,6 +53,8 @@ template <typename T> spmv_matrix<T> spmv_view(const device_coo<T>& a);
 template <typename T> spmv_matrix<T> spmv_view(const device_ell<T>& a);
 template <typename T, typename O> spmv_matrix<T> spmv_view(const device_jds<T, O>& a);
 template <typename T> spmv_matrix<T> spmv_view(const device_dense<T>& a);
+template <typename T> spmv_matrix<T> spmv_view(const device_hyb<T>& a);
+template <typename T, typename O> spmv_matrix<T> spmv_view(const device_sell<T, O>& a);
 
 /// What a variant's can_implement and plan look at.
 struct spmv_problem {

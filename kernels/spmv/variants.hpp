@@ -16,12 +16,21 @@ LA_SPMV_LAUNCHER(run_csc_atomic)
 LA_SPMV_LAUNCHER(run_ell)
 LA_SPMV_LAUNCHER(run_jds)
 LA_SPMV_LAUNCHER(run_dense_gemv)
+LA_SPMV_LAUNCHER(run_hyb)
+LA_SPMV_LAUNCHER(run_sell)
 #undef LA_SPMV_LAUNCHER
 
 /// csr_balanced's plan: its size, and the once-per-matrix preparation.
 std::size_t csr_balanced_plan_bytes(const spmv_problem& p, std::size_t value_bytes);
 template <typename T>
 void prepare_csr_balanced(const spmv_matrix<T>&, void* plan, cudaStream_t);
+
+/// The parts HYB runs: the ELL kernel (y = alpha*ELL*x + beta*y, every row written) and
+/// the segmented COO kernel (y += alpha*COO*x, atomics).
+template <typename T>
+void launch_ell(const ell_view<const T>& a, const T* x, T* y, T alpha, T beta, cudaStream_t s);
+template <typename T>
+void launch_coo_accumulate(const coo_view<const T>& a, const T* x, T* y, T alpha, cudaStream_t s);
 
 /// Explicit instantiations of a launcher for float and double.
 #define LA_SPMV_INSTANTIATE(name)                                                                               \

@@ -1,0 +1,169 @@
+// Generated sparse matrices for tests, benchmarks and examples, all as CSR:
+//   poisson_2d(n)   5-point Laplacian on an n x n grid (4 on the diagonal, -1 off it; SPD)
+//   poisson_3d(n)   7-point Laplacian on an n^3 grid (6 and -1; SPD)
+//   random_rows     every row exactly k distinct random columns
+//   rmat            a power-law graph (R-MAT, Chakrabarti et al. 2004: a, b, c = 0.57,
+//                   0.19, 0.19), duplicate edges summed
+//   dense_rows      random rows of k entries plus a few rows of many entries
+// Values off the diagonal of the random matrices are in [-1, -0.01] U [0.01, 1] (never 0).
+// The same seed gives the same matrix on every machine (a fixed generator, no
+// std::distribution).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "convert.hpp"
+
+namespace la {
+namespace detail {
+/// splitmix64: a small generator whose output is fixed by the seed everywhere.
+struct splitmix {
+  std::uint64_t s;
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return double(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  index_t below(index_t n) { return static_cast<index_t>(next() % static_cast<std::uint64_t>(n)); }
+  template <typename T>
+  T value() {
+    const double m = 0.01 + 0.99 * uniform();
+    return static_cast<T>(next() & 1 ? m : -m);
+  }
+};
+
+template <typename T, typename O>
+void check_generated(std::int64_t rows, std::int64_t nnz, const char* what) {
+  LA_EXPECTS(rows <= max_index, std::string(what) + ": " + std::to_string(rows) + " rows exceed the index limit");
+  checked_offset<O>(nnz, what);
+  check_host_memory(double(nnz) * (sizeof(T) + sizeof(index_t)) + double(rows) * sizeof(O), what);
+}
+}  // namespace detail
+
+template <typename T, typename O = index_t>
+csr_matrix<T, O> poisson_2d(index_t n) {
+  const std::int64_t rows = std::int64_t(n) * n;
+  detail::check_generated<T, O>(rows, 5 * rows, "2D Poisson matrix");
+  std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<index_t> ci;
+  std::vector<T> v;
+  ci.reserve(static_cast<std::size_t>(5 * rows));
+  v.reserve(ci.capacity());
+  auto add = [&](std::int64_t c, T x) { ci.push_back(static_cast<index_t>(c)), v.push_back(x); };
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      const std::int64_t r = i * n + j;
+      if (i > 0) add(r - n, T(-1));
+      if (j > 0) add(r - 1, T(-1));
+      add(r, T(4));
+      if (j + 1 < n) add(r + 1, T(-1));
+      if (i + 1 < n) add(r + n, T(-1));
+      rp[r + 1] = static_cast<O>(ci.size());
+    }
+  return {static_cast<index_t>(rows), static_cast<index_t>(rows), std::move(rp), std::move(ci), std::move(v)};
+}
+
+template <typename T, typename O = index_t>
+csr_matrix<T, O> poisson_3d(index_t n) {
+  const std::int64_t rows = std::int64_t(n) * n * n, nn = std::int64_t(n) * n;
+  detail::check_generated<T, O>(rows, 7 * rows, "3D Poisson matrix");
+  std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<index_t> ci;
+  std::vector<T> v;
+  ci.reserve(static_cast<std::size_t>(7 * rows));
+  v.reserve(ci.capacity());
+  auto add = [&](std::int64_t c, T x) { ci.push_back(static_cast<index_t>(c)), v.push_back(x); };
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t j = 0; j < n; ++j)
+      for (std::int64_t k = 0; k < n; ++k) {
+        const std::int64_t r = (i * n + j) * n + k;
+        if (i > 0) add(r - nn, T(-1));
+        if (j > 0) add(r - n, T(-1));
+        if (k > 0) add(r - 1, T(-1));
+        add(r, T(6));
+        if (k + 1 < n) add(r + 1, T(-1));
+        if (j + 1 < n) add(r + n, T(-1));
+        if (i + 1 < n) add(r + nn, T(-1));
+        rp[r + 1] = static_cast<O>(ci.size());
+      }
+  return {static_cast<index_t>(rows), static_cast<index_t>(rows), std::move(rp), std::move(ci), std::move(v)};
+}
+
+namespace detail {
+/// k distinct sorted random columns in [0, cols) appended to ci (k <= cols).
+inline void random_columns(index_t cols, index_t k, splitmix& g, std::vector<index_t>& ci) {
+  const std::size_t start = ci.size();
+  while (static_cast<index_t>(ci.size() - start) < k) {
+    for (std::size_t need = k - (ci.size() - start); need > 0; --need) ci.push_back(g.below(cols));
+    std::sort(ci.begin() + static_cast<std::ptrdiff_t>(start), ci.end());
+    ci.erase(std::unique(ci.begin() + static_cast<std::ptrdiff_t>(start), ci.end()), ci.end());
+  }
+}
+}  // namespace detail
+
+/// Every row exactly k distinct random columns (k <= cols).
+template <typename T, typename O = index_t>
+csr_matrix<T, O> random_rows(index_t rows, index_t cols, index_t k, std::uint64_t seed = 1) {
+  LA_EXPECTS(k >= 0 && k <= cols, "random_rows: " + std::to_string(k) + " entries per row in " + std::to_string(cols) +
+                                      " columns");
+  detail::check_generated<T, O>(rows, std::int64_t(rows) * k, "random matrix");
+  detail::splitmix g{seed};
+  std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<index_t> ci;
+  ci.reserve(static_cast<std::size_t>(rows) * k);
+  for (index_t i = 0; i < rows; ++i) {
+    detail::random_columns(cols, k, g, ci);
+    rp[i + 1] = static_cast<O>(ci.size());
+  }
+  std::vector<T> v(ci.size());
+  for (T& x : v) x = g.value<T>();
+  return {rows, cols, std::move(rp), std::move(ci), std::move(v)};
+}
+
+/// R-MAT graph of 2^scale vertices and edge_factor * 2^scale edges (duplicates summed).
+template <typename T, typename O = index_t>
+csr_matrix<T, O> rmat(int scale, int edge_factor, std::uint64_t seed = 1) {
+  LA_EXPECTS(scale >= 1 && scale <= 30, "rmat: scale must be in [1, 30]");
+  const index_t n = index_t(1) << scale;
+  const std::int64_t edges = std::int64_t(edge_factor) * n;
+  detail::check_generated<T, O>(n, edges, "R-MAT graph");
+  detail::splitmix g{seed};
+  std::vector<index_t> r(static_cast<std::size_t>(edges)), c(r.size());
+  std::vector<T> v(r.size());
+  for (std::size_t e = 0; e < r.size(); ++e) {
+    index_t i = 0, j = 0;
+    for (int b = scale - 1; b >= 0; --b) {
+      const double u = g.uniform();  // quadrants a | b / c | d
+      if (u >= 0.57 + 0.19 + 0.19) i |= index_t(1) << b, j |= index_t(1) << b;
+      else if (u >= 0.57 + 0.19) i |= index_t(1) << b;
+      else if (u >= 0.57) j |= index_t(1) << b;
+    }
+    r[e] = i, c[e] = j, v[e] = g.value<T>();
+  }
+  return to_csr<O>(coo_matrix<T>(detail::trusted, n, n, std::move(r), std::move(c), std::move(v)));
+}
+
+/// rows x rows, k random entries per row, and `dense` rows (spread evenly) of `dense_len`.
+template <typename T, typename O = index_t>
+csr_matrix<T, O> dense_rows(index_t rows, index_t k, index_t dense, index_t dense_len, std::uint64_t seed = 1) {
+  LA_EXPECTS(k <= rows && dense_len <= rows && dense >= 0 && dense <= rows, "dense_rows: sizes out of range");
+  detail::check_generated<T, O>(rows, std::int64_t(rows) * k + std::int64_t(dense) * dense_len, "matrix with dense rows");
+  detail::splitmix g{seed};
+  std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<index_t> ci;
+  ci.reserve(static_cast<std::size_t>(rows) * k + static_cast<std::size_t>(dense) * dense_len);
+  const index_t every = dense ? rows / dense : rows + 1;
+  for (index_t i = 0; i < rows; ++i) {
+    detail::random_columns(rows, dense && i % every == every / 2 && i / every < dense ? dense_len : k, g, ci);
+    rp[i + 1] = static_cast<O>(ci.size());
+  }
+  std::vector<T> v(ci.size());
+  for (T& x : v) x = g.value<T>();
+  return {rows, rows, std::move(rp), std::move(ci), std::move(v)};
+}
+
+}  // namespace la

@@ -1,0 +1,187 @@
+// Row statistics, the selection rule, tuning, and spmv_operator (see select.hpp).
+#include "select.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "../../la/event_timer.hpp"
+#include "common.cuh"
+
+namespace la {
+namespace {
+
+struct device_stats {
+  unsigned long long empty, sell_slots;
+  int longest;
+  double sum_sq;
+};
+
+/// One thread per slice of 32 rows: its longest row (SELL-32 slots), empty rows, squares.
+template <typename O>
+__global__ void stats_kernel(const O* ptr, index_t rows, device_stats* out) {
+  LA_GRID_STRIDE(s, (static_cast<long long>(rows) + 31) / 32) {
+    int w = 0;
+    unsigned long long empty = 0;
+    double sq = 0;
+    for (long long i = s * 32; i < s * 32 + 32 && i < rows; ++i) {
+      const int len = static_cast<int>(ptr[i + 1] - ptr[i]);
+      w = max(w, len);
+      empty += len == 0;
+      sq += double(len) * len;
+    }
+    atomicMax(&out->longest, w);
+    atomicAdd(&out->empty, empty);
+    atomicAdd(&out->sell_slots, 32ull * static_cast<unsigned long long>(w));
+    atomicAdd(&out->sum_sq, sq);
+  }
+}
+
+void finish_stats(spmv_stats& s, double sum_sq) {
+  s.mean = s.rows ? double(s.nnz) / s.rows : 0;
+  s.stddev = s.rows ? std::sqrt(std::max(0.0, sum_sq / s.rows - s.mean * s.mean)) : 0;
+}
+
+template <typename M>
+std::size_t bytes_of(const M& m) {
+  std::size_t bytes = 0;
+  std::apply([&](const auto&... a) { ((bytes += a.size() * sizeof(*a.data())), ...); }, m.arrays());
+  return bytes;
+}
+}  // namespace
+
+template <typename T, typename O>
+spmv_stats row_stats(const csr_matrix<T, O>& a) {
+  spmv_stats s{a.rows(), a.cols(), a.nnz()};
+  double sum_sq = 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    const index_t len = detail::row_length(a, i);
+    s.longest = std::max(s.longest, len);
+    s.empty_rows += len == 0;
+    sum_sq += double(len) * len;
+  }
+  s.sell_slots = detail::unsorted_sell_slots(a, 32);
+  finish_stats(s, sum_sq);
+  return s;
+}
+
+template <typename T, typename O>
+spmv_stats row_stats(context& ctx, const device_csr<T, O>& a) {
+  spmv_stats s{a.rows(), a.cols(), a.nnz()};
+  auto d = ctx.allocate<device_stats>(1);
+  LA_CUDA_TRY(cudaMemsetAsync(d.data(), 0, sizeof(device_stats), ctx.stream()));
+  if (a.rows() > 0) {
+    stats_kernel<<<detail::grid_for((a.rows() + 31) / 32), detail::block_threads, 0, ctx.stream()>>>(
+        a.view().row_ptr, a.rows(), d.data());
+    LA_CHECK_LAUNCH(ctx.stream());
+  }
+  device_stats h{};
+  d.copy_to_host_async(&h, 1);
+  ctx.synchronize();
+  s.longest = h.longest;
+  s.empty_rows = static_cast<index_t>(h.empty);
+  s.sell_slots = static_cast<count_t>(h.sell_slots);
+  finish_stats(s, h.sum_sq);
+  return s;
+}
+
+spmv_choice select_spmv(const spmv_stats& s) {
+  auto pick = [](format f, const char* kernel, std::string why, sell_options o = {}) {
+    spmv_choice c;
+    c.fmt = f;
+    c.kernel = kernel;
+    c.sell = o;
+    c.why = std::move(why);
+    return c;
+  };
+  char buf[160];
+  if (s.rows == 0 || s.nnz == 0) return pick(format::csr, "csr_scalar", "no entries");
+  // A few rows far longer than the rest (power-law graphs, dense rows): equal-nonzero
+  // partitions. Thread- or warp-per-row kernels leave one warp walking the longest row.
+  if (s.longest > 4096 && s.longest > 64 * s.mean) {
+    std::snprintf(buf, sizeof buf, "longest row %d > 64 x mean %.1f", s.longest, s.mean);
+    return pick(format::csr, "csr_balanced", buf);
+  }
+  // Rows of nearly equal length (stencils, FEM, uniform random): SELL-32 without sorting
+  // pads little and reads no row pointers and no permutation.
+  if (s.padding() <= 1.2) {
+    std::snprintf(buf, sizeof buf, "SELL-32 pads %.2fx without sorting", s.padding());
+    return pick(format::sell, "sell", buf, {32, 1});
+  }
+  // Few, long rows: a thread per row leaves the GPU idle; a group of lanes per row.
+  if (s.rows < 100000 && s.mean >= 8) {
+    std::snprintf(buf, sizeof buf, "%d rows of mean length %.1f", s.rows, s.mean);
+    return pick(format::csr, "csr_vector", buf);
+  }
+  std::snprintf(buf, sizeof buf, "uneven rows (SELL-32 pads %.2fx unsorted): sorted windows", s.padding());
+  return pick(format::sell, "sell", buf, {32, 0});
+}
+
+std::vector<spmv_choice> spmv_candidates(const spmv_stats& s) {
+  std::vector<spmv_choice> c;
+  for (const char* k : {"csr_scalar", "csr_vector", "csr_balanced"}) c.push_back({format::csr, k, {}, -1, "candidate"});
+  c.push_back({format::sell, "sell", {32, 0}, -1, "candidate"});
+  if (s.padding() > 1.2) c.push_back({format::sell, "sell", {32, 1}, -1, "candidate"});
+  c.push_back({format::jds, "jds", {}, -1, "candidate"});
+  if (double(s.rows) * s.longest <= 1.5 * double(s.nnz)) c.push_back({format::ell, "ell", {}, -1, "candidate"});
+  c.push_back({format::hyb, "hyb", {}, -1, "candidate"});
+  return c;
+}
+
+template <typename T>
+template <typename O>
+spmv_operator<T>::spmv_operator(context& ctx, const device_csr<T, O>& a, const spmv_choice& choice) : choice_(choice) {
+  auto own = [&](auto m) {
+    auto p = std::make_shared<decltype(m)>(std::move(m));
+    owned_bytes_ = bytes_of(*p);
+    view_ = spmv_view(*p);
+    owned_ = p;
+  };
+  switch (choice.fmt) {
+    case format::csr: view_ = spmv_view(a); break;
+    case format::coo: own(to_coo(ctx, a)); break;
+    case format::csc: own(to_csc(ctx, a)); break;
+    case format::ell: own(to_ell(ctx, a)); break;
+    case format::jds: own(to_jds(ctx, a)); break;
+    case format::hyb: own(to_hyb(ctx, a, choice.hyb_width)); break;
+    case format::sell: own(to_sell(ctx, a, choice.sell)); break;
+    case format::dense: throw not_supported("spmv_operator: the dense format is not built from a sparse matrix");
+  }
+  variant_ = &find_spmv<T>(choice.kernel);
+  LA_EXPECTS(variant_->fmt == view_.fmt && variant_->can_implement(problem_of(view_)),
+             "spmv_operator: kernel '" + choice.kernel + "' does not run on " + to_string(view_.fmt));
+  plan_ = make_plan(ctx, *variant_, view_);
+}
+
+template <typename T, typename O>
+spmv_choice tune_spmv(context& ctx, const device_csr<T, O>& a, int reps) {
+  const spmv_stats s = row_stats(ctx, a);
+  auto x = ctx.allocate<T>(static_cast<std::size_t>(a.cols()));
+  auto y = ctx.allocate<T>(static_cast<std::size_t>(a.rows()));
+  LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), ctx.stream()));
+  spmv_choice best;
+  double best_ms = INFINITY;
+  for (const spmv_choice& c : spmv_candidates(s)) {
+    const spmv_operator<T> op(ctx, a, c);
+    const double ms = median_ms(ctx.stream(), reps, [&] { op.apply(x.data(), y.data(), T(1), T(0), ctx.stream()); });
+    if (ms < best_ms) best_ms = ms, best = c;
+  }
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "tuned: fastest of %zu candidates, %.4f ms", spmv_candidates(s).size(), best_ms);
+  best.why = buf;
+  return best;
+}
+
+template class spmv_operator<float>;
+template class spmv_operator<double>;
+#define LA_INSTANTIATE(T, O)                                                                          \
+  template spmv_stats row_stats<T, O>(const csr_matrix<T, O>&);                                       \
+  template spmv_stats row_stats<T, O>(context&, const device_csr<T, O>&);                             \
+  template spmv_operator<T>::spmv_operator(context&, const device_csr<T, O>&, const spmv_choice&);    \
+  template spmv_choice tune_spmv<T, O>(context&, const device_csr<T, O>&, int);
+LA_INSTANTIATE(float, std::int32_t)
+LA_INSTANTIATE(float, std::int64_t)
+LA_INSTANTIATE(double, std::int32_t)
+LA_INSTANTIATE(double, std::int64_t)
+#undef LA_INSTANTIATE
+
+}  // namespace la

@@ -1,0 +1,86 @@
+// Choosing the SpMV format and kernel for a CSR matrix, and an operator that owns the
+// chosen storage.
+//
+//   row_stats     row-length statistics of a CSR matrix (host, or on the device with one
+//                 small download);
+//   select_spmv   a rule on those statistics (no GPU work); the thresholds are measured,
+//                 see the comments in select.cu and bench/RESULTS.md;
+//   tune_spmv     times every candidate on the actual matrix (converted on the device) and
+//                 keeps the fastest: the optional tuning mode;
+//   spmv_operator the matrix in the chosen format on the device with its variant and plan;
+//                 apply() does no host work and no allocation (graph-capturable).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "../../formats/device_convert.hpp"
+#include "spmv.hpp"
+
+namespace la {
+
+/// Row-length statistics (what select_spmv looks at).
+struct spmv_stats {
+  index_t rows = 0, cols = 0;
+  count_t nnz = 0;
+  double mean = 0, stddev = 0;  // of the row lengths
+  index_t longest = 0;
+  index_t empty_rows = 0;
+  count_t sell_slots = 0;  // slots of SELL-32 without sorting: padding ratio = sell_slots / nnz
+  double padding() const { return nnz ? double(sell_slots) / double(nnz) : 1.0; }
+};
+template <typename T, typename O>
+spmv_stats row_stats(const csr_matrix<T, O>& a);
+template <typename T, typename O>
+spmv_stats row_stats(context& ctx, const device_csr<T, O>& a);
+
+/// A format and kernel, with the format's parameters.
+struct spmv_choice {
+  format fmt = format::csr;
+  std::string kernel = "csr_vector";
+  sell_options sell{};
+  index_t hyb_width = -1;
+  std::string why;  // the rule (or measurement) that chose it
+};
+
+/// The rule: format and kernel from row statistics.
+spmv_choice select_spmv(const spmv_stats& s);
+
+/// y = alpha*A*x + beta*y with A held in a chosen format on the device. For a CSR choice
+/// the operator borrows `a` (which must outlive it); other formats are converted on the
+/// device and owned.
+template <typename T>
+class spmv_operator {
+ public:
+  template <typename O>
+  spmv_operator(context& ctx, const device_csr<T, O>& a, const spmv_choice& choice);
+
+  /// Queues the product on `s`; no host work, no allocation.
+  void apply(const T* x, T* y, T alpha, T beta, cudaStream_t s) const {
+    variant_->run(view_, plan_.data(), x, y, alpha, beta, s);
+  }
+  const spmv_matrix<T>& matrix() const noexcept { return view_; }
+  const spmv_variant<T>& variant() const noexcept { return *variant_; }
+  const spmv_choice& choice() const noexcept { return choice_; }
+  /// Device bytes of the converted storage (0 for a borrowed CSR matrix).
+  std::size_t owned_bytes() const noexcept { return owned_bytes_; }
+
+ private:
+  spmv_choice choice_;
+  std::shared_ptr<void> owned_;  // the converted matrix
+  std::size_t owned_bytes_ = 0;
+  spmv_matrix<T> view_;
+  const spmv_variant<T>* variant_ = nullptr;
+  mutable device_buffer<unsigned char> plan_;  // a run may use part of it as scratch
+};
+
+/// The candidates tune_spmv times for a matrix (every deterministic CSR kernel, SELL,
+/// HYB; ELL and JDS when their padding or permutation is cheap).
+std::vector<spmv_choice> spmv_candidates(const spmv_stats& s);
+
+/// Times each candidate (median of `reps` runs, CUDA events) on the device and returns the
+/// fastest, its time in `why`. Needs room for one converted copy at a time.
+template <typename T, typename O>
+spmv_choice tune_spmv(context& ctx, const device_csr<T, O>& a, int reps = 10);
+
+}  // namespace la
