@@ -210,8 +210,7 @@ namespace la {
 namespace {
 
 TEST(SpmvSelect, RowStatisticsAndTheRule) {
-  // Host statistics (no GPU): stencils pick SELL without sorting, power-law graphs and dense
-  // rows pick the load-balanced CSR kernel, few long rows the vector kernel.
+  // Host statistics (no GPU): the rule of select.cu on matrices of each kind.
   const auto p = row_stats(poisson_2d<double>(100));
   EXPECT_EQ(p.rows, 10000);
   EXPECT_EQ(p.nnz, 5 * 10000 - 4 * 100);
@@ -219,17 +218,22 @@ TEST(SpmvSelect, RowStatisticsAndTheRule) {
   EXPECT_EQ(p.empty_rows, 0);
   EXPECT_NEAR(p.mean, 4.96, 1e-12);
   EXPECT_LE(p.padding(), 1.01 + 0.02);
-  spmv_choice c = select_spmv(p);
-  EXPECT_EQ(c.fmt, format::sell);
-  EXPECT_EQ(c.sell.sigma, 1);
-  EXPECT_NE(c.why.find("pads"), std::string::npos) << c.why;
-  EXPECT_EQ(select_spmv(row_stats(rmat<double>(16, 16))).kernel, "csr_balanced");
+  EXPECT_EQ(select_spmv(p).kernel, "csr_vector");  // small
+  const spmv_choice c = select_spmv(row_stats(poisson_2d<double>(400)));
+  EXPECT_EQ(c.kernel, "csr_scalar");
+  EXPECT_NE(c.why.find("short even rows"), std::string::npos) << c.why;
+  EXPECT_EQ(select_spmv(row_stats(rmat<double>(17, 16))).kernel, "csr_balanced");
   EXPECT_EQ(select_spmv(row_stats(dense_rows<double>(100000, 4, 2, 20000))).kernel, "csr_balanced");
-  EXPECT_EQ(select_spmv(row_stats(random_rows<float>(5000, 5000, 40))).fmt, format::sell);  // uniform
-  std::mt19937 g(1);
-  const auto uneven = test::random_csr<float>({5000, 3000, 0.01, true, false}, g);  // every 5th row empty
+  EXPECT_EQ(select_spmv(row_stats(random_rows<float>(200000, 200000, 12))).fmt, format::ell);  // equal rows
+  std::vector<index_t> rp{0}, ci;  // 150000 rows of 1..30 entries, lengths scattered
+  for (index_t i = 0; i < 150000; ++i) {
+    for (index_t j = 0; j <= (i * 7919) % 30; ++j) ci.push_back(j);
+    rp.push_back(static_cast<index_t>(ci.size()));
+  }
+  const csr_matrix<float> uneven(150000, 30, rp, ci, std::vector<float>(ci.size(), 1.0f));
   const spmv_choice u = select_spmv(row_stats(uneven));
-  EXPECT_EQ(u.kernel, "csr_vector") << u.why;
+  EXPECT_EQ(u.fmt, format::sell) << u.why;
+  EXPECT_EQ(u.sell.sigma, 0) << u.why;  // sorted windows
   EXPECT_EQ(select_spmv(row_stats(csr_matrix<float>(0, 5, {0}, {}, {}))).kernel, "csr_scalar");
   // Every candidate names a registered kernel of its format.
   for (const auto& k : spmv_candidates(row_stats(uneven))) EXPECT_EQ(find_spmv<float>(k.kernel).fmt, k.fmt);

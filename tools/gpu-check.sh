@@ -82,8 +82,11 @@ fi
 # Registers, shared memory and spills per kernel (present when the library was recompiled).
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
+# The device tool brings back few files: the logs travel as one archive.
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|device.txt|logs.tar.gz)$'))
+
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
 echo
 echo "==== summary ($(cat "$out/device.txt")) ===="
-printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"

@@ -1,7 +1,8 @@
 // csr_balanced: equal-nonzero partitions for very uneven rows. The entries are cut into
 // chunks of E = 256; a warp per chunk. A row belongs to the chunk its first entry falls in
 // (rows starting at nnz go to the last chunk), and that chunk sums the row's entries inside
-// the chunk. A chunk's leading entries that belong to a row started earlier (its "head")
+// the chunk: a lane per row for rows that end in the chunk, the whole warp for the one that
+// runs on. A chunk's leading entries that belong to a row started earlier (its "head")
 // are summed separately; the owner of a row that runs past its chunk then adds the heads of
 // the following chunks, in order, while the row lasts. So a row of a million entries is
 // spread over 4,000 warps, and the result is deterministic: every sum has a fixed order.
@@ -59,23 +60,35 @@ __global__ void heads_kernel(csr_view<const T, O> a, const index_t* owner, long 
   }
 }
 
+/// The rows a chunk owns: those that end inside it one per lane (their entries lie in the
+/// chunk, at most E together, so no lane walks more than E); the last owned row, when it runs
+/// past the chunk, by the whole warp (its part in the chunk, then the heads of the chunks it
+/// spans, in order).
 template <typename T, typename O>
 __global__ void rows_kernel(csr_view<const T, O> a, const index_t* owner, long long chunks, const T* head, const T* x,
                             T* y, T alpha, T beta) {
   const int lane = threadIdx.x % 32;
   LA_WARP_STRIDE(c, chunks) {
     const long long chunk_end = std::min<long long>((c + 1) * chunk_entries, a.nnz);
-    for (index_t r = owner[c]; r < owner[c + 1]; ++r) {
+    const index_t first = owner[c], end = owner[c + 1];
+    if (first == end) continue;
+    const bool spills = a.row_ptr[end] > chunk_end;  // the last owned row runs past the chunk
+    const index_t inside = spills ? end - 1 : end;
+    for (index_t r = first + lane; r < inside; r += 32) {
+      T s = T(0);
+      for (O k = a.row_ptr[r]; k < a.row_ptr[r + 1]; ++k) s += a.values[k] * x[a.col_idx[k]];
+      finish(y, r, s, alpha, beta);
+    }
+    if (spills) {
+      const index_t r = end - 1;
       const long long b = a.row_ptr[r], e = a.row_ptr[r + 1];
       T s = T(0);
-      for (long long k = b + lane; k < std::min(e, chunk_end); k += 32) s += a.values[k] * x[a.col_idx[k]];
+      for (long long k = b + lane; k < chunk_end; k += 32) s += a.values[k] * x[a.col_idx[k]];
       s = group_sum<32>(s);
-      if (e > chunk_end) {  // the row runs on: the heads of the next chunks, in order
-        T t = T(0);
-        const long long last = (e - 1) / chunk_entries;  // the chunk holding the row's last entry
-        for (long long q = c + 1 + lane; q <= last; q += 32) t += head[q];
-        s += group_sum<32>(t);
-      }
+      T t = T(0);
+      const long long last = (e - 1) / chunk_entries;  // the chunk holding the row's last entry
+      for (long long q = c + 1 + lane; q <= last; q += 32) t += head[q];
+      s += group_sum<32>(t);
       if (lane == 0) finish(y, r, s, alpha, beta);
     }
   }

@@ -94,23 +94,41 @@ spmv_choice select_spmv(const spmv_stats& s) {
     return c;
   };
   char buf[160];
+  // The thresholds below come from `la bench spmv` / bench/spmv_bench on an H100
+  // (bench/RESULTS.md, 2026-11-22); "x" is the speedup over cuSPARSE CSR ALG1 there.
   if (s.rows == 0 || s.nnz == 0) return pick(format::csr, "csr_scalar", "no entries");
   // A few rows far longer than the rest (power-law graphs, dense rows): equal-nonzero
-  // partitions. Thread- or warp-per-row kernels leave one warp walking the longest row.
+  // partitions. Thread- or warp-per-row kernels leave one warp walking the longest row
+  // (R-MAT 2^22: csr_scalar 0.04x, csr_vector 0.25x, SELL 0.02x).
   if (s.longest > 4096 && s.longest > 64 * s.mean) {
     std::snprintf(buf, sizeof buf, "longest row %d > 64 x mean %.1f", s.longest, s.mean);
     return pick(format::csr, "csr_balanced", buf);
   }
-  // Rows of nearly equal length (stencils, FEM, uniform random): SELL-32 without sorting
-  // pads little and reads no row pointers and no permutation.
+  // Small matrices (launch-bound, under 100k rows): a group of lanes per row was the
+  // fastest on every small real matrix (gr_30_30, bcsstk09, Trefethen_2000, 1138_bus,
+  // ca-GrQc: csr_vector 1.3-2.0x; SELL 0.7-2.0x).
+  if (s.rows < 100000) {
+    std::snprintf(buf, sizeof buf, "%d rows (small: launch-bound)", s.rows);
+    return pick(format::csr, "csr_vector", buf);
+  }
+  // Short rows of nearly equal length (stencils): a thread per row over CSR streams the
+  // rows at copy bandwidth (2D/3D Poisson: csr_scalar 1.18-1.41x, 94-100% of the copy
+  // bandwidth; SELL-32 1.07-1.29x; ELL and JDS 0.95-1.36x).
+  if (s.padding() <= 1.2 && s.mean <= 8) {
+    std::snprintf(buf, sizeof buf, "short even rows (mean %.1f, SELL-32 pads %.2fx)", s.mean, s.padding());
+    return pick(format::csr, "csr_scalar", buf);
+  }
+  // Longer rows of equal length (uniform random, 16 per row): column-major ELL without
+  // padding (ELL 1.12x double, 0.99x float; SELL 0.99x/1.01x; csr_scalar 0.35x/0.81x).
+  if (double(s.rows) * s.longest <= 1.05 * double(s.nnz)) {
+    std::snprintf(buf, sizeof buf, "equal rows (ELL pads %.2fx)", double(s.rows) * s.longest / double(s.nnz));
+    return pick(format::ell, "ell", buf);
+  }
+  // Nearly equal rows: SELL-32 without sorting pads little and reads no row pointers and no
+  // permutation.
   if (s.padding() <= 1.2) {
     std::snprintf(buf, sizeof buf, "SELL-32 pads %.2fx without sorting", s.padding());
     return pick(format::sell, "sell", buf, {32, 1});
-  }
-  // Few, long rows: a thread per row leaves the GPU idle; a group of lanes per row.
-  if (s.rows < 100000 && s.mean >= 8) {
-    std::snprintf(buf, sizeof buf, "%d rows of mean length %.1f", s.rows, s.mean);
-    return pick(format::csr, "csr_vector", buf);
   }
   std::snprintf(buf, sizeof buf, "uneven rows (SELL-32 pads %.2fx unsorted): sorted windows", s.padding());
   return pick(format::sell, "sell", buf, {32, 0});
