@@ -222,8 +222,8 @@ TEST(SpmvSelect, RowStatisticsAndTheRule) {
   const spmv_choice c = select_spmv(row_stats(poisson_2d<double>(400)));
   EXPECT_EQ(c.kernel, "csr_scalar");
   EXPECT_NE(c.why.find("short even rows"), std::string::npos) << c.why;
-  EXPECT_EQ(select_spmv(row_stats(rmat<double>(17, 16))).kernel, "csr_balanced");
-  EXPECT_EQ(select_spmv(row_stats(dense_rows<double>(100000, 4, 2, 20000))).kernel, "csr_balanced");
+  EXPECT_EQ(select_spmv(row_stats(rmat<double>(17, 16))).kernel, "hyb");
+  EXPECT_EQ(select_spmv(row_stats(dense_rows<double>(100000, 4, 2, 20000))).kernel, "hyb");
   EXPECT_EQ(select_spmv(row_stats(random_rows<float>(200000, 200000, 12))).fmt, format::ell);  // equal rows
   std::vector<index_t> rp{0}, ci;  // 150000 rows of 1..30 entries, lengths scattered
   for (index_t i = 0; i < 150000; ++i) {

@@ -97,12 +97,16 @@ spmv_choice select_spmv(const spmv_stats& s) {
   // The thresholds below come from `la bench spmv` / bench/spmv_bench on an H100
   // (bench/RESULTS.md, 2026-11-22); "x" is the speedup over cuSPARSE CSR ALG1 there.
   if (s.rows == 0 || s.nnz == 0) return pick(format::csr, "csr_scalar", "no entries");
-  // A few rows far longer than the rest (power-law graphs, dense rows): equal-nonzero
-  // partitions. Thread- or warp-per-row kernels leave one warp walking the longest row
-  // (R-MAT 2^22: csr_scalar 0.04x, csr_vector 0.25x, SELL 0.02x).
+  // A few rows far longer than the rest (power-law graphs, dense rows). Thread- or
+  // warp-per-row kernels leave one warp walking the longest row (R-MAT 2^22: csr_scalar
+  // 0.04x, csr_vector 0.25x, SELL 0.02x). HYB (ELL for the common part, the long rows'
+  // overflow as COO with one atomic per run) was the fastest la kernel there: R-MAT 0.87x /
+  // 0.86x (double / float), 4M rows with 16 dense rows 0.94x / 0.90x; csr_balanced 0.58x /
+  // 0.67x and 0.64x / 0.88x. Not deterministic (atomics); tune_spmv or a named kernel
+  // gives csr_balanced where bit-identical results matter.
   if (s.longest > 4096 && s.longest > 64 * s.mean) {
     std::snprintf(buf, sizeof buf, "longest row %d > 64 x mean %.1f", s.longest, s.mean);
-    return pick(format::csr, "csr_balanced", buf);
+    return pick(format::hyb, "hyb", buf);
   }
   // Small matrices (launch-bound, under 100k rows): a group of lanes per row was the
   // fastest on every small real matrix (gr_30_30, bcsstk09, Trefethen_2000, 1138_bus,
