@@ -164,7 +164,11 @@ TEST(Cli, SpmvValidatesAndTimesOrNeedsAGpu) {
   const auto bad = run("spmv " + data + "/bcsstk01.mtx --kernel nope");
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_TRUE(contains(bad.output, "unknown SpMV kernel 'nope'")) << bad.output;
-  for (const char* k : {"auto", "csr_scalar", "csr_vector", "csr_balanced", "coo_atomic", "coo_segmented", "csc_atomic", "ell", "jds"}) {
+  const auto both = run("spmv " + data + "/bcsstk01.mtx --kernel ell --tune");
+  EXPECT_EQ(both.status, 2) << both.output;
+  EXPECT_TRUE(contains(both.output, "--tune chooses the kernel")) << both.output;
+  for (const char* k : {"auto", "csr_scalar", "csr_vector", "csr_balanced", "coo_atomic", "coo_segmented", "csc_atomic",
+                        "ell", "jds", "hyb", "sell", "auto --tune"}) {
     const auto r = run("spmv " + data + "/bcsstk09.mtx --reps 3 --kernel " + k);
     if (!la::cuda_available()) {
       EXPECT_EQ(r.status, 3) << r.output;
@@ -176,6 +180,35 @@ TEST(Cli, SpmvValidatesAndTimesOrNeedsAGpu) {
     EXPECT_TRUE(contains(r.output, ": ok")) << r.output;
     EXPECT_TRUE(contains(r.output, "GB/s")) << r.output;
   }
+}
+
+TEST(Cli, BenchSpmvChecksItsArgumentsAndWritesItsTable) {
+  auto r = run("bench gemm");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "expected 'la bench spmv")) << r.output;
+  r = run("bench spmv");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "no matrices")) << r.output;
+  r = run("bench spmv gen:poisson2d --reps 2");
+  if (la::cuda_available()) {
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_TRUE(contains(r.output, "expected poisson2d:N")) << r.output;
+  }
+  const std::string out = ::testing::TempDir() + "la_bench.csv";
+  r = run("bench spmv gen:poisson2d:30 " + data + "/bcsstk01.mtx --reps 2 --precision both --out " + out);
+  if (!la::cuda_available()) {
+    EXPECT_EQ(r.status, 3) << r.output;
+    EXPECT_TRUE(contains(r.output, "needs a GPU")) << r.output;
+    return;
+  }
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* s : {"cusparse_csr_alg1", "cusparse_sell", "auto (", "fastest la kernel", "poisson2d:30 float"})
+    EXPECT_TRUE(contains(r.output, s)) << s << "\n" << r.output;
+  std::ifstream f(out);
+  std::string header;
+  std::getline(f, header);
+  EXPECT_TRUE(contains(header, "matrix,precision,rows,nnz,kernel")) << header;
+  std::remove(out.c_str());
 }
 
 TEST(Cli, ConvertSymmetricToGeneralAndBack) {
