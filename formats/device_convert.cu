@@ -51,18 +51,23 @@ __global__ void lower_bounds(const index_t* sorted, O count, O* ptr, index_t n) 
   }
 }
 
+/// Row i's first `width` entries into its column-major ELL slots, padding after them.
+template <typename T, typename O>
+__device__ void write_ell_row(const O* ptr, const index_t* col, const T* val, index_t rows, index_t width,
+                              long long i, index_t* ecol, T* eval) {
+  const O b = ptr[i];
+  const count_t len = ptr[i + 1] - b;
+  for (index_t s = 0; s < width; ++s) {
+    const std::size_t slot = static_cast<std::size_t>(s) * rows + i;  // column-major
+    ecol[slot] = s < len ? col[b + s] : ell_padding;
+    eval[slot] = s < len ? val[b + s] : T(0);
+  }
+}
+
 template <typename T, typename O>
 __global__ void fill_ell(const O* ptr, const index_t* col, const T* val, index_t rows, index_t width, index_t* ecol,
                          T* eval) {
-  LA_GRID_STRIDE(i, rows) {
-    const O b = ptr[i];
-    const index_t len = static_cast<index_t>(ptr[i + 1] - b);
-    for (index_t s = 0; s < width; ++s) {
-      const std::size_t slot = static_cast<std::size_t>(s) * rows + i;  // column-major
-      ecol[slot] = s < len ? col[b + s] : ell_padding;
-      eval[slot] = s < len ? val[b + s] : T(0);
-    }
-  }
+  LA_GRID_STRIDE(i, rows) { write_ell_row(ptr, col, val, rows, width, i, ecol, eval); }
 }
 
 __global__ void sort_keys(const index_t* len, index_t longest, index_t rows, index_t* key) {
@@ -116,13 +121,9 @@ template <typename T, typename O>
 __global__ void fill_hyb(const O* ptr, const index_t* col, const T* val, index_t rows, index_t width,
                          const count_t* over_start, index_t* ecol, T* eval, index_t* crow, index_t* ccol, T* cval) {
   LA_GRID_STRIDE(i, rows) {
+    write_ell_row(ptr, col, val, rows, width, i, ecol, eval);
     const O b = ptr[i];
     const count_t len = ptr[i + 1] - b;
-    for (index_t s = 0; s < width; ++s) {
-      const std::size_t slot = static_cast<std::size_t>(s) * rows + i;
-      ecol[slot] = s < len ? col[b + s] : ell_padding;
-      eval[slot] = s < len ? val[b + s] : T(0);
-    }
     for (count_t d = width; d < len; ++d) {
       const count_t q = over_start[i] + d - width;
       crow[q] = static_cast<index_t>(i);
@@ -224,14 +225,21 @@ void stable_sort_pairs(context& ctx, const K* keys_in, K* keys_out, const V* val
 }
 
 /// out[0..n] = exclusive sum of in[0..n] after setting in[n] = 0 (both hold n + 1
-/// elements), so out[n] is the total; returns it (waits for it).
-count_t exclusive_sum_total(context& ctx, count_t* in, count_t* out, count_t n) {
+/// elements), so out[n] is the total. In stream order; no wait.
+template <typename C>
+void exclusive_sum(context& ctx, C* in, C* out, count_t n) {
   cudaStream_t s = ctx.stream();
-  LA_CUDA_TRY(cudaMemsetAsync(in + n, 0, sizeof(count_t), s));
+  LA_CUDA_TRY(cudaMemsetAsync(in + n, 0, sizeof(C), s));
   std::size_t bytes = 0;
   LA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n + 1, s));
   auto temp = ctx.allocate<unsigned char>(bytes);
   LA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, in, out, n + 1, s));
+}
+
+/// exclusive_sum, then waits for the total and returns it.
+count_t exclusive_sum_total(context& ctx, count_t* in, count_t* out, count_t n) {
+  cudaStream_t s = ctx.stream();
+  exclusive_sum(ctx, in, out, n);
   count_t total = 0;
   LA_CUDA_TRY(cudaMemcpyAsync(&total, out + n, sizeof(count_t), cudaMemcpyDeviceToHost, s));
   ctx.synchronize();
@@ -324,11 +332,7 @@ device_jds<T, O> to_jds(context& ctx, const device_csr<T, O>& a) {
     rows_longer_than<<<grid_for(longest), threads_per_block, 0, s>>>(len.data(), v.perm, rows, longest, count.data());
     LA_CHECK_LAUNCH(s);
   }
-  LA_CUDA_TRY(cudaMemsetAsync(count.data() + longest, 0, sizeof(O), s));
-  std::size_t bytes = 0;
-  LA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, count.data(), v.diag_ptr, longest + 1, s));
-  auto temp = ctx.allocate<unsigned char>(bytes);
-  LA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, count.data(), v.diag_ptr, longest + 1, s));
+  exclusive_sum(ctx, count.data(), v.diag_ptr, longest);
   if (rows > 0 && longest > 0) {
     fill_jds<<<grid_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, a.view().col_idx, a.view().values, v.perm,
                                                            v.diag_ptr, rows, v.col_idx, v.values);
@@ -363,7 +367,7 @@ device_hyb<T> to_hyb(context& ctx, const device_csr<T, O>& a, index_t width) {
     auto start = ctx.allocate<count_t>(static_cast<std::size_t>(rows) + 1);
     overflow_counts<<<grid_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, rows, width, over.data());
     LA_CHECK_LAUNCH(s);
-    exclusive_sum_total(ctx, over.data(), start.data(), rows);
+    exclusive_sum(ctx, over.data(), start.data(), rows);  // the total is known from the histogram
     auto v = out.view();
     fill_hyb<<<grid_for(rows), threads_per_block, 0, s>>>(a.view().row_ptr, a.view().col_idx, a.view().values, rows,
                                                            width, start.data(), v.ell.col_idx, v.ell.values,

@@ -1,11 +1,6 @@
-#include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <random>
 #include <string>
 
-#include <la/formats/device_convert.hpp>
-#include <la/kernels/reference/spmv.hpp>
 #include <la/kernels/spmv/select.hpp>
 #include <la/la/event_timer.hpp>
 

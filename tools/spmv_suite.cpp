@@ -101,25 +101,27 @@ std::vector<spmv_row> bench_spmv(context& ctx, vendor_handles& vh, const std::st
     rows.push_back(std::move(r));
   };
   // One format at a time on the device (its own kernels and its cuSPARSE peer), so the
-  // largest matrices need room for CSR plus one other copy only.
-  auto peer = [&](const spmv_matrix<T>& m, cusparse_spmv_alg alg, count_t entries = -1) {
+  // largest matrices need room for CSR plus one other copy only. `convert` builds the peer's
+  // matrix inside the attempt, so running out of memory skips the peer.
+  auto peer = [&](cusparse_spmv_alg alg, auto&& convert, count_t entries = -1) {
     attempt(row(to_string(alg), format_of(alg), true), [&](spmv_row& r) {
-      if (sizeof(O) == 8) throw not_supported("cuSPARSE peers run with 32-bit offsets here");
-      cusparse_spmv<T> p(vh, m, alg, x.data(), y.data(), entries);
+      decltype(auto) m = convert();
+      cusparse_spmv<T> p(vh, spmv_view(m), alg, x.data(), y.data(), entries);
       measure(ctx, r, check, y, opt.reps, [&] { p.run(T(1), T(0)); });
     });
   };
-  auto own = [&](const spmv_choice& c, const std::string& label, bool automatic) {
+  auto own = [&](const spmv_choice& c, const std::string& label, bool automatic, const std::string& skip = "") {
     attempt(row(label, c.fmt, false), [&](spmv_row& r) {
+      if (!skip.empty()) throw not_supported(skip);
       r.automatic = automatic;
       const spmv_operator<T> op(ctx, dev, c);
       if (automatic) r.note = "auto: " + c.why;
       measure(ctx, r, check, y, opt.reps, [&] { op.apply(x.data(), y.data(), T(1), T(0), ctx.stream()); });
     });
   };
-  const spmv_matrix<T> csr = spmv_view(dev);
-  peer(csr, cusparse_spmv_alg::csr_alg1);
-  peer(csr, cusparse_spmv_alg::csr_alg2);
+  auto csr = [&]() -> const device_csr<T, O>& { return dev; };
+  peer(cusparse_spmv_alg::csr_alg1, csr);
+  peer(cusparse_spmv_alg::csr_alg2, csr);
   for (const auto& v : spmv_variants<T>())
     if (v.fmt == format::csr) own({format::csr, std::string(v.name), {}, -1, ""}, std::string(v.name), false);
   {
@@ -130,29 +132,14 @@ std::vector<spmv_row> bench_spmv(context& ctx, vendor_handles& vh, const std::st
   }
   own({format::sell, "sell", {32, 1}, -1, ""}, "sell (sigma 1)", false);
   own({format::sell, "sell", {32, 0}, -1, ""}, "sell (sigma auto)", false);
-  attempt(row("cusparse_sell", format::sell, true), [&](spmv_row& r) {
-    if (sizeof(O) == 8) throw not_supported("cuSPARSE peers run with 32-bit offsets here");
-    const auto s = to_sell(ctx, dev, {32, 1});
-    cusparse_spmv<T> p(vh, spmv_view(s), cusparse_spmv_alg::sell, x.data(), y.data(), a.nnz());
-    measure(ctx, r, check, y, opt.reps, [&] { p.run(T(1), T(0)); });
-  });
+  peer(cusparse_spmv_alg::sell, [&] { return to_sell(ctx, dev, {32, 1}); }, a.nnz());
   for (const auto& v : spmv_variants<T>())
     if (v.fmt == format::coo) own({format::coo, std::string(v.name), {}, -1, ""}, std::string(v.name), false);
-  attempt(row("cusparse_coo", format::coo, true), [&](spmv_row& r) {
-    if (sizeof(O) == 8) throw not_supported("cuSPARSE peers run with 32-bit offsets here");
-    const auto c = to_coo(ctx, dev);
-    cusparse_spmv<T> p(vh, spmv_view(c), cusparse_spmv_alg::coo, x.data(), y.data());
-    measure(ctx, r, check, y, opt.reps, [&] { p.run(T(1), T(0)); });
-  });
+  peer(cusparse_spmv_alg::coo, [&] { return to_coo(ctx, dev); });
   own({format::csc, "csc_atomic", {}, -1, ""}, "csc_atomic", false);
-  attempt(row("cusparse_csc", format::csc, true), [&](spmv_row& r) {
-    if (sizeof(O) == 8) throw not_supported("cuSPARSE peers run with 32-bit offsets here");
-    const auto c = to_csc(ctx, dev);
-    cusparse_spmv<T> p(vh, spmv_view(c), cusparse_spmv_alg::csc, x.data(), y.data());
-    measure(ctx, r, check, y, opt.reps, [&] { p.run(T(1), T(0)); });
-  });
-  if (double(a.rows()) * stats.longest <= 4.0 * double(a.nnz()) + 1e6) own({format::ell, "ell", {}, -1, ""}, "ell", false);
-  else rows.push_back([&] { auto r = row("ell", format::ell, false); r.note = "skipped: padding over 4x"; return r; }());
+  peer(cusparse_spmv_alg::csc, [&] { return to_csc(ctx, dev); });
+  own({format::ell, "ell", {}, -1, ""}, "ell", false,
+      double(a.rows()) * stats.longest > 4.0 * double(a.nnz()) + 1e6 ? "padding over 4x" : "");
   own({format::jds, "jds", {}, -1, ""}, "jds", false);
   own({format::hyb, "hyb", {}, -1, ""}, "hyb", false);
 

@@ -26,14 +26,31 @@ template <typename T>
 void start(accumulator<T>& acc, std::size_t n) {
   acc.assign(n, wider_t<T>(0));
 }
-/// y[i] = alpha*acc[i] + beta*y[i], skipping the read of y when beta == 0.
+/// y[i] = alpha*acc[k] + beta*y[i] with i = perm[k] (i = k without perm: formats whose sums
+/// are by sorted row pass their permutation), skipping the read of y when beta == 0.
 template <typename T>
-void finish(T alpha, const accumulator<T>& acc, T beta, std::vector<T>& y) {
-  for (std::size_t i = 0; i < y.size(); ++i) {
-    wider_t<T> r = static_cast<wider_t<T>>(alpha) * acc[i];
+void finish(T alpha, const accumulator<T>& acc, T beta, std::vector<T>& y, const index_t* perm = nullptr) {
+  for (std::size_t k = 0; k < y.size(); ++k) {
+    const std::size_t i = perm ? static_cast<std::size_t>(perm[k]) : k;
+    wider_t<T> r = static_cast<wider_t<T>>(alpha) * acc[k];
     if (beta != T(0)) r += static_cast<wider_t<T>>(beta) * y[i];
     y[i] = static_cast<T>(r);
   }
+}
+/// acc += the ELL matrix times x (padding skipped), and the same for COO entries: the parts
+/// of ELL, COO and HYB.
+template <typename T>
+void add_ell(accumulator<T>& acc, const ell_matrix<T>& a, const std::vector<T>& x) {
+  for (index_t k = 0; k < a.width(); ++k)
+    for (index_t i = 0; i < a.rows(); ++i) {
+      const std::size_t s = static_cast<std::size_t>(k) * a.rows() + i;
+      if (a.col_idx()[s] != ell_padding) acc[i] += static_cast<wider_t<T>>(a.values()[s]) * x[a.col_idx()[s]];
+    }
+}
+template <typename T>
+void add_coo(accumulator<T>& acc, const coo_matrix<T>& a, const std::vector<T>& x) {
+  for (count_t k = 0; k < a.nnz(); ++k)
+    acc[a.row_idx()[k]] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
 }
 }  // namespace detail
 
@@ -63,8 +80,7 @@ template <typename T>
 void spmv(T alpha, const coo_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y, accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
   detail::start<T>(acc, y.size());
-  for (count_t k = 0; k < a.nnz(); ++k)
-    acc[a.row_idx()[k]] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
+  detail::add_coo(acc, a, x);
   detail::finish(alpha, acc, beta, y);
 }
 
@@ -72,11 +88,7 @@ template <typename T>
 void spmv(T alpha, const ell_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y, accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
   detail::start<T>(acc, y.size());
-  for (index_t k = 0; k < a.width(); ++k)
-    for (index_t i = 0; i < a.rows(); ++i) {
-      const std::size_t s = static_cast<std::size_t>(k) * a.rows() + i;
-      if (a.col_idx()[s] != ell_padding) acc[i] += static_cast<wider_t<T>>(a.values()[s]) * x[a.col_idx()[s]];
-    }
+  detail::add_ell(acc, a, x);
   detail::finish(alpha, acc, beta, y);
 }
 
@@ -86,31 +98,19 @@ void spmv(T alpha, const jds_matrix<T, O>& a, const std::vector<T>& x, T beta, s
           accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
   detail::start<T>(acc, y.size());
-  // acc holds sums by sorted row; y is rewritten row by row through perm below.
+  // acc holds sums by sorted row; y is written through perm.
   for (index_t d = 0; d < a.num_diagonals(); ++d)
     for (O k = a.diag_ptr()[d]; k < a.diag_ptr()[d + 1]; ++k)
       acc[k - a.diag_ptr()[d]] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
-  for (index_t k = 0; k < a.rows(); ++k) {
-    const index_t i = a.perm()[k];
-    wider_t<T> r = static_cast<wider_t<T>>(alpha) * acc[k];
-    if (beta != T(0)) r += static_cast<wider_t<T>>(beta) * y[i];
-    y[i] = static_cast<T>(r);
-  }
+  detail::finish(alpha, acc, beta, y, a.perm().data());
 }
 
 template <typename T>
 void spmv(T alpha, const hyb_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y, accumulator<T>& acc) {
   detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
   detail::start<T>(acc, y.size());
-  const auto& e = a.ell();
-  for (index_t k = 0; k < e.width(); ++k)
-    for (index_t i = 0; i < e.rows(); ++i) {
-      const std::size_t s = static_cast<std::size_t>(k) * e.rows() + i;
-      if (e.col_idx()[s] != ell_padding) acc[i] += static_cast<wider_t<T>>(e.values()[s]) * x[e.col_idx()[s]];
-    }
-  const auto& c = a.coo();
-  for (count_t k = 0; k < c.nnz(); ++k)
-    acc[c.row_idx()[k]] += static_cast<wider_t<T>>(c.values()[k]) * x[c.col_idx()[k]];
+  detail::add_ell(acc, a.ell(), x);
+  detail::add_coo(acc, a.coo(), x);
   detail::finish(alpha, acc, beta, y);
 }
 
@@ -126,12 +126,7 @@ void spmv(T alpha, const sell_matrix<T, O>& a, const std::vector<T>& x, T beta, 
       const count_t k = s * C + (q - a.slice_ptr()[s]) % C;  // sorted row of this slot
       if (a.col_idx()[q] != ell_padding) acc[k] += static_cast<wider_t<T>>(a.values()[q]) * x[a.col_idx()[q]];
     }
-  for (index_t k = 0; k < a.rows(); ++k) {
-    const index_t i = a.perm()[k];
-    wider_t<T> r = static_cast<wider_t<T>>(alpha) * acc[k];
-    if (beta != T(0)) r += static_cast<wider_t<T>>(beta) * y[i];
-    y[i] = static_cast<T>(r);
-  }
+  detail::finish(alpha, acc, beta, y, a.perm().data());
 }
 
 template <typename T>

@@ -47,8 +47,8 @@ const spmv_variant<T>& find_spmv(std::string_view name) {
 
 template <typename T>
 const spmv_variant<T>& default_spmv(const spmv_problem& p) {
-  // Provisional and unmeasured: CSR takes the vector kernel from a mean row length of 4 up
-  // (a group of lanes per row), the scalar one below. The measured selector replaces this.
+  // CSR from sizes alone: the vector kernel from a mean row length of 4 up (a group of lanes
+  // per row), the scalar one below. select_spmv (select.cu) decides from row statistics.
   if (p.fmt == format::csr) return find_spmv<T>(p.rows && double(p.nnz) / p.rows >= 4 ? "csr_vector" : "csr_scalar");
   for (const auto& v : spmv_variants<T>())
     if (v.fmt == p.fmt && v.can_implement(p)) return v;

@@ -182,13 +182,14 @@ spmv_choice tune_spmv(context& ctx, const device_csr<T, O>& a, int reps) {
   LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), ctx.stream()));
   spmv_choice best;
   double best_ms = INFINITY;
-  for (const spmv_choice& c : spmv_candidates(s)) {
+  const std::vector<spmv_choice> candidates = spmv_candidates(s);
+  for (const spmv_choice& c : candidates) {
     const spmv_operator<T> op(ctx, a, c);
     const double ms = median_ms(ctx.stream(), reps, [&] { op.apply(x.data(), y.data(), T(1), T(0), ctx.stream()); });
     if (ms < best_ms) best_ms = ms, best = c;
   }
   char buf[96];
-  std::snprintf(buf, sizeof buf, "tuned: fastest of %zu candidates, %.4f ms", spmv_candidates(s).size(), best_ms);
+  std::snprintf(buf, sizeof buf, "tuned: fastest of %zu candidates, %.4f ms", candidates.size(), best_ms);
   best.why = buf;
   return best;
 }

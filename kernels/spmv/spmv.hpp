@@ -97,8 +97,9 @@ const std::vector<spmv_variant<T>>& spmv_variants();
 /// The variant of that name; throws la::invalid_argument listing the valid names.
 template <typename T>
 const spmv_variant<T>& find_spmv(std::string_view name);
-/// The default variant for a matrix of this format. Provisional: the measured selector
-/// (row-length statistics, format choice) is the SpMV issue's next step.
+/// The default variant for a matrix already stored in this format (what `auto` runs in
+/// la::spmv); it sees only the sizes. To choose the format and kernel of a CSR matrix from
+/// its row lengths, measured, use select_spmv and spmv_operator (select.hpp).
 template <typename T>
 const spmv_variant<T>& default_spmv(const spmv_problem& p);
 

@@ -34,7 +34,7 @@ cusparse_spmv<T>::cusparse_spmv(vendor_handles& h, const spmv_matrix<T>& a, cusp
     : h_(&h) {
   LA_EXPECTS(a.fmt == format_of(alg), std::string(to_string(alg)) + " runs on " + to_string(format_of(alg)) +
                                           ", not on " + to_string(a.fmt));
-  LA_EXPECTS(!a.wide, std::string(to_string(alg)) + ": la's cuSPARSE peers take 32-bit offsets");
+  if (a.wide) throw not_supported(std::string(to_string(alg)) + ": la's cuSPARSE peers take 32-bit offsets");
   const auto i32 = CUSPARSE_INDEX_32I;
   const auto base = CUSPARSE_INDEX_BASE_ZERO;
   try {

@@ -18,7 +18,8 @@ format format_of(cusparse_spmv_alg a) noexcept;
 
 /// One prepared cuSPARSE SpMV (descriptors, workspace, preprocessing done): y = alpha*A*x
 /// + beta*y on the handles' stream. The matrix and both vectors must outlive it. `entries`:
-/// the matrix's nonzero count, needed for sliced ELL (its view counts slots).
+/// the matrix's nonzero count, needed for sliced ELL (its view counts slots). A matrix with
+/// 64-bit offsets throws la::not_supported.
 template <typename T>
 class cusparse_spmv {
  public:
