@@ -1,26 +1,39 @@
-// Conjugate gradients, optionally Jacobi-preconditioned, as a backend-free loop.
+// Conjugate gradients, optionally Jacobi-preconditioned, as one backend-free loop.
 //
-// The loop only talks to a Backend (host_backend.hpp today, a device backend later):
+// The loop talks to a Backend in step operations whose scalars stay in the backend's own
+// memory (cg_control.hpp; a host struct, or device memory for the GPU), in the shape of
+// Ginkgo's CG (initialize / step_1 / step_2):
 //   using value_type; using vector;
-//   index_t size(); vector make_vector();
-//   void residual(const vector& b, const vector& x, vector& r);   // r = b - A*x
-//   void spmv(const vector& p, vector& q);                         // q = A*p
-//   value_type dot(const vector&, const vector&); value_type nrm2(const vector&);
-//   void axpy(value_type a, const vector& x, vector& y);           // y += a*x
-//   void xpay(const vector& x, value_type b, vector& y);           // y = x + b*y
-//   void precondition(const vector& r, vector& z);                 // z = M^-1 r
-//   void fill(vector&, value_type);
-//   std::string check_input(const vector& b, const vector& x);     // "" when usable
-//   std::string check_preconditioner();                            // "" when usable
-// It follows Eigen's ConjugateGradient step for step so iteration counts can be compared,
-// and reports non-convergence as a status, never as an exception.
+//   index_t size();
+//   std::string check_input(const vector& b, const vector& x);   // "" or why: invalid_input
+//   std::string check_values(const vector& b, const vector& x);  // "" or where A, b or x holds NaN/Inf
+//   std::string check_preconditioner();                           // "" or why Jacobi cannot work
+//   double nrm2(const vector&); void fill(vector&, value_type);
+//   void start(const vector& b, const vector& x, const cg_limits&);  // r = b - A x, z = M^-1 r, p = z
+//   void iterate(std::int64_t k, vector& x);   // queues k iterations of the three steps below;
+//                                              // each is a no-op once a status is set
+//       step 1: q = A p, and p'q                     (fused on the GPU)
+//       step 2: alpha = r'z / p'q, r -= alpha q, r'r and r'z, the stopping decision
+//       step 3: x += alpha p, and p = z + beta p while running
+//   const cg_control& report();                // waits, then reads the control block
+//   void history(std::int64_t first, std::int64_t last, std::vector<double>& out);
+//   double residual_norm(const vector& b, const vector& x);    // ||b - A x||, recomputed
+// The host never waits inside a chunk of k iterations: it reads the control block (the
+// status, iteration and residual) once per chunk, and k adapts to the convergence rate and
+// to the time a chunk takes. Iterations queued past the stop do nothing, so the reported
+// count is exact. The loop follows Eigen's ConjugateGradient step for step so iteration
+// counts can be compared, and reports non-convergence as a status, never as an exception.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "../la/types.hpp"
+#include "cg_control.hpp"
 
 namespace la {
 
@@ -30,19 +43,31 @@ enum class solve_status {
   converged,       // ||r|| <= max(rtol*||b||, atol)
   max_iterations,  // stopped at the iteration limit
   breakdown,       // p'Ap <= 0 or r'z <= 0: the matrix (or preconditioner) is not SPD
-  non_finite,      // a NaN or Inf appeared during the iteration
-  invalid_input,   // sizes disagree, or A, b or x0 hold NaN/Inf, or A is not square
+  non_finite,      // a NaN or Inf in A, b, the initial guess or an iterate
+  stagnation,      // the smallest ||r|| did not fall for cg_options::stagnation_window iterations
+  invalid_input,   // sizes disagree, A is not square, or an option is out of range
 };
 
 const char* to_string(solve_status s) noexcept;
 const char* to_string(preconditioner p) noexcept;
 
+/// Progress of a running solve, reported once per chunk of iterations (see cg_options).
+struct cg_progress {
+  std::int64_t iteration = 0;
+  double residual = 0;  // ||r|| / ||b||
+  double seconds = 0;   // since the iteration started
+};
+
 struct cg_options {
   double rtol = 1e-8;                    // relative to ||b||
   double atol = 0;                       // absolute floor on ||r||
   std::int64_t max_iterations = -1;      // -1: 2 * n, as Eigen (64-bit: n may exceed 2^30)
+  std::int64_t stagnation_window = -1;   // -1: max(1000, 10 sqrt(n)); 0: never
   preconditioner precond = preconditioner::none;
   bool record_history = false;           // keep ||r||/||b|| of every iteration
+  /// Called between chunks of iterations (on the calling thread, when the host has read the
+  /// control block anyway: it costs the device nothing).
+  std::function<void(const cg_progress&)> progress;
 };
 
 struct solve_result {
@@ -51,7 +76,10 @@ struct solve_result {
   double residual = 0;                   // recurrence residual ||r_k|| / ||b||
   double true_residual = 0;              // ||b - A x|| / ||b||, recomputed at the end
   std::string message;                   // one sentence for a person
+  std::string method;                    // where and how it ran (backend, format, kernel, path)
   std::vector<double> history;           // per iteration, when asked for
+  double setup_seconds = 0;              // checks, workspace, first residual
+  double iterate_seconds = 0;            // the loop, to the last status read
   bool converged() const noexcept { return status == solve_status::converged; }
 };
 
@@ -61,6 +89,7 @@ inline const char* to_string(solve_status s) noexcept {
     case solve_status::max_iterations: return "max_iterations";
     case solve_status::breakdown: return "breakdown";
     case solve_status::non_finite: return "non_finite";
+    case solve_status::stagnation: return "stagnation";
     case solve_status::invalid_input: return "invalid_input";
   }
   return "unknown";
@@ -72,92 +101,142 @@ inline const char* to_string(preconditioner p) noexcept {
 /// The iteration limit when cg_options::max_iterations is -1: 2n, as Eigen (in 64 bits, so
 /// it stays right for n above 2^30).
 inline std::int64_t default_max_iterations(std::int64_t n) noexcept { return 2 * n; }
+/// The stagnation window when cg_options::stagnation_window is -1.
+inline std::int64_t default_stagnation_window(std::int64_t n) noexcept {
+  return std::max<std::int64_t>(1000, static_cast<std::int64_t>(10 * std::sqrt(static_cast<double>(n))));
+}
+
+namespace detail {
+/// Chunk sizes for the host's reads of the control block: start small, double while the
+/// residual is far from the tolerance, stay near the predicted remaining count (queued
+/// iterations past the stop cost a launch each on the plain path), and keep a chunk under
+/// about 0.1 s so progress and the stop are seen promptly.
+class cg_chunks {
+ public:
+  explicit cg_chunks(std::int64_t largest) : largest_(largest) {}
+  std::int64_t next(const cg_control& c, const cg_limits& l, double start_rr, double chunk_seconds) {
+    if (chunk_seconds > 0.1) k_ = std::max<std::int64_t>(1, k_ / 2);
+    else if (chunk_seconds < 0.05) k_ = std::min(largest_, 2 * k_);
+    std::int64_t k = k_;
+    // Iterations left at the average rate so far (log of r'r falls by `rate` per iteration).
+    if (c.iteration > 0 && c.rr > 0 && start_rr > c.rr && l.threshold2 > 0) {
+      const double rate = std::log(start_rr / c.rr) / static_cast<double>(c.iteration);
+      const double left = std::log(c.rr / l.threshold2) / rate;
+      if (left < static_cast<double>(k)) k = std::max<std::int64_t>(4, static_cast<std::int64_t>(left) + 1);
+    }
+    return std::max<std::int64_t>(1, std::min(k, l.max_iterations - c.iteration));
+  }
+
+ private:
+  std::int64_t largest_;
+  std::int64_t k_ = 4;
+};
+
+inline std::string stop_message(const cg_control& c, const cg_limits& l) {
+  const std::string at = " at iteration " + std::to_string(c.iteration);
+  switch (c.status) {
+    case cg_converged:
+      return c.iteration == 0 ? "initial guess already solves the system" : "||r|| <= max(rtol*||b||, atol)";
+    case cg_max_iterations:
+      return "stopped after " + std::to_string(l.max_iterations) + " iterations without reaching the tolerance";
+    case cg_breakdown:
+      if (c.iteration == 0)
+        return "r'M^-1 r <= 0 at the start: the preconditioner is not positive definite";
+      if (!(c.pq > 0))
+        return "p'Ap = " + std::to_string(c.pq) + " <= 0" + at + ": matrix is not symmetric positive definite";
+      return "r'M^-1 r <= 0" + at + ": matrix or preconditioner is not symmetric positive definite";
+    case cg_non_finite:
+      if (c.iteration == 0) return "initial residual is not finite";
+      return (cg_finite(c.pq) ? std::string("residual") : std::string("p'Ap")) + " is not finite" + at;
+    case cg_stagnation:
+      return "no progress: the smallest residual (iteration " + std::to_string(c.best_iteration) + ") has not fallen for " +
+             std::to_string(l.stagnation_window) + " iterations";
+  }
+  return "running";
+}
+inline solve_status status_of(int code) {
+  switch (code) {
+    case cg_converged: return solve_status::converged;
+    case cg_max_iterations: return solve_status::max_iterations;
+    case cg_breakdown: return solve_status::breakdown;
+    case cg_non_finite: return solve_status::non_finite;
+    default: return solve_status::stagnation;
+  }
+}
+}  // namespace detail
 
 /// Solves A x = b; x holds the initial guess on entry and the solution on exit.
 template <typename Backend>
-solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend::vector& x,
-                const cg_options& opt) {
+solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend::vector& x, const cg_options& opt) {
   using T = typename Backend::value_type;
+  using clock = std::chrono::steady_clock;
+  const auto t_setup = clock::now();
+  auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
   solve_result res;
-  auto finish = [&](solve_status s, std::string msg, double bnorm) {
+  double bnorm = 0;
+  auto finish = [&](solve_status s, std::string msg) {
     res.status = s;
     res.message = std::move(msg);
-    if (s != solve_status::invalid_input && bnorm > 0) {
-      auto r = be.make_vector();
-      be.residual(b, x, r);
-      res.true_residual = static_cast<double>(be.nrm2(r)) / bnorm;
+    if (s != solve_status::invalid_input && bnorm > 0 && std::isfinite(bnorm)) {
+      res.true_residual = be.residual_norm(b, x) / bnorm;
+      // The recurrence drifts from the true residual in finite precision; say so when it is
+      // far off rather than report the recurrence alone.
+      if (s == solve_status::converged && res.true_residual > 10 * std::max(res.residual, 1e-300))
+        res.message += "; the true residual is " + std::to_string(res.true_residual / std::max(res.residual, 1e-300)) +
+                       "x the recurrence residual (rounding: the tolerance may be below what this precision resolves)";
     }
     return res;
   };
-  if (std::string why = be.check_input(b, x); !why.empty())
-    return finish(solve_status::invalid_input, why, 0);
+  if (std::string why = be.check_input(b, x); !why.empty()) return finish(solve_status::invalid_input, why);
   for (auto [name, v] : {std::pair{"rtol", opt.rtol}, std::pair{"atol", opt.atol}})
     if (!(v >= 0) || !std::isfinite(v))
       return finish(solve_status::invalid_input,
-                    std::string(name) + " = " + std::to_string(v) + ": tolerances must be finite and non-negative", 0);
+                    std::string(name) + " = " + std::to_string(v) + ": tolerances must be finite and non-negative");
   if (opt.max_iterations < -1)
     return finish(solve_status::invalid_input,
-                  "max_iterations = " + std::to_string(opt.max_iterations) + ": use -1 (2n) or a count >= 0", 0);
+                  "max_iterations = " + std::to_string(opt.max_iterations) + ": use -1 (2n) or a count >= 0");
+  if (opt.stagnation_window < -1)
+    return finish(solve_status::invalid_input, "stagnation_window = " + std::to_string(opt.stagnation_window) +
+                                                   ": use -1 (automatic), 0 (never) or a count > 0");
+  if (std::string why = be.check_values(b, x); !why.empty()) return finish(solve_status::non_finite, why);
 
-  const double bnorm = static_cast<double>(be.nrm2(b));
+  bnorm = be.nrm2(b);
   if (bnorm == 0) {  // the solution of A x = 0 is x = 0: no iteration needed
     be.fill(x, T(0));
-    return finish(solve_status::converged, "right-hand side is zero; x = 0", 0);
+    return finish(solve_status::converged, "right-hand side is zero; x = 0");
   }
-  if (std::string why = be.check_preconditioner(); !why.empty())
-    return finish(solve_status::breakdown, why, bnorm);
-  const std::int64_t maxit = opt.max_iterations >= 0 ? opt.max_iterations : default_max_iterations(be.size());
+  if (!std::isfinite(bnorm))  // finite entries whose squares overflow
+    return finish(solve_status::non_finite, "||b|| overflows " + std::string(sizeof(T) == 4 ? "float" : "double"));
+  if (std::string why = be.check_preconditioner(); !why.empty()) return finish(solve_status::breakdown, why);
+
+  cg_limits lim;
+  lim.bnorm = bnorm;
   const double threshold = std::max(opt.rtol * bnorm, opt.atol);
+  lim.threshold2 = threshold * threshold;
+  lim.max_iterations = opt.max_iterations >= 0 ? opt.max_iterations : default_max_iterations(be.size());
+  lim.stagnation_window = opt.stagnation_window >= 0 ? opt.stagnation_window : default_stagnation_window(be.size());
 
-  auto r = be.make_vector(), z = be.make_vector(), p = be.make_vector(), q = be.make_vector();
-  be.residual(b, x, r);
-  double rnorm = static_cast<double>(be.nrm2(r));
-  res.residual = rnorm / bnorm;
-  if (!std::isfinite(rnorm))
-    return finish(solve_status::non_finite, "initial residual is not finite", bnorm);
-  if (rnorm <= threshold) return finish(solve_status::converged, "initial guess already solves the system", bnorm);
-
-  be.precondition(r, z);
-  be.xpay(z, T(0), p);  // p = z
-  T rz = be.dot(r, z);
-  if (!(rz > T(0)))
-    return finish(solve_status::breakdown,
-                  "r'M^-1 r <= 0 at the start: the preconditioner is not positive definite", bnorm);
-
-  for (std::int64_t it = 1; it <= maxit; ++it) {
-    be.spmv(p, q);
-    const T pq = be.dot(p, q);
-    if (!std::isfinite(static_cast<double>(pq)))
-      return res.iterations = it, finish(solve_status::non_finite, "p'Ap is not finite at iteration " + std::to_string(it), bnorm);
-    if (pq <= T(0))
-      return res.iterations = it,
-             finish(solve_status::breakdown,
-                    "p'Ap = " + std::to_string(static_cast<double>(pq)) + " <= 0 at iteration " +
-                        std::to_string(it) + ": matrix is not symmetric positive definite",
-                    bnorm);
-    const T alpha = rz / pq;
-    be.axpy(alpha, p, x);
-    be.axpy(-alpha, q, r);
-    rnorm = static_cast<double>(be.nrm2(r));
-    res.iterations = it;
-    res.residual = rnorm / bnorm;
-    if (opt.record_history) res.history.push_back(res.residual);
-    if (!std::isfinite(rnorm))
-      return finish(solve_status::non_finite, "residual is not finite at iteration " + std::to_string(it), bnorm);
-    if (rnorm <= threshold)
-      return finish(solve_status::converged, "||r|| <= max(rtol*||b||, atol)", bnorm);
-    be.precondition(r, z);
-    const T rz_new = be.dot(r, z);
-    if (!(rz_new > T(0)))
-      return finish(solve_status::breakdown,
-                    "r'M^-1 r <= 0 at iteration " + std::to_string(it) +
-                        ": matrix or preconditioner is not symmetric positive definite",
-                    bnorm);
-    be.xpay(z, rz_new / rz, p);  // p = z + beta p
-    rz = rz_new;
+  be.start(b, x, lim);
+  cg_control c = be.report();
+  const double start_rr = c.rr;
+  res.residual = std::sqrt(c.rr) / bnorm;
+  res.setup_seconds = seconds_since(t_setup);
+  const auto t_loop = clock::now();
+  detail::cg_chunks chunks(Backend::largest_chunk);
+  double chunk_seconds = 0;
+  while (c.status == cg_running) {
+    const auto t_chunk = clock::now();
+    be.iterate(chunks.next(c, lim, start_rr, chunk_seconds), x);
+    const std::int64_t before = c.iteration;
+    c = be.report();
+    chunk_seconds = seconds_since(t_chunk);
+    if (opt.record_history && c.iteration > before) be.history(before + 1, c.iteration, res.history);
+    if (opt.progress) opt.progress({c.iteration, std::sqrt(c.rr) / bnorm, seconds_since(t_loop)});
   }
-  return finish(solve_status::max_iterations,
-                "stopped after " + std::to_string(maxit) + " iterations without reaching the tolerance", bnorm);
+  res.iterate_seconds = seconds_since(t_loop);
+  res.iterations = c.iteration;
+  res.residual = std::sqrt(c.rr) / bnorm;
+  return finish(detail::status_of(c.status), detail::stop_message(c, lim));
 }
 
 }  // namespace la

@@ -95,12 +95,16 @@ std::string first_non_finite(const std::vector<T>& v, const char* what) {
 }
 }  // namespace detail
 
+/// The host backend: the three CG steps with sequential reference kernels, dots in wider_t
+/// (long double for double). The oracle for the GPU backend.
 template <typename Matrix>
 class host_backend {
  public:
   using value_type = typename Matrix::value_type;
   using T = value_type;
   using vector = std::vector<T>;
+  /// The host reads its control block for free: a chunk may be as long as the loop likes.
+  static constexpr std::int64_t largest_chunk = std::int64_t(1) << 20;
 
   host_backend(const Matrix& a, preconditioner pc) : a_(a), pc_(pc) {
     if (pc_ == preconditioner::jacobi) {
@@ -111,7 +115,6 @@ class host_backend {
   }
 
   index_t size() const { return a_.rows(); }
-  vector make_vector() const { return vector(static_cast<std::size_t>(a_.rows()), T(0)); }
 
   std::string check_input(const vector& b, const vector& x) const {
     if (a_.rows() != a_.cols())
@@ -119,8 +122,10 @@ class host_backend {
     if (b.size() != static_cast<std::size_t>(a_.rows()))
       return "right-hand side has " + std::to_string(b.size()) + " entries, matrix has " + std::to_string(a_.rows()) + " rows";
     if (x.size() != b.size()) return "initial guess has " + std::to_string(x.size()) + " entries, expected " + std::to_string(b.size());
-    for (const std::string& why : {matrix_non_finite(),
-                                   detail::first_non_finite(b, "right-hand side"),
+    return {};
+  }
+  std::string check_values(const vector& b, const vector& x) const {
+    for (const std::string& why : {matrix_non_finite(), detail::first_non_finite(b, "right-hand side"),
                                    detail::first_non_finite(x, "initial guess")})
       if (!why.empty()) return why;
     return {};
@@ -145,31 +150,89 @@ class host_backend {
     return {};
   }
 
-  // No allocation in the iteration: the accumulator is reused, r = b copies into r's storage.
+  double nrm2(const vector& v) const { return std::sqrt(dot(v, v)); }
+  void fill(vector& x, T v) const { std::fill(x.begin(), x.end(), v); }
+
+  void start(const vector& b, const vector& x, const cg_limits& lim) {
+    lim_ = lim;
+    const std::size_t n = b.size();
+    for (vector* v : {&r_, &z_, &p_, &q_}) v->assign(n, T(0));  // the whole workspace, once
+    residual(b, x, r_);
+    precondition();
+    p_ = z_;
+    cg_decide_start(c_, lim_, dot(r_, r_), dot(r_, z_));
+  }
+  /// Step 1: q = A p and p'q (or, once stopped, clear step 3's debt and do nothing).
+  void step_1() {
+    if (c_.status != cg_running) {
+      c_.x_pending = 0;
+      return;
+    }
+    reference::spmv(T(1), a_, p_, T(0), q_, acc_);
+    c_.pq = dot(p_, q_);
+  }
+  /// Step 2: alpha, r -= alpha q, z = M^-1 r, r'r and r'z, and the decision.
+  void step_2() {
+    if (c_.status != cg_running) return;
+    double alpha;
+    if (!cg_step_length(c_, alpha)) return cg_decide_bad_pq(c_);
+    const T a = static_cast<T>(alpha);
+    for (std::size_t i = 0; i < r_.size(); ++i) r_[i] -= a * q_[i];
+    precondition();
+    cg_decide_step(c_, lim_, alpha, dot(r_, r_), dot(r_, z_));
+  }
+  /// Step 3: x += alpha p for the iteration step 2 finished; p = z + beta p while running.
+  void step_3(vector& x) {
+    if (!c_.x_pending) return;
+    const T a = static_cast<T>(c_.alpha), beta = static_cast<T>(c_.beta);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += a * p_[i];
+    if (c_.status == cg_running)
+      for (std::size_t i = 0; i < p_.size(); ++i) p_[i] = z_[i] + beta * p_[i];
+  }
+  void iterate(std::int64_t k, vector& x) {
+    for (std::int64_t j = 0; j < k && c_.status == cg_running; ++j) {
+      step_1();
+      step_2();
+      step_3(x);
+      if (opt_history_) history_.push_back(cg_relative(c_, lim_));
+    }
+  }
+  const cg_control& report() const { return c_; }
+  void history(std::int64_t first, std::int64_t last, std::vector<double>& out) const {
+    for (std::int64_t i = first; i <= last; ++i) out.push_back(history_[static_cast<std::size_t>(i - 1)]);
+  }
+  double residual_norm(const vector& b, const vector& x) {
+    vector r(b.size());
+    residual(b, x, r);
+    return nrm2(r);
+  }
+
+  void record_history(bool on) { opt_history_ = on; }
+
+ private:
+  static double dot(const vector& x, const vector& y) {
+    wider_t<T> s = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) s += static_cast<wider_t<T>>(x[i]) * y[i];
+    return static_cast<double>(s);
+  }
   void residual(const vector& b, const vector& x, vector& r) {
     r = b;
     reference::spmv(T(-1), a_, x, T(1), r, acc_);
   }
-  void spmv(const vector& p, vector& q) { reference::spmv(T(1), a_, p, T(0), q, acc_); }
-  T dot(const vector& x, const vector& y) const { return reference::dot(x, y); }
-  T nrm2(const vector& x) const { return reference::nrm2(x); }
-  void axpy(T a, const vector& x, vector& y) const { reference::axpy(a, x, y); }
-  void xpay(const vector& x, T b, vector& y) const {
-    for (std::size_t i = 0; i < y.size(); ++i) y[i] = b == T(0) ? x[i] : x[i] + b * y[i];
-  }
-  void fill(vector& x, T v) const { std::fill(x.begin(), x.end(), v); }
-  void precondition(const vector& r, vector& z) const {
-    if (pc_ == preconditioner::none) {
-      z = r;
-      return;
-    }
-    for (std::size_t i = 0; i < r.size(); ++i) z[i] = inv_diag_[i] * r[i];
+  void precondition() {
+    if (pc_ == preconditioner::none) z_ = r_;
+    else
+      for (std::size_t i = 0; i < r_.size(); ++i) z_[i] = inv_diag_[i] * r_[i];
   }
 
- private:
   const Matrix& a_;
   preconditioner pc_;
   std::vector<T> diag_, inv_diag_;
+  vector r_, z_, p_, q_;
+  cg_control c_;
+  cg_limits lim_;
+  bool opt_history_ = false;
+  std::vector<double> history_;
   reference::accumulator<T> acc_;
 };
 
@@ -180,7 +243,10 @@ solve_result cg_host(const Matrix& a, const std::vector<T>& b, std::vector<T>& x
   check_host_memory(double(b.size()) * (8 * sizeof(T) + sizeof(wider_t<T>)), "the CG solve");
   if (x.empty()) x.assign(b.size(), T(0));
   host_backend<Matrix> be(a, opt.precond);
-  return cg(be, b, x, opt);
+  be.record_history(opt.record_history);
+  solve_result r = cg(be, b, x, opt);
+  r.method = std::string("host, ") + to_string(Matrix::kind) + ", reference kernels";
+  return r;
 }
 
 }  // namespace la

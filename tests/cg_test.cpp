@@ -229,19 +229,19 @@ TEST(Cg, NegativeDefiniteBreaksDownAtFirstStep) {
   EXPECT_NE(r.message.find("A(1,1) = -1"), std::string::npos) << r.message;
 }
 
-TEST(Cg, NonFiniteInputIsInvalid) {
+TEST(Cg, NonFiniteInputIsNonFinite) {
   const auto a = test::poisson_2d<double>(3);
   std::vector<double> b(a.rows(), 1.0), x;
   b[4] = std::numeric_limits<double>::infinity();
   auto r = cg_host(a, b, x);
-  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_EQ(r.status, solve_status::non_finite);
   EXPECT_NE(r.message.find("right-hand side"), std::string::npos);
   auto bad = a;
   bad.values()[2] = std::numeric_limits<double>::quiet_NaN();
   b[4] = 1;
   x.clear();
   r = cg_host(bad, b, x);
-  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_EQ(r.status, solve_status::non_finite);
   EXPECT_NE(r.message.find("matrix holds a non-finite value"), std::string::npos) << r.message;
 }
 

@@ -14,10 +14,7 @@ __global__ void csr_vector_kernel(csr_view<const T, O> a, const T* x, T* y, T al
   const int group = (threadIdx.x % 32) / W, lane = threadIdx.x % W;
   LA_WARP_STRIDE(w, (a.rows + groups_per_warp - 1) / groups_per_warp) {
     const long long i = w * groups_per_warp + group;
-    T acc = T(0);
-    if (i < a.rows)
-      for (O k = a.row_ptr[i] + lane; k < a.row_ptr[i + 1]; k += W) acc += a.values[k] * x[a.col_idx[k]];
-    acc = group_sum<W>(acc);
+    const T acc = csr_group_product<W>(a, i, lane, x);
     if (i < a.rows && lane == 0) finish(y, i, acc, alpha, beta);
   }
 }
@@ -31,7 +28,6 @@ void launch(const spmv_matrix<T>& a, const T* x, T* y, T alpha, T beta, cudaStre
 }
 }  // namespace
 
-/// Lanes per row: the power of two (2..32) nearest above the mean row length.
 int csr_vector_width(const spmv_problem& p) {
   const double mean = p.rows ? static_cast<double>(p.nnz) / p.rows : 0;
   int w = 2;

@@ -20,6 +20,9 @@ LA_SPMV_LAUNCHER(run_hyb)
 LA_SPMV_LAUNCHER(run_sell)
 #undef LA_SPMV_LAUNCHER
 
+/// csr_vector's lanes per row: the power of two (2..32) nearest above the mean row length.
+int csr_vector_width(const spmv_problem& p);
+
 /// csr_balanced's plan: its size, and the once-per-matrix preparation.
 std::size_t csr_balanced_plan_bytes(const spmv_problem& p, std::size_t value_bytes);
 template <typename T>

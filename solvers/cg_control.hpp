@@ -1,0 +1,106 @@
+// The scalars of a CG iteration and the stopping rule, shared by every backend.
+//
+// A backend keeps one cg_control in its own memory (a host struct, or device memory the
+// GPU kernels read and write) and calls the same functions on it, so the host backend and
+// every GPU path take the same decisions from the same numbers: the host backend is the
+// oracle for the GPU steps. Scalars are double for both value types (float solves keep
+// their dots and step lengths in double).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define LA_HOST_DEVICE __host__ __device__
+#else
+#define LA_HOST_DEVICE
+#endif
+
+namespace la {
+
+/// False for NaN and +-Inf (v - v is NaN for both); works the same on host and device.
+LA_HOST_DEVICE inline bool cg_finite(double v) { return v - v == 0; }
+
+/// What stops the iteration (fixed for one solve).
+struct cg_limits {
+  double threshold2 = 0;        // stop when ||r||^2 <= threshold2 (max(rtol*||b||, atol)^2)
+  double bnorm = 1;             // ||b||, for the relative residual in the history
+  std::int64_t max_iterations = 0;
+  std::int64_t stagnation_window = 0;  // stop when the smallest ||r|| has not fallen for this many iterations
+};
+
+/// Status codes in cg_control::status: running, or a solve_status (cg.hpp) + 1.
+enum cg_code : int {
+  cg_running = 0,
+  cg_converged = 1,
+  cg_max_iterations = 2,
+  cg_breakdown = 3,
+  cg_non_finite = 4,
+  cg_stagnation = 5,
+};
+
+/// The iteration's scalars. Field by field, who writes it: start() writes all; step 1 (q = A
+/// p and p'q) writes pq; step 2 (alpha, r -= alpha q, r'r and r'z, the decision) writes the
+/// rest except x_pending's reset; step 3 (x += alpha p, p = z + beta p) writes nothing here.
+struct cg_control {
+  int status = cg_running;
+  int x_pending = 0;           // step 3 owes x += alpha p for the iteration step 2 just ran
+  std::int64_t iteration = 0;  // completed matrix-vector products in the loop
+  double pq = 0;               // p'Ap of the current iteration
+  double alpha = 0, beta = 0;
+  double rz = 0;               // r'M^-1 r (r'r without a preconditioner)
+  double rr = 0;               // r'r
+  double best_rr = 0;          // smallest r'r so far, and when
+  std::int64_t best_iteration = 0;
+};
+
+/// After start(): the first residual's r'r and r'z decide whether to iterate at all.
+LA_HOST_DEVICE inline void cg_decide_start(cg_control& c, const cg_limits& l, double rr, double rz) {
+  c.iteration = 0;
+  c.x_pending = 0;
+  c.rr = rr;
+  c.rz = rz;
+  c.best_rr = rr;
+  c.best_iteration = 0;
+  c.pq = c.alpha = c.beta = 0;
+  if (!cg_finite(rr) || !cg_finite(rz)) c.status = cg_non_finite;
+  else if (rr <= l.threshold2) c.status = cg_converged;
+  else if (!(rz > 0)) c.status = cg_breakdown;
+  else if (l.max_iterations <= 0) c.status = cg_max_iterations;
+  else c.status = cg_running;
+}
+
+/// Step 2's step length from step 1's p'Ap: false (and a status set) when p'Ap is not a
+/// positive finite number, in which case the iteration updates nothing.
+LA_HOST_DEVICE inline bool cg_step_length(const cg_control& c, double& alpha) {
+  if (!cg_finite(c.pq) || !(c.pq > 0)) return false;
+  alpha = c.rz / c.pq;
+  return true;
+}
+LA_HOST_DEVICE inline void cg_decide_bad_pq(cg_control& c) {
+  c.iteration += 1;
+  c.x_pending = 0;
+  c.status = cg_finite(c.pq) ? cg_breakdown : cg_non_finite;
+}
+
+/// End of step 2, with the updated residual's r'r and r'z: status, beta, the bookkeeping.
+LA_HOST_DEVICE inline void cg_decide_step(cg_control& c, const cg_limits& l, double alpha, double rr, double rz) {
+  c.iteration += 1;
+  c.alpha = alpha;
+  c.x_pending = 1;
+  c.rr = rr;
+  if (rr < c.best_rr) c.best_rr = rr, c.best_iteration = c.iteration;
+  if (!cg_finite(rr) || !cg_finite(rz)) c.status = cg_non_finite;
+  else if (rr <= l.threshold2) c.status = cg_converged;
+  else if (!(rz > 0)) c.status = cg_breakdown;
+  else if (c.iteration >= l.max_iterations) c.status = cg_max_iterations;
+  else if (l.stagnation_window > 0 && c.iteration - c.best_iteration >= l.stagnation_window) c.status = cg_stagnation;
+  else c.status = cg_running;
+  c.beta = c.status == cg_running ? rz / c.rz : 0;
+  if (c.status == cg_running) c.rz = rz;
+}
+
+/// The relative residual the history records for an iteration.
+LA_HOST_DEVICE inline double cg_relative(const cg_control& c, const cg_limits& l) { return sqrt(c.rr) / l.bnorm; }
+
+}  // namespace la
