@@ -29,4 +29,5 @@
 #include "kernels/reference/spmv.hpp"
 
 #include "solvers/cg.hpp"
+#include "solvers/device_cg.hpp"
 #include "solvers/host_backend.hpp"

@@ -44,7 +44,7 @@ enum class solve_status {
   max_iterations,  // stopped at the iteration limit
   breakdown,       // p'Ap <= 0 or r'z <= 0: the matrix (or preconditioner) is not SPD
   non_finite,      // a NaN or Inf in A, b, the initial guess or an iterate
-  stagnation,      // the smallest ||r|| did not fall for cg_options::stagnation_window iterations
+  stagnation,      // ||r|| did not fall 0.1% below its best for cg_options::stagnation_window iterations
   invalid_input,   // sizes disagree, A is not square, or an option is out of range
 };
 
@@ -149,7 +149,8 @@ inline std::string stop_message(const cg_control& c, const cg_limits& l) {
       if (c.iteration == 0) return "initial residual is not finite";
       return (cg_finite(c.pq) ? std::string("residual") : std::string("p'Ap")) + " is not finite" + at;
     case cg_stagnation:
-      return "no progress: the smallest residual (iteration " + std::to_string(c.best_iteration) + ") has not fallen for " +
+      return "no progress: the residual has not fallen 0.1% below its best (iteration " +
+             std::to_string(c.best_iteration) + ") for " +
              std::to_string(l.stagnation_window) + " iterations";
   }
   return "running";

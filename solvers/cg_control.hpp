@@ -26,7 +26,7 @@ struct cg_limits {
   double threshold2 = 0;        // stop when ||r||^2 <= threshold2 (max(rtol*||b||, atol)^2)
   double bnorm = 1;             // ||b||, for the relative residual in the history
   std::int64_t max_iterations = 0;
-  std::int64_t stagnation_window = 0;  // stop when the smallest ||r|| has not fallen for this many iterations
+  std::int64_t stagnation_window = 0;  // stop when ||r|| has not fallen 0.1% below its best for this many iterations
 };
 
 /// Status codes in cg_control::status: running, or a solve_status (cg.hpp) + 1.
@@ -89,7 +89,9 @@ LA_HOST_DEVICE inline void cg_decide_step(cg_control& c, const cg_limits& l, dou
   c.alpha = alpha;
   c.x_pending = 1;
   c.rr = rr;
-  if (rr < c.best_rr) c.best_rr = rr, c.best_iteration = c.iteration;
+  // Progress means ||r|| at least 0.1% below the best so far (0.998 ~ 0.999^2 on r'r), so
+  // rounding noise on a plateau does not count as progress.
+  if (rr < 0.998 * c.best_rr) c.best_rr = rr, c.best_iteration = c.iteration;
   if (!cg_finite(rr) || !cg_finite(rz)) c.status = cg_non_finite;
   else if (rr <= l.threshold2) c.status = cg_converged;
   else if (!(rz > 0)) c.status = cg_breakdown;

@@ -1,0 +1,52 @@
+// Conjugate gradients on the GPU: the loop of cg.hpp over a device backend whose scalars
+// live in device memory.
+//
+// An iteration is three steps (cg.hpp): step 1 is the SpMV fused with the p'Ap dot (for
+// the thread- and group-per-row kernels: csr_scalar, csr_vector, ell, jds, sell; the other
+// kernels run the registry SpMV and then the dot); step 2 fuses the residual update with
+// the r'r and r'z dots and the Jacobi scaling; step 3 updates x and p. An iteration moves
+// the matrix once plus 10 n values (12 n with Jacobi).
+//
+// Paths (device_cg_options::path):
+//   plain       the steps launched one by one, in chunks of k iterations between reads
+//   graph       a chunk of iterations captured once into a CUDA graph and replayed
+//   persistent  one cooperative kernel runs many iterations with grid-wide barriers and no
+//               launches at all (thread- and group-per-row kernels, 32-bit offsets)
+//   automatic   persistent when the matrix and vectors fit in half the L2 cache, else graph
+//
+// Determinism: every dot is a two-level reduction in a fixed order (block partials in
+// double, then one block sums them: the last block to finish on the plain and graph paths,
+// every block redundantly on the persistent path), and no step uses atomics on values, so
+// a solve gives bit-identical iterates run to run on every path. What it costs: a block
+// cannot add its partial into one global sum as it finishes; it writes the partial and the
+// last block reads them all (a few kilobytes of L2 per dot, a few hundred nanoseconds).
+// The SpMV kernels with atomics (hyb, coo_*, csc_atomic) are deterministic in the dots but
+// not in q; the solver says so in solve_result::method.
+#pragma once
+
+#include <optional>
+
+#include "../kernels/spmv/select.hpp"
+#include "cg.hpp"
+
+namespace la {
+
+enum class cg_path { automatic, plain, graph, persistent };
+const char* to_string(cg_path p) noexcept;
+
+struct device_cg_options {
+  cg_path path = cg_path::automatic;
+  /// Format and kernel of the SpMV; empty: select_spmv on the matrix's row statistics.
+  std::optional<spmv_choice> choice;
+};
+
+/// Solves A x = b on ctx's device. x holds the initial guess on entry (empty: zeros) and
+/// the solution on exit. Non-convergence is a status; CUDA failures throw la::cuda_error.
+template <typename T, typename O>
+solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
+                       const cg_options& opt = {}, const device_cg_options& dopt = {});
+
+/// The format and kernel the GPU solver uses for `fmt` ("auto": the measured rule).
+spmv_choice cg_choice_for(const std::string& fmt, const spmv_stats& s);
+
+}  // namespace la
