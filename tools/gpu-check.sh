@@ -4,8 +4,10 @@
 # short table last. Logs go to $OUT (or ./gpu-check-out).
 # Usage: tools/gpu-check.sh [--no-bench] [--no-tests] [--no-sanitizer] [--bench-filter REGEX]
 #                           [--test-filter REGEX] [--benches LIST]
-#   --benches LIST        comma-separated: gemm (gemm_bench, wmma_peak), spmv (spmv_bench);
-#                         default both
+#   --benches LIST        comma-separated: gemm (gemm_bench, wmma_peak), spmv (spmv_bench),
+#                         cg (cg_bench); default all three
+#   LA_CG_ARGS            (environment) extra arguments for cg_bench, e.g. "--systems
+#                         poisson2d:256 --precision double --no-eigen"
 #   --bench-filter REGEX  passed to the Google Benchmark binaries (--benchmark_filter)
 #   LA_SPMV_MATRICES      (environment) the matrices spmv_bench runs, comma-separated
 #   --test-filter REGEX   only the ctest tests matching REGEX (ctest -R); sanitizers still run
@@ -15,7 +17,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv"
+bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg"
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
@@ -51,7 +53,8 @@ if ((tests && sanitize)); then
   # Sanitizers run side by side on every GPU test binary. The deliberate out-of-memory test
   # is left out: memcheck reports its failed allocation.
   pids=()
-  for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test; do
+  for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test \
+           $build/tests/cg_gpu_test; do
     for tool in memcheck racecheck; do
       log="$out/sanitizer-$(basename "$t")-$tool.log"
       timeout 480 compute-sanitizer --tool $tool --error-exitcode 99 "$t" --gtest_filter=-*OutOfMemory*:*Huge* > "$log" 2>&1 &
@@ -79,11 +82,17 @@ if ((bench)) && [[ ,$benches, == *,spmv,* ]]; then
   summary+=("spmv_bench: exit $?")
   sed -n '/^device:/,$p' "$out/spmv_bench.log" >> "$out/table.txt"
 fi
+if ((bench)) && [[ ,$benches, == *,cg,* ]]; then
+  # shellcheck disable=SC2086
+  $build/bench/cg_bench --out "$out/cg.csv" ${LA_CG_ARGS:-} > "$out/cg_bench.log" 2> "$out/cg_bench.err"
+  summary+=("cg_bench: exit $?")
+  cat "$out/cg_bench.log" >> "$out/table.txt"
+fi
 # Registers, shared memory and spills per kernel (present when the library was recompiled).
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 # The device tool brings back few files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|device.txt|logs.tar.gz)$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|device.txt|logs.tar.gz)$'))
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
