@@ -5,6 +5,9 @@
 //
 // usage: cg_bench [--systems LIST] [--precision float|double|both] [--iterations N]
 //                 [--eigen-iterations N] [--no-eigen] [--out FILE.csv]
+//                 [--path auto|graph|persistent|plain] [--kernel NAME]
+//   --path, --kernel force la's iteration path and CSR SpMV kernel (default: the solver's
+//   own choice, as `la solve` makes it).
 //   LIST: comma-separated gen specs (poisson2d:N, poisson3d:N) and .mtx files; default the
 //   issue's set: 2D Poisson 256^2, 1024^2, 4000^2, 3D Poisson 128^3, 256^3 and the bundled
 //   SPD systems.
@@ -71,9 +74,14 @@ long long iterations_for(long long rows, long long requested) {
   return rows <= 100000 ? 2000 : rows <= 2000000 ? 500 : 200;
 }
 
+struct la_config {
+  cg_path path = cg_path::automatic;
+  std::string kernel;  // "" = the solver's choice
+};
+
 template <typename T>
 bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const csr_matrix<T>& a, double copy_gbs,
-              long long requested, long long eigen_requested, bool eigen) {
+              long long requested, long long eigen_requested, bool eigen, const la_config& cfg) {
   bench_row row;
   row.system = name;
   row.precision = sizeof(T) == 8 ? "double" : "float";
@@ -95,9 +103,15 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
   cg_options warm = opt;
   warm.max_iterations = 20;
   solve_result r;
+  device_cg_options dopt;
+  dopt.path = cfg.path;
+  if (!cfg.kernel.empty()) {
+    dopt.choice = cg_choice_for("csr", row_stats(a));
+    dopt.choice->kernel = cfg.kernel;
+  }
   for (const cg_options* o : {&warm, &opt}) {
     LA_CUDA_TRY(cudaMemsetAsync(dx.data(), 0, sizeof(T) * n, ctx.stream()));
-    r = cg_device(ctx, da, db, dx, *o);
+    r = cg_device(ctx, da, db, dx, *o, dopt);
   }
   row.method = r.method;
   row.iterations = r.iterations;
@@ -151,6 +165,7 @@ int main(int argc, char** argv) try {
   std::string precision = "both", out;
   long long iterations = 0, eigen_iterations = 0;
   bool eigen = true;
+  la_config cfg;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     auto value = [&]() -> std::string {
@@ -163,6 +178,12 @@ int main(int argc, char** argv) try {
     else if (k == "--eigen-iterations") eigen_iterations = std::stoll(value());
     else if (k == "--no-eigen") eigen = false;
     else if (k == "--out") out = value();
+    else if (k == "--kernel") cfg.kernel = value();
+    else if (k == "--path") {
+      const std::string p = value();
+      cfg.path = p == "graph" ? la::cg_path::graph : p == "persistent" ? la::cg_path::persistent
+               : p == "plain" ? la::cg_path::plain : la::cg_path::automatic;
+    }
     else throw la::invalid_argument("unknown option '" + k + "' (see the comment at the top of bench/cg_bench.cpp)");
   }
   if (!la::cuda_available()) {
@@ -177,8 +198,8 @@ int main(int argc, char** argv) try {
   std::vector<bench_row> rows;
   for (const std::string& s : split(systems)) {
     const std::string name = s.find('/') != std::string::npos ? s.substr(s.rfind('/') + 1) : s;
-    if (precision != "float") rows.push_back(run<double>(ctx, vh, name, load<double>(s), copy_gbs, iterations, eigen_iterations, eigen));
-    if (precision != "double") rows.push_back(run<float>(ctx, vh, name, load<float>(s), copy_gbs, iterations, eigen_iterations, eigen));
+    if (precision != "float") rows.push_back(run<double>(ctx, vh, name, load<double>(s), copy_gbs, iterations, eigen_iterations, eigen, cfg));
+    if (precision != "double") rows.push_back(run<float>(ctx, vh, name, load<float>(s), copy_gbs, iterations, eigen_iterations, eigen, cfg));
     const auto& r = rows.back();
     std::fprintf(stderr, "%s %s: la %.2f us/it, vendor %.2f us/it\n", r.system.c_str(), r.precision.c_str(), r.la_us,
                  r.vendor_us);

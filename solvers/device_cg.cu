@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "../kernels/spmv/common.cuh"
@@ -601,6 +602,8 @@ class device_backend {
     const bool ok = with_walk(op_.matrix(), kernel(), [&](auto w) {
       int per_sm = 0;
       LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent<decltype(w), T>, block_threads, 0));
+      const char* knob = std::getenv("LA_CG_BLOCKS_PER_SM");  // tuning only
+      if (knob) per_sm = std::min(per_sm, std::atoi(knob));
       const unsigned resident = static_cast<unsigned>(per_sm) * ctx_.sm_count();
       persistent_blocks_ = std::min(resident, std::max(grid_for(w.items()), grid_for(n_)));
     });
