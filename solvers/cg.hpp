@@ -9,12 +9,13 @@
 //   std::string check_values(const vector& b, const vector& x);  // "" or where A, b or x holds NaN/Inf
 //   std::string check_preconditioner();                           // "" or why Jacobi cannot work
 //   double nrm2(const vector&); void fill(vector&, value_type);
-//   void start(const vector& b, const vector& x, const cg_limits&);  // r = b - A x, z = M^-1 r, p = z
-//   void iterate(std::int64_t k, vector& x);   // queues k iterations of the three steps below;
-//                                              // each is a no-op once a status is set
-//       step 1: q = A p, and p'q                     (fused on the GPU)
+//   void start(const vector& b, vector& x, const cg_limits&);  // r = b - A x, z = M^-1 r,
+//                                              // the start decision, then step 1 (p = z)
+//   void iterate(std::int64_t k, vector& x);   // queues k iterations of (step 2, step 1);
+//                                              // each does nothing once a status is set
 //       step 2: alpha = r'z / p'q, r -= alpha q, r'r and r'z, the stopping decision
-//       step 3: x += alpha p, and p = z + beta p while running
+//       step 1: x += alpha p (owed by step 2); while running, p = z + beta p, q = A p, p'q
+//               (on the GPU one kernel: the SpMV reads z + beta p on the fly)
 //   const cg_control& report();                // waits, then reads the control block
 //   void history(std::int64_t first, std::int64_t last, std::vector<double>& out);
 //   double residual_norm(const vector& b, const vector& x);    // ||b - A x||, recomputed

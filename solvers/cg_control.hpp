@@ -39,12 +39,12 @@ enum cg_code : int {
   cg_stagnation = 5,
 };
 
-/// The iteration's scalars. Field by field, who writes it: start() writes all; step 1 (q = A
-/// p and p'q) writes pq; step 2 (alpha, r -= alpha q, r'r and r'z, the decision) writes the
-/// rest except x_pending's reset; step 3 (x += alpha p, p = z + beta p) writes nothing here.
+/// The iteration's scalars. Who writes what: start writes all; step 1 (x += alpha p, the new
+/// direction p = z + beta p, q = A p and p'q) writes pq and clears x_pending; step 2 (alpha,
+/// r -= alpha q, r'r and r'z, the decision) writes the rest.
 struct cg_control {
   int status = cg_running;
-  int x_pending = 0;           // step 3 owes x += alpha p for the iteration step 2 just ran
+  int x_pending = 0;           // step 1 owes x += alpha p for the iteration step 2 just ran
   std::int64_t iteration = 0;  // completed matrix-vector products in the loop
   double pq = 0;               // p'Ap of the current iteration
   double alpha = 0, beta = 0;
@@ -54,7 +54,8 @@ struct cg_control {
   std::int64_t best_iteration = 0;
 };
 
-/// After start(): the first residual's r'r and r'z decide whether to iterate at all.
+/// After the first residual: its r'r and r'z decide whether to iterate at all. alpha and
+/// beta start at 0, so the first step 1 makes p = z (the old direction is zero).
 LA_HOST_DEVICE inline void cg_decide_start(cg_control& c, const cg_limits& l, double rr, double rz) {
   c.iteration = 0;
   c.x_pending = 0;

@@ -153,21 +153,26 @@ class host_backend {
   double nrm2(const vector& v) const { return std::sqrt(dot(v, v)); }
   void fill(vector& x, T v) const { std::fill(x.begin(), x.end(), v); }
 
-  void start(const vector& b, const vector& x, const cg_limits& lim) {
+  void start(const vector& b, vector& x, const cg_limits& lim) {
     lim_ = lim;
     const std::size_t n = b.size();
     for (vector* v : {&r_, &z_, &p_, &q_}) v->assign(n, T(0));  // the whole workspace, once
     residual(b, x, r_);
     precondition();
-    p_ = z_;
     cg_decide_start(c_, lim_, dot(r_, r_), dot(r_, z_));
+    step_1(x);  // p = z (the old direction is zero), q = A p, p'q
   }
-  /// Step 1: q = A p and p'q (or, once stopped, clear step 3's debt and do nothing).
-  void step_1() {
-    if (c_.status != cg_running) {
+  /// Step 1: x += alpha p for the iteration step 2 finished; then, while running, the new
+  /// direction p = z + beta p, q = A p and p'q.
+  void step_1(vector& x) {
+    if (c_.x_pending) {
+      const T a = static_cast<T>(c_.alpha);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] += a * p_[i];
       c_.x_pending = 0;
-      return;
     }
+    if (c_.status != cg_running) return;
+    const T beta = static_cast<T>(c_.beta);
+    for (std::size_t i = 0; i < p_.size(); ++i) p_[i] = z_[i] + beta * p_[i];
     reference::spmv(T(1), a_, p_, T(0), q_, acc_);
     c_.pq = dot(p_, q_);
   }
@@ -181,19 +186,10 @@ class host_backend {
     precondition();
     cg_decide_step(c_, lim_, alpha, dot(r_, r_), dot(r_, z_));
   }
-  /// Step 3: x += alpha p for the iteration step 2 finished; p = z + beta p while running.
-  void step_3(vector& x) {
-    if (!c_.x_pending) return;
-    const T a = static_cast<T>(c_.alpha), beta = static_cast<T>(c_.beta);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += a * p_[i];
-    if (c_.status == cg_running)
-      for (std::size_t i = 0; i < p_.size(); ++i) p_[i] = z_[i] + beta * p_[i];
-  }
   void iterate(std::int64_t k, vector& x) {
     for (std::int64_t j = 0; j < k && c_.status == cg_running; ++j) {
-      step_1();
       step_2();
-      step_3(x);
+      step_1(x);
       if (opt_history_) history_.push_back(cg_relative(c_, lim_));
     }
   }

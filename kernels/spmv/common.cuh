@@ -31,15 +31,28 @@ __device__ __forceinline__ T group_sum(T v) {
   return v;
 }
 
+/// x[c] through the read-only cache for a plain array; any other x (the CG solver's
+/// on-the-fly search direction, solvers/device_cg.cu) is indexed as it is.
+template <typename T>
+__device__ __forceinline__ T gather(const T* x, long long c) {
+  return __ldg(x + c);
+}
+template <typename X>
+__device__ __forceinline__ auto gather(const X& x, long long c) {
+  return x[c];
+}
+
 /// One stored row of a thread-per-row format: `product(k, x, row)` is the dot of stored
-/// row k (k < count()) with x and sets `row`, the matrix row it belongs to. The registry
-/// kernels (csr_scalar, ell, jds, sell) and the CG solver's fused SpMV+dot kernels share
-/// these, so both compute a row in the same order.
+/// row k (k < count()) with x and sets `row`, the matrix row it belongs to. x is an array
+/// or anything indexable by column. The registry kernels (csr_scalar, ell, jds, sell) and
+/// the CG solver's fused SpMV+dot kernels share these, so both compute a row in the same
+/// order.
 template <typename T, typename O>
 struct csr_rows {
   csr_view<const T, O> a;
   __host__ __device__ long long count() const { return a.rows; }
-  __device__ __forceinline__ T product(long long i, const T* x, long long& row) const {
+  template <typename X>
+  __device__ __forceinline__ T product(long long i, const X& x, long long& row) const {
     T acc = T(0);
     for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) acc += a.values[k] * x[a.col_idx[k]];
     row = i;
@@ -50,7 +63,8 @@ template <typename T>
 struct ell_rows {
   ell_view<const T> a;
   __host__ __device__ long long count() const { return a.rows; }
-  __device__ __forceinline__ T product(long long i, const T* x, long long& row) const {
+  template <typename X>
+  __device__ __forceinline__ T product(long long i, const X& x, long long& row) const {
     T acc = T(0);
     for (index_t s = 0; s < a.width; ++s) {
       const long long slot = static_cast<long long>(s) * a.rows + i;
@@ -66,7 +80,8 @@ template <typename T, typename O>
 struct jds_rows {
   jds_view<const T, O> a;
   __host__ __device__ long long count() const { return a.rows; }
-  __device__ __forceinline__ T product(long long k, const T* x, long long& row) const {
+  template <typename X>
+  __device__ __forceinline__ T product(long long k, const X& x, long long& row) const {
     T acc = T(0);
     for (index_t d = 0; d < a.num_diagonals; ++d) {
       const O pos = a.diag_ptr[d] + static_cast<O>(k);
@@ -85,7 +100,8 @@ template <typename T, typename O>
 struct sell_rows {
   sell_view<const T, O> a;
   __host__ __device__ long long count() const { return a.rows; }
-  __device__ __forceinline__ T product(long long k, const T* x, long long& row) const {
+  template <typename X>
+  __device__ __forceinline__ T product(long long k, const X& x, long long& row) const {
     const long long C = a.slice_height;
     const long long s = k / C, r = k - s * C;
     const O base = a.slice_ptr[s];
@@ -96,7 +112,7 @@ struct sell_rows {
       const long long slot = base + d * C + r;
       const index_t c = __ldg(a.col_idx + slot);
       const T v = __ldg(a.values + slot);
-      if (c != ell_padding) acc += v * __ldg(x + c);
+      if (c != ell_padding) acc += v * gather(x, c);
     }
     row = a.sigma == 1 ? k : a.perm[k];
     return acc;
@@ -106,8 +122,8 @@ struct sell_rows {
 /// Row i of a CSR matrix summed by a group of W lanes striding the row, complete in the
 /// group's first lane (csr_vector). Every lane of the warp must call it; a group whose i is
 /// past the last row contributes zero.
-template <int W, typename T, typename O>
-__device__ __forceinline__ T csr_group_product(const csr_view<const T, O>& a, long long i, int lane, const T* x) {
+template <int W, typename T, typename O, typename X>
+__device__ __forceinline__ T csr_group_product(const csr_view<const T, O>& a, long long i, int lane, const X& x) {
   T acc = T(0);
   if (i < a.rows)
     for (O k = a.row_ptr[i] + lane; k < a.row_ptr[i + 1]; k += W) acc += a.values[k] * x[a.col_idx[k]];
