@@ -1,18 +1,22 @@
 // Conjugate gradients on the GPU: the loop of cg.hpp over a device backend whose scalars
 // live in device memory.
 //
-// An iteration is three steps (cg.hpp): step 1 is the SpMV fused with the p'Ap dot (for
-// the thread- and group-per-row kernels: csr_scalar, csr_vector, ell, jds, sell; the other
-// kernels run the registry SpMV and then the dot); step 2 fuses the residual update with
-// the r'r and r'z dots and the Jacobi scaling; step 3 updates x and p. An iteration moves
-// the matrix once plus 10 n values (12 n with Jacobi).
+// An iteration is two steps (cg.hpp). Step 2 updates the residual, fused with the r'r and
+// r'z dots and the Jacobi scaling. Step 1 is one kernel for the thread- and group-per-row
+// SpMV kernels (csr_scalar, csr_vector, ell, jds, sell): it settles x += alpha p, and its
+// SpMV gathers the new direction z + beta p on the fly while each row's thread stores it,
+// fused with the p'Ap dot; the other kernels run an update kernel, the registry SpMV and a
+// dot. An iteration moves the matrix once plus 9 n values (11 n with Jacobi).
 //
 // Paths (device_cg_options::path):
 //   plain       the steps launched one by one, in chunks of k iterations between reads
 //   graph       a chunk of iterations captured once into a CUDA graph and replayed
 //   persistent  one cooperative kernel runs many iterations with grid-wide barriers and no
-//               launches at all (thread- and group-per-row kernels, 32-bit offsets)
-//   automatic   persistent when the matrix and vectors fit in half the L2 cache, else graph
+//               launches at all (the kernels with a fused step 1)
+//   automatic   persistent for the kernels with a fused step 1, else graph. Measured on an
+//               H100 (bench/RESULTS.md): persistent was faster than graph at every size tried,
+//               from 2D Poisson 256^2 (in L2: 7 against 10 us/iteration) to 3D Poisson 256^3
+//               (16.7M rows: 991 against 1330 us), so the size does not change the choice.
 //
 // Determinism: every dot is a two-level reduction in a fixed order (block partials in
 // double, then one block sums them: the last block to finish on the plain and graph paths,

@@ -376,21 +376,19 @@ TEST(GpuCgStatus, ProgressIsReportedAndSizeErrorsAreInvalidInput) {
   EXPECT_EQ(solve_gpu(ctx, rect, std::vector<double>(2, 1.0), {}, cg_path::graph).r.status, solve_status::invalid_input);
 }
 
-TEST(GpuCg, AutomaticPathFollowsTheWorkingSet) {
+TEST(GpuCg, AutomaticPathFollowsTheKernel) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
-  const auto small = test::poisson_2d<double>(64);
-  const auto s = solve_gpu(ctx, small, std::vector<double>(small.rows(), 1.0), {}, cg_path::automatic);
+  const auto a = test::poisson_2d<double>(64);
+  const std::vector<double> b(a.rows(), 1.0);
+  // A fused kernel: the persistent path, with a thread per (short) row.
+  const auto s = solve_gpu(ctx, a, b, {}, cg_path::automatic);
   EXPECT_TRUE(s.r.converged());
-  EXPECT_NE(s.r.method.find("persistent path"), std::string::npos) << s.r.method;
-  // 3D Poisson 80^3: 512k rows, 3.5M entries, ~47 MB with the vectors: over half the L2 of
-  // an H100 or H200, so the graph path.
-  const auto big = poisson_3d<double>(80);
-  cg_options opt;
-  opt.max_iterations = 5;
-  const auto t = solve_gpu(ctx, big, std::vector<double>(big.rows(), 1.0), opt, cg_path::automatic);
-  EXPECT_EQ(t.r.status, solve_status::max_iterations);
-  EXPECT_NE(t.r.method.find("graph path"), std::string::npos) << t.r.method;
+  EXPECT_NE(s.r.method.find("csr/csr_scalar fused with p'Ap, persistent path"), std::string::npos) << s.r.method;
+  // HYB has no fused form: the graph path.
+  const auto h = solve_gpu(ctx, a, b, {}, cg_path::automatic, cg_choice_for("hyb", row_stats(a)));
+  EXPECT_TRUE(h.r.converged());
+  EXPECT_NE(h.r.method.find("graph path"), std::string::npos) << h.r.method;
 }
 
 }  // namespace
