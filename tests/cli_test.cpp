@@ -65,7 +65,7 @@ TEST(Cli, Info) {
 
 TEST(Cli, SolveBundledSystemConverges) {
   const std::string out = ::testing::TempDir() + "la_cli_x.mtx";
-  const auto r = run("solve " + data + "/gr_30_30.mtx --precond jacobi --format ell -o " + out);
+  const auto r = run("solve " + data + "/gr_30_30.mtx --device cpu --precond jacobi --format ell -o " + out);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "converged")) << r.output;
   EXPECT_TRUE(contains(r.output, "true ||b-Ax||/||b||")) << r.output;
@@ -90,11 +90,62 @@ TEST(Cli, SolveWithRhsFile) {
 }
 
 TEST(Cli, SolveInFloatOnEveryFormat) {
-  for (const char* f : {"csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"}) {
-    const auto r = run("solve " + data + "/gr_30_30.mtx --precision float --tol 1e-5 --format " + f);
-    EXPECT_EQ(r.status, 0) << f << "\n" << r.output;
-    EXPECT_TRUE(contains(r.output, std::string(f) + ", float")) << r.output;
+  std::vector<std::string> devices{"cpu"};
+  if (la::cuda_available()) devices.push_back("gpu");
+  for (const std::string& d : devices)
+    for (const std::string f : {"csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"}) {
+      if (d == "gpu" && f == "dense") continue;  // refused: see SolveOnTheGpu
+      const auto r = run("solve " + data + "/gr_30_30.mtx --precision float --tol 1e-5 --device " + d + " --format " + f);
+      EXPECT_EQ(r.status, 0) << f << "\n" << r.output;
+      EXPECT_TRUE(contains(r.output, "float")) << r.output;
+      EXPECT_TRUE(contains(r.output, d == "cpu" ? "solver:     host, " + f + ", reference kernels" : ", " + f + "/"))
+          << r.output;
+    }
+}
+
+TEST(Cli, SolveWritesTheResidualHistory) {
+  const std::string h = ::testing::TempDir() + "la_cli_history.csv";
+  const auto r = run("solve " + data + "/gr_30_30.mtx --device cpu --quiet --history " + h);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(h);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "iteration,relative_residual");
+  int rows = 0;
+  double last = 1;
+  while (std::getline(in, line)) {
+    ++rows;
+    EXPECT_EQ(std::stoi(line.substr(0, line.find(','))), rows);
+    last = std::stod(line.substr(line.find(',') + 1));
   }
+  EXPECT_TRUE(contains(r.output, "converged after " + std::to_string(rows) + " iterations")) << r.output;
+  EXPECT_LE(last, 1e-8);
+  std::remove(h.c_str());
+  // The history may not replace an input.
+  const auto clash = run("solve " + data + "/gr_30_30.mtx --history " + data + "/gr_30_30.mtx");
+  EXPECT_EQ(clash.status, 2) << clash.output;
+  EXPECT_TRUE(contains(clash.output, "is an input file")) << clash.output;
+  // --path is a GPU option.
+  const auto path = run("solve " + data + "/gr_30_30.mtx --device cpu --path graph");
+  EXPECT_EQ(path.status, 2) << path.output;
+}
+
+TEST(Cli, SolveOnTheGpu) {
+  LA_SKIP_WITHOUT_GPU();
+  for (const char* p : {"auto", "persistent", "graph", "plain"})
+    for (const char* pc : {"none", "jacobi"}) {
+      const auto r = run("solve " + data + "/gr_30_30.mtx --path " + p + " --precond " + pc);
+      EXPECT_EQ(r.status, 0) << r.output;
+      EXPECT_TRUE(contains(r.output, "device:     gpu")) << r.output;
+      EXPECT_TRUE(contains(r.output, std::string(p) == "auto" ? "persistent path" : std::string(p) + " path")) << r.output;
+      EXPECT_TRUE(contains(r.output, "||x - ones|| / ||ones|| = ")) << r.output;
+    }
+  const auto dense = run("solve " + data + "/gr_30_30.mtx --device gpu --format dense");
+  EXPECT_EQ(dense.status, 2) << dense.output;
+  // auto sends dense storage to the host.
+  const auto dense_auto = run("solve " + data + "/gr_30_30.mtx --format dense");
+  EXPECT_EQ(dense_auto.status, 0) << dense_auto.output;
+  EXPECT_TRUE(contains(dense_auto.output, "device:     cpu (auto: dense storage")) << dense_auto.output;
 }
 
 TEST(Cli, NotConvergedExitsOne) {
@@ -134,9 +185,15 @@ TEST(Cli, BadOptions) {
   r = run("solve " + data + "/gr_30_30.mtx --bogus");
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(contains(r.output, "unknown option --bogus")) << r.output;
-  r = run("solve " + data + "/gr_30_30.mtx --device gpu");
+  r = run("solve " + data + "/gr_30_30.mtx --path fast");
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.output, "no GPU CG solver")) << r.output;
+  EXPECT_TRUE(contains(r.output, "--path must be one of auto|graph|persistent|plain")) << r.output;
+  if (!la::cuda_available()) {  // --device gpu without one is a usage error, not a silent CPU run
+    r = run("solve " + data + "/gr_30_30.mtx --device gpu");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_TRUE(contains(r.output, "--device gpu: ")) << r.output;
+    EXPECT_TRUE(contains(r.output, "use --device cpu or auto")) << r.output;
+  }
 }
 
 TEST(Cli, GemmValidatesArgumentsAndNeedsAGpu) {
