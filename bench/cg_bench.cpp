@@ -10,7 +10,8 @@
 //   own choice, as `la solve` makes it).
 //   LIST: comma-separated gen specs (poisson2d:N, poisson3d:N) and .mtx files; default the
 //   issue's set: 2D Poisson 256^2, 1024^2, 4000^2, 3D Poisson 128^3, 256^3 and the bundled
-//   SPD systems.
+//   SPD systems on which CG without a preconditioner converges (gr_30_30, bcsstk09,
+//   Trefethen_2000; bcsstk21 and 1138_bus need Jacobi, and the vendor CG has none).
 //
 // Bytes model (per iteration, unpreconditioned): the CSR matrix once (values, column
 // indices, row pointers) plus 9 n values, what la's fused iteration must move (step 1: r
@@ -19,9 +20,13 @@
 // the tighter one. The floor is those bytes at the measured copy bandwidth; a system that
 // fits in L2 can beat it.
 //
-// Each solve is validated: la runs exactly N iterations (rtol 0), and its recurrence
-// residual after N iterations must agree with the vendor CG's (the same algorithm in
-// exact arithmetic) to 1e-6 in double, 1e-2 in float; a row that fails is marked ok=0.
+// Every solver runs to ||r|| <= rtol ||b|| (1e-8 in double, 1e-5 in float) or N iterations
+// (2000 up to 100k rows, 500 up to 2M, 200 above), from x = 0, and each solve is validated
+// against the vendor CG (the same algorithm in exact arithmetic): when both stop at N, their
+// recurrence residuals agree to 1e-6 (double) or 1e-2 (float); when either converges, both
+// converge, within 10% (or 2) iterations of each other, and la's true residual is within
+// 10x rtol. A row that fails is marked ok = 0. Time per iteration is the loop's time over
+// its iterations (la: every chunk's status read included).
 #include <Eigen/IterativeLinearSolvers>
 #include <Eigen/Sparse>
 
@@ -97,9 +102,11 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
   const auto db = to_device(ctx, b);
   device_vector<T> dx(ctx, static_cast<index_t>(n));
 
-  // la: exactly `its` iterations (rtol 0, no stagnation stop); the first solve warms up.
+  // la; the first, short solve warms up.
+  // Float's true residual bottoms out near 1e-6 on these systems, so its target is 1e-5.
+  const double rtol = sizeof(T) == 8 ? 1e-8 : 1e-5;
   cg_options opt;
-  opt.rtol = 0;
+  opt.rtol = rtol;
   opt.max_iterations = its;
   opt.stagnation_window = 0;
   cg_options warm = opt;
@@ -124,14 +131,18 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
   row.floor_us = bytes / (copy_gbs * 1e9) * 1e6;
 
   // The vendor CG: a short warm-up, then the same iteration count.
-  vendor_cg(vh, da, db, dx, 5, 0.0);
+  vendor_cg(vh, da, db, dx, 5, rtol);
   const auto t0 = clock_type::now();
-  const vendor_cg_result v = vendor_cg(vh, da, db, dx, its, 0.0);
+  const vendor_cg_result v = vendor_cg(vh, da, db, dx, its, rtol);
   row.vendor_us = 1e6 * seconds_since(t0) / std::max<long long>(1, v.iterations);
   row.vendor_residual = v.residual;
-  const double agree = sizeof(T) == 8 ? 1e-6 : 1e-2;
-  row.ok = r.status == solve_status::max_iterations && r.iterations == its && v.iterations == its &&
-           std::abs(r.residual - v.residual) <= agree * std::max(v.residual, 1e-300) + 1e-12;
+  if (r.iterations == its && v.iterations == its) {
+    const double agree = sizeof(T) == 8 ? 1e-6 : 1e-2;
+    row.ok = r.status == solve_status::max_iterations && std::abs(r.residual - v.residual) <= agree * v.residual;
+  } else {
+    row.ok = r.status == solve_status::converged && v.residual <= rtol && r.true_residual <= 10 * rtol &&
+             std::abs(r.iterations - v.iterations) <= std::max(2.0, 0.1 * double(v.iterations));
+  }
 
   if (eigen) {
     std::vector<Eigen::Triplet<T>> t;
@@ -146,14 +157,14 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
     const long long eits = eigen_requested > 0 ? eigen_requested
                                                : std::max<long long>(3, std::min<long long>(its, 200000000LL / a.nnz()));
     cg.setMaxIterations(eits);
-    cg.setTolerance(0);
+    cg.setTolerance(rtol);
     cg.compute(m);
     const Eigen::Matrix<T, Eigen::Dynamic, 1> eb = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(b.data(), n);
     const auto te = clock_type::now();
     const Eigen::Matrix<T, Eigen::Dynamic, 1> ex = cg.solve(eb);
     row.eigen_us = 1e6 * seconds_since(te) / std::max<long long>(1, cg.iterations());
     row.eigen_threads = Eigen::nbThreads();
-    if (!std::isfinite(static_cast<double>(ex.norm()))) row.ok = false;
+    if (!std::isfinite(static_cast<double>(ex.norm()))) row.ok = false;  // Eigen's answer must be a number too
   }
   return row;
 }
@@ -163,7 +174,7 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
 int main(int argc, char** argv) try {
   std::string systems =
       "poisson2d:256,poisson2d:1024,poisson2d:4000,poisson3d:128,poisson3d:256," LA_DATA_DIR "/gr_30_30.mtx," LA_DATA_DIR
-      "/bcsstk09.mtx," LA_DATA_DIR "/bcsstk21.mtx," LA_DATA_DIR "/1138_bus.mtx," LA_DATA_DIR "/Trefethen_2000.mtx";
+      "/bcsstk09.mtx," LA_DATA_DIR "/Trefethen_2000.mtx";
   std::string precision = "both", out;
   long long iterations = 0, eigen_iterations = 0;
   bool eigen = true;
