@@ -24,7 +24,7 @@
 // (2000 up to 100k rows, 500 up to 2M, 200 above), from x = 0, and each solve is validated
 // against the vendor CG (the same algorithm in exact arithmetic): when both stop at N, their
 // recurrence residuals agree to 1e-6 (double) or 1e-2 (float); when either converges, both
-// converge, within 10% (or 2) iterations of each other, and la's true residual is within
+// converge, within 10% (25% in float; or 2) iterations of each other, and la's true residual is within
 // 10x rtol. A row that fails is marked ok = 0. Time per iteration is the loop's time over
 // its iterations (la: every chunk's status read included).
 #include <Eigen/IterativeLinearSolvers>
@@ -51,7 +51,8 @@ double seconds_since(clock_type::time_point t) { return std::chrono::duration<do
 struct bench_row {
   std::string system, precision, method;
   long long rows = 0, nnz = 0;
-  long long iterations = 0;
+  long long iterations = 0, vendor_iterations = 0;
+  double la_true_residual = 0;
   double la_us = 0, floor_us = 0, vendor_us = 0, eigen_us = 0;
   int eigen_threads = 0;
   double la_residual = 0, vendor_residual = 0;
@@ -136,12 +137,16 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
   const vendor_cg_result v = vendor_cg(vh, da, db, dx, its, rtol);
   row.vendor_us = 1e6 * seconds_since(t0) / std::max<long long>(1, v.iterations);
   row.vendor_residual = v.residual;
+  row.vendor_iterations = v.iterations;
+  row.la_true_residual = r.true_residual;
   if (r.iterations == its && v.iterations == its) {
     const double agree = sizeof(T) == 8 ? 1e-6 : 1e-2;
     row.ok = r.status == solve_status::max_iterations && std::abs(r.residual - v.residual) <= agree * v.residual;
   } else {
+    // Float iteration counts differ more: cuBLAS sums float dots in float, la in double.
+    const double spread = sizeof(T) == 8 ? 0.1 : 0.25;
     row.ok = r.status == solve_status::converged && v.residual <= rtol && r.true_residual <= 10 * rtol &&
-             std::abs(r.iterations - v.iterations) <= std::max(2.0, 0.1 * double(v.iterations));
+             std::abs(r.iterations - v.iterations) <= std::max(2.0, spread * double(v.iterations));
   }
 
   if (eigen) {
@@ -229,12 +234,13 @@ int main(int argc, char** argv) try {
   if (!out.empty()) {
     std::ofstream f(out);
     f << "system,precision,rows,nnz,iterations,la_us,floor_us,floor_share,vendor_us,speedup_vendor,eigen_us,eigen_threads,"
-         "speedup_eigen,la_residual,vendor_residual,ok,method\n";
+         "speedup_eigen,la_residual,vendor_residual,vendor_iterations,la_true_residual,ok,method\n";
     for (const auto& r : rows)
       f << r.system << ',' << r.precision << ',' << r.rows << ',' << r.nnz << ',' << r.iterations << ',' << r.la_us << ','
         << r.floor_us << ',' << r.floor_us / r.la_us << ',' << r.vendor_us << ',' << r.vendor_us / r.la_us << ','
         << r.eigen_us << ',' << r.eigen_threads << ',' << (r.eigen_us > 0 ? r.eigen_us / r.la_us : 0) << ','
-        << r.la_residual << ',' << r.vendor_residual << ',' << (r.ok ? 1 : 0) << ",\"" << r.method << "\"\n";
+        << r.la_residual << ',' << r.vendor_residual << ',' << r.vendor_iterations << ',' << r.la_true_residual << ','
+        << (r.ok ? 1 : 0) << ",\"" << r.method << "\"\n";
     if (!f) throw la::io_error("cannot write '" + out + "'");
   }
   if (!all_ok) std::printf("\nsome rows failed validation (ok = BAD): la and the vendor CG disagree\n");
