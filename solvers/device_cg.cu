@@ -294,10 +294,11 @@ __global__ void __launch_bounds__(block_threads) dot_kernel(const T* x, const T*
 
 // ---- the persistent path ------------------------------------------------------------------
 
-/// Resident blocks per SM the persistent kernel is compiled for (64 registers a thread).
-/// Without the bound the CSR form took 78 registers and ran 3 blocks a SM; with it, 4 and 8
-/// blocks a SM (the occupancy limit) measured the same on 2D/3D Poisson (H100), so the
-/// grid is every resident block.
+/// Resident blocks per SM the persistent kernel is compiled for (64 registers a thread); the
+/// grid is every resident block. Measured on 2D/3D Poisson (H100, us per iteration, double):
+/// 4 blocks (64 registers): 1024^2 58.3, 4000^2 748, 128^3 123; 6 blocks (40 registers,
+/// spills): 65.4, 848, 141; 8 blocks (32): 68.3, 1089, 161. Unbounded, the CSR form took 78
+/// registers and ran 3 blocks a SM.
 constexpr int persistent_min_blocks = 4;
 
 /// Up to k iterations (step 2, step 1) in one cooperative launch. Every block keeps its own
@@ -314,8 +315,11 @@ __global__ void __launch_bounds__(block_threads, persistent_min_blocks) persiste
                                                             std::int64_t history_cap, std::int64_t k,
                                                             std::int64_t step1) {
   cgx::grid_group grid = cgx::this_grid();
-  __shared__ double shared_total[2];
-  cg_control c = *global;
+  // One copy of the control block per block, in shared memory (in registers it cost ~20 a
+  // thread): thread 0 updates it, every thread reads it after a barrier.
+  __shared__ cg_control c;
+  if (threadIdx.x == 0) c = *global;
+  __syncthreads();
   const int G = gridDim.x;
   for (std::int64_t j = 0; j < k && c.status == cg_running; ++j, ++step1) {
     // Step 2.
@@ -326,19 +330,17 @@ __global__ void __launch_bounds__(block_threads, persistent_min_blocks) persiste
     block_sum(v2);
     if (threadIdx.x == 0) partials[G + blockIdx.x] = v2[0], partials[2 * G + blockIdx.x] = v2[1];
     grid.sync();
-    if (ok) {
-      double t2[2];
-      sum_partials<2>(partials + G, G, t2);
-      if (threadIdx.x == 0) shared_total[0] = t2[0], shared_total[1] = t2[1];
-      __syncthreads();
-      cg_decide_step(c, lim, alpha, shared_total[0], shared_total[1]);
-    } else {
-      cg_decide_bad_pq(c);
+    double t2[2] = {0, 0};
+    if (ok) sum_partials<2>(partials + G, G, t2);
+    if (threadIdx.x == 0) {
+      if (ok) cg_decide_step(c, lim, alpha, t2[0], t2[1]);
+      else cg_decide_bad_pq(c);
+      if (history && blockIdx.x == 0) history[(c.iteration - 1) % history_cap] = cg_relative(c, lim);
     }
-    if (history && blockIdx.x == 0 && threadIdx.x == 0) history[(c.iteration - 1) % history_cap] = cg_relative(c, lim);
+    __syncthreads();
 
     // Step 1.
-    const bool running = c.status == cg_running;
+    const bool running = c.status == cg_running, owe = c.x_pending;
     const T a = static_cast<T>(c.alpha);
     T* p_old = step1 % 2 ? p0 : p1;
     T* p_new = step1 % 2 ? p1 : p0;
@@ -347,24 +349,24 @@ __global__ void __launch_bounds__(block_threads, persistent_min_blocks) persiste
     if (running) {
       w.each(dir, [&](long long i, T qi) {
         const T pi = dir[i];
-        if (c.x_pending) x[i] += a * p_old[i];
+        if (owe) x[i] += a * p_old[i];
         p_new[i] = pi;
         q[i] = qi;
         v1[0] += static_cast<double>(pi) * static_cast<double>(qi);
       });
-    } else if (c.x_pending) {
+    } else if (owe) {
       LA_GRID_STRIDE(i, n) x[i] += a * p_old[i];
     }
-    c.x_pending = 0;
+    __syncthreads();  // every thread has read c
+    if (threadIdx.x == 0) c.x_pending = 0;
     if (!running) break;  // no block reads anything written after this point
     block_sum(v1);
     if (threadIdx.x == 0) partials[blockIdx.x] = v1[0];
     grid.sync();
     double t1[1];
     sum_partials<1>(partials, G, t1);
-    if (threadIdx.x == 0) shared_total[0] = t1[0];
+    if (threadIdx.x == 0) c.pq = t1[0];
     __syncthreads();
-    c.pq = shared_total[0];
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) *global = c;
 }
