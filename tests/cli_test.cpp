@@ -130,6 +130,14 @@ TEST(Cli, SolveWritesTheResidualHistory) {
   EXPECT_EQ(path.status, 2) << path.output;
 }
 
+TEST(Cli, SolveAGeneratedPoissonSystem) {
+  const auto r = run("solve gen:poisson3d:12 --device cpu --precond jacobi");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "(1728 x 1728, 10368 nonzeros")) << r.output;
+  const auto bad = run("solve gen:random:100:4");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+}
+
 TEST(Cli, SolveOnTheGpu) {
   LA_SKIP_WITHOUT_GPU();
   for (const char* p : {"auto", "persistent", "graph", "plain"})

@@ -15,13 +15,16 @@
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
+#include "spmv_suite.hpp"
 
 namespace la::cli {
 namespace {
 const char* usage =
     "usage: la solve A.mtx [options]\n"
+    "       la solve gen:poisson2d:N | gen:poisson3d:N [options]\n"
     "\n"
-    "Solves A x = b by conjugate gradients (A symmetric positive definite).\n"
+    "Solves A x = b by conjugate gradients (A symmetric positive definite), on the GPU when\n"
+    "there is one. A generated system is the 5- or 7-point Laplacian on an N^2 or N^3 grid.\n"
     "  --rhs b.mtx           right-hand side (n x 1 Matrix Market); default b = A * ones,\n"
     "                        so the error against the known solution x = ones is printed\n"
     "  -o, --output x.mtx    write the solution (array n x 1); checked before the solve, written\n"
@@ -102,6 +105,13 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
 template <typename T>
 int solve(const args& a, bool gpu, const std::string& device_line, atomic_file* out) {
   auto t0 = clock_type::now();
+  const std::string& in = a.positional()[0];
+  if (in.rfind("gen:", 0) == 0) {  // a generated SPD system: gen:poisson2d:N, gen:poisson3d:N
+    const std::string spec = in.substr(4);
+    if (spec.rfind("poisson", 0) != 0)
+      throw usage_error("'" + in + "': la solve generates gen:poisson2d:N and gen:poisson3d:N (SPD)");
+    return solve(a, gpu, device_line, generated_matrix<T>(spec), ms_since(t0), out);
+  }
   return with_csr_file<T>(a.positional()[0], a,
                           [&](const auto& A) { return solve(a, gpu, device_line, A, ms_since(t0), out); });
 }
