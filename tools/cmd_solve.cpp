@@ -172,7 +172,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     auto dx = to_device(ctx, x);
     device_cg_options d;
     d.path = cg_path_choice;
-    d.choice = cg_choice_for(fmt, row_stats(A));
+    if (fmt != "auto") d.choice = cg_choice_for(fmt, row_stats(A));  // auto: the solver's own rule
     r = cg_device(ctx, dA, db, dx, opt, d);
     x = to_host(ctx, dx);
   } else {
