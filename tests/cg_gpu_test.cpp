@@ -84,16 +84,11 @@ class GpuAgainstEigen : public ::testing::TestWithParam<system_case> {};
 TEST_P(GpuAgainstEigen, EveryPathMatchesEigenAndTheHost) {
   LA_SKIP_WITHOUT_GPU();
   const auto& c = GetParam();
-  const csr_matrix<double> a = c.name == "poisson2d"   ? test::poisson_2d<double>(64)
-                               : c.name == "poisson3d" ? poisson_3d<double>(14)
-                                                       : to_csr(read_matrix_market<double>(test::data_dir() + "/" + c.name));
+  const csr_matrix<double> a = test::system_matrix(c.name, test::data_dir());
   std::mt19937 g(7);
   const std::vector<double> b = test::random_vector<double>(a.rows(), g);
   const double tol = 1e-8;
-  cg_options opt;
-  opt.rtol = tol;
-  opt.precond = c.pc;
-  opt.max_iterations = 10 * a.rows();
+  cg_options opt = test::eigen_comparison_options(tol, c.pc, a.rows());
   opt.stagnation_window = 0;
   std::vector<double> xh;
   const solve_result host = cg_host(a, b, xh, opt);
@@ -122,8 +117,8 @@ TEST_P(GpuAgainstEigen, EveryPathMatchesEigenAndTheHost) {
 
 INSTANTIATE_TEST_SUITE_P(
     Systems, GpuAgainstEigen,
-    ::testing::Values(system_case{"poisson2d", preconditioner::none}, system_case{"poisson2d", preconditioner::jacobi},
-                      system_case{"poisson3d", preconditioner::none}, system_case{"poisson3d", preconditioner::jacobi},
+    ::testing::Values(system_case{"poisson2d:64", preconditioner::none}, system_case{"poisson2d:64", preconditioner::jacobi},
+                      system_case{"poisson3d:14", preconditioner::none}, system_case{"poisson3d:14", preconditioner::jacobi},
                       system_case{"gr_30_30.mtx", preconditioner::none}, system_case{"gr_30_30.mtx", preconditioner::jacobi},
                       system_case{"bcsstk01.mtx", preconditioner::none}, system_case{"bcsstk01.mtx", preconditioner::jacobi},
                       system_case{"bcsstk09.mtx", preconditioner::none}, system_case{"bcsstk09.mtx", preconditioner::jacobi},

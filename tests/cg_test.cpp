@@ -23,15 +23,11 @@ class AgainstEigen : public ::testing::TestWithParam<system_case> {};
 
 TEST_P(AgainstEigen, SameSolutionAndIterationCount) {
   const auto& c = GetParam();
-  const csr_matrix<double> a =
-      c.name == "poisson" ? test::poisson_2d<double>(40) : to_csr(read_matrix_market<double>(test::data_dir() + "/" + c.name));
+  const csr_matrix<double> a = test::system_matrix(c.name, test::data_dir());
   std::mt19937 g(1);
   const std::vector<double> b = test::random_vector<double>(a.rows(), g);
   const double tol = 1e-8;
-  cg_options opt;
-  opt.rtol = tol;
-  opt.precond = c.pc;
-  opt.max_iterations = 10 * a.rows();
+  const cg_options opt = test::eigen_comparison_options(tol, c.pc, a.rows());
   std::vector<double> x;
   const solve_result r = cg_host(a, b, x, opt);
   const eigen_result e = c.pc == preconditioner::jacobi ? eigen_cg<Eigen::DiagonalPreconditioner<double>>(a, b, tol, opt.max_iterations)
@@ -51,7 +47,7 @@ TEST_P(AgainstEigen, SameSolutionAndIterationCount) {
 
 INSTANTIATE_TEST_SUITE_P(
     Systems, AgainstEigen,
-    ::testing::Values(system_case{"poisson", preconditioner::none}, system_case{"poisson", preconditioner::jacobi},
+    ::testing::Values(system_case{"poisson2d:40", preconditioner::none}, system_case{"poisson2d:40", preconditioner::jacobi},
                       system_case{"gr_30_30.mtx", preconditioner::none}, system_case{"gr_30_30.mtx", preconditioner::jacobi},
                       system_case{"bcsstk01.mtx", preconditioner::none}, system_case{"bcsstk01.mtx", preconditioner::jacobi},
                       system_case{"bcsstk09.mtx", preconditioner::none}, system_case{"bcsstk09.mtx", preconditioner::jacobi},
