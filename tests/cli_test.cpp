@@ -130,6 +130,20 @@ TEST(Cli, SolveWritesTheResidualHistory) {
   EXPECT_EQ(path.status, 2) << path.output;
 }
 
+TEST(Cli, ProgressLineOnlyOnATerminal) {
+  // A host solve of about two seconds; `script` gives it a terminal.
+  if (run_shell("command -v script").status != 0) GTEST_SKIP() << "no 'script' command to provide a terminal";
+  const std::string solve = std::string(LA_CLI_PATH) + " solve gen:poisson2d:400 --device cpu --tol 1e-12";
+  const auto tty = run_shell("script -qec '" + solve + "' /dev/null");
+  ASSERT_EQ(tty.status, 0) << tty.output;
+  EXPECT_TRUE(contains(tty.output, " it/s")) << tty.output;            // updated in place...
+  EXPECT_TRUE(contains(tty.output, "\r\033[K")) << tty.output;        // ...and erased at the end
+  const auto quiet = run_shell("script -qec '" + solve + " --quiet' /dev/null");
+  EXPECT_FALSE(contains(quiet.output, " it/s")) << quiet.output;
+  const auto redirected = run_shell(solve);  // stderr is a pipe here
+  EXPECT_FALSE(contains(redirected.output, " it/s")) << redirected.output;
+}
+
 TEST(Cli, SolveAGeneratedPoissonSystem) {
   const auto r = run("solve gen:poisson3d:12 --device cpu --precond jacobi");
   ASSERT_EQ(r.status, 0) << r.output;
