@@ -431,7 +431,29 @@ device_sell<T, O> to_sell(context& ctx, const device_csr<T, O>& a, sell_options 
   return out;
 }
 
+/// Each row's thread scatters its entries into the zeroed row.
+template <typename T, typename O>
+__global__ void scatter_dense(csr_view<const T, O> a, T* values, index_t ld) {
+  LA_GRID_STRIDE(i, a.rows) {
+    for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) values[i * static_cast<long long>(ld) + a.col_idx[k]] = a.values[k];
+  }
+}
+
+template <typename T, typename O>
+device_dense<T> to_dense(context& ctx, const device_csr<T, O>& a) {
+  device_dense<T> out(ctx, a.rows(), a.cols());
+  auto v = out.view();
+  const std::size_t n = static_cast<std::size_t>(a.rows()) * static_cast<std::size_t>(v.ld);
+  if (n > 0) {
+    LA_CUDA_TRY(cudaMemsetAsync(v.values, 0, n * sizeof(T), ctx.stream()));
+    scatter_dense<<<grid_for(a.rows()), threads_per_block, 0, ctx.stream()>>>(a.view(), v.values, v.ld);
+    LA_CHECK_LAUNCH(ctx.stream());
+  }
+  return out;
+}
+
 #define LA_INSTANTIATE(T, O)                                                      \
+  template device_dense<T> to_dense<T, O>(context&, const device_csr<T, O>&);     \
   template device_coo<T> to_coo<T, O>(context&, const device_csr<T, O>&);         \
   template device_csc<T, O> to_csc<T, O>(context&, const device_csr<T, O>&);      \
   template device_ell<T> to_ell<T, O>(context&, const device_csr<T, O>&);         \

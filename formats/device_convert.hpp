@@ -22,6 +22,7 @@
 #include "coo.hpp"
 #include "csc.hpp"
 #include "csr.hpp"
+#include "dense.hpp"
 #include "convert.hpp"
 #include "ell.hpp"
 #include "hyb.hpp"
@@ -41,6 +42,9 @@ device_jds<T, O> to_jds(context& ctx, const device_csr<T, O>& a);
 /// width < 0: the split from the row-length histogram, as the host conversion chooses it.
 template <typename T, typename O>
 device_hyb<T> to_hyb(context& ctx, const device_csr<T, O>& a, index_t width = -1);
+/// Row-major, ld = cols; refused (la::out_of_memory) when rows * cols does not fit.
+template <typename T, typename O>
+device_dense<T> to_dense(context& ctx, const device_csr<T, O>& a);
 /// sigma = 0: chosen from the matrix, as the host conversion chooses it.
 template <typename T, typename O>
 device_sell<T, O> to_sell(context& ctx, const device_csr<T, O>& a, sell_options opt = {});

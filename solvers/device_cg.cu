@@ -792,8 +792,6 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
   }
   const spmv_stats stats = row_stats(ctx, a);
   spmv_choice choice = dopt.choice ? *dopt.choice : select_spmv(stats);
-  if (choice.fmt == format::dense)
-    throw not_supported("the GPU CG solver runs on the sparse formats; dense storage is solved on the host (--device cpu)");
   std::optional<spmv_operator<T>> op;
   op.emplace(ctx, a, choice);
 

@@ -5,8 +5,8 @@
 // r'z dots and the Jacobi scaling. Step 1 is one kernel for the thread- and group-per-row
 // SpMV kernels (csr_scalar, csr_vector, ell, jds, sell): it settles x += alpha p, and its
 // SpMV gathers the new direction z + beta p on the fly while each row's thread stores it,
-// fused with the p'Ap dot; the other kernels run an update kernel, the registry SpMV and a
-// dot. An iteration moves the matrix once plus 9 n values (11 n with Jacobi).
+// fused with the p'Ap dot; the other kernels (hyb, coo, csc, csr_balanced, dense_gemv) run
+// an update kernel, the registry SpMV and a dot. An iteration moves the matrix once plus 9 n values (11 n with Jacobi).
 //
 // Paths (device_cg_options::path):
 //   plain       the steps launched one by one, in chunks of k iterations between reads

@@ -138,7 +138,7 @@ TYPED_TEST_SUITE(GpuCg, value_types);
 /// The kernels CG runs for each format (what --format picks), and a few forced ones.
 std::vector<spmv_choice> every_format(const spmv_stats& s) {
   std::vector<spmv_choice> out;
-  for (const char* f : {"csr", "coo", "csc", "ell", "jds", "hyb", "sell"}) out.push_back(cg_choice_for(f, s));
+  for (const char* f : {"csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"}) out.push_back(cg_choice_for(f, s));
   spmv_choice scalar, vector, balanced, sell_sorted;
   scalar.kernel = "csr_scalar";
   vector.kernel = "csr_vector";

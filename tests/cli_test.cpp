@@ -94,7 +94,6 @@ TEST(Cli, SolveInFloatOnEveryFormat) {
   if (la::cuda_available()) devices.push_back("gpu");
   for (const std::string& d : devices)
     for (const std::string f : {"csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"}) {
-      if (d == "gpu" && f == "dense") continue;  // refused: see SolveOnTheGpu
       const auto r = run("solve " + data + "/gr_30_30.mtx --precision float --tol 1e-5 --device " + d + " --format " + f);
       EXPECT_EQ(r.status, 0) << f << "\n" << r.output;
       EXPECT_TRUE(contains(r.output, "float")) << r.output;
@@ -162,12 +161,10 @@ TEST(Cli, SolveOnTheGpu) {
       EXPECT_TRUE(contains(r.output, std::string(p) == "auto" ? "persistent path" : std::string(p) + " path")) << r.output;
       EXPECT_TRUE(contains(r.output, "||x - ones|| / ||ones|| = ")) << r.output;
     }
-  const auto dense = run("solve " + data + "/gr_30_30.mtx --device gpu --format dense");
-  EXPECT_EQ(dense.status, 2) << dense.output;
-  // auto sends dense storage to the host.
-  const auto dense_auto = run("solve " + data + "/gr_30_30.mtx --format dense");
-  EXPECT_EQ(dense_auto.status, 0) << dense_auto.output;
-  EXPECT_TRUE(contains(dense_auto.output, "device:     cpu (auto: dense storage")) << dense_auto.output;
+  // Dense storage on the GPU: converted on the device, dense_gemv, the graph path.
+  const auto dense = run("solve " + data + "/gr_30_30.mtx --format dense");
+  EXPECT_EQ(dense.status, 0) << dense.output;
+  EXPECT_TRUE(contains(dense.output, "dense/dense_gemv then p'Ap, graph path")) << dense.output;
 }
 
 TEST(Cli, NotConvergedExitsOne) {

@@ -188,6 +188,7 @@ void device_conversions_match(context& ctx, const csr_matrix<T>& a32) {
   EXPECT_EQ(to_host(ctx, to_coo(ctx, d)), to_coo(a));
   EXPECT_EQ(to_host(ctx, to_csc(ctx, d)), to_csc<O>(a));
   EXPECT_EQ(to_host(ctx, to_ell(ctx, d)), to_ell(a));
+  EXPECT_EQ(to_host(ctx, to_dense(ctx, d)), to_dense(a));
   EXPECT_EQ(to_host(ctx, to_jds(ctx, d)), to_jds<O>(a));
   EXPECT_EQ(to_host(ctx, to_hyb(ctx, d)), to_hyb(a));
   EXPECT_EQ(to_host(ctx, to_hyb(ctx, d, 1)), to_hyb(a, 1));

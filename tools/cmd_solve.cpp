@@ -38,7 +38,7 @@ const char* usage =
     "  --device D            auto (default: the GPU when one is present), cpu or gpu\n"
     "  --format F            storage for the solve: auto (default; on the GPU the format and\n"
     "                        kernel chosen from the row lengths, on the CPU csr), csr, coo,\n"
-    "                        csc, ell, jds, hyb, sell, dense (dense: CPU only)\n"
+    "                        csc, ell, jds, hyb, sell, dense\n"
     "  --precision P         double (default) or float\n"
     "  --path P              GPU iteration: auto (default: persistent when the system fits in\n"
     "                        half the L2 cache, else graph), graph, persistent, plain\n"
@@ -122,8 +122,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   const std::string path = a.positional()[0];
   const std::string fmt =
       a.get_choice("--format", "auto", {"auto", "csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"});
-  if (gpu && fmt == "dense")
-    throw usage_error("--format dense: the GPU solver runs on the sparse formats; use --device cpu for dense");
+
   cg_options opt;
   opt.rtol = a.get_double("--tol", 1e-8, 0.0);
   opt.atol = a.get_double("--atol", 0, 0.0);
@@ -223,13 +222,9 @@ int cmd_solve(int argc, char** argv) {
   const std::string device = a.get_choice("--device", "auto", {"auto", "cpu", "gpu"});
   const bool have_gpu = cuda_available();
   if (device == "gpu" && !have_gpu) throw usage_error("--device gpu: " + cuda_status() + "; use --device cpu or auto");
-  // auto: the GPU when there is one, except for dense storage, which only the host solves.
-  const bool dense = a.get("--format", "auto") == "dense";
-  const bool gpu = device == "gpu" || (device == "auto" && have_gpu && !dense);
+  const bool gpu = device == "gpu" || (device == "auto" && have_gpu);
   std::string line = gpu ? "gpu " + cuda_status() : "cpu";
-  if (device == "auto")
-    line += gpu ? " (auto: a GPU is present)"
-                : " (auto: " + (have_gpu ? std::string("dense storage is solved on the host") : cuda_status()) + ")";
+  if (device == "auto") line += gpu ? " (auto: a GPU is present)" : " (auto: " + cuda_status() + ")";
   const std::string prec = a.get_choice("--precision", "double", {"double", "float"});
   // The output is checked (and its temporary created) before anything is read or solved.
   std::vector<std::string> inputs{a.positional()[0]};

@@ -166,7 +166,7 @@ spmv_operator<T>::spmv_operator(context& ctx, const device_csr<T, O>& a, const s
     case format::jds: own(to_jds(ctx, a)); break;
     case format::hyb: own(to_hyb(ctx, a, choice.hyb_width)); break;
     case format::sell: own(to_sell(ctx, a, choice.sell)); break;
-    case format::dense: throw not_supported("spmv_operator: the dense format is not built from a sparse matrix");
+    case format::dense: own(to_dense(ctx, a)); break;
   }
   variant_ = &find_spmv<T>(choice.kernel);
   LA_EXPECTS(variant_->fmt == view_.fmt && variant_->can_implement(problem_of(view_)),
