@@ -485,7 +485,7 @@ class device_backend {
   static constexpr std::int64_t history_cap = 2 * largest_chunk;
 
   device_backend(context& ctx, const spmv_operator<T>& op, preconditioner pc, cg_path path, bool history)
-      : ctx_(ctx), op_(op), pc_(pc), n_(op.matrix().rows), path_(path) {
+      : ctx_(ctx), op_(op), kernel_(op.variant().name), pc_(pc), n_(op.matrix().rows), path_(path) {
     s_ = ctx.stream();
     const std::size_t n = static_cast<std::size_t>(n_);
     r_ = ctx.allocate<T>(n), q_ = ctx.allocate<T>(n);
@@ -497,7 +497,7 @@ class device_backend {
     tickets_ = ctx.allocate<unsigned>(4);
     LA_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, 4 * sizeof(unsigned), s_));
     vector_blocks_ = blocks_for(n_, ctx.sm_count());
-    fused_ = with_walk(op.matrix(), kernel(), [&](auto w) { walk_blocks_ = blocks_for(w.items(), ctx.sm_count()); });
+    fused_ = with_walk(op.matrix(), kernel_, [&](auto w) { walk_blocks_ = blocks_for(w.items(), ctx.sm_count()); });
     if (path_ == cg_path::persistent) setup_persistent();
     const unsigned most = std::max({vector_blocks_, walk_blocks_, persistent_blocks_});
     partials_ = ctx.allocate<double>(3 * static_cast<std::size_t>(most));
@@ -513,13 +513,9 @@ class device_backend {
 
   index_t size() const { return n_; }
   bool fused() const { return fused_; }
-  cg_path path() const { return path_; }
-  unsigned persistent_blocks() const { return persistent_blocks_; }
 
+  /// Sizes of b and x (cg_device has refused a matrix that is not square).
   std::string check_input(const vector& b, const vector& x) const {
-    const auto& m = op_.matrix();
-    if (m.rows != m.cols)
-      return "matrix is " + std::to_string(m.rows) + " x " + std::to_string(m.cols) + "; CG needs a square matrix";
     if (b.size() != n_)
       return "right-hand side has " + std::to_string(b.size()) + " entries, matrix has " + std::to_string(n_) + " rows";
     if (x.size() != n_)
@@ -583,13 +579,7 @@ class device_backend {
   }
 
  public:
-  double nrm2(const vector& v) {
-    dot(v.data(), v.data());
-    double s;
-    LA_CUDA_TRY(cudaMemcpyAsync(&s, scalars_.data(), sizeof(s), cudaMemcpyDeviceToHost, s_));
-    ctx_.synchronize();
-    return std::sqrt(s);
-  }
+  double nrm2(const vector& v) { return norm(v.data()); }
   void fill(vector& x, T v) {
     LA_EXPECTS(v == T(0), "device_backend::fill: only zero");
     LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_));
@@ -642,17 +632,12 @@ class device_backend {
 
   double residual_norm(const vector& b, const vector& x) {
     residual(b, x, q_.data());
-    dot(q_.data(), q_.data());
-    double s;
-    LA_CUDA_TRY(cudaMemcpyAsync(&s, scalars_.data(), sizeof(s), cudaMemcpyDeviceToHost, s_));
-    ctx_.synchronize();
-    return std::sqrt(s);
+    return norm(q_.data());
   }
 
  private:
   static constexpr int graph_iterations = 8;
 
-  std::string kernel() const { return std::string(op_.variant().name); }
   const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
   double* history_ptr() { return history_.empty() ? nullptr : history_.data(); }
 
@@ -660,9 +645,14 @@ class device_backend {
     LA_CUDA_TRY(cudaMemcpyAsync(out, b.data(), b.size() * sizeof(T), cudaMemcpyDeviceToDevice, s_));
     op_.apply(x.data(), out, T(-1), T(1), s_);
   }
-  void dot(const T* a, const T* b) {
-    dot_kernel<<<vector_blocks_, block_threads, 0, s_>>>(a, b, n_, scalars_.data(), partials_.data(), tickets_.data() + 3);
+  /// ||v||, read back (setup and the final check only, never inside the loop).
+  double norm(const T* v) {
+    dot_kernel<<<vector_blocks_, block_threads, 0, s_>>>(v, v, n_, scalars_.data(), partials_.data(), tickets_.data() + 3);
     LA_CHECK_LAUNCH(s_);
+    double s;
+    LA_CUDA_TRY(cudaMemcpyAsync(&s, scalars_.data(), sizeof(s), cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    return std::sqrt(s);
   }
 
   /// Step 1 number step1_ + 1: reads the direction buffer the previous one wrote.
@@ -673,7 +663,7 @@ class device_backend {
     // beta is left 0 here: the kernels read it from the control block.
     const step1_args<T> a{{r_.data(), inv_d(), p_old, T(0)}, p_new, q_.data(), x, n_};
     if (fused_) {
-      with_walk(op_.matrix(), kernel(), [&](auto w) {
+      with_walk(op_.matrix(), kernel_, [&](auto w) {
         spmv_dot<<<walk_blocks_, block_threads, 0, s_>>>(w, a, control_.data(), partials_.data(), tickets_.data());
       });
       LA_CHECK_LAUNCH(s_);
@@ -723,7 +713,7 @@ class device_backend {
     int coop = 0;
     LA_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, ctx_.device()));
     if (!coop) throw not_supported("the persistent CG path needs cooperative launch, which this device lacks");
-    const bool ok = with_walk(op_.matrix(), kernel(), [&](auto w) {
+    const bool ok = with_walk(op_.matrix(), kernel_, [&](auto w) {
       int per_sm = 0;
       LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent<decltype(w), T>, block_threads, 0));
       const unsigned resident = static_cast<unsigned>(per_sm) * ctx_.sm_count();
@@ -731,12 +721,12 @@ class device_backend {
     });
     if (!ok)
       throw not_supported("the persistent CG path runs csr_scalar, csr_vector, ell, jds and sell; kernel '" +
-                          kernel() + "' has no fused form: use the graph or plain path");
+                          kernel_ + "' has no fused form: use the graph or plain path");
     if (persistent_blocks_ == 0) throw not_supported("the persistent CG kernel cannot be resident on this device");
   }
 
   void run_persistent(std::int64_t k, vector& x) {
-    with_walk(op_.matrix(), kernel(), [&](auto w) {
+    with_walk(op_.matrix(), kernel_, [&](auto w) {
       T *xp = x.data(), *r = r_.data(), *p0 = p_[0].data(), *p1 = p_[1].data(), *q = q_.data();
       const T* id = inv_d();
       index_t n = n_;
@@ -753,6 +743,7 @@ class device_backend {
 
   context& ctx_;
   const spmv_operator<T>& op_;
+  const std::string kernel_;  // the operator's variant (compared by with_walk at each launch)
   preconditioner pc_;
   index_t n_;
   cg_path path_;

@@ -98,12 +98,18 @@ cg_path path_option(const args& a) {
                                                                                                  : cg_path::automatic;
 }
 
+/// The files a solve writes, each opened (its temporary created) before anything is read.
+struct solve_outputs {
+  atomic_file* x = nullptr;        // -o
+  atomic_file* history = nullptr;  // --history
+};
+
 template <typename T, typename O>
 int solve(const args& a, bool gpu, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms,
-          atomic_file* out);
+          const solve_outputs& out);
 
 template <typename T>
-int solve(const args& a, bool gpu, const std::string& device_line, atomic_file* out) {
+int solve(const args& a, bool gpu, const std::string& device_line, const solve_outputs& out) {
   auto t0 = clock_type::now();
   const std::string& in = a.positional()[0];
   if (in.rfind("gen:", 0) == 0) {  // a generated SPD system: gen:poisson2d:N, gen:poisson3d:N
@@ -118,7 +124,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, atomic_file* 
 
 template <typename T, typename O>
 int solve(const args& a, bool gpu, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms,
-          atomic_file* out) {
+          const solve_outputs& out) {
   const std::string path = a.positional()[0];
   const std::string fmt =
       a.get_choice("--format", "auto", {"auto", "csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"});
@@ -129,13 +135,10 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   opt.max_iterations = a.get_int("--maxit", -1, 0, std::numeric_limits<std::int64_t>::max());
   opt.precond = a.get_choice("--precond", "none", {"none", "jacobi"}) == "jacobi" ? preconditioner::jacobi
                                                                                  : preconditioner::none;
-  opt.record_history = a.has("--history");
+  opt.record_history = out.history != nullptr;
   progress_line progress(!a.has("--quiet"));
   opt.progress = [&](const cg_progress& p) { progress(p); };
   const cg_path cg_path_choice = path_option(a);
-  // The history file, like -o, is checked (and its temporary created) before the solve.
-  std::unique_ptr<atomic_file> history;
-  if (opt.record_history) history = std::make_unique<atomic_file>(a.get("--history", ""));
 
   if (A.rows() != A.cols())
     throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
@@ -194,7 +197,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
               1e3 * r.iterate_seconds);
   if (r.iterations > 0) std::printf(", %.2f us/iteration", 1e6 * r.iterate_seconds / double(r.iterations));
   std::printf("), %.3f ms read\n", read_ms);
-  if (history) {
+  if (atomic_file* history = out.history) {
     std::string csv = "iteration,relative_residual\n";
     char line[64];
     for (std::size_t i = 0; i < r.history.size(); ++i)
@@ -203,10 +206,10 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     history->commit();
     std::printf("history:    %zu residuals written to %s\n", r.history.size(), history->path().c_str());
   }
-  if (out) {
-    out->write(format_matrix_market_vector(x));
-    out->commit();
-    std::printf("solution:   written to %s\n", out->path().c_str());
+  if (out.x) {
+    out.x->write(format_matrix_market_vector(x));
+    out.x->commit();
+    std::printf("solution:   written to %s\n", out.x->path().c_str());
   }
   return r.converged() ? 0 : 1;
 }
@@ -226,23 +229,30 @@ int cmd_solve(int argc, char** argv) {
   std::string line = gpu ? "gpu " + cuda_status() : "cpu";
   if (device == "auto") line += gpu ? " (auto: a GPU is present)" : " (auto: " + cuda_status() + ")";
   const std::string prec = a.get_choice("--precision", "double", {"double", "float"});
-  // The output is checked (and its temporary created) before anything is read or solved.
+  // The outputs are checked (and their temporaries created) before anything is read or solved.
   std::vector<std::string> inputs{a.positional()[0]};
   if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));
-  if (a.has("--history"))
+  auto input_named = [&](const std::string& path) -> const std::string* {
     for (const auto& in : inputs)
-      if (same_file(a.get("--history", ""), in))
-        throw usage_error("--history '" + in + "' is an input file; choose another name for the residual history");
-  std::unique_ptr<atomic_file> out;
+      if (same_file(path, in)) return &in;
+    return nullptr;
+  };
+  std::unique_ptr<atomic_file> x_file, history_file;
+  if (a.has("--history")) {
+    const std::string path = a.get("--history", "");
+    if (const std::string* in = input_named(path))
+      throw usage_error("--history '" + *in + "' is an input file; choose another name for the residual history");
+    history_file = std::make_unique<atomic_file>(path);
+  }
   if (a.has("-o") || a.has("--output")) {
     const std::string path = a.get("-o", a.get("--output", ""));
-    for (const auto& in : inputs)
-      if (same_file(path, in) && !a.has("--force"))
-        throw usage_error("the output '" + path + "' is the input file '" + in +
-                          "'; writing the solution would replace it: choose another output, or pass --force");
-    out = std::make_unique<atomic_file>(path);
+    if (const std::string* in = input_named(path); in && !a.has("--force"))
+      throw usage_error("the output '" + path + "' is the input file '" + *in +
+                        "'; writing the solution would replace it: choose another output, or pass --force");
+    x_file = std::make_unique<atomic_file>(path);
   }
-  return prec == "float" ? solve<float>(a, gpu, line, out.get()) : solve<double>(a, gpu, line, out.get());
+  const solve_outputs out{x_file.get(), history_file.get()};
+  return prec == "float" ? solve<float>(a, gpu, line, out) : solve<double>(a, gpu, line, out);
 }
 
 }  // namespace la::cli
