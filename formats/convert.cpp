@@ -179,7 +179,9 @@ csr_matrix<T, O> spans_to_csr(index_t rows, index_t cols, const std::vector<coo_
   int threads = static_cast<int>(parts.size());
   if (static_cast<std::size_t>(rows) > nz) threads = 1;
   const double counter = nz <= static_cast<std::size_t>(max_index) ? 4.0 : 8.0;
-  check_host_memory(double(rows + 1) * (sizeof(O) + counter * (threads + 1)) + double(nz) * (sizeof(index_t) + sizeof(T)),
+  // What build() allocates: a counter per row for each thread, the row starts, the row
+  // pointers, and the column and value arrays.
+  check_host_memory((double(rows) + 1) * (sizeof(O) + counter * (threads + 1)) + double(nz) * (sizeof(index_t) + sizeof(T)),
                     "converting a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix with " +
                         std::to_string(nz) + " entries to CSR");
   if (nz <= static_cast<std::size_t>(max_index)) return build<O, T, std::int32_t>(rows, cols, parts, threads);

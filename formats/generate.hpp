@@ -36,18 +36,29 @@ struct splitmix {
   }
 };
 
+/// Refuses a generated matrix whose rows or nonzeros do not fit before anything is
+/// allocated; `what` names it for the message ("a 2D Poisson matrix on a 50000^2 grid").
 template <typename T, typename O>
-void check_generated(std::int64_t rows, std::int64_t nnz, const char* what) {
-  LA_EXPECTS(rows <= max_index, std::string(what) + ": " + std::to_string(rows) + " rows exceed the index limit");
-  checked_offset<O>(nnz, what);
-  check_host_memory(double(nnz) * (sizeof(T) + sizeof(index_t)) + double(rows) * sizeof(O), what);
+void check_generated(std::int64_t rows, std::int64_t nnz, const std::string& what) {
+  if (rows < 0 || rows > max_index)
+    throw size_overflow(what + " has " + std::to_string(rows) + " rows; la's row and column indices are 32-bit (at most " +
+                        std::to_string(max_index) + " rows)");
+  checked_offset<O>(nnz, (what + ": its nonzeros").c_str());
+  check_host_memory(double(nnz) * (sizeof(T) + sizeof(index_t)) + (double(rows) + 1) * sizeof(O), "generating " + what);
 }
 }  // namespace detail
 
+/// The largest grids whose rows fit 32-bit indices: 46340^2 and 1290^3 rows.
+inline constexpr index_t poisson_2d_max_n = 46340;
+inline constexpr index_t poisson_3d_max_n = 1290;
+
 template <typename T, typename O = index_t>
 csr_matrix<T, O> poisson_2d(index_t n) {
+  LA_EXPECTS(n >= 0 && n <= poisson_2d_max_n, "poisson_2d(" + std::to_string(n) + "): the grid side must be in [0, " +
+                                                  std::to_string(poisson_2d_max_n) + "] (n^2 rows fit 32-bit indices)");
   const std::int64_t rows = std::int64_t(n) * n;
-  detail::check_generated<T, O>(rows, 5 * rows, "2D Poisson matrix");
+  detail::check_generated<T, O>(rows, 5 * rows - 4 * std::int64_t(n),
+                                "a 2D Poisson matrix on a " + std::to_string(n) + "^2 grid");
   std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
   std::vector<index_t> ci;
   std::vector<T> v;
@@ -69,8 +80,10 @@ csr_matrix<T, O> poisson_2d(index_t n) {
 
 template <typename T, typename O = index_t>
 csr_matrix<T, O> poisson_3d(index_t n) {
+  LA_EXPECTS(n >= 0 && n <= poisson_3d_max_n, "poisson_3d(" + std::to_string(n) + "): the grid side must be in [0, " +
+                                                  std::to_string(poisson_3d_max_n) + "] (n^3 rows fit 32-bit indices)");
   const std::int64_t rows = std::int64_t(n) * n * n, nn = std::int64_t(n) * n;
-  detail::check_generated<T, O>(rows, 7 * rows, "3D Poisson matrix");
+  detail::check_generated<T, O>(rows, 7 * rows - 6 * nn, "a 3D Poisson matrix on a " + std::to_string(n) + "^3 grid");
   std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
   std::vector<index_t> ci;
   std::vector<T> v;
@@ -108,9 +121,10 @@ inline void random_columns(index_t cols, index_t k, splitmix& g, std::vector<ind
 /// Every row exactly k distinct random columns (k <= cols).
 template <typename T, typename O = index_t>
 csr_matrix<T, O> random_rows(index_t rows, index_t cols, index_t k, std::uint64_t seed = 1) {
-  LA_EXPECTS(k >= 0 && k <= cols, "random_rows: " + std::to_string(k) + " entries per row in " + std::to_string(cols) +
-                                      " columns");
-  detail::check_generated<T, O>(rows, std::int64_t(rows) * k, "random matrix");
+  LA_EXPECTS(rows >= 0 && cols >= 0, "random_rows: the size must not be negative");
+  LA_EXPECTS(k >= 0 && k <= cols, "random_rows: " + std::to_string(k) + " distinct entries a row do not fit in " +
+                                      std::to_string(cols) + " columns");
+  detail::check_generated<T, O>(rows, std::int64_t(rows) * k, "a random matrix with " + std::to_string(rows) + " rows");
   detail::splitmix g{seed};
   std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
   std::vector<index_t> ci;
@@ -127,10 +141,13 @@ csr_matrix<T, O> random_rows(index_t rows, index_t cols, index_t k, std::uint64_
 /// R-MAT graph of 2^scale vertices and edge_factor * 2^scale edges (duplicates summed).
 template <typename T, typename O = index_t>
 csr_matrix<T, O> rmat(int scale, int edge_factor, std::uint64_t seed = 1) {
-  LA_EXPECTS(scale >= 1 && scale <= 30, "rmat: scale must be in [1, 30]");
+  LA_EXPECTS(scale >= 1 && scale <= 30, "rmat: the scale must be in [1, 30]");
+  LA_EXPECTS(edge_factor >= 1, "rmat: the edge factor must be at least 1");
   const index_t n = index_t(1) << scale;
   const std::int64_t edges = std::int64_t(edge_factor) * n;
-  detail::check_generated<T, O>(n, edges, "R-MAT graph");
+  check_host_memory(double(edges) * (2 * sizeof(index_t) + sizeof(T)), "generating an R-MAT graph of 2^" +
+                                                                           std::to_string(scale) + " vertices");
+  detail::check_generated<T, O>(n, 0, "an R-MAT graph");
   detail::splitmix g{seed};
   std::vector<index_t> r(static_cast<std::size_t>(edges)), c(r.size());
   std::vector<T> v(r.size());
@@ -150,8 +167,10 @@ csr_matrix<T, O> rmat(int scale, int edge_factor, std::uint64_t seed = 1) {
 /// rows x rows, k random entries per row, and `dense` rows (spread evenly) of `dense_len`.
 template <typename T, typename O = index_t>
 csr_matrix<T, O> dense_rows(index_t rows, index_t k, index_t dense, index_t dense_len, std::uint64_t seed = 1) {
-  LA_EXPECTS(k <= rows && dense_len <= rows && dense >= 0 && dense <= rows, "dense_rows: sizes out of range");
-  detail::check_generated<T, O>(rows, std::int64_t(rows) * k + std::int64_t(dense) * dense_len, "matrix with dense rows");
+  LA_EXPECTS(rows >= 0 && k >= 0 && dense_len >= 0 && k <= rows && dense_len <= rows && dense >= 0 && dense <= rows,
+             "dense_rows: every count must be in [0, rows]");
+  detail::check_generated<T, O>(rows, std::int64_t(rows) * k + std::int64_t(dense) * dense_len,
+                                "a matrix with dense rows and " + std::to_string(rows) + " rows");
   detail::splitmix g{seed};
   std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
   std::vector<index_t> ci;

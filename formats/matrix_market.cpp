@@ -1,6 +1,7 @@
 #include "matrix_market.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -8,7 +9,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <csignal>
+#include <cstdint>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -613,35 +617,129 @@ csr_matrix<T, O> parse_text_csr(std::string_view text, const std::string& name, 
       [](coo_matrix<T>&& m) { return to_csr<O>(m); });
 }
 
+// A file that shrinks while it is mapped raises SIGBUS on the next read past its new end.
+// While a mapping is live, a handler replaces the rest of that mapping with zero pages
+// (the parser then sees NULs, not a crash) and marks it; the reader then reports the
+// change as an io_error. Faults outside la's mappings go to the handler that was there
+// before.
+constexpr int max_mappings = 64;
+struct mapping_slot {
+  std::atomic<char*> begin{nullptr};
+  std::atomic<std::size_t> size{0};
+  std::atomic<bool> faulted{false};
+};
+mapping_slot mappings[max_mappings];
+struct sigaction previous_sigbus {};
+
+extern "C" void on_sigbus(int sig, siginfo_t* info, void* context) {
+  char* const at = static_cast<char*>(info->si_addr);
+  for (auto& m : mappings) {
+    char* const b = m.begin.load();
+    const std::size_t n = m.size.load();
+    if (b && at >= b && at < b + n) {
+      const std::uintptr_t page = reinterpret_cast<std::uintptr_t>(at) & ~std::uintptr_t(::sysconf(_SC_PAGESIZE) - 1);
+      char* const from = reinterpret_cast<char*>(page);
+      ::mmap(from, static_cast<std::size_t>(b + n - from), PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+      m.faulted.store(true);
+      return;
+    }
+  }
+  if (previous_sigbus.sa_flags & SA_SIGINFO) {
+    previous_sigbus.sa_sigaction(sig, info, context);
+  } else if (previous_sigbus.sa_handler != SIG_DFL && previous_sigbus.sa_handler != SIG_IGN) {
+    previous_sigbus.sa_handler(sig);
+  } else {
+    ::signal(SIGBUS, SIG_DFL);
+    ::raise(SIGBUS);
+  }
+}
+
+void install_sigbus_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa {};
+    sa.sa_sigaction = on_sigbus;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    ::sigaction(SIGBUS, &sa, &previous_sigbus);
+  });
+}
+
 /// A read-only mapping of a whole regular file (empty when the file cannot be mapped).
 class mapped_file {
  public:
-  explicit mapped_file(const std::string& path) {
+  explicit mapped_file(const std::string& path) : path_(path) {
     // stat first: opening a FIFO here and closing it again would break its writer (SIGPIPE).
     struct stat pre {};
     if (::stat(path.c_str(), &pre) != 0 || !S_ISREG(pre.st_mode)) return;
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p != MAP_FAILED) {
-        data_ = static_cast<const char*>(p);
-        size_ = static_cast<std::size_t>(st.st_size);
-        ::madvise(p, size_, MADV_SEQUENTIAL);
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) return;
+    if (::fstat(fd_, &st_) == 0 && S_ISREG(st_.st_mode) && st_.st_size > 0) {
+      install_sigbus_handler();
+      for (auto& m : mappings) {
+        char* expected = nullptr;
+        char* const claim = reinterpret_cast<char*>(&m);  // a placeholder until mapped
+        if (m.begin.compare_exchange_strong(expected, claim)) {
+          slot_ = &m;
+          break;
+        }
       }
+      if (!slot_) return;  // too many mappings at once: read the file instead
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(st_.st_size), PROT_READ, MAP_PRIVATE, fd_, 0);
+      if (p == MAP_FAILED) {
+        slot_->begin.store(nullptr);
+        slot_ = nullptr;
+        return;
+      }
+      data_ = static_cast<const char*>(p);
+      size_ = static_cast<std::size_t>(st_.st_size);
+      slot_->faulted.store(false);
+      slot_->size.store(size_);
+      slot_->begin.store(const_cast<char*>(data_));
+      ::madvise(p, size_, MADV_SEQUENTIAL);
     }
-    ::close(fd);
   }
   ~mapped_file() {
+    if (slot_) slot_->begin.store(nullptr), slot_->size.store(0);
     if (data_) ::munmap(const_cast<char*>(data_), size_);
+    if (fd_ >= 0) ::close(fd_);
   }
   mapped_file(const mapped_file&) = delete;
   mapped_file& operator=(const mapped_file&) = delete;
   bool ok() const noexcept { return data_ != nullptr; }
   std::string_view text() const noexcept { return {data_, size_}; }
 
+  /// Throws la::io_error when the file shrank, grew or was rewritten while it was read.
+  void check_unchanged() const {
+    struct stat now {};
+    const bool stat_ok = ::fstat(fd_, &now) == 0;
+    const bool faulted = slot_ && slot_->faulted.load();
+    if (!faulted && stat_ok && now.st_size == st_.st_size && now.st_mtim.tv_sec == st_.st_mtim.tv_sec &&
+        now.st_mtim.tv_nsec == st_.st_mtim.tv_nsec)
+      return;
+    throw io_error("'" + printable(path_) + "' changed while it was being read (" + std::to_string(st_.st_size) +
+                   " bytes when opened" + (stat_ok ? ", " + std::to_string(now.st_size) + " now" : std::string()) +
+                   "); read it again once it is complete");
+  }
+  /// f(text), with the file checked for changes afterwards, also when f throws (a parse
+  /// error caused by a change is reported as the change).
+  template <typename F>
+  auto parse(F&& f) const {
+    try {
+      auto r = f(text());
+      check_unchanged();
+      return r;
+    } catch (...) {
+      check_unchanged();
+      throw;
+    }
+  }
+
  private:
+  std::string path_;
+  int fd_ = -1;
+  struct stat st_ {};
+  mapping_slot* slot_ = nullptr;
   const char* data_ = nullptr;
   std::size_t size_ = 0;
 };
@@ -670,12 +768,24 @@ void write_all(const std::string& path, const std::string& text) {
   out.commit();
 }
 
+/// "" when a_ij == a_ji for every stored entry (the same pattern, values equal as numbers:
+/// 0 and -0 are equal, a NaN equals nothing), else why not.
 template <typename T, typename O>
-bool exactly_symmetric(const csr_matrix<T, O>& a) {
-  if (a.rows() != a.cols()) return false;
+std::string why_not_symmetric(const csr_matrix<T, O>& a) {
+  if (a.rows() != a.cols()) return "not square";
   const csc_matrix<T, O> t = to_csc<O>(a);  // A^T in CSR is A's CSC arrays
-  return t.col_ptr() == a.row_ptr() && t.row_idx() == a.col_idx() &&
-         std::memcmp(t.values().data(), a.values().data(), sizeof(T) * a.values().size()) == 0;
+  if (t.col_ptr() != a.row_ptr() || t.row_idx() != a.col_idx()) return "not exactly symmetric (A != A^T: the patterns differ)";
+  for (std::size_t k = 0; k < a.values().size(); ++k) {
+    if (std::isnan(a.values()[k])) return "not exactly symmetric: it holds a NaN, which equals nothing";
+    if (!(t.values()[k] == a.values()[k])) return "not exactly symmetric (A != A^T)";
+  }
+  return "";
+}
+
+/// Characters the writer needs at most for one value of type T (shortest round trip).
+template <typename T>
+constexpr std::size_t value_chars() {
+  return sizeof(T) == 8 ? 24 : 16;
 }
 
 }  // namespace
@@ -690,7 +800,8 @@ template <typename T>
 coo_matrix<T> read_matrix_market(const std::string& path, mm_header* header, const mm_read_options& opt) {
   // Regular files are mapped and parsed in memory (in parallel where it pays); anything
   // else (pipes, devices) is streamed through 4 MiB reads on one thread.
-  if (mapped_file map(path); map.ok()) return parse_text<T>(map.text(), path, header, opt);
+  if (mapped_file map(path); map.ok())
+    return map.parse([&](std::string_view text) { return parse_text<T>(text, path, header, opt); });
   file_ptr f = open_file(path, "rb");
   const std::uint64_t size = file_size(f.get());
   line_reader in(f.get(), path);
@@ -707,7 +818,8 @@ coo_matrix<T> parse_matrix_market(std::string_view text, const std::string& name
 
 template <typename T, typename O>
 csr_matrix<T, O> read_matrix_market_csr(const std::string& path, mm_header* header, const mm_read_options& opt) {
-  if (mapped_file map(path); map.ok()) return parse_text_csr<T, O>(map.text(), path, header, opt);
+  if (mapped_file map(path); map.ok())
+    return map.parse([&](std::string_view text) { return parse_text_csr<T, O>(text, path, header, opt); });
   return to_csr<O>(read_matrix_market<T>(path, header, opt));
 }
 
@@ -722,10 +834,17 @@ std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt
   LA_EXPECTS(opt.symmetry != mm_symmetry::skew_symmetric,
              "Matrix Market writer: skew-symmetric output is not offered; use general or symmetric");
   const bool sym = opt.symmetry == mm_symmetry::symmetric;
-  if (sym && !exactly_symmetric(a))
-    throw invalid_argument("cannot write as symmetric: the matrix is " +
-                           std::string(a.rows() != a.cols() ? "not square" : "not exactly symmetric (A != A^T)") +
-                           "; write it with symmetry general");
+  if (sym)
+    if (const std::string why = why_not_symmetric(a); !why.empty())
+      throw invalid_argument("cannot write as symmetric: the matrix is " + why + "; write it with symmetry general");
+  // The text is built whole, then written: refuse at once when it cannot fit.
+  const double line_chars = opt.format == mm_format::coordinate
+                                ? 2 * (std::to_string(std::max(a.rows(), a.cols())).size() + 1) + value_chars<T>() + 1
+                                : value_chars<T>() + 1;
+  const double lines = opt.format == mm_format::coordinate ? double(a.nnz()) : double(a.rows()) * double(a.cols());
+  check_host_memory(lines * line_chars + (opt.format == mm_format::array ? lines * sizeof(T) : 0.0),
+                    "writing a " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " matrix as " +
+                        to_string(opt.format) + " Matrix Market text");
   std::string s;
   s += "%%MatrixMarket matrix ";
   s += to_string(opt.format);
@@ -736,7 +855,7 @@ std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt
     std::int64_t count = 0;
     for (index_t i = 0; i < a.rows(); ++i)
       for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) count += !sym || a.col_idx()[k] <= i;
-    s.reserve(s.size() + static_cast<std::size_t>(count) * 32);
+    s.reserve(s.size() + 64 + static_cast<std::size_t>(double(count) * line_chars));
     append_number(s, a.rows()); s += ' ';
     append_number(s, a.cols()); s += ' ';
     append_number(s, count); s += '\n';
@@ -749,6 +868,7 @@ std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt
       }
   } else {
     const dense_matrix<T> d = to_dense(a);
+    s.reserve(s.size() + 64 + static_cast<std::size_t>(lines * line_chars));
     append_number(s, a.rows()); s += ' ';
     append_number(s, a.cols()); s += '\n';
     for (index_t j = 0; j < a.cols(); ++j)

@@ -1,6 +1,8 @@
 #include "atomic_file.hpp"
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,31 +37,119 @@ std::string dir_of(const std::string& path) {
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
 }
+
+// The temporaries not yet committed, for remove_temporaries(): slots a signal handler can
+// read without locks (each holds a malloc'ed copy of a name, or null).
+constexpr int max_pending = 64;
+std::atomic<char*> pending[max_pending];
+
+void add_pending(const std::string& tmp) noexcept {
+  char* name = ::strdup(tmp.c_str());
+  if (!name) return;
+  for (auto& slot : pending) {
+    char* expected = nullptr;
+    if (slot.compare_exchange_strong(expected, name)) return;
+  }
+  std::free(name);  // more than max_pending open at once: the destructor still removes it
+}
+
+void drop_pending(const std::string& tmp) noexcept {
+  for (auto& slot : pending) {
+    char* name = slot.load();
+    if (name && tmp == name && slot.compare_exchange_strong(name, nullptr)) {
+      std::free(name);
+      return;
+    }
+  }
+}
+
+extern "C" void remove_and_reraise(int sig) {
+  atomic_file::remove_temporaries();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+std::string absolute(const std::string& path) {
+  if (!path.empty() && path[0] == '/') return path;
+  std::vector<char> cwd(4096);
+  if (!::getcwd(cwd.data(), cwd.size())) return path;
+  return std::string(cwd.data()) + "/" + path;
+}
 }  // namespace
 
-atomic_file::atomic_file(std::string path) : path_(std::move(path)) {
+std::string output_target(const std::string& path) {
+  std::string p = absolute(path);
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    std::vector<char> buf(static_cast<std::size_t>(st.st_size > 0 ? st.st_size : 4095) + 1);
+    const ssize_t n = ::readlink(p.c_str(), buf.data(), buf.size());
+    if (n < 0) break;
+    const std::string link(buf.data(), static_cast<std::size_t>(n));
+    p = !link.empty() && link[0] == '/' ? link : dir_of(p) + "/" + link;
+  }
+  // The directory's own links resolved, so that two spellings of one name compare equal.
+  const std::string dir = dir_of(p), base = p.substr(p.find_last_of('/') + 1);
+  if (char* real = ::realpath(dir.c_str(), nullptr)) {
+    std::string r = real;
+    std::free(real);
+    return (r == "/" ? "" : r) + "/" + base;
+  }
+  return p;
+}
+
+bool same_output(const std::string& a, const std::string& b) {
+  if (same_file(a, b)) return true;
+  return output_target(a) == output_target(b);
+}
+
+bool write_protected(const std::string& path) noexcept {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return (st.st_mode & 0222) == 0 || ::access(path.c_str(), W_OK) != 0;
+}
+
+void atomic_file::remove_temporaries() noexcept {
+  for (auto& slot : pending)
+    if (char* name = slot.load()) ::unlink(name);
+}
+
+void atomic_file::install_cleanup_on_signals() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    struct sigaction sa {};
+    sa.sa_handler = remove_and_reraise;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    if (::sigaction(sig, &sa, nullptr) != 0)
+      throw io_error(std::string("cannot install a signal handler: ") + std::strerror(errno));
+  }
+}
+
+atomic_file::atomic_file(std::string path, atomic_file_options opt) : path_(std::move(path)) {
   if (path_.empty()) throw io_error("no output file name given");
   struct stat st {};
   const bool exists = ::stat(path_.c_str(), &st) == 0;
   if (exists && !S_ISREG(st.st_mode)) {  // a device or pipe: nothing to replace
     direct_ = true;
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd_ < 0) throw io_error("cannot open '" + path_ + "' for writing: " + std::strerror(errno));
+    if (fd_ < 0) throw io_error("cannot open '" + printable(path_) + "' for writing: " + std::strerror(errno));
     return;
   }
-  if (exists && S_ISDIR(st.st_mode)) throw io_error("'" + path_ + "' is a directory");
-  // Through a symbolic link, the file it names is replaced, not the link.
-  if (char* real = exists ? ::realpath(path_.c_str(), nullptr) : nullptr) {
-    path_ = real;
-    std::free(real);
-  }
+  if (exists && S_ISDIR(st.st_mode)) throw io_error("'" + printable(path_) + "' is a directory");
+  // Through a symbolic link (dangling or not) the file it names is written; the link stays.
+  const std::string given = path_;
+  path_ = output_target(path_);
+  if (exists && !opt.replace_read_only && write_protected(path_))
+    throw io_error("'" + printable(given) + "' is write-protected; it was not replaced");
   std::string pattern = path_ + ".la-tmp-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
   if (fd_ < 0)
-    throw io_error("cannot create a file in '" + dir_of(path_) + "' to write '" + path_ + "': " + std::strerror(errno));
+    throw io_error("cannot create a file in '" + printable(dir_of(path_)) + "' to write '" + printable(path_) +
+                   "': " + std::strerror(errno));
   tmp_ = buf.data();
+  add_pending(tmp_);
   // The new file gets the target's permissions, or the usual ones for a new file.
   mode_t mode = 0;
   if (exists) {
@@ -73,19 +163,20 @@ atomic_file::atomic_file(std::string path) : path_(std::move(path)) {
 atomic_file::~atomic_file() {
   if (fd_ >= 0) ::close(fd_);
   if (!committed_ && !tmp_.empty()) ::unlink(tmp_.c_str());
+  if (!tmp_.empty()) drop_pending(tmp_);
 }
 
 void atomic_file::fail(const std::string& what) {
   const int err = errno;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  if (!tmp_.empty()) ::unlink(tmp_.c_str()), drop_pending(tmp_);
   tmp_.clear();
-  throw io_error(what + " '" + path_ + "': " + std::strerror(err) + (direct_ ? "" : " (the file was not changed)"));
+  throw io_error(what + " '" + printable(path_) + "': " + std::strerror(err) + (direct_ ? "" : " (the file was not changed)"));
 }
 
 void atomic_file::write(std::string_view text) {
-  if (fd_ < 0) throw io_error("'" + path_ + "' is already closed");
+  if (fd_ < 0) throw io_error("'" + printable(path_) + "' is already closed");
   while (!text.empty()) {
     const ssize_t n = ::write(fd_, text.data(), text.size());
     if (n < 0) {
@@ -97,7 +188,7 @@ void atomic_file::write(std::string_view text) {
 }
 
 void atomic_file::commit() {
-  if (fd_ < 0) throw io_error("'" + path_ + "' is already closed");
+  if (fd_ < 0) throw io_error("'" + printable(path_) + "' is already closed");
   if (!direct_ && ::fsync(fd_) != 0) fail("error flushing");
   const int fd = fd_;
   fd_ = -1;  // closed below, whatever close() says
@@ -105,10 +196,13 @@ void atomic_file::commit() {
   if (!direct_ && ::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp_.c_str());
+    drop_pending(tmp_);
     tmp_.clear();
-    throw io_error("cannot replace '" + path_ + "': " + std::strerror(err) + " (the file was not changed)");
+    throw io_error("cannot replace '" + printable(path_) + "': " + std::strerror(err) + " (the file was not changed)");
   }
   committed_ = true;
+  if (!tmp_.empty()) drop_pending(tmp_);
+  tmp_.clear();
 }
 
 bool same_file(const std::string& a, const std::string& b) noexcept {

@@ -1,8 +1,29 @@
 #include "context.hpp"
 
+#include <dlfcn.h>
+
 #include "error.hpp"
 
 namespace la {
+
+namespace detail {
+std::string no_gpu_reason(cudaError_t e) noexcept {
+  try {
+    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
+      // The runtime reports a missing driver as an old one; tell the two apart by whether
+      // the driver library is installed at all.
+      void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+      if (!driver) return "no NVIDIA driver or GPU was found on this machine";
+      ::dlclose(driver);
+      if (e == cudaErrorNoDevice) return "no NVIDIA GPU was found (the driver is installed)";
+      return std::string("the NVIDIA driver is older than this CUDA runtime needs (") + cudaGetErrorString(e) + ")";
+    }
+    return std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
+  } catch (...) {
+    return "no usable CUDA device";
+  }
+}
+}  // namespace detail
 
 bool cuda_available() noexcept {
   int n = 0;
@@ -20,9 +41,9 @@ std::string cuda_status() noexcept {
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
-      return std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
+      return detail::no_gpu_reason(e);
     }
-    if (n == 0) return "no CUDA device present";
+    if (n == 0) return detail::no_gpu_reason(cudaErrorNoDevice);
     cudaDeviceProp p{};
     if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "CUDA device 0 cannot be queried";
     return std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ")";

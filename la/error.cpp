@@ -5,8 +5,24 @@
 namespace la {
 
 parse_error::parse_error(const std::string& file, std::int64_t line, const std::string& what)
-    : io_error(file + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + what),
+    : io_error(printable(file) + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": " + what),
       line_(line) {}
+
+std::string printable(const std::string& s) {
+  std::string r;
+  r.reserve(s.size());
+  for (const char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      r += ch;
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      r += buf;
+    }
+  }
+  return r;
+}
 
 namespace detail {
 std::string where(const char* call, const char* file, int line) {
@@ -17,9 +33,6 @@ namespace {
 
 const char* cuda_advice(cudaError_t code) {
   switch (code) {
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-      return " (no usable GPU: install the NVIDIA driver or run on the host with --device cpu)";
     case cudaErrorMemoryAllocation:
       return " (the GPU is out of memory: use a smaller problem or free other allocations)";
     case cudaErrorInvalidDevice:
@@ -34,6 +47,8 @@ const char* cuda_advice(cudaError_t code) {
 }  // namespace
 
 void throw_cuda(cudaError_t code, const char* call, const char* file, int line) {
+  if (code == cudaErrorInsufficientDriver || code == cudaErrorNoDevice)
+    throw cuda_error(code, no_gpu_reason(code), where(call, file, line));
   std::string msg = "CUDA error " + std::string(cudaGetErrorName(code)) + " (" +
                     cudaGetErrorString(code) + ") in " + where(call, file, line) +
                     cuda_advice(code);
@@ -51,8 +66,7 @@ void debug_sync(cudaStream_t stream, const char* file, int line) {
 }
 
 void throw_expects(const char* cond, const std::string& msg, const char* file, int line) {
-  throw invalid_argument(msg + " [failed check: " + cond + " at " + file + ":" +
-                         std::to_string(line) + "]");
+  throw invalid_argument(msg, std::string("failed check ") + cond + " at " + file + ":" + std::to_string(line));
 }
 
 void report_ignored(const char* library, const char* name, const char* call, const char* file, int line) noexcept {

@@ -14,11 +14,23 @@
 
 namespace la {
 
-/// Base of everything la throws.
+/// Base of everything la throws. what() is a sentence for the user; where() is the
+/// source location that raised it (file:line and the failed condition or call), kept apart
+/// so that user-facing messages do not carry la's internals.
 class error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit error(const std::string& what, std::string where = {})
+      : std::runtime_error(what), where_(std::move(where)) {}
+  const std::string& where() const noexcept { return where_; }
+
+ private:
+  std::string where_;
 };
+
+/// A name (a file path, an environment value) for a message: control bytes and bytes
+/// outside printable ASCII as \xNN, as the Matrix Market reader quotes file contents, so a
+/// name cannot break a message's line or the terminal.
+std::string printable(const std::string& s);
 
 /// A precondition on the caller's arguments does not hold (sizes, ranges, options).
 class invalid_argument : public error {
@@ -70,7 +82,8 @@ class device_error : public error {
 /// A CUDA runtime call failed.
 class cuda_error : public device_error {
  public:
-  cuda_error(cudaError_t code, const std::string& what) : device_error(what), code_(code) {}
+  cuda_error(cudaError_t code, const std::string& what, std::string where = {})
+      : device_error(what, std::move(where)), code_(code) {}
   cudaError_t code() const noexcept { return code_; }
 
  private:
@@ -84,6 +97,9 @@ class out_of_memory : public cuda_error {
 };
 
 namespace detail {
+/// Why no GPU can be used, in words (cudaErrorNoDevice / cudaErrorInsufficientDriver tell
+/// a missing driver, a missing GPU and an old driver apart).
+std::string no_gpu_reason(cudaError_t code) noexcept;
 [[noreturn]] void throw_cuda(cudaError_t code, const char* call, const char* file, int line);
 [[noreturn]] void throw_expects(const char* cond, const std::string& msg, const char* file, int line);
 void report_no_throw(cudaError_t code, const char* call, const char* file, int line) noexcept;

@@ -1,5 +1,6 @@
 #include "memory.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -30,15 +31,24 @@ std::string format_bytes(double bytes) {
   return buf;
 }
 
-std::uint64_t host_memory_available() noexcept {
+std::uint64_t host_memory_available() {
   std::uint64_t avail = std::numeric_limits<std::uint64_t>::max();
+  if (const char* env = std::getenv("LA_HOST_MEMORY_LIMIT"); env && *env) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (end == env || *end != '\0' || errno == ERANGE || env[0] == '-' || env[0] == '+' || env[0] == ' ')
+      throw invalid_argument("LA_HOST_MEMORY_LIMIT='" + printable(env) +
+                             "' is not a byte count: it needs an integer number of bytes >= 0 (or unset it)");
+    avail = v;
+  }
   try {
     std::ifstream in("/proc/meminfo");
     std::string line;
     while (std::getline(in, line)) {
       unsigned long long kb = 0;
       if (std::sscanf(line.c_str(), "MemAvailable: %llu kB", &kb) == 1) {
-        avail = static_cast<std::uint64_t>(kb) * 1024;
+        avail = std::min<std::uint64_t>(avail, static_cast<std::uint64_t>(kb) * 1024);
         break;
       }
     }
@@ -47,11 +57,6 @@ std::uint64_t host_memory_available() noexcept {
     const std::uint64_t cur = read_number("/sys/fs/cgroup/memory.current");
     if (max != std::numeric_limits<std::uint64_t>::max() && cur != std::numeric_limits<std::uint64_t>::max())
       avail = std::min(avail, max > cur ? max - cur : 0);
-    if (const char* env = std::getenv("LA_HOST_MEMORY_LIMIT")) {
-      char* end = nullptr;
-      const unsigned long long v = std::strtoull(env, &end, 10);
-      if (end != env && *end == '\0') avail = std::min<std::uint64_t>(avail, v);
-    }
   } catch (...) {
   }
   return avail;

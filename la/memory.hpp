@@ -23,8 +23,9 @@ std::string format_bytes(double bytes);
 
 /// Bytes the host can still give this process: MemAvailable from /proc/meminfo, lowered to
 /// the cgroup's remaining limit where there is one, and to $LA_HOST_MEMORY_LIMIT (bytes)
-/// when set. UINT64_MAX when nothing can be read.
-std::uint64_t host_memory_available() noexcept;
+/// when set. UINT64_MAX when nothing can be read. Throws la::invalid_argument when
+/// LA_HOST_MEMORY_LIMIT is set to anything but a byte count (an integer >= 0).
+std::uint64_t host_memory_available();
 
 /// Throws la::insufficient_memory ("`what` needs X of host memory; Y are available") when
 /// `bytes` exceed 90% of host_memory_available().

@@ -8,9 +8,10 @@
 
 namespace la {
 
-/// Threads for host work: `requested` when positive, else $LA_THREADS when it is a positive
-/// integer, else every hardware thread. At most 256.
-int thread_count(int requested = 0) noexcept;
+/// Threads for host work: `requested` when positive, else $LA_THREADS, else every hardware
+/// thread. At most 256. Throws la::invalid_argument when LA_THREADS is set to anything but
+/// an integer in [1, 256].
+int thread_count(int requested = 0);
 
 namespace detail {
 /// Runs f(t) for t in [0, threads) on `threads` threads (the caller runs t = 0) and rethrows

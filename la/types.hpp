@@ -27,21 +27,29 @@ inline constexpr bool is_offset_v = std::is_same_v<O, std::int32_t> || std::is_s
 /// Narrows a count to index_t, or throws la::size_overflow naming what overflowed.
 inline index_t checked_index(std::int64_t value, const char* what) {
   if (value < 0 || value > max_index)
-    throw size_overflow(std::string(what) + " = " + std::to_string(value) +
-                        " does not fit la's 32-bit index type (max " + std::to_string(max_index) +
-                        "); row and column counts are limited to 2^31 - 1");
+    throw size_overflow(std::string(what) + " (" + std::to_string(value) +
+                        ") does not fit la's 32-bit row and column indices (at most " + std::to_string(max_index) +
+                        ")");
   return static_cast<index_t>(value);
 }
 
-/// Narrows a count to the offset type O, or throws la::size_overflow; never truncates.
+/// A count of nonzeros does not fit 32-bit offsets (64-bit offsets would hold it).
+class offset_overflow : public size_overflow {
+ public:
+  using size_overflow::size_overflow;
+};
+
+/// Narrows a count to the offset type O, or throws la::size_overflow (la::offset_overflow
+/// when 64-bit offsets would hold it); never truncates.
 template <typename O>
 O checked_offset(std::int64_t value, const char* what) {
   static_assert(is_offset_v<O>, "offsets are std::int32_t or std::int64_t");
+  if (sizeof(O) == 4 && value > std::numeric_limits<O>::max())
+    throw offset_overflow(std::string(what) + " (" + std::to_string(value) +
+                          ") do not fit 32-bit offsets (at most 2147483647); 64-bit offsets are needed");
   if (value < 0 || value > std::numeric_limits<O>::max())
-    throw size_overflow(std::string(what) + " = " + std::to_string(value) + " does not fit " +
-                        (sizeof(O) == 4 ? "32-bit offsets (max 2147483647); use 64-bit offsets "
-                                          "(O = std::int64_t, or la::with_offsets)"
-                                        : "64-bit offsets"));
+    throw size_overflow(std::string(what) + " (" + std::to_string(value) + ") do not fit " +
+                        (sizeof(O) == 4 ? "32-bit offsets" : "64-bit offsets"));
   return static_cast<O>(value);
 }
 

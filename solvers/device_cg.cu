@@ -553,8 +553,8 @@ class device_backend {
     const char* what[] = {"matrix", "right-hand side", "initial guess"};
     for (int j = 0; j < 3; ++j)
       if (init[j] != none)
-        return std::string(what[j]) + " holds a non-finite value at position " + std::to_string(init[j]) +
-               (j == 0 ? " of its stored entries" : "");
+        return std::string(what[j]) + " holds a non-finite value at " + (j == 0 ? "stored entry " : "entry ") +
+               std::to_string(init[j] + 1) + " (1-based)";
     return {};
   }
   /// Computes the Jacobi inverse diagonal; "" or why it cannot be used.

@@ -90,7 +90,7 @@ std::string first_non_finite(const std::vector<T>& v, const char* what) {
   for (std::size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(static_cast<double>(v[i])))
       return std::string(what) + " holds a non-finite value (" + std::to_string(static_cast<double>(v[i])) +
-             ") at position " + std::to_string(i);
+             ") at entry " + std::to_string(i + 1) + " (1-based)";
   return {};
 }
 }  // namespace detail

@@ -248,14 +248,14 @@ TEST(GpuCgStatus, NonFiniteInputsAndIterates) {
   for (cg_path p : paths) {
     auto s = solve_gpu(ctx, a, b, {}, p);
     EXPECT_EQ(s.r.status, solve_status::non_finite) << s.r.message;
-    EXPECT_NE(s.r.message.find("right-hand side holds a non-finite value at position 5"), std::string::npos)
+    EXPECT_NE(s.r.message.find("right-hand side holds a non-finite value at entry 6 (1-based)"), std::string::npos)
         << s.r.message;
   }
   auto bad = a;
   bad.values()[7] = std::numeric_limits<double>::infinity();
   const auto s = solve_gpu(ctx, bad, std::vector<double>(a.rows(), 1.0), {}, cg_path::plain);
   EXPECT_EQ(s.r.status, solve_status::non_finite);
-  EXPECT_NE(s.r.message.find("matrix holds a non-finite value at position 7"), std::string::npos) << s.r.message;
+  EXPECT_NE(s.r.message.find("matrix holds a non-finite value at stored entry 8 (1-based)"), std::string::npos) << s.r.message;
   // Overflow during the iteration.
   csr_matrix<double> huge(2, 2, {0, 1, 2}, {0, 1}, {1e300, 2e300});
   for (cg_path p : paths)

@@ -207,11 +207,11 @@ TEST(Cli, BadOptions) {
   r = run("solve " + data + "/gr_30_30.mtx --path fast");
   EXPECT_EQ(r.status, 2);
   EXPECT_TRUE(contains(r.output, "--path must be one of auto|graph|persistent|plain")) << r.output;
-  if (!la::cuda_available()) {  // --device gpu without one is a usage error, not a silent CPU run
+  if (!la::cuda_available()) {  // --device gpu without one: status 3 (no usable GPU), not a silent CPU run
     r = run("solve " + data + "/gr_30_30.mtx --device gpu");
-    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.status, 3);
     EXPECT_TRUE(contains(r.output, "--device gpu: ")) << r.output;
-    EXPECT_TRUE(contains(r.output, "use --device cpu or auto")) << r.output;
+    EXPECT_TRUE(contains(r.output, "run with --device cpu or auto")) << r.output;
   }
 }
 
@@ -352,7 +352,7 @@ TEST(Cli, SolveRefusesToOverwriteItsInput) {
   for (const std::string& out : {a, link}) {  // the same file under another name, too
     const auto r = run("solve " + a + " -o " + out);
     EXPECT_EQ(r.status, 2) << r.output;
-    EXPECT_TRUE(contains(r.output, "is the input file")) << r.output;
+    EXPECT_TRUE(contains(r.output, "is an input file")) << r.output;
     EXPECT_TRUE(contains(r.output, "--force")) << r.output;
     EXPECT_EQ(read_file(a), before);
   }

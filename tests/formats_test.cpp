@@ -409,7 +409,7 @@ TEST(Offsets, BoundaryAtTwoToTheThirtyOne) {
   const std::int64_t limit = std::numeric_limits<std::int32_t>::max();
   EXPECT_EQ(checked_offset<std::int32_t>(limit, "nnz"), limit);
   expect_throw_with<size_overflow>([&] { checked_offset<std::int32_t>(limit + 1, "CSR nonzeros"); },
-                                   {"CSR nonzeros = 2147483648", "64-bit offsets"});
+                                   {"CSR nonzeros (2147483648)", "64-bit offsets"});
   EXPECT_EQ(checked_offset<std::int64_t>(limit + 1, "nnz"), limit + 1);
   EXPECT_FALSE(needs_64bit_offsets(limit));
   EXPECT_TRUE(needs_64bit_offsets(limit + 1));

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -34,7 +35,7 @@ class args {
         if (auto eq = a.find('='); eq != std::string::npos) {
           value = a.substr(eq + 1);
           a = a.substr(0, eq);
-          if (!valued.count(a)) throw usage_error("option " + a + " does not take a value");
+          if (!valued.count(a)) throw usage_error("option " + printable(a) + " does not take a value");
           opts_[a] = value;
         } else if (valued.count(a)) {
           if (i + 1 >= argc) throw usage_error("option " + a + " needs a value");
@@ -42,7 +43,7 @@ class args {
         } else if (flags.count(a)) {
           opts_[a] = "1";
         } else {
-          throw usage_error("unknown option " + a);
+          throw usage_error("unknown option " + printable(a));
         }
       } else {
         pos_.push_back(a);
@@ -67,11 +68,14 @@ class args {
     const char* b = v.data() + (v.size() > 1 && v[0] == '+' && v[1] != '-' ? 1 : 0);
     const auto [p, ec] = std::from_chars(b, v.data() + v.size(), x);
     if (v.empty() || p != v.data() + v.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
-      throw usage_error("option " + k + " needs " + range + ", got '" + v + "'");
-    if (std::isnan(x)) throw usage_error("option " + k + " is not a number (" + v + "); it needs " + range);
+      throw usage_error("option " + k + " needs " + range + ", got '" + printable(v) + "'");
+    if (std::isnan(x)) throw usage_error("option " + k + " is not a number (" + printable(v) + "); it needs " + range);
+    if (ec == std::errc::result_out_of_range && std::fabs(std::strtod(v.c_str(), nullptr)) < 1)
+      throw usage_error("option " + k + " = " + printable(v) + " underflows: it is nonzero but smaller than the smallest double "
+                        "(about 4.9e-324); use 0 or a larger value");
     if (std::isinf(x) || ec == std::errc::result_out_of_range)
-      throw usage_error("option " + k + " = " + v + " is not finite; it needs " + range);
-    if (x < lo || x > hi) throw usage_error("option " + k + " = " + v + " is out of range; it needs " + range);
+      throw usage_error("option " + k + " = " + printable(v) + " is not finite; it needs " + range);
+    if (x < lo || x > hi) throw usage_error("option " + k + " = " + printable(v) + " is out of range; it needs " + range);
     return x;
   }
   /// An integer in [lo, hi], checked before any narrowing.
@@ -83,7 +87,7 @@ class args {
     const auto [p, ec] = std::from_chars(b, v.data() + v.size(), x);
     if (v.empty() || ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi)
       throw usage_error("option " + k + " needs an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                        "], got '" + v + "'");
+                        "], got '" + printable(v) + "'");
     return x;
   }
   /// Value restricted to `choices`.
@@ -93,7 +97,7 @@ class args {
       if (v == c) return v;
     std::string list;
     for (const auto& c : choices) list += (list.empty() ? "" : "|") + c;
-    throw usage_error("option " + k + " must be one of " + list + ", got '" + v + "'");
+    throw usage_error("option " + k + " must be one of " + list + ", got '" + printable(v) + "'");
   }
 
  private:

@@ -32,20 +32,15 @@ const char* usage =
     "  --quiet               no progress line (it is shown only on a terminal anyway)\n"
     "%s"
     "Exit status: 0 every kernel validated, 1 one failed validation, 2 bad usage or input,\n"
-    "3 no GPU or CUDA failure.\n";
+    "3 no usable GPU, or a CUDA or internal failure.\n";
 
 template <typename T>
 void bench_one(context& ctx, vendor_handles& vh, const args& a, const std::string& m, const spmv_bench_options& opt,
                std::vector<spmv_row>& rows) {
   std::vector<spmv_row> r;
   if (m.rfind("gen:", 0) == 0) {
-    csr_matrix<T> g;
-    try {
-      g = generated_matrix<T>(m.substr(4));
-    } catch (const invalid_argument& e) {
-      throw usage_error(e.what());
-    }
-    r = bench_spmv(ctx, vh, m.substr(4), g, opt);
+    r = with_generated<T>(gen_option(m), offsets_option(a),
+                          [&](const auto& g) { return bench_spmv(ctx, vh, m.substr(4), g, opt); });
   } else {
     r = with_csr_file<T>(m, a, [&](const auto& host) { return bench_spmv(ctx, vh, m, host, opt); });
   }
@@ -71,7 +66,9 @@ int cmd_bench(int argc, char** argv) {
   opt.reps = static_cast<int>(a.get_int("--reps", 20, 1, 100000));
   opt.progress = !a.has("--quiet") && isatty(2);
   const std::string out = a.get("--out", "");
-  if (!cuda_available()) throw cuda_error(cudaErrorNoDevice, "la bench needs a GPU: " + cuda_status());
+  for (const auto& m : matrices)
+    if (is_gen(m)) (void)gen_option(m);  // usage errors before the GPU is looked for
+  require_gpu();
   context ctx;
   vendor_handles vh(ctx);
   opt.copy_gbs = copy_bandwidth_gbs(ctx);

@@ -1,9 +1,13 @@
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
 #include <la/la/atomic_file.hpp>
+#include <la/la/memory.hpp>
+#include <la/la/parallel.hpp>
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
@@ -11,24 +15,51 @@
 namespace la::cli {
 namespace {
 const char* usage =
-    "usage: la convert IN.mtx -o OUT.mtx [--to coordinate|array] [--symmetry general|symmetric]\n"
+    "usage: la convert IN.mtx|gen:SPEC -o OUT.mtx [--to coordinate|array] [--symmetry general|symmetric]\n"
     "\n"
     "Reads any supported Matrix Market file (coordinate or array; real, integer or pattern;\n"
     "general, symmetric or skew-symmetric) and writes it back as real values.\n"
-    "  -o, --output FILE     where to write (required)\n"
+    "  -o, --output FILE     where to write (required); through a symbolic link, the file it\n"
+    "                        names is written; a write-protected file is refused\n"
+    "  --force               replace a write-protected OUT\n"
+    "  gen:SPEC              a generated matrix instead of a file: poisson2d:N, poisson3d:N,\n"
+    "                        random:ROWS:K, rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN\n"
     "  --to FORMAT           coordinate (default) or array\n"
     "  --symmetry S          general (default: every entry written) or symmetric (lower\n"
     "                        triangle; refused unless the matrix is exactly symmetric)\n"
     "%s"
     "Duplicates are summed; values are written with the shortest text that reads back exactly.\n"
     "OUT is written through a temporary file renamed over it at the end, so OUT may be IN and\n"
-    "a failed run leaves OUT as it was.\n";
+    "a failed or interrupted run leaves OUT as it was. Before reading, la estimates the host\n"
+    "memory the conversion needs (the parsed entries, the CSR arrays and their per-thread\n"
+    "counters, the output text) and refuses at once when the machine does not have it.\n"
+    "The status line goes to stdout, or to stderr when OUT is stdout itself.\n";
+
+/// Host memory a conversion of a file with this header needs at its peak: reading (the
+/// parsed entries, then CSR with a counter per row for each thread) or writing (CSR and the
+/// text), whichever is larger.
+double conversion_bytes(const mm_header& h, const mm_write_options& opt, int threads) {
+  const double expand = h.symmetry == mm_symmetry::general ? 1.0 : 2.0;
+  const double entries = h.format == mm_format::array ? double(h.rows) * double(h.cols) : double(h.entries) * expand;
+  const double offsets = needs_64bit_offsets(static_cast<std::int64_t>(entries)) ? 8.0 : 4.0;
+  const double rows = double(h.rows) + 1;
+  if (double(h.rows) > entries) threads = 1;  // spans_to_csr: hypersparse runs on one thread
+  const double csr = rows * offsets + entries * (4.0 + 8.0);
+  const double parts = entries * (4.0 + 4.0 + 8.0);
+  const double counters = rows * 4.0 * (threads + 1);
+  const double digits = 2.0 * (std::to_string(std::max(h.rows, h.cols)).size() + 1);
+  const double text = opt.format == mm_format::coordinate ? entries * (digits + 25.0)
+                                                          : double(h.rows) * double(h.cols) * (25.0 + 8.0);
+  return std::max(parts + csr + counters, csr + text);
+}
 }  // namespace
 
 int cmd_convert(int argc, char** argv) {
-  args a(argc, argv, 2, {"-o", "--output", "--to", "--symmetry", "--threads", "--offsets"}, {});
+  args a(argc, argv, 2, {"-o", "--output", "--to", "--symmetry", "--threads", "--offsets"}, {"--force"});
   if (a.help()) return std::printf(usage, reader_usage), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one input file");
+  const std::string& input = a.positional()[0];
+  if (is_gen(input)) (void)gen_option(input);
   const std::string out = a.get("-o", a.get("--output", ""));
   if (out.empty()) throw usage_error("missing -o OUT.mtx");
   mm_write_options opt;
@@ -37,12 +68,22 @@ int cmd_convert(int argc, char** argv) {
   opt.symmetry = a.get_choice("--symmetry", "general", {"general", "symmetric"}) == "symmetric"
                      ? mm_symmetry::symmetric
                      : mm_symmetry::general;
-  atomic_file file(out);  // fails now if the output cannot be created; replaced only on success
-  with_csr_file<double>(a.positional()[0], a, [&](const auto& m) {
+  // The output fails now if it cannot be created; it is replaced only on success.
+  outputs files(a, {input});
+  atomic_file& file = *files.open(a.has("-o") ? "-o" : "--output", out, outputs::input_policy::allow);
+  std::FILE* rep = report_stream(files.paths());
+  std::error_code ec;
+  if (!is_gen(input) && std::filesystem::is_regular_file(input, ec)) {
+    const mm_header h = read_matrix_market_header(input);
+    check_host_memory(conversion_bytes(h, opt, thread_count(read_options(a).threads)),
+                      "converting '" + printable(input) + "' (" + std::to_string(h.rows) + " x " +
+                          std::to_string(h.cols) + ", " + std::to_string(h.entries) + " entries declared)");
+  }
+  with_matrix<double>(input, a, [&](const auto& m) {
     file.write(format_matrix_market(m, opt));
     file.commit();
-    std::printf("wrote %s: %d x %d, %lld nonzeros, %s %s\n", out.c_str(), m.rows(), m.cols(),
-                static_cast<long long>(m.nnz()), to_string(opt.format), to_string(opt.symmetry));
+    std::fprintf(rep, "wrote %s: %d x %d, %lld nonzeros, %s %s\n", printable(out).c_str(), m.rows(), m.cols(),
+                 static_cast<long long>(m.nnz()), to_string(opt.format), to_string(opt.symmetry));
   });
   return 0;
 }

@@ -9,6 +9,7 @@
 #include <la/la/event_timer.hpp>
 #include "args.hpp"
 #include "commands.hpp"
+#include "common.hpp"
 
 namespace la::cli {
 namespace {
@@ -24,7 +25,7 @@ const char* usage =
     "  --reduced-precision   let auto pick tensor-core TF32\n"
     "  --reps N              timed runs (default 20)\n"
     "wmma_f16 converts A and B to half once, before timing. Exit status: 0 validated,\n"
-    "1 validation failed, 2 bad usage, 3 no GPU or CUDA failure.\n";
+    "1 validation failed, 2 bad usage, 3 no usable GPU, or a CUDA or internal failure.\n";
 
 }  // namespace
 
@@ -45,13 +46,20 @@ int cmd_gemm(int argc, char** argv) {
   const double fmax = std::numeric_limits<float>::max();
   const float alpha = static_cast<float>(a.get_double("--alpha", 1.0, -fmax, fmax));
   const float beta = static_cast<float>(a.get_double("--beta", 0.0, -fmax, fmax));
-  if (!cuda_available()) throw cuda_error(cudaErrorNoDevice, "la gemm needs a GPU: " + cuda_status());
+  const std::string algo = a.get("--algo", "auto");
+  if (algo != "auto") {  // a usage error, before the GPU is looked for
+    try {
+      (void)find_gemm(algo);
+    } catch (const invalid_argument& e) {
+      throw usage_error(e.what());
+    }
+  }
+  require_gpu();
 
   context ctx;
   vendor_handles vendor(ctx);
   const index_t m = dims[0], n = dims[1], k = dims[2];
   const gemm_problem p{m, n, k, ctx.sm_count()};
-  const std::string algo = a.get("--algo", "auto");
   const gemm_variant& v = algo == "auto" ? select_gemm(p, gemm_input::f32, a.has("--reduced-precision")) : find_gemm(algo);
   LA_EXPECTS(v.can_implement(p), "algorithm '" + std::string(v.name) + "' cannot run this shape");
 

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -14,11 +15,13 @@
 namespace la::cli {
 namespace {
 const char* usage =
-    "usage: la info A.mtx\n"
+    "usage: la info A.mtx | gen:SPEC\n"
     "\n"
     "Prints the size, nonzeros, symmetry, row-length statistics (min/mean/max/stddev), empty\n"
     "rows, the ELL padding ratio, the number of JDS diagonals and the bytes each storage\n"
-    "format needs (32-bit indices; double and float values; offsets as chosen).\n"
+    "format needs (dense, COO, CSR, CSC, ELL, JDS, HYB, SELL-32-sigma; 32-bit indices; double\n"
+    "and float values; offsets as chosen). gen:SPEC: a generated matrix (poisson2d:N,\n"
+    "poisson3d:N, random:ROWS:K, rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN).\n"
     "%s";
 
 std::string mib(double bytes) {
@@ -36,6 +39,11 @@ struct row_stats {
   double sum2 = 0;  // sum of squared row lengths
   std::size_t non_finite = 0;
   int offset_bits = 32;
+  bool layouts = false;           // HYB and SELL below were computed (from CSR)
+  index_t hyb_width = 0;          // ELL part of HYB (la::to_hyb's automatic split)
+  count_t hyb_coo = 0;            // entries past it
+  index_t sell_sigma = 1;         // la::to_sell's automatic sorting window
+  count_t sell_slots = 0;         // SELL-32-sigma slots, padding included
 };
 
 template <typename O>
@@ -51,6 +59,20 @@ row_stats stats_of(const csr_matrix<double, O>& m) {
     s.sum2 += double(len) * len;
   }
   for (double v : m.values()) s.non_finite += !std::isfinite(v);
+  // HYB and SELL as la::to_hyb and la::to_sell lay them out, from the row lengths alone.
+  s.layouts = true;
+  std::vector<count_t> hist(static_cast<std::size_t>(s.max) + 1, 0);
+  std::vector<index_t> len(static_cast<std::size_t>(m.rows()));
+  for (index_t i = 0; i < m.rows(); ++i) len[i] = detail::row_length(m, i), ++hist[len[i]];
+  s.hyb_width = m.rows() ? detail::hyb_width(hist, m.rows()) : 0;
+  for (index_t l : len) s.hyb_coo += std::max<count_t>(0, count_t(l) - s.hyb_width);
+  constexpr index_t C = 32;
+  s.sell_sigma = detail::sell_auto_sigma(m.nnz(), detail::unsorted_sell_slots(m, C), C);
+  if (s.sell_sigma > 1)
+    for (std::size_t w = 0; w < len.size(); w += static_cast<std::size_t>(s.sell_sigma))
+      std::sort(len.begin() + w, len.begin() + std::min(len.size(), w + s.sell_sigma), std::greater<index_t>());
+  for (std::size_t b = 0; b < len.size(); b += C)
+    s.sell_slots += count_t(C) * *std::max_element(len.begin() + b, len.begin() + std::min(len.size(), b + C));
   return s;
 }
 
@@ -105,7 +127,7 @@ int print_info(const std::string& path, const mm_header& h, const row_stats& st)
   const double nnz = static_cast<double>(st.nnz), n = rows, c = st.cols, ob = st.offset_bits / 8.0;
   const double slots = n * mx;
 
-  std::printf("file:            %s\n", path.c_str());
+  std::printf("file:            %s\n", printable(path).c_str());
   std::printf("banner:          matrix %s %s %s\n", to_string(h.format), to_string(h.field), to_string(h.symmetry));
   std::printf("size:            %d x %d\n", rows, st.cols);
   std::printf("stored entries:  %lld (in the file)\n", static_cast<long long>(h.entries));
@@ -131,6 +153,18 @@ int print_info(const std::string& path, const mm_header& h, const row_stats& st)
   row("CSC", ob * (c + 1) + 4 * nnz, nnz);
   row("ELL", 4 * slots, slots);
   row("JDS", 4 * n + ob * (mx + 1.0) + 4 * nnz, nnz);
+  if (st.layouts) {
+    const double ell = n * st.hyb_width, coo = double(st.hyb_coo);
+    char note[96];
+    std::snprintf(note, sizeof note, "   ELL width %d, %.0f entries in COO", st.hyb_width, coo);
+    row("HYB", 4 * ell + 8 * coo, ell + coo, note);
+    const double slots = double(st.sell_slots), slices = std::ceil(n / 32);
+    std::snprintf(note, sizeof note, "   C 32, sigma %d, padding %.1f%% of slots", st.sell_sigma,
+                  slots > 0 ? 100.0 * (slots - nnz) / slots : 0.0);
+    row("SELL", 4 * n + ob * (slices + 1) + 4 * slots, slots, note);
+  } else {
+    std::printf("  HYB, SELL: not computed for a matrix with more rows than entries\n");
+  }
   return 0;
 }
 }  // namespace
@@ -141,6 +175,7 @@ int cmd_info(int argc, char** argv) {
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string path = a.positional()[0];
   mm_header h;
+  if (is_gen(path)) return with_matrix<double>(path, a, [&](const auto& m) { return print_info(path, h, stats_of(m)); }, &h);
   // More rows than entries (hypersparse): count from the entries, with no array over the
   // rows; otherwise through CSR, whose arrays are then no larger than the entries'.
   std::error_code ec;

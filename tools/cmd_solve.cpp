@@ -15,7 +15,6 @@
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
-#include "spmv_suite.hpp"
 
 namespace la::cli {
 namespace {
@@ -24,13 +23,18 @@ const char* usage =
     "       la solve gen:poisson2d:N | gen:poisson3d:N [options]\n"
     "\n"
     "Solves A x = b by conjugate gradients (A symmetric positive definite), on the GPU when\n"
-    "there is one. A generated system is the 5- or 7-point Laplacian on an N^2 or N^3 grid.\n"
+    "there is one. A generated system is the 5- or 7-point Laplacian on an N^2 or N^3 grid\n"
+    "(N at most 46340 and 1290: the rows must fit 32-bit indices).\n"
     "  --rhs b.mtx           right-hand side (n x 1 Matrix Market); default b = A * ones,\n"
     "                        so the error against the known solution x = ones is printed\n"
-    "  -o, --output x.mtx    write the solution (array n x 1); checked before the solve, written\n"
-    "                        through a temporary file (a failed run leaves x.mtx as it was);\n"
-    "                        refused when it is the matrix or right-hand side file\n"
-    "  --force               allow -o to replace the matrix or right-hand side file\n"
+    "  -o, --output x.mtx    write the solution (array n x 1) when the solve converged; checked\n"
+    "                        before the solve and written through a temporary file, so a failed\n"
+    "                        or interrupted run leaves x.mtx as it was. Refused when it is the\n"
+    "                        matrix or right-hand side file, the --history file, or write-\n"
+    "                        protected. Through a symbolic link, the file it names is written.\n"
+    "  --write-unconverged   write -o also when the solve did not converge (the last iterate)\n"
+    "  --force               allow -o to replace the matrix or right-hand side file, and\n"
+    "                        write-protected outputs\n"
     "  --tol T               relative residual tolerance ||r|| <= T ||b|| (default 1e-8)\n"
     "  --atol T              absolute residual floor (default 0)\n"
     "  --maxit N             iteration limit (default 2n)\n"
@@ -40,13 +44,18 @@ const char* usage =
     "                        kernel chosen from the row lengths, on the CPU csr), csr, coo,\n"
     "                        csc, ell, jds, hyb, sell, dense\n"
     "  --precision P         double (default) or float\n"
-    "  --path P              GPU iteration: auto (default: persistent when the system fits in\n"
-    "                        half the L2 cache, else graph), graph, persistent, plain\n"
-    "  --history FILE.csv    write the residual of every iteration (iteration,relative_residual)\n"
+    "  --path P              GPU iteration: auto (default: persistent for the kernels with a\n"
+    "                        fused CG form, else graph), graph, persistent, plain\n"
+    "  --history FILE.csv    the residual of every iteration (iteration,relative_residual),\n"
+    "                        written whether or not the solve converged\n"
     "  --quiet               no progress line (shown only on a terminal, after about a second)\n"
     "%s"
-    "Exit status: 0 converged; 1 not converged (iteration limit, breakdown because A is not\n"
-    "SPD, non-finite values); 2 bad usage or input; 3 CUDA or internal failure.\n";
+    "The report goes to stdout, or to stderr when -o or --history is stdout itself.\n"
+    "Exit status: 0 converged: the true residual ||b - Ax|| meets the tolerance within a factor\n"
+    "of %g (la::cg_options::true_residual_factor); 1 not converged (iteration limit, breakdown\n"
+    "because A is not SPD, non-finite values, stagnation, or precision_limit: the recurrence met\n"
+    "the tolerance and the true residual did not); 2 bad usage or input; 3 no usable GPU (with\n"
+    "--device gpu), or a CUDA or internal failure.\n";
 
 using clock_type = std::chrono::steady_clock;
 double ms_since(clock_type::time_point t0) {
@@ -102,32 +111,31 @@ cg_path path_option(const args& a) {
 struct solve_outputs {
   atomic_file* x = nullptr;        // -o
   atomic_file* history = nullptr;  // --history
+  std::FILE* report = stdout;      // stderr when an output is stdout
 };
 
 template <typename T, typename O>
 int solve(const args& a, bool gpu, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms,
           const solve_outputs& out);
 
+/// The generated systems la solve takes (SPD).
+const std::vector<std::string> spd_kinds{"poisson2d", "poisson3d"};
+
 template <typename T>
 int solve(const args& a, bool gpu, const std::string& device_line, const solve_outputs& out) {
   auto t0 = clock_type::now();
-  const std::string& in = a.positional()[0];
-  if (in.rfind("gen:", 0) == 0) {  // a generated SPD system: gen:poisson2d:N, gen:poisson3d:N
-    const std::string spec = in.substr(4);
-    if (spec.rfind("poisson", 0) != 0)
-      throw usage_error("'" + in + "': la solve generates gen:poisson2d:N and gen:poisson3d:N (SPD)");
-    return solve(a, gpu, device_line, generated_matrix<T>(spec), ms_since(t0), out);
-  }
-  return with_csr_file<T>(a.positional()[0], a,
-                          [&](const auto& A) { return solve(a, gpu, device_line, A, ms_since(t0), out); });
+  return with_matrix<T>(
+      a.positional()[0], a, [&](const auto& A) { return solve(a, gpu, device_line, A, ms_since(t0), out); }, nullptr,
+      spd_kinds);
 }
 
 template <typename T, typename O>
 int solve(const args& a, bool gpu, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms,
           const solve_outputs& out) {
-  const std::string path = a.positional()[0];
+  const std::string path = printable(a.positional()[0]);
   const std::string fmt =
       a.get_choice("--format", "auto", {"auto", "csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"});
+  std::FILE* rep = out.report;
 
   cg_options opt;
   opt.rtol = a.get_double("--tol", 1e-8, 0.0);
@@ -139,6 +147,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   progress_line progress(!a.has("--quiet"));
   opt.progress = [&](const cg_progress& p) { progress(p); };
   const cg_path cg_path_choice = path_option(a);
+  if (!gpu && cg_path_choice != cg_path::automatic) throw usage_error("--path applies to the GPU solver (--device gpu)");
 
   if (A.rows() != A.cols())
     throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
@@ -155,48 +164,58 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
                              std::to_string(A.rows()) + " rows");
   }
 
-  std::printf("matrix:     %s (%d x %d, %lld nonzeros, %d-bit offsets), %s\n", path.c_str(), A.rows(), A.cols(),
-              static_cast<long long>(A.nnz()), int(8 * sizeof(O)), sizeof(T) == 8 ? "double" : "float");
-  std::printf("device:     %s\n", device_line.c_str());
-  std::printf("rhs:        %s\n", known ? "b = A * ones (known solution x = ones)" : a.get("--rhs", "").c_str());
-  std::printf("precond:    %s, tol %g, maxit %s\n", to_string(opt.precond), opt.rtol,
-              opt.max_iterations < 0 ? "2n" : std::to_string(opt.max_iterations).c_str());
-
-  std::fflush(stdout);
+  std::fprintf(rep, "matrix:     %s (%d x %d, %lld nonzeros, %d-bit offsets), %s\n", path.c_str(), A.rows(), A.cols(),
+               static_cast<long long>(A.nnz()), int(8 * sizeof(O)), sizeof(T) == 8 ? "double" : "float");
+  std::fprintf(rep, "device:     %s\n", device_line.c_str());
+  std::fprintf(rep, "rhs:        %s\n",
+               known ? "b = A * ones (known solution x = ones)" : printable(a.get("--rhs", "")).c_str());
+  std::fprintf(rep, "precond:    %s, tol %g, maxit %s\n", to_string(opt.precond), opt.rtol,
+               opt.max_iterations < 0 ? "2n" : std::to_string(opt.max_iterations).c_str());
+  std::fflush(rep);
 
   std::vector<T> x(b.size(), T(0));
+  double startup_ms = 0, transfer_ms = 0;
   const auto t0 = clock_type::now();
   solve_result r;
   if (gpu) {
+    auto t = clock_type::now();
     context ctx;
+    ctx.synchronize();  // the device is up: what follows is not start-up
+    startup_ms = ms_since(t);
+    t = clock_type::now();
     const auto dA = to_device_async(ctx, A);
     const auto db = to_device_async(ctx, b);
     auto dx = to_device(ctx, x);
+    ctx.synchronize();
+    transfer_ms = ms_since(t);
     device_cg_options d;
     d.path = cg_path_choice;
     if (fmt != "auto") d.choice = cg_choice_for(fmt, row_stats(A));  // auto: the solver's own rule
     r = cg_device(ctx, dA, db, dx, opt, d);
+    t = clock_type::now();
     x = to_host(ctx, dx);
+    transfer_ms += ms_since(t);
   } else {
-    if (cg_path_choice != cg_path::automatic) throw usage_error("--path applies to the GPU solver (--device gpu)");
     r = with_format(fmt, A, [&](const auto& M) { return cg_host(M, b, x, opt); });
   }
   const double solve_ms = ms_since(t0);
   progress.clear();
 
-  std::printf("solver:     %s\n", r.method.c_str());
-  std::printf("status:     %s after %lld iterations (%s)\n", to_string(r.status), static_cast<long long>(r.iterations),
-              r.message.c_str());
-  std::printf("residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual, r.true_residual);
+  std::fprintf(rep, "solver:     %s\n", r.method.c_str());
+  std::fprintf(rep, "status:     %s after %lld iterations (%s)\n", to_string(r.status),
+               static_cast<long long>(r.iterations), r.message.c_str());
+  std::fprintf(rep, "residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual, r.true_residual);
   if (known && r.status != solve_status::invalid_input) {
     double e2 = 0;
     for (T v : x) e2 += (double(v) - 1.0) * (double(v) - 1.0);
-    std::printf("error:      ||x - ones|| / ||ones|| = %.3e\n", x.empty() ? 0.0 : std::sqrt(e2 / double(x.size())));
+    std::fprintf(rep, "error:      ||x - ones|| / ||ones|| = %.3e\n", x.empty() ? 0.0 : std::sqrt(e2 / double(x.size())));
   }
-  std::printf("time:       %.3f ms solve (%.3f ms setup, %.3f ms iterating", solve_ms, 1e3 * r.setup_seconds,
-              1e3 * r.iterate_seconds);
-  if (r.iterations > 0) std::printf(", %.2f us/iteration", 1e6 * r.iterate_seconds / double(r.iterations));
-  std::printf("), %.3f ms read\n", read_ms);
+  std::fprintf(rep, "time:       %.3f ms iterating", 1e3 * r.iterate_seconds);
+  if (r.iterations > 0) std::fprintf(rep, " (%.2f us/iteration)", 1e6 * r.iterate_seconds / double(r.iterations));
+  std::fprintf(rep, ", %.3f ms solver setup", 1e3 * r.setup_seconds);
+  if (gpu) std::fprintf(rep, ", %.3f ms GPU start-up, %.3f ms transfers", startup_ms, transfer_ms);
+  const double other = solve_ms - startup_ms - transfer_ms - 1e3 * (r.setup_seconds + r.iterate_seconds);
+  std::fprintf(rep, ", %.3f ms other; %.3f ms reading or generating the matrix\n", std::max(0.0, other), read_ms);
   if (atomic_file* history = out.history) {
     std::string csv = "iteration,relative_residual\n";
     char line[64];
@@ -204,12 +223,19 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
       csv.append(line, std::snprintf(line, sizeof line, "%zu,%.17g\n", i + 1, r.history[i]));
     history->write(csv);
     history->commit();
-    std::printf("history:    %zu residuals written to %s\n", r.history.size(), history->path().c_str());
+    std::fprintf(rep, "history:    %zu residuals written to %s\n", r.history.size(), printable(history->path()).c_str());
   }
   if (out.x) {
-    out.x->write(format_matrix_market_vector(x));
-    out.x->commit();
-    std::printf("solution:   written to %s\n", out.x->path().c_str());
+    if (r.converged() || (a.has("--write-unconverged") && r.status != solve_status::invalid_input)) {
+      out.x->write(format_matrix_market_vector(x));
+      out.x->commit();
+      std::fprintf(rep, "solution:   written to %s%s\n", printable(out.x->path()).c_str(),
+                   r.converged() ? "" : " (not converged: the last iterate, as --write-unconverged asks)");
+    } else {
+      std::fprintf(rep, "solution:   not written: the solve did not converge, so %s is left as it was "
+                        "(--write-unconverged writes the last iterate)\n",
+                   printable(out.x->path()).c_str());
+    }
   }
   return r.converged() ? 0 : 1;
 }
@@ -219,39 +245,29 @@ int cmd_solve(int argc, char** argv) {
   args a(argc, argv, 2,
          {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--device", "--format", "--precision",
           "--threads", "--offsets", "--path", "--history"},
-         {"--force", "--quiet"});
-  if (a.help()) return std::printf(usage, reader_usage), 0;
+         {"--force", "--quiet", "--write-unconverged"});
+  if (a.help()) return std::printf(usage, reader_usage, cg_options{}.true_residual_factor), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string device = a.get_choice("--device", "auto", {"auto", "cpu", "gpu"});
+  const std::string prec = a.get_choice("--precision", "double", {"double", "float"});
+  const std::string& input = a.positional()[0];
+  if (is_gen(input)) (void)gen_option(input, spd_kinds);
+  // The outputs are checked (and their temporaries created) before anything is read or solved.
+  std::vector<std::string> inputs{input};
+  if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));
+  outputs files(a, inputs);
+  solve_outputs out;
+  if (a.has("--history")) out.history = files.open("--history", a.get("--history", ""), outputs::input_policy::refuse);
+  if (a.has("-o") || a.has("--output"))
+    out.x = files.open(a.has("-o") ? "-o" : "--output", a.get("-o", a.get("--output", "")),
+                       outputs::input_policy::unless_forced);
+  out.report = report_stream(files.paths());
   const bool have_gpu = cuda_available();
-  if (device == "gpu" && !have_gpu) throw usage_error("--device gpu: " + cuda_status() + "; use --device cpu or auto");
+  if (device == "gpu" && !have_gpu)
+    throw no_gpu_error("--device gpu: " + cuda_status() + "; run with --device cpu or auto");
   const bool gpu = device == "gpu" || (device == "auto" && have_gpu);
   std::string line = gpu ? "gpu " + cuda_status() : "cpu";
   if (device == "auto") line += gpu ? " (auto: a GPU is present)" : " (auto: " + cuda_status() + ")";
-  const std::string prec = a.get_choice("--precision", "double", {"double", "float"});
-  // The outputs are checked (and their temporaries created) before anything is read or solved.
-  std::vector<std::string> inputs{a.positional()[0]};
-  if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));
-  auto input_named = [&](const std::string& path) -> const std::string* {
-    for (const auto& in : inputs)
-      if (same_file(path, in)) return &in;
-    return nullptr;
-  };
-  std::unique_ptr<atomic_file> x_file, history_file;
-  if (a.has("--history")) {
-    const std::string path = a.get("--history", "");
-    if (const std::string* in = input_named(path))
-      throw usage_error("--history '" + *in + "' is an input file; choose another name for the residual history");
-    history_file = std::make_unique<atomic_file>(path);
-  }
-  if (a.has("-o") || a.has("--output")) {
-    const std::string path = a.get("-o", a.get("--output", ""));
-    if (const std::string* in = input_named(path); in && !a.has("--force"))
-      throw usage_error("the output '" + path + "' is the input file '" + *in +
-                        "'; writing the solution would replace it: choose another output, or pass --force");
-    x_file = std::make_unique<atomic_file>(path);
-  }
-  const solve_outputs out{x_file.get(), history_file.get()};
   return prec == "float" ? solve<float>(a, gpu, line, out) : solve<double>(a, gpu, line, out);
 }
 

@@ -12,7 +12,7 @@
 namespace la::cli {
 namespace {
 const char* usage =
-    "usage: la spmv A.mtx [--kernel NAME|auto] [--tune] [--precision float|double] [--reps N]\n"
+    "usage: la spmv A.mtx|gen:SPEC [--kernel NAME|auto] [--tune] [--precision float|double] [--reps N]\n"
     "\n"
     "Runs y = A*x on the GPU (x fixed, entries in [-1,-0.01] U [0.01,1]) with one SpMV kernel,\n"
     "checks every y_i against the host reference (tolerance (k_i+2) eps sum_j |a_ij x_j| for a\n"
@@ -24,8 +24,11 @@ const char* usage =
     "                        fastest (instead of the rule that auto applies)\n"
     "  --precision P         double (default) or float\n"
     "  --reps N              timed runs (default 20)\n"
+    "  gen:SPEC              a generated matrix: poisson2d:N, poisson3d:N, random:ROWS:K,\n"
+    "                        rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN\n"
     "%s"
-    "Exit status: 0 validated, 1 validation failed, 2 bad usage or input, 3 no GPU or CUDA failure.\n";
+    "Exit status: 0 validated, 1 validation failed, 2 bad usage or input, 3 no usable GPU, or a\n"
+    "CUDA or internal failure.\n";
 
 template <typename T>
 std::string kernel_names() {
@@ -39,12 +42,9 @@ std::string kernel_names() {
 template <typename T>
 spmv_choice named_choice(const std::string& kernel) {
   const spmv_variant<T>* v = nullptr;
-  try {
-    v = &find_spmv<T>(kernel);
-  } catch (const invalid_argument& e) {
-    throw usage_error(e.what());
-  }
-  if (v->fmt == format::dense) throw usage_error("the dense kernel is not offered here (a sparse file); pick a sparse kernel");
+  for (const auto& c : spmv_variants<T>())
+    if (c.name == kernel && c.fmt != format::dense) v = &c;
+  if (!v) throw usage_error("unknown SpMV kernel '" + printable(kernel) + "'; the kernels: " + kernel_names<T>() + ", auto");
   spmv_choice c;
   c.fmt = v->fmt;
   c.kernel = kernel;
@@ -59,9 +59,10 @@ int run_spmv(const args& a, const std::string& path) {
   const bool tune = a.has("--tune");
   if (tune && kernel != "auto") throw usage_error("--tune chooses the kernel; it does not go with --kernel " + kernel);
   const spmv_choice named = kernel == "auto" ? spmv_choice{} : named_choice<T>(kernel);  // usage errors first
-  if (!cuda_available()) throw cuda_error(cudaErrorNoDevice, "la spmv needs a GPU: " + cuda_status());
+  if (is_gen(path)) (void)gen_option(path);
+  require_gpu();
   context ctx;
-  return with_csr_file<T>(path, a, [&](const auto& host) {
+  return with_matrix<T>(path, a, [&](const auto& host) {
     using O = typename std::decay_t<decltype(host)>::offset_type;
     const device_csr<T, O> dev = to_device(ctx, host);
     const spmv_choice choice = tune ? tune_spmv(ctx, dev) : kernel == "auto" ? select_spmv(row_stats(ctx, dev)) : named;
@@ -77,7 +78,7 @@ int run_spmv(const args& a, const std::string& path) {
                          (double(host.rows()) + host.cols()) * sizeof(T);
     const spmv_variant<T>& v = op.variant();
     std::printf("device:      %s\n", ctx.properties().name);
-    std::printf("matrix:      %s (%d x %d, %lld nonzeros, %d-bit offsets), %s\n", path.c_str(), host.rows(),
+    std::printf("matrix:      %s (%d x %d, %lld nonzeros, %d-bit offsets), %s\n", printable(path).c_str(), host.rows(),
                 host.cols(), static_cast<long long>(host.nnz()), int(sizeof(O) * 8), sizeof(T) == 8 ? "double" : "float");
     std::string params;
     if (v.fmt == format::sell) {

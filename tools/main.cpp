@@ -1,57 +1,103 @@
-// la: command-line front end. Exit status: 0 success, 1 the solver did not converge,
-// 2 bad usage or unreadable/invalid input, 3 a CUDA or library failure.
+// la: command-line front end. Exit statuses: tools/run.hpp (one rule for every command).
+#include <dlfcn.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include <la/la/atomic_file.hpp>
 #include <la/la/error.hpp>
+#include <la/la/memory.hpp>
+#include <la/la/parallel.hpp>
 #include "args.hpp"
 #include "commands.hpp"
+#include "run.hpp"
+
+#ifndef LA_VERSION
+#define LA_VERSION "unknown"
+#endif
+#ifndef LA_VENDOR_MODULE
+#define LA_VENDOR_MODULE "libla_cli_vendor.so"
+#endif
+#ifndef LA_VENDOR_MODULE_FROM_BIN
+#define LA_VENDOR_MODULE_FROM_BIN "../lib"
+#endif
 
 namespace {
 const char* usage =
     "usage: la <command> [options]\n"
+    "       la --version\n"
     "\n"
     "commands:\n"
-    "  info     A.mtx                 size, nonzeros, row statistics, storage per format\n"
+    "  info     A.mtx | gen:SPEC      size, nonzeros, row statistics, storage per format\n"
     "  solve    A.mtx [options]       conjugate gradients on a symmetric positive definite system\n"
     "  convert  IN.mtx -o OUT.mtx     rewrite a Matrix Market file (expanded, duplicates summed)\n"
     "  gemm     M N K [--algo NAME]   run, validate and time one GPU GEMM against cuBLAS\n"
     "  spmv     A.mtx [--kernel NAME] run, validate and time one GPU SpMV kernel\n"
     "  bench    spmv [A.mtx|gen:SPEC]...  every SpMV kernel beside cuSPARSE, validated and timed\n"
     "\n"
+    "Exit status: 0 success; 1 the command ran but its result is not good (the solve did not\n"
+    "converge, a kernel failed validation); 2 bad usage or input (options, files, sizes,\n"
+    "LA_THREADS, LA_HOST_MEMORY_LIMIT); 3 no usable GPU, or a CUDA or internal failure.\n"
     "'la <command> --help' describes each command.\n";
+
+std::string exe_dir() {
+  std::vector<char> buf(4096);
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return ".";
+  std::string p(buf.data(), static_cast<std::size_t>(n));
+  return p.substr(0, p.find_last_of('/'));
 }
+
+/// gemm and bench live in a module loaded at run time (tools/vendor_commands.cpp).
+int run_vendor_command(int argc, char** argv) {
+  const std::string dir = exe_dir();
+  std::string tried;
+  for (const std::string& path :
+       {dir + "/" + LA_VENDOR_MODULE, dir + "/" + LA_VENDOR_MODULE_FROM_BIN + "/" + LA_VENDOR_MODULE}) {
+    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      tried += std::string("\n  ") + ::dlerror();
+      continue;
+    }
+    using entry = int (*)(int, char**);
+    auto f = reinterpret_cast<entry>(::dlsym(h, "la_cli_vendor_main"));
+    if (!f) {
+      tried += "\n  " + la::printable(path) + ": no entry point la_cli_vendor_main";
+      continue;
+    }
+    return f(argc, argv);  // the module stays loaded until exit
+  }
+  std::fprintf(stderr, "la %s: the module with the cuBLAS/cuSPARSE comparisons cannot be loaded:%s\n", argv[1],
+               tried.c_str());
+  return la::cli::exit_device;
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
     std::fputs(usage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+    return argc < 2 ? la::cli::exit_usage : la::cli::exit_ok;
   }
+  if (!std::strcmp(argv[1], "--version")) return std::printf("la %s\n", LA_VERSION), la::cli::exit_ok;
   const std::string cmd = argv[1];
-  try {
+  la::atomic_file::install_cleanup_on_signals();  // an interrupted run leaves no temporary behind
+  // The environment is checked like options, before any work.
+  const int env = la::cli::run_command(cmd, [] {
+    (void)la::thread_count();
+    (void)la::host_memory_available();
+    return la::cli::exit_ok;
+  });
+  if (env != la::cli::exit_ok) return env;
+  if (cmd == "gemm" || cmd == "bench") return run_vendor_command(argc, argv);
+  return la::cli::run_command(cmd, [&] {
     if (cmd == "info") return la::cli::cmd_info(argc, argv);
     if (cmd == "solve") return la::cli::cmd_solve(argc, argv);
     if (cmd == "convert") return la::cli::cmd_convert(argc, argv);
-    if (cmd == "gemm") return la::cli::cmd_gemm(argc, argv);
     if (cmd == "spmv") return la::cli::cmd_spmv(argc, argv);
-    if (cmd == "bench") return la::cli::cmd_bench(argc, argv);
-    std::fprintf(stderr, "la: unknown command '%s'\n\n%s", cmd.c_str(), usage);
-    return 2;
-  } catch (const la::cli::usage_error& e) {
-    std::fprintf(stderr, "la %s: %s (see 'la %s --help')\n", cmd.c_str(), e.what(), cmd.c_str());
-    return 2;
-  } catch (const la::device_error& e) {  // CUDA runtime, cuBLAS, cuSPARSE
-    std::fprintf(stderr, "la %s: %s\n", cmd.c_str(), e.what());
-    return 3;
-  } catch (const la::error& e) {
-    std::fprintf(stderr, "la %s: error: %s\n", cmd.c_str(), e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "la %s: error: out of host memory\n", cmd.c_str());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "la %s: internal error: %s\n", cmd.c_str(), e.what());
-    return 3;
-  }
+    std::fprintf(stderr, "la: unknown command '%s'\n\n%s", la::printable(cmd).c_str(), usage);
+    return la::cli::exit_usage;
+  });
 }

@@ -14,12 +14,6 @@
 namespace la::cli {
 namespace {
 
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string part; std::getline(in, part, sep);) out.push_back(part);
-  return out;
-}
 
 /// A note as one CSV/JSON-safe line (no quotes, no line breaks).
 std::string clean(std::string s) {
@@ -27,16 +21,6 @@ std::string clean(std::string s) {
     if (c == '"' || c == '\\') c = '\'';
     else if (c == '\n' || c == '\r') c = ' ';
   return s;
-}
-
-long long number(const std::string& spec, const std::string& s) {
-  try {
-    std::size_t used = 0;
-    const long long v = std::stoll(s, &used);
-    if (used == s.size() && v >= 0) return v;
-  } catch (const std::exception&) {
-  }
-  throw invalid_argument("generated matrix '" + spec + "': '" + s + "' is not a non-negative integer");
 }
 
 /// Runs on `a` with y poisoned (NaN), validates every row, then times `reps` runs.
@@ -156,28 +140,6 @@ std::vector<spmv_row> bench_spmv(context& ctx, vendor_handles& vh, const std::st
   return rows;
 }
 
-template <typename T>
-csr_matrix<T> generated_matrix(const std::string& spec) {
-  const auto p = split(spec, ':');
-  auto arg = [&](std::size_t i) { return number(spec, p[i]); };
-  auto want = [&](std::size_t n, const char* form) {
-    if (p.size() != n) throw invalid_argument("generated matrix '" + spec + "': expected " + form);
-  };
-  if (p.empty()) throw invalid_argument("empty generated matrix spec");
-  if (p[0] == "poisson2d") return want(2, "poisson2d:N"), poisson_2d<T>(static_cast<index_t>(arg(1)));
-  if (p[0] == "poisson3d") return want(2, "poisson3d:N"), poisson_3d<T>(static_cast<index_t>(arg(1)));
-  if (p[0] == "random")
-    return want(3, "random:ROWS:K"), random_rows<T>(static_cast<index_t>(arg(1)), static_cast<index_t>(arg(1)),
-                                                    static_cast<index_t>(arg(2)));
-  if (p[0] == "rmat") return want(3, "rmat:SCALE:EDGES_PER_VERTEX"), rmat<T>(int(arg(1)), int(arg(2)));
-  if (p[0] == "denserows")
-    return want(5, "denserows:ROWS:K:COUNT:LEN"),
-           dense_rows<T>(static_cast<index_t>(arg(1)), static_cast<index_t>(arg(2)), static_cast<index_t>(arg(3)),
-                         static_cast<index_t>(arg(4)));
-  throw invalid_argument("unknown generated matrix '" + spec +
-                         "'; use poisson2d:N, poisson3d:N, random:ROWS:K, rmat:SCALE:EDGES, denserows:ROWS:K:COUNT:LEN");
-}
-
 std::vector<std::string> standard_generated() {
   return {"poisson2d:4000", "poisson3d:256", "random:4000000:16", "rmat:22:16", "denserows:4000000:8:16:200000"};
 }
@@ -262,7 +224,5 @@ LA_INSTANTIATE(float, std::int32_t)
 LA_INSTANTIATE(float, std::int64_t)
 LA_INSTANTIATE(double, std::int32_t)
 LA_INSTANTIATE(double, std::int64_t)
-template csr_matrix<float> generated_matrix<float>(const std::string&);
-template csr_matrix<double> generated_matrix<double>(const std::string&);
 
 }  // namespace la::cli

@@ -13,6 +13,8 @@
 #include <la/formats/csr.hpp>
 #include <la/la/context.hpp>
 
+#include "generated.hpp"
+
 namespace la {
 class vendor_handles;
 }
@@ -49,10 +51,6 @@ template <typename T, typename O>
 std::vector<spmv_row> bench_spmv(context& ctx, vendor_handles& vh, const std::string& name, const csr_matrix<T, O>& a,
                                  const spmv_bench_options& opt);
 
-/// A generated matrix by spec: poisson2d:N, poisson3d:N, random:ROWS:K, rmat:SCALE:EDGES,
-/// denserows:ROWS:K:COUNT:LEN. Throws la::invalid_argument for a bad spec.
-template <typename T>
-csr_matrix<T> generated_matrix(const std::string& spec);
 /// The standard set (2D Poisson 4000^2, 3D Poisson 256^3, random 16/row, R-MAT,
 /// dense rows).
 std::vector<std::string> standard_generated();

@@ -1,0 +1,152 @@
+// Generated matrices named on the command line: gen:poisson2d:N, gen:poisson3d:N,
+// gen:random:ROWS:K, gen:rmat:SCALE:EDGES_PER_VERTEX, gen:denserows:ROWS:K:COUNT:LEN.
+// Every number is a range-checked integer (digits only, no sign, no wrap-around), and the
+// rows, nonzeros and offsets a spec implies are checked before anything is allocated, so a
+// size that cannot be built is refused in the spec's own terms.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <la/formats/generate.hpp>
+#include <la/la/types.hpp>
+
+namespace la::cli {
+
+/// A parsed spec: its kind, its numbers, the rows it has and the nonzeros it can have.
+struct gen_spec {
+  std::string text;                // as given, without "gen:"
+  std::string kind;                // poisson2d, poisson3d, random, rmat, denserows
+  std::vector<std::int64_t> n;     // the numbers after the kind
+  std::int64_t rows = 0;
+  std::int64_t max_nnz = 0;        // exact for the Poisson matrices, an upper bound otherwise
+};
+
+/// "poisson2d:N, poisson3d:N, ..." for messages.
+inline std::string gen_forms(const std::vector<std::string>& kinds) {
+  std::string s;
+  for (const auto& k : kinds) {
+    const char* form = k == "poisson2d" ? "poisson2d:N"
+                       : k == "poisson3d" ? "poisson3d:N"
+                       : k == "random"    ? "random:ROWS:K"
+                       : k == "rmat"      ? "rmat:SCALE:EDGES_PER_VERTEX"
+                                          : "denserows:ROWS:K:COUNT:LEN";
+    s += (s.empty() ? "gen:" : ", gen:") + std::string(form);
+  }
+  return s;
+}
+
+inline const std::vector<std::string>& all_gen_kinds() {
+  static const std::vector<std::string> k{"poisson2d", "poisson3d", "random", "rmat", "denserows"};
+  return k;
+}
+
+/// Parses `spec` (without "gen:"); `kinds` are the kinds the command takes. Throws
+/// la::invalid_argument with a message that names the spec, the number and its range.
+inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string>& kinds = all_gen_kinds()) {
+  gen_spec g;
+  g.text = spec;
+  std::vector<std::string> parts;
+  for (std::size_t b = 0;;) {
+    const std::size_t e = spec.find(':', b);
+    parts.push_back(spec.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    if (e == std::string::npos) break;
+    b = e + 1;
+  }
+  g.kind = parts[0];
+  bool known = false;
+  for (const auto& k : kinds) known = known || k == g.kind;
+  if (!known)
+    throw invalid_argument("unknown generated matrix 'gen:" + printable(spec) + "'; this command takes " +
+                           gen_forms(kinds));
+  const std::string form = gen_forms({g.kind});
+  const std::size_t count = g.kind == "poisson2d" || g.kind == "poisson3d" ? 1 : g.kind == "denserows" ? 4 : 2;
+  if (parts.size() != count + 1)
+    throw invalid_argument("generated matrix 'gen:" + printable(spec) + "': expected " + form);
+  const std::vector<std::string> names = g.kind == "random"      ? std::vector<std::string>{"ROWS", "K"}
+                                         : g.kind == "rmat"      ? std::vector<std::string>{"SCALE", "EDGES_PER_VERTEX"}
+                                         : g.kind == "denserows" ? std::vector<std::string>{"ROWS", "K", "COUNT", "LEN"}
+                                                                 : std::vector<std::string>{"N"};
+  auto fail = [&](std::size_t i, const std::string& why) -> void {
+    throw invalid_argument("generated matrix 'gen:" + printable(spec) + "': " + names[i] + " = " + printable(parts[i + 1]) +
+                           " " + why);
+  };
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::string& s = parts[i + 1];
+    std::uint64_t v = 0;
+    const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (s.empty() || s[0] == '-' || s[0] == '+' || p != s.data() + s.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+      fail(i, "is not a non-negative integer (" + form + ")");
+    if (ec == std::errc::result_out_of_range || v > std::uint64_t(max_index))
+      fail(i, "is out of range: it must be at most " + std::to_string(max_index));
+    g.n.push_back(static_cast<std::int64_t>(v));
+  }
+  auto at_most = [&](std::size_t i, std::int64_t lo, std::int64_t hi, const std::string& why) {
+    if (g.n[i] < lo || g.n[i] > hi)
+      fail(i, "is out of range: it must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]" + why);
+  };
+  const std::string rows_why = " (la's row and column indices are 32-bit: at most " + std::to_string(max_index) + " rows)";
+  if (g.kind == "poisson2d") {
+    at_most(0, 1, poisson_2d_max_n, ", since N^2 rows" + rows_why);
+    const std::int64_t n = g.n[0];
+    g.rows = n * n;
+    g.max_nnz = 5 * n * n - 4 * n;
+  } else if (g.kind == "poisson3d") {
+    at_most(0, 1, poisson_3d_max_n, ", since N^3 rows" + rows_why);
+    const std::int64_t n = g.n[0];
+    g.rows = n * n * n;
+    g.max_nnz = 7 * n * n * n - 6 * n * n;
+  } else if (g.kind == "random") {
+    at_most(0, 1, max_index, rows_why);
+    at_most(1, 0, g.n[0], " (at most ROWS distinct columns a row)");
+    g.rows = g.n[0];
+    g.max_nnz = g.n[0] * g.n[1];
+  } else if (g.kind == "rmat") {
+    at_most(0, 1, 30, " (2^SCALE vertices)");
+    at_most(1, 1, std::int64_t(1) << 20, "");
+    g.rows = std::int64_t(1) << g.n[0];
+    g.max_nnz = g.rows * g.n[1];
+  } else {
+    at_most(0, 1, max_index, rows_why);
+    at_most(1, 0, g.n[0], " (at most ROWS distinct columns a row)");
+    at_most(2, 0, g.n[0], " (at most ROWS dense rows)");
+    at_most(3, 0, g.n[0], " (at most ROWS columns a dense row)");
+    g.rows = g.n[0];
+    g.max_nnz = g.n[0] * g.n[1] + g.n[2] * g.n[3];
+  }
+  return g;
+}
+
+/// Builds the matrix with offsets of type O.
+template <typename T, typename O>
+csr_matrix<T, O> generate(const gen_spec& g) {
+  const auto i = [&](std::size_t k) { return static_cast<index_t>(g.n[k]); };
+  if (g.kind == "poisson2d") return poisson_2d<T, O>(i(0));
+  if (g.kind == "poisson3d") return poisson_3d<T, O>(i(0));
+  if (g.kind == "random") return random_rows<T, O>(i(0), i(0), i(1));
+  if (g.kind == "rmat") return rmat<T, O>(static_cast<int>(g.n[0]), static_cast<int>(g.n[1]));
+  return dense_rows<T, O>(i(0), i(1), i(2), i(3));
+}
+
+/// Calls f(matrix) with the offsets `width` asks for (auto: 64-bit only when the spec can
+/// have more than 2^31 - 1 nonzeros); forcing 32-bit offsets on a spec that needs 64 is
+/// refused before anything is built.
+template <typename T, typename F>
+decltype(auto) with_generated(const gen_spec& g, offset_width width, F&& f) {
+  if (width == offset_width::b32 && needs_64bit_offsets(g.max_nnz) &&
+      (g.kind == "poisson2d" || g.kind == "poisson3d" || g.kind == "random"))
+    throw offset_overflow("gen:" + printable(g.text) + " has " + std::to_string(g.max_nnz) +
+                          " nonzeros, more than 32-bit offsets hold (at most " + std::to_string(max_index) + ")");
+  return with_offsets(width == offset_width::automatic && needs_64bit_offsets(g.max_nnz) ? std::int64_t(max_index) + 1 : 0,
+                      width, [&](auto o) -> decltype(auto) { return f(generate<T, decltype(o)>(g)); });
+}
+
+/// The matrix of a spec with 32-bit offsets (tests and benchmarks).
+template <typename T>
+csr_matrix<T> generated_matrix(const std::string& spec) {
+  return generate<T, index_t>(parse_gen(spec));
+}
+
+}  // namespace la::cli
