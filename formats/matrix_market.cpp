@@ -61,7 +61,7 @@ using file_ptr = std::unique_ptr<std::FILE, file_closer>;
 file_ptr open_file(const std::string& path, const char* mode) {
   file_ptr f(std::fopen(path.c_str(), mode));
   if (!f)
-    throw io_error("cannot open '" + path + "' for " + (mode[0] == 'r' ? "reading" : "writing") +
+    throw io_error("cannot open '" + printable(path) + "' for " + (mode[0] == 'r' ? "reading" : "writing") +
                    ": " + std::strerror(errno));
   return f;
 }
@@ -116,7 +116,7 @@ class line_reader {
     if (end_ == buf_.size()) buf_.resize(buf_.size() * 2);  // a line longer than the buffer
     const std::size_t got = std::fread(buf_.data() + end_, 1, buf_.size() - end_, file_);
     if (got == 0) {
-      if (std::ferror(file_)) throw io_error("error reading '" + name_ + "': " + std::strerror(errno));
+      if (std::ferror(file_)) throw io_error("error reading '" + printable(name_) + "': " + std::strerror(errno));
       eof_ = true;
     }
     end_ += got;
@@ -907,7 +907,7 @@ template <typename T>
 std::vector<T> read_matrix_market_vector(const std::string& path) {
   const coo_matrix<T> m = read_matrix_market<T>(path);
   if (m.cols() != 1 && m.rows() != 1)
-    throw invalid_argument("'" + path + "' is a " + std::to_string(m.rows()) + " x " +
+    throw invalid_argument("'" + printable(path) + "' is a " + std::to_string(m.rows()) + " x " +
                            std::to_string(m.cols()) + " matrix; a vector file must be n x 1 or 1 x n");
   std::vector<T> v(static_cast<std::size_t>(std::max(m.rows(), m.cols())), T(0));
   for (count_t k = 0; k < m.nnz(); ++k) v[m.cols() == 1 ? m.row_idx()[k] : m.col_idx()[k]] += m.values()[k];

@@ -27,7 +27,7 @@ const char* to_string(cg_path p) noexcept {
 spmv_choice cg_choice_for(const std::string& fmt, const spmv_stats& s) {
   if (fmt == "auto") return select_spmv(s);
   spmv_choice c;
-  c.why = "--format " + fmt;
+  c.why = "format " + fmt + " asked for";
   if (fmt == "csr") {
     const spmv_choice rule = select_spmv(s);
     c.kernel = rule.fmt == format::csr && rule.kernel != "csr_balanced" ? rule.kernel : "csr_vector";

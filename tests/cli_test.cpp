@@ -10,32 +10,15 @@
 #include <unistd.h>
 
 #include <la/formats/matrix_market.hpp>
+#include "cli_util.hpp"
 #include "test_util.hpp"
 
 namespace {
 
-struct run_result {
-  int status;
-  std::string output;  // stdout and stderr together
-};
-
-/// Runs a shell command line; stdout and stderr together.
-run_result run_shell(const std::string& cmd_line) {
-  const std::string cmd = cmd_line + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-/// Runs the la binary with these arguments.
-run_result run(const std::string& args) { return run_shell(std::string(LA_CLI_PATH) + " " + args); }
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using la::test::run;
+using la::test::run_shell;
+using la::test::contains;
+using la::test::read_file;
 
 const std::string data = LA_DATA_DIR;
 
@@ -312,11 +295,6 @@ TEST(Cli, ConvertSymmetricToGeneralAndBack) {
 
 
 // ---- hardening -----------------------------------------------------------------------------
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
 TEST(Cli, NumericOptionsAreRangeCheckedBeforeNarrowing) {
   const std::string m = data + "/bcsstk01.mtx";
