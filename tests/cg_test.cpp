@@ -1,12 +1,25 @@
 // Host CG / Jacobi-PCG against Eigen's ConjugateGradient on the bundled SuiteSparse systems
 // and a 2D Poisson matrix, plus every non-converging status.
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <new>
 #include <limits>
 
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/host_backend.hpp>
 #include "eigen_cg.hpp"
 #include "test_util.hpp"
+
+// Counts every allocation of the process, for the loop test below.
+std::atomic<long> test_allocations{0};
+void* operator new(std::size_t n) {
+  ++test_allocations;
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace la {
 namespace {
@@ -120,6 +133,27 @@ TEST(Cg, NonFiniteTolerancesAreInvalidInput) {
 }
 
 TEST(Cg, HostBackendDoesNotCopyOrAllocateInTheLoop) {
+  // The loop runs several chunks; between the first progress report and the last, nothing is
+  // allocated and x stays where it is.
+  for (preconditioner pc : {preconditioner::none, preconditioner::jacobi}) {
+    const auto sys = test::poisson_2d<double>(40);
+    std::vector<double> b(sys.rows(), 1.0), x(sys.rows(), 0.0);
+    std::vector<long> seen;
+    std::vector<const double*> where;
+    cg_options opt;
+    opt.rtol = 1e-12;
+    opt.precond = pc;
+    opt.progress = [&](const cg_progress&) {
+      seen.push_back(test_allocations.load());
+      where.push_back(x.data());
+    };
+    seen.reserve(1000), where.reserve(1000);
+    const auto r = cg_host(sys, b, x, opt);
+    ASSERT_TRUE(r.converged()) << r.message;
+    ASSERT_GE(seen.size(), 3u) << "the loop ran in too few chunks to tell";
+    EXPECT_EQ(seen.front(), seen.back()) << to_string(pc) << ": the loop allocated";
+    EXPECT_EQ(where.front(), where.back());
+  }
   // The Jacobi diagonal is read from each format's own storage, equal across formats.
   const auto a = test::poisson_2d<double>(6);
   const auto d = detail::diagonal(a);
@@ -247,6 +281,69 @@ TEST(Cg, AbsoluteToleranceStopsEarly) {
   const auto r2 = cg_host(a, b, x2, abs);
   EXPECT_TRUE(r2.converged());
   EXPECT_LT(r2.iterations, r1.iterations);
+}
+
+// ---- the stopping rule, directly ------------------------------------------------------
+
+TEST(CgStop, ThresholdIsRelativeToTheRightHandSide) {
+  // ||r|| <= rtol ||b||: scaling b scales every residual, so the iteration count and the
+  // relative history do not change; a threshold of rtol alone would stop at once for a large b
+  // and never for a small one.
+  const auto a = test::poisson_2d<double>(20);
+  cg_options opt;
+  opt.rtol = 1e-6;
+  opt.record_history = true;
+  std::vector<int> counts;
+  for (double scale : {1e-6, 1.0, 1e6}) {
+    std::vector<double> b(a.rows()), x;
+    for (index_t i = 0; i < a.rows(); ++i) b[i] = scale * (1.0 + (i % 7));
+    const auto r = cg_host(a, b, x, opt);
+    ASSERT_TRUE(r.converged()) << r.message;
+    EXPECT_LE(r.history.back(), opt.rtol);
+    ASSERT_GT(r.history.size(), 1u);
+    EXPECT_GT(r.history[r.history.size() - 2], opt.rtol) << "it stopped late";
+    counts.push_back(static_cast<int>(r.iterations));
+  }
+  EXPECT_EQ(counts[0], counts[1]);
+  EXPECT_EQ(counts[1], counts[2]);
+}
+
+TEST(CgStop, IterationLimitIsExact) {
+  const auto a = test::poisson_2d<double>(20);
+  const std::vector<double> b(a.rows(), 1.0);
+  for (std::int64_t limit : {0, 1, 2, 7, 30}) {
+    cg_options opt;
+    opt.max_iterations = limit;
+    opt.record_history = true;
+    std::vector<double> x;
+    const auto r = cg_host(a, b, x, opt);
+    EXPECT_EQ(r.status, solve_status::max_iterations) << limit;
+    EXPECT_EQ(r.iterations, limit);
+    EXPECT_EQ(r.history.size(), static_cast<std::size_t>(limit));
+  }
+}
+
+TEST(CgStop, ConvergedMeansTheTrueResidualMetTheTolerance) {
+  // Float cannot resolve 1e-8 on this system: the recurrence gets there, the true residual
+  // does not, and the status says so instead of converged.
+  const auto a = test::poisson_2d<float>(40);
+  std::vector<float> b(a.rows(), 1.0f), x;
+  cg_options opt;
+  opt.rtol = 1e-8;
+  const auto r = cg_host(a, b, x, opt);
+  EXPECT_EQ(r.status, solve_status::precision_limit) << r.message;
+  EXPECT_GT(r.true_residual, opt.true_residual_factor * opt.rtol);
+  EXPECT_NE(r.message.find("true residual"), std::string::npos) << r.message;
+  // At a tolerance float resolves, converged, with the true residual within the factor.
+  opt.rtol = 1e-4;
+  const auto ok = cg_host(a, b, x, opt);
+  EXPECT_EQ(ok.status, solve_status::converged) << ok.message;
+  EXPECT_LE(ok.true_residual, opt.true_residual_factor * opt.rtol);
+  // Messages print numbers short: no 300-digit ratio at rtol = 0.
+  opt.rtol = 0;
+  opt.max_iterations = 50;
+  const auto z = cg_host(a, b, x, opt);
+  EXPECT_LT(z.message.size(), 300u) << z.message;
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 
 
 #include <la/formats/matrix_market.hpp>
+#include <la/la/memory.hpp>
+#include <la/la/parallel.hpp>
 #include "test_util.hpp"
 
 namespace la {
@@ -442,9 +444,15 @@ TEST(ParallelParse, ThreadCountFromTheEnvironment) {
   mm_read_options opt;
   opt.min_bytes_per_thread = 1;
   ::setenv("LA_THREADS", "3", 1);
+  EXPECT_EQ(thread_count(), 3);  // the variable is read
+  EXPECT_EQ(thread_count(2), 2);  // an explicit count wins
   const auto m3 = parse_matrix_market<double>(text, "t", nullptr, opt);
   ::setenv("LA_THREADS", "1", 1);
   const auto m1 = parse_matrix_market<double>(text, "t", nullptr, opt);
+  for (const char* bad : {"x", "0", "-2", "999", "3x"}) {  // checked like an option, never ignored
+    ::setenv("LA_THREADS", bad, 1);
+    expect_throw_with<invalid_argument>([] { (void)thread_count(); }, {"LA_THREADS", bad});
+  }
   ::unsetenv("LA_THREADS");
   EXPECT_EQ(m3, m1);
   EXPECT_EQ(to_csr(m1), a);
@@ -661,6 +669,61 @@ TEST(Hardening, HugeDeclaredSizesFailAtOnceWithAnEstimate) {
   { std::ofstream(path) << "%%MatrixMarket matrix coordinate real general\n2000000000 2000000000 1\n7 9 1.5\n"; }
   test::expect_throw_with<insufficient_memory>([&] { read_matrix_market_csr<double>(path); }, {"needs 24.0 GB"});
   std::remove(path.c_str());
+  ::unsetenv("LA_HOST_MEMORY_LIMIT");
+}
+
+// ---- edges: duplicates, the right-hand side, boundary sizes ------------------------------
+
+TEST(Edges, DuplicatesInAFileAreSummedInFileOrderOnEveryPath) {
+  // (1 + 1e16) - 1e16 = 0 in file order; any other order gives 1. The first entry sits in
+  // the first thread's chunk, the two large ones in the last.
+  std::string text = "%%MatrixMarket matrix coordinate real general\n3 3 20003\n1 1 1\n";
+  for (int k = 0; k < 20000; ++k) text += (k % 2 ? "2 " : "3 ") + std::to_string(1 + k % 3) + " 0.5\n";
+  text += "1 1 1e16\n1 1 -1e16\n";
+  for (int threads : {1, 2, 4}) {
+    mm_read_options opt;
+    opt.threads = threads;
+    opt.min_bytes_per_thread = 1;
+    const auto csr = parse_matrix_market_csr<double>(text, "d.mtx", nullptr, opt);
+    EXPECT_EQ(csr.values()[0], 0.0) << threads << " threads";
+    EXPECT_EQ(to_csr(parse_matrix_market<double>(text, "d.mtx", nullptr, opt)).values()[0], 0.0) << threads;
+  }
+}
+
+TEST(Edges, RightHandSideDuplicatesAreSummedNotOverwritten) {
+  const std::string path = ::testing::TempDir() + "la_rhs_dup.mtx";
+  { std::ofstream(path) << "%%MatrixMarket matrix coordinate real general\n3 1 4\n2 1 1.5\n1 1 1\n2 1 2\n2 1 -0.25\n"; }
+  EXPECT_EQ(read_matrix_market_vector<double>(path), (std::vector<double>{1, 3.25, 0}));
+  std::remove(path.c_str());
+}
+
+TEST(Edges, BoundarySizesAreRefusedCleanly) {
+  // 2^31 - 1 rows: rows + 1 row pointers overflowed in 32 bits and the estimate went negative.
+  ::setenv("LA_HOST_MEMORY_LIMIT", "2000000000", 1);
+  for (const std::string sym : {"general", "symmetric", "skew-symmetric"}) {
+    const std::string text = "%%MatrixMarket matrix coordinate real " + sym + "\n2147483647 2147483647 1\n2 1 1\n";
+    expect_throw_with<insufficient_memory>([&] { (void)parse_matrix_market_csr<double>(text, "b.mtx"); },
+                                           {"2147483647 x 2147483647", "of host memory"});
+  }
+  expect_throw_with<insufficient_memory>(
+      [] { (void)parse_matrix_market_csr<double>("%%MatrixMarket matrix coordinate real general\n2147483647 1 0\n", "r.mtx"); },
+      {"2147483647 x 1"});
+  // 1 x (2^31 - 1) is small in CSR.
+  const auto wide = parse_matrix_market_csr<double>("%%MatrixMarket matrix coordinate real general\n1 2147483647 1\n1 2147483647 5\n", "w.mtx");
+  EXPECT_EQ(wide.cols(), 2147483647);
+  EXPECT_EQ(wide.col_idx(), (std::vector<index_t>{2147483646}));
+  // 2^31 - 1 entries declared, one given.
+  expect_throw_with<parse_error>(
+      [] { (void)parse_matrix_market<double>("%%MatrixMarket matrix coordinate real general\n1 1 2147483647\n1 1 1\n", "e.mtx"); },
+      {"e.mtx"});
+  // The memory estimate of the row arrays: with a limit just below what 2^27 empty rows need
+  // (4-byte counters and starts, 4-byte pointers: 12 bytes a row, plus 10% kept free) the
+  // read is refused; a limit well above it passes.
+  const std::string tall = "%%MatrixMarket matrix coordinate real general\n134217728 1 1\n1 1 1\n";
+  ::setenv("LA_HOST_MEMORY_LIMIT", std::to_string(static_cast<long long>(134217729.0 * 12 / 0.9 * 0.95)).c_str(), 1);
+  EXPECT_THROW((void)parse_matrix_market_csr<double>(tall, "t.mtx"), insufficient_memory);
+  ::setenv("LA_HOST_MEMORY_LIMIT", std::to_string(static_cast<long long>(134217729.0 * 12 / 0.9 * 1.2)).c_str(), 1);
+  EXPECT_EQ(parse_matrix_market_csr<double>(tall, "t.mtx").rows(), 134217728);
   ::unsetenv("LA_HOST_MEMORY_LIMIT");
 }
 

@@ -92,8 +92,9 @@ TEST(ReferenceGemm, HandChecked) {
   dense_matrix<double> c(2, 2, 2, std::vector<double>(4, std::numeric_limits<double>::quiet_NaN()));
   reference::gemm(1.0, a, b, 0.0, c);  // beta = 0: C's NaNs are not read
   EXPECT_EQ(c.values(), (std::vector<double>{58, 64, 139, 154}));
-  reference::gemm(2.0, a, b, -1.0, c);
-  EXPECT_EQ(c.values(), (std::vector<double>{58, 64, 139, 154}));
+  c = dense_matrix<double>(2, 2, 2, {1, 2, 3, 4});
+  reference::gemm(2.0, a, b, -1.0, c);  // 2 AB - C: a GEMM that leaves C alone fails
+  EXPECT_EQ(c.values(), (std::vector<double>{115, 126, 275, 304}));
   dense_matrix<double> bad(2, 2);
   EXPECT_THROW(reference::gemm(1.0, a, bad, 0.0, c), invalid_argument);
 }

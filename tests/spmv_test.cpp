@@ -178,17 +178,30 @@ TYPED_TEST(SpmvVariants, DeterministicEntriesAreBitIdenticalRunToRun) {
   const auto d = to_device(ctx, a);
   const auto x = to_device(ctx, test::random_vector<T>(3000, g));
   const auto sell = to_device(ctx, to_sell(a));
-  for (const char* name : {"csr_scalar", "csr_vector", "csr_balanced", "sell"}) {
-    ASSERT_TRUE(find_spmv<T>(name).deterministic);
+  const auto ell = to_device(ctx, to_ell(a));
+  const auto jds = to_device(ctx, to_jds(a));
+  // Every variant the registry calls deterministic is held to it.
+  int checked = 0;
+  for (const auto& v : spmv_variants<T>()) {
+    if (!v.deterministic || v.fmt == format::dense) continue;
+    const std::string name(v.name);
+    if (v.fmt != format::csr && v.fmt != format::sell && v.fmt != format::ell && v.fmt != format::jds)
+      FAIL() << name << " is called deterministic; add its format to this test";
+    ++checked;
     std::vector<std::vector<T>> runs;
     for (int r = 0; r < 3; ++r) {
       device_vector<T> y(ctx, a.rows());
-      spmv(ctx, std::string(name) == "sell" ? spmv_view(sell) : spmv_view(d), x, y, T(1), T(0), name);
+      const auto view = v.fmt == format::sell  ? spmv_view(sell)
+                        : v.fmt == format::ell ? spmv_view(ell)
+                        : v.fmt == format::jds ? spmv_view(jds)
+                                               : spmv_view(d);
+      spmv(ctx, view, x, y, T(1), T(0), name);
       runs.push_back(to_host(ctx, y));
     }
     EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(T)), 0) << name;
     EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), runs[0].size() * sizeof(T)), 0) << name;
   }
+  EXPECT_GE(checked, 4);
 }
 
 TEST(Spmv, RegistryAndArguments) {  // host-only parts run without a GPU too
