@@ -38,9 +38,13 @@ const char* usage =
 /// Host memory a conversion of a file with this header needs at its peak: reading (the
 /// parsed entries, then CSR with a counter per row for each thread) or writing (CSR and the
 /// text), whichever is larger.
-double conversion_bytes(const mm_header& h, const mm_write_options& opt, int threads) {
+double conversion_bytes(const mm_header& h, double file_bytes, const mm_write_options& opt, int threads) {
   const double expand = h.symmetry == mm_symmetry::general ? 1.0 : 2.0;
-  const double entries = h.format == mm_format::array ? double(h.rows) * double(h.cols) : double(h.entries) * expand;
+  // No more entries than the file has lines for ("1 1\n" is 4 bytes, an array value 2): a
+  // size line that declares more is a malformed file, which the reader reports as such.
+  const double stored = h.format == mm_format::array ? std::min(double(h.rows) * double(h.cols), file_bytes / 2)
+                                                     : std::min(double(h.entries), file_bytes / 4);
+  const double entries = stored * expand;
   const double offsets = needs_64bit_offsets(static_cast<std::int64_t>(entries)) ? 8.0 : 4.0;
   const double rows = double(h.rows) + 1;
   if (double(h.rows) > entries) threads = 1;  // spans_to_csr: hypersparse runs on one thread
@@ -75,7 +79,7 @@ int cmd_convert(int argc, char** argv) {
   std::error_code ec;
   if (!is_gen(input) && std::filesystem::is_regular_file(input, ec)) {
     const mm_header h = read_matrix_market_header(input);
-    check_host_memory(conversion_bytes(h, opt, thread_count(read_options(a).threads)),
+    check_host_memory(conversion_bytes(h, double(std::filesystem::file_size(input)), opt, thread_count(read_options(a).threads)),
                       "converting '" + printable(input) + "' (" + std::to_string(h.rows) + " x " +
                           std::to_string(h.cols) + ", " + std::to_string(h.entries) + " entries declared)");
   }

@@ -9,4 +9,18 @@ arch=()  # CMakeLists.txt's default architecture unless LA_CUDA_ARCH is set
 [ -n "${LA_CUDA_ARCH:-}" ] && arch=(-DCMAKE_CUDA_ARCHITECTURES="$LA_CUDA_ARCH")
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${arch[@]}" -DLA_BUILD_TESTS=ON
 cmake --build "$build"
-ctest --test-dir "$build" --output-on-failure -j "$(nproc)"
+status=0
+ctest --test-dir "$build" --output-on-failure -j "$(nproc)" || status=$?
+# ctest hides why tests skip; one line says how many skipped and why (GTEST_SKIP messages).
+log="$build/Testing/Temporary/LastTest.log"
+if [ -f "$log" ]; then
+  skipped=$(grep -c '^\[  SKIPPED \] [^ ]* (' "$log" || true)
+  if [ "$skipped" -gt 0 ]; then
+    reasons=$(grep -A1 ': Skipped$' "$log" | grep -v -e ': Skipped$' -e '^--$' | sort | uniq -c | sort -rn |
+              awk '{n=$1; $1=""; printf "%s%d:%s", (NR>1?"; ":""), n, $0}')
+    echo "skipped: $skipped tests ($reasons)"
+  else
+    echo "skipped: none"
+  fi
+fi
+exit $status

@@ -3,15 +3,16 @@
 # Usage: tests/fuzz/run.sh [SECONDS] [JOBS]   (default 60 seconds, 1 job)
 # Seeds: every .mtx under tests/data and data/; new inputs go to build-fuzz/corpus. A finding
 # stops the run, prints the input that caused it (hex) and exits non-zero; the input is kept
-# as build-fuzz/crash-* (or leak-*, timeout-*). Reproduce with: build-fuzz/tests/fuzz/mm_fuzz FILE
+# in build-fuzz/artifacts/ (crash-*, leak-*, timeout-*). Reproduce with: build-fuzz/tests/fuzz/mm_fuzz FILE
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 seconds=${1:-60} jobs=${2:-1}
 build=build-fuzz
 export PATH=/usr/local/cuda/bin:$PATH
+mkdir -p $build
 if [ ! -f $build/build.ninja ]; then
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-    -DLA_BUILD_FUZZ=ON -DLA_BUILD_TESTS=OFF -DLA_BUILD_TOOLS=OFF > $build.configure.log 2>&1 || { cat $build.configure.log; exit 1; }
+    -DLA_BUILD_FUZZ=ON -DLA_BUILD_TESTS=OFF -DLA_BUILD_TOOLS=OFF > $build/configure.log 2>&1 || { cat $build/configure.log; exit 1; }
 fi
 cmake --build $build --target mm_fuzz
 mkdir -p $build/corpus $build/artifacts

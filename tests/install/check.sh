@@ -21,3 +21,20 @@ cmake --build "$scratch/build"
 # la::la brings the CUDA runtime alone: the consumer links no vendor library.
 ! ldd "$scratch/build/consumer" | grep -E 'libcublas|libcusparse' || fail "the consumer links cuBLAS/cuSPARSE"
 "$scratch/build/consumer"
+
+# The README's embedding example, exactly as the README shows it: its cmake and cpp blocks
+# under "## Embedding", built against the installed package and run on a bundled system (on
+# a machine without a GPU it ends after the host part, saying so).
+readme=$scratch/readme
+mkdir -p "$readme"
+awk -v want=cmake '/^## Embedding/{on=1} on && $0=="```"want{b=1; next} b && $0=="```"{exit} b' "$src/README.md" > "$readme/CMakeLists.txt"
+awk -v want=cpp '/^## Embedding/{on=1} on && $0=="```"want{b=1; next} b && $0=="```"{exit} b' "$src/README.md" > "$readme/main.cpp"
+grep -q find_package "$readme/CMakeLists.txt" || fail "no cmake block under '## Embedding' in README.md"
+grep -q 'int main' "$readme/main.cpp" || fail "no complete cpp program under '## Embedding' in README.md"
+cmake -S "$readme" -B "$readme/build" "${gen[@]}" -DCMAKE_PREFIX_PATH="$scratch/prefix" -DCMAKE_BUILD_TYPE=Release > "$readme.log" 2>&1 ||
+  { cat "$readme.log"; fail "the README's embedding example does not configure"; }
+cmake --build "$readme/build" >> "$readme.log" 2>&1 || { cat "$readme.log"; fail "the README's embedding example does not build"; }
+out=$("$readme/build/app" "$src/data/gr_30_30.mtx") || { echo "$out"; fail "the README's embedding example failed"; }
+echo "$out"
+echo "$out" | grep -q '^host: converged' || fail "the README example's host solve did not converge"
+echo "$out" | grep -q '^gpu: ' || fail "the README example printed no GPU line"
