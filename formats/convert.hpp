@@ -4,9 +4,11 @@
 // to a sparse format keeps its nonzero entries (an explicit zero in a sparse matrix does
 // not survive a trip through dense).
 //
-// Every conversion is O(nnz + rows + cols): histograms of row (or column) lengths, an
-// exclusive scan and a scatter; COO rows are sorted only where the input was not already
-// sorted. No global comparison sort.
+// Every conversion is O(nnz + rows + cols) (histograms of row or column lengths, an
+// exclusive scan and a scatter) with two exceptions: COO rows are sorted where the input
+// was not already sorted (a comparison sort of each such row), and SELL-C-sigma sorts rows
+// by length inside windows of sigma rows (std::stable_sort per window, O(rows log sigma)).
+// No global comparison sort.
 //
 // Targets with offsets (CSR, CSC, JDS) take the offset type first: to_csr<std::int64_t>(a).
 // The default is 32-bit; a matrix whose nonzeros do not fit throws la::size_overflow
@@ -69,7 +71,7 @@ void transpose_compressed(index_t n_major, index_t n_minor, const std::vector<OI
     }
 }
 
-/// Row lengths of a CSR matrix as a histogram-ready array.
+/// The length of row i of a CSR matrix.
 template <typename T, typename O>
 index_t row_length(const csr_matrix<T, O>& a, index_t i) {
   return static_cast<index_t>(a.row_ptr()[i + 1] - a.row_ptr()[i]);
@@ -406,7 +408,7 @@ hyb_matrix<T> to_hyb(const csr_matrix<T, O>& a, index_t width = -1) {
 }
 
 /// SELL-C-sigma: rows stably sorted by length (longest first) inside windows of sigma rows
-/// (a counting sort per window), slices of C sorted rows padded to their longest row.
+/// (std::stable_sort per window), slices of C sorted rows padded to their longest row.
 template <typename O = index_t, typename T, typename OI>
 sell_matrix<T, O> to_sell(const csr_matrix<T, OI>& a, sell_options opt = {}) {
   const index_t m = a.rows(), C = opt.slice_height;

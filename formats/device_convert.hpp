@@ -14,6 +14,8 @@
 //   to_sell one stable radix sort on (window, longest - length) gives the permutation;
 //           slice widths by a max per slice, slice pointers by a scan; one thread per
 //           slot row fills the slices (padding and the last slice's missing rows too).
+//   to_dense rows * cols zeros (refused first when they cannot fit), then one thread per
+//           row scatters its entries.
 // Work is queued on ctx's stream; temporaries come from ctx. Each conversion waits where a
 // size decides the allocation: the longest row (ELL, JDS, HYB, SELL), the histogram (HYB),
 // the slot counts (SELL: for an automatic sigma, and for the total).

@@ -1,29 +1,9 @@
 #include "context.hpp"
 
-#include <dlfcn.h>
-
 #include "error.hpp"
 
 namespace la {
 
-namespace detail {
-std::string no_gpu_reason(cudaError_t e) noexcept {
-  try {
-    if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice) {
-      // The runtime reports a missing driver as an old one; tell the two apart by whether
-      // the driver library is installed at all.
-      void* driver = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-      if (!driver) return "no NVIDIA driver or GPU was found on this machine";
-      ::dlclose(driver);
-      if (e == cudaErrorNoDevice) return "no NVIDIA GPU was found (the driver is installed)";
-      return std::string("the NVIDIA driver is older than this CUDA runtime needs (") + cudaGetErrorString(e) + ")";
-    }
-    return std::string("no usable CUDA device (") + cudaGetErrorString(e) + ")";
-  } catch (...) {
-    return "no usable CUDA device";
-  }
-}
-}  // namespace detail
 
 bool cuda_available() noexcept {
   int n = 0;

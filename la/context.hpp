@@ -1,5 +1,5 @@
 // The context owns a CUDA stream on one device, and a scratch workspace that kernels needing
-// temporary memory (split-K GEMM, later SpMV plans) reuse instead of allocating per call.
+// temporary memory (split-K GEMM partials) reuse instead of allocating per call.
 // Every public device call takes one. cuBLAS/cuSPARSE handles for the vendor comparisons
 // are not here: see kernels/vendor/vendor.hpp (target la::vendor).
 #pragma once

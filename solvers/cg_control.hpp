@@ -2,8 +2,11 @@
 //
 // A backend keeps one cg_control in its own memory (a host struct, or device memory the
 // GPU kernels read and write) and calls the same functions on it, so the host backend and
-// every GPU path take the same decisions from the same numbers: the host backend is the
-// oracle for the GPU steps. Scalars are double for both value types (float solves keep
+// every GPU path apply the same rule (the same stopping tests, thresholds and status codes)
+// to their own dots: the host's are summed in long double (double for float solves) in
+// index order, the GPU's are fma products in double summed per block and then in block
+// order, so the numbers agree to rounding, not bit for bit. The host backend is the oracle
+// for the GPU steps (iteration counts and residuals compared with a tolerance). Scalars are double for both value types (float solves keep
 // their dots and step lengths in double).
 #pragma once
 

@@ -95,7 +95,7 @@ std::string first_non_finite(const std::vector<T>& v, const char* what) {
 }
 }  // namespace detail
 
-/// The host backend: the three CG steps with sequential reference kernels, dots in wider_t
+/// The host backend: the CG steps (start, then step 2 and step 1 an iteration) with sequential reference kernels, dots in wider_t
 /// (long double for double). The oracle for the GPU backend.
 template <typename Matrix>
 class host_backend {

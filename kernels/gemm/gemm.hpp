@@ -1,6 +1,7 @@
 // Dense GEMM on the device: C = alpha*A*B + beta*C, row-major, any M, N, K.
 //
-// Every variant is one file under kernels/gemm/ and one line in registry.cu (the only list).
+// Every variant is one file under kernels/gemm/, a declaration in variants.hpp, a line in
+// CMakeLists.txt and an entry in registry.cu.
 // Tests and benchmarks iterate gemm_variants(), so a new variant is tested and timed
 // without anyone remembering to. beta == 0 never reads C.
 #pragma once

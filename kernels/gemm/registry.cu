@@ -1,4 +1,5 @@
-// The only list of GEMM variants, the automatic choice, and the public entry points.
+// The registry of GEMM variants (each is also declared in variants.hpp and listed in
+// CMakeLists.txt), the automatic choice, and the public entry points.
 #include <algorithm>
 #include <string>
 

@@ -1,4 +1,6 @@
-// The only list of SpMV variants, the default choice, the views, and la::spmv.
+// The registry of SpMV variants (each is also declared in variants.hpp and listed in
+// CMakeLists.txt; the CG solver's fused forms live in solvers/device_cg.cu), the default
+// choice, the views, and la::spmv.
 #include <string>
 
 #include "common.cuh"

@@ -74,8 +74,9 @@ class spmv_operator {
   mutable device_buffer<unsigned char> plan_;  // a run may use part of it as scratch
 };
 
-/// The candidates tune_spmv times for a matrix (every deterministic CSR kernel, SELL,
-/// HYB; ELL and JDS when their padding or permutation is cheap).
+/// The candidates tune_spmv times for a matrix: the CSR kernels csr_scalar, csr_vector and
+/// csr_balanced; SELL sorted (sigma automatic), and unsorted too when unsorted slices pad
+/// by more than 20%; JDS; HYB; and ELL when its padding is at most 1.5x the entries.
 std::vector<spmv_choice> spmv_candidates(const spmv_stats& s);
 
 /// Times each candidate (median of `reps` runs, CUDA events) on the device and returns the
