@@ -54,8 +54,10 @@ std::string outcome(F&& f) {
     return "parse_error:" + std::string(e.what()) + ":" + std::to_string(e.line());
   } catch (const la::not_supported& e) {
     return std::string("not_supported:") + e.what();
-  } catch (const la::insufficient_memory& e) {
-    return std::string("insufficient_memory:") + e.what();
+  } catch (const la::insufficient_memory&) {
+    // The amount depends on the representation (offset width, COO or CSR), so only the
+    // refusal is compared.
+    return "insufficient_memory";
   } catch (const la::size_overflow& e) {
     return std::string("size_overflow:") + e.what();
   }
@@ -84,7 +86,8 @@ void check_type(std::string_view text) {
     const std::string wide = outcome([&] {
       return la::to_csr(la::parse_matrix_market_csr<T, std::int64_t>(text, name, nullptr, threads(n)));
     });
-    if (wide != via_coo) finding("64-bit offsets give the same matrix", via_coo, wide);
+    // 64-bit offsets need more memory: refused where 32-bit ones fit is not a difference.
+    if (wide != via_coo && wide != "insufficient_memory") finding("64-bit offsets give the same matrix", via_coo, wide);
   }
 }
 
