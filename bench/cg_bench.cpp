@@ -16,7 +16,7 @@
 // Bytes model (per iteration, unpreconditioned): the CSR matrix once (values, column
 // indices, row pointers) plus 9 n values, what la's fused iteration must move (step 1: r
 // and the old p read, the new p and q written, x read and written; step 2: r and q read, r
-// written). A textbook CG moves 10 n or more (the "about 10n"); the floor here is
+// written). A textbook CG moves 10 n or more (the "about 10n" of a textbook count); the floor here is
 // the tighter one. The floor is those bytes at the measured copy bandwidth; a system that
 // fits in L2 can beat it.
 //

@@ -115,10 +115,9 @@ struct thread_rows {
 };
 
 /// csr_scalar's walk in float: two rows a thread in lock step (rows k and k + stride), so
-/// the loads of both rows are in flight together. Measured with the persistent path on an
-/// H200 (us/iteration, one row a thread -> two): float 2D Poisson 4000^2 392 -> 352, 1024^2
-/// 34.7 -> 32.5, 3D 128^3 68.0 -> 65.4; double got slower (4000^2 557 -> 709, 128^3 94.7
-/// -> 109.6), so double keeps one row a thread: 16 bytes of each array a thread either way.
+/// the loads of both rows are in flight together. Faster in float, slower in double
+/// (bench/RESULTS.md, tuning note T6), so double keeps one row a thread: 16 bytes of each
+/// array a thread either way.
 template <typename T, typename O>
 struct csr_pair_rows {
   csr_view<const T, O> a;
@@ -260,8 +259,8 @@ __device__ __forceinline__ T apply_precond(const T* inv_d, long long i, T ri) {
 
 /// Step 2's element loop: r -= alpha q, accumulating r'r and r'z. 16 bytes of each vector
 /// per thread per step (4 floats, 2 doubles), all loaded before any is stored, so a thread
-/// has that many loads in flight: one float at a time left the persistent float solve at
-/// 82.5% of the floor on 2D Poisson 4000^2 (H100); four, 86.5%.
+/// has that many loads in flight (one float at a time was slower: bench/RESULTS.md, tuning
+/// note T7).
 template <typename T>
 __device__ __forceinline__ void residual_update(T* r, const T* q, const T* inv_d, index_t n, T alpha, double (&v)[2]) {
   constexpr int U = 16 / sizeof(T);
@@ -331,10 +330,8 @@ __global__ void __launch_bounds__(block_threads) dot_kernel(const T* x, const T*
 // ---- the persistent path ------------------------------------------------------------------
 
 /// Resident blocks per SM the persistent kernel is compiled for (64 registers a thread); the
-/// grid is every resident block. Measured on 2D/3D Poisson (H100, us per iteration, double):
-/// 4 blocks (64 registers): 1024^2 58.3, 4000^2 748, 128^3 123; 6 blocks (40 registers,
-/// spills): 65.4, 848, 141; 8 blocks (32): 68.3, 1089, 161. Unbounded, the CSR form took 78
-/// registers and ran 3 blocks a SM.
+/// grid is every resident block. Four was faster than six or eight (which spill) and than
+/// the unbounded three (bench/RESULTS.md, tuning note T8).
 constexpr int persistent_min_blocks = 4;
 
 /// Up to k iterations (step 2, step 1) in one cooperative launch. Every block keeps its own
@@ -794,8 +791,7 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
     else path = cg_path::graph, why_path = "the kernel has no fused form";
   }
   // Inside one kernel the grid is only what is resident, so a thread per short row beats a
-  // group of lanes per row: 2D Poisson 256^2 (double, H100) took 8.3 us/iteration with
-  // csr_scalar and 14.7 with csr_vector (W = 8).
+  // group of lanes per row (bench/RESULTS.md, tuning note T9).
   if (path == cg_path::persistent && !dopt.choice && choice.kernel == "csr_vector" && stats.mean <= 16) {
     choice.kernel = "csr_scalar";
     choice.why += "; a thread per row on the persistent path";

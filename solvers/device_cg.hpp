@@ -13,10 +13,9 @@
 //   graph       a chunk of iterations captured once into a CUDA graph and replayed
 //   persistent  one cooperative kernel runs many iterations with grid-wide barriers and no
 //               launches at all (the kernels with a fused step 1)
-//   automatic   persistent for the kernels with a fused step 1, else graph. Measured on an
-//               H100 (bench/RESULTS.md): persistent was faster than graph at every size tried,
-//               from 2D Poisson 256^2 (in L2: 7 against 10 us/iteration) to 3D Poisson 256^3
-//               (16.7M rows: 991 against 1330 us), so the size does not change the choice.
+//   automatic   persistent for the kernels with a fused step 1, else graph: persistent was
+//               faster than graph at every size tried, so the size does not change the
+//               choice (bench/RESULTS.md, tuning note T10).
 //
 // Determinism: every dot is a two-level reduction in a fixed order (block partials in
 // double, then one block sums them: the last block to finish on the plain and graph paths,

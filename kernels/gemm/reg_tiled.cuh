@@ -20,10 +20,8 @@
 
 namespace la::gemm_detail {
 
-// 128x128x8, 2 blocks/SM: 0.85x cuBLAS fp32 at 4096^3 and 8192^3 on H200. Measured and
-// dropped (bench/RESULTS.md): BK = 16 with register staging at 1 block/SM (0.84x), BK = 16
-// and 8 with cp.async for B (0.84x / 0.81x), a relaxed register cap (0.81x), and the main
-// loop without the fragment double buffering and unpredicated interior loads (0.82-0.83x).
+// 128x128x8, 2 blocks/SM: the fastest of the configurations tried; the others and their
+// figures are in bench/RESULTS.md, tuning note T2.
 struct rt_config {
   static constexpr int BM = 128, BN = 128, BK = 8, THREADS = 256, TM = 8, TN = 8, MIN_BLOCKS = 2;
   static constexpr int WARPS_M = 2, WARPS_N = 4, WM = BM / WARPS_M, WN = BN / WARPS_N;

@@ -51,9 +51,7 @@ const gemm_variant& find_gemm(std::string_view name) {
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision) {
   if (input == gemm_input::f16) return find_gemm("wmma_f16");
   // Split-K when the output has fewer 128x128 tiles than the GPU has SMs and K is long
-  // enough to split. H200, bench/RESULTS.md: 1024^3 (64 tiles) 0.84x cuBLAS with 2 splits
-  // against 0.55x unsplit; 64x4096x4096 0.58x against 0.16x; 256x256x65536 0.86x against
-  // 0.03x; 2048^3 (256 tiles) gains nothing from splitting. The workspace
+  // enough to split (bench/RESULTS.md, tuning note T1). The workspace
   // form is deterministic, and its size stays small under this rule (splits * M * N is about
   // 2 * SMs * 128 * 128 floats, ~17 MB on 132 SMs), so auto never needs the atomic form.
   if (rt_tiles(p) < p.sm_count && p.k >= 1024) return find_gemm("split_k_workspace");

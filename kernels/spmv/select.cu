@@ -94,36 +94,32 @@ spmv_choice select_spmv(const spmv_stats& s) {
     return c;
   };
   char buf[160];
-  // The thresholds below come from `la bench spmv` / bench/spmv_bench on an H100
-  // (bench/RESULTS.md, 2026-11-22); "x" is the speedup over cuSPARSE CSR ALG1 there.
+  // The thresholds below come from `la bench spmv` / bench/spmv_bench (bench/RESULTS.md,
+  // tuning note T5, which has the figures for each case).
   if (s.rows == 0 || s.nnz == 0) return pick(format::csr, "csr_scalar", "no entries");
   // A few rows far longer than the rest (power-law graphs, dense rows). Thread- or
-  // warp-per-row kernels leave one warp walking the longest row (R-MAT 2^22: csr_scalar
-  // 0.04x, csr_vector 0.25x, SELL 0.02x). HYB (ELL for the common part, the long rows'
-  // overflow as COO with one atomic per run) was the fastest la kernel there: R-MAT 0.87x /
-  // 0.86x (double / float), 4M rows with 16 dense rows 0.94x / 0.90x; csr_balanced 0.58x /
-  // 0.67x and 0.64x / 0.88x. Not deterministic (atomics); tune_spmv or a named kernel
-  // gives csr_balanced where bit-identical results matter.
+  // warp-per-row kernels leave one warp walking the longest row; HYB (ELL for the common
+  // part, the long rows' overflow as COO with one atomic per run) was the fastest la kernel
+  // there. Not deterministic (atomics); tune_spmv or a named kernel gives csr_balanced where
+  // bit-identical results matter.
   if (s.longest > 4096 && s.longest > 64 * s.mean) {
     std::snprintf(buf, sizeof buf, "longest row %d > 64 x mean %.1f", s.longest, s.mean);
     return pick(format::hyb, "hyb", buf);
   }
   // Small matrices (launch-bound, under 100k rows): a group of lanes per row was the
-  // fastest on every small real matrix (gr_30_30, bcsstk09, Trefethen_2000, 1138_bus,
-  // ca-GrQc: csr_vector 1.3-2.0x; SELL 0.7-2.0x).
+  // fastest on every small real matrix.
   if (s.rows < 100000) {
     std::snprintf(buf, sizeof buf, "%d rows (small: launch-bound)", s.rows);
     return pick(format::csr, "csr_vector", buf);
   }
   // Short rows of nearly equal length (stencils): a thread per row over CSR streams the
-  // rows at copy bandwidth (2D/3D Poisson: csr_scalar 1.18-1.41x, 94-100% of the copy
-  // bandwidth; SELL-32 1.07-1.29x; ELL and JDS 0.95-1.36x).
+  // rows at copy bandwidth.
   if (s.padding() <= 1.2 && s.mean <= 8) {
     std::snprintf(buf, sizeof buf, "short even rows (mean %.1f, SELL-32 pads %.2fx)", s.mean, s.padding());
     return pick(format::csr, "csr_scalar", buf);
   }
   // Longer rows of equal length (uniform random, 16 per row): column-major ELL without
-  // padding (ELL 1.12x double, 0.99x float; SELL 0.99x/1.01x; csr_scalar 0.35x/0.81x).
+  // padding.
   if (double(s.rows) * s.longest <= 1.05 * double(s.nnz)) {
     std::snprintf(buf, sizeof buf, "equal rows (ELL pads %.2fx)", double(s.rows) * s.longest / double(s.nnz));
     return pick(format::ell, "ell", buf);
