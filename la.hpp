@@ -1,20 +1,20 @@
 // la: everything an embedder needs, in one include: <la/la.hpp>.
 //
 // The parts can be included alone: <la/formats/csr.hpp>, <la/formats/matrix_market.hpp>,
-// <la/solvers/host_backend.hpp>, <la/kernels/gemm/gemm.hpp>, <la/la/context.hpp> ...
+// <la/solvers/host_backend.hpp>, <la/kernels/gemm/gemm.hpp>, <la/context.hpp> ...
 // None of them includes cuBLAS or cuSPARSE headers; the host formats and the reader need
 // only the CUDA runtime's headers.
 #pragma once
 
-#include "la/context.hpp"
-#include "la/device_buffer.hpp"
-#include "la/error.hpp"
-#include "la/atomic_file.hpp"
-#include "la/event_timer.hpp"
-#include "la/memory.hpp"
-#include "la/parallel.hpp"
-#include "la/types.hpp"
-#include "la/vector.hpp"
+#include "context.hpp"
+#include "device_buffer.hpp"
+#include "error.hpp"
+#include "atomic_file.hpp"
+#include "event_timer.hpp"
+#include "memory.hpp"
+#include "parallel.hpp"
+#include "types.hpp"
+#include "vector.hpp"
 
 #include "formats/convert.hpp"
 #include "formats/device_convert.hpp"

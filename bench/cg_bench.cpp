@@ -1,5 +1,5 @@
 // CG time per iteration: la's GPU solver against the vendor-library CG (cusparseSpMV +
-// cuBLAS with host scalars, kernels/vendor/vendor_cg.hpp) and Eigen's ConjugateGradient on
+// cuBLAS with host scalars, kernels/detail/vendor/vendor_cg.hpp) and Eigen's ConjugateGradient on
 // the host, all in one run, with the bytes-model floor at the copy bandwidth measured in
 // the same run.
 //
@@ -43,7 +43,7 @@
 #include <la/kernels/reference/blas1.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/device_cg.hpp>
-#include "../kernels/vendor/vendor_cg.hpp"
+#include <la/kernels/detail/vendor/vendor_cg.hpp>
 #include "../tools/spmv_suite.hpp"
 
 namespace {

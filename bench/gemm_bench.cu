@@ -17,8 +17,8 @@
 #include <memory>
 #include <string>
 
-#include <la/kernels/vendor/cublas_gemm.hpp>
-#include <la/la/event_timer.hpp>
+#include <la/kernels/detail/vendor/cublas_gemm.hpp>
+#include <la/event_timer.hpp>
 
 namespace {
 using namespace la;

@@ -14,7 +14,7 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
-#include <la/kernels/vendor/vendor.hpp>
+#include <la/kernels/detail/vendor/vendor.hpp>
 
 #include "../tools/spmv_suite.hpp"
 

@@ -6,9 +6,9 @@
 
 #include <cstdio>
 
-#include <la/la/context.hpp>
-#include <la/la/device_buffer.hpp>
-#include <la/la/event_timer.hpp>
+#include <la/context.hpp>
+#include <la/device_buffer.hpp>
+#include <la/event_timer.hpp>
 
 #include <algorithm>
 

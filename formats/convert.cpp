@@ -11,14 +11,14 @@
 // pages cost more than the arithmetic here (50M entries: zero-filling 600 MB of new pages
 // takes ~0.3 s on the 2-core CI machine; an intermediate (column, value) buffer cost another
 // ~0.8 s in faults and copying, and was dropped).
-#include "convert.hpp"
+#include <la/formats/convert.hpp>
 
 #include <cstring>
 #include <new>
 #include <thread>
 
-#include "../la/memory.hpp"
-#include "../la/parallel.hpp"
+#include <la/memory.hpp>
+#include <la/parallel.hpp>
 
 namespace la::detail {
 namespace {

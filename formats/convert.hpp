@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "../la/memory.hpp"
+#include "../memory.hpp"
 #include "coo.hpp"
 #include "csc.hpp"
 #include "csr.hpp"

@@ -1,10 +1,10 @@
-#include "device_convert.hpp"
+#include <la/formats/device_convert.hpp>
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
-#include "../la/grid.cuh"
+#include <la/detail/grid.cuh>
 
 namespace la {
 namespace {

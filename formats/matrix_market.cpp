@@ -1,4 +1,4 @@
-#include "matrix_market.hpp"
+#include <la/formats/matrix_market.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -21,9 +21,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../la/atomic_file.hpp"
-#include "../la/parallel.hpp"
-#include "convert.hpp"
+#include <la/atomic_file.hpp>
+#include <la/parallel.hpp>
+#include <la/formats/convert.hpp>
 
 namespace la {
 

@@ -13,8 +13,8 @@
 #include <utility>
 #include <vector>
 
-#include "../la/memory.hpp"
-#include "../la/vector.hpp"
+#include "../memory.hpp"
+#include "../vector.hpp"
 
 namespace la {
 

@@ -1,8 +1,8 @@
-#include "validate.hpp"
+#include <la/formats/validate.hpp>
 
 #include <string>
 
-#include "storage.hpp"
+#include <la/formats/storage.hpp>
 
 namespace la::detail {
 namespace {

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "../la/types.hpp"
+#include "../types.hpp"
 
 namespace la::detail {
 

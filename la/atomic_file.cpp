@@ -1,4 +1,4 @@
-#include "atomic_file.hpp"
+#include <la/atomic_file.hpp>
 
 #include <atomic>
 #include <cerrno>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.hpp"
+#include <la/error.hpp>
 
 namespace la {
 namespace {

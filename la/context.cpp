@@ -1,6 +1,6 @@
-#include "context.hpp"
+#include <la/context.hpp>
 
-#include "error.hpp"
+#include <la/error.hpp>
 
 namespace la {
 

@@ -1,7 +1,7 @@
 // The context owns a CUDA stream on one device, and a scratch workspace that kernels needing
 // temporary memory (split-K GEMM partials) reuse instead of allocating per call.
 // Every public device call takes one. cuBLAS/cuSPARSE handles for the vendor comparisons
-// are not here: see kernels/vendor/vendor.hpp (target la::vendor).
+// are not here: see kernels/detail/vendor/vendor.hpp (target la::vendor).
 #pragma once
 
 #include <cstddef>

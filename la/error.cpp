@@ -1,4 +1,4 @@
-#include "error.hpp"
+#include <la/error.hpp>
 
 #include <dlfcn.h>
 

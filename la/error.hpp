@@ -2,7 +2,7 @@
 //
 // Every exception message names what failed, where (file:line) and, where we can tell,
 // what the user can do about it. Destructors use the *_NO_THROW forms. The cuBLAS and
-// cuSPARSE errors and checks live with the vendor comparisons (kernels/vendor/vendor.hpp,
+// cuSPARSE errors and checks live with the vendor comparisons (kernels/detail/vendor/vendor.hpp,
 // target la::vendor): la itself needs only the CUDA runtime.
 #pragma once
 

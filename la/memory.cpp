@@ -1,4 +1,4 @@
-#include "memory.hpp"
+#include <la/memory.hpp>
 
 #include <cerrno>
 #include <cstdio>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <limits>
 
-#include "device_buffer.hpp"
+#include <la/device_buffer.hpp>
 
 namespace la {
 namespace {

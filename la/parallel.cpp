@@ -1,11 +1,11 @@
-#include "parallel.hpp"
+#include <la/parallel.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
 
-#include "error.hpp"
+#include <la/error.hpp>
 
 namespace la {
 

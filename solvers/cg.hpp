@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "../la/types.hpp"
+#include "../types.hpp"
 #include "cg_control.hpp"
 
 namespace la {

@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "../kernels/spmv/common.cuh"
-#include "../kernels/spmv/variants.hpp"
-#include "../la/error.hpp"
-#include "device_cg.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
+#include <la/error.hpp>
+#include <la/solvers/device_cg.hpp>
 
 namespace la {
 

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include <la/formats/matrix_market.hpp>
-#include <la/la/context.hpp>
+#include <la/context.hpp>
 #include "cli_util.hpp"
 #include "test_util.hpp"
 

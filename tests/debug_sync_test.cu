@@ -2,8 +2,8 @@
 // (so a fault is reported at its kernel) and does not synchronize inside it (which would
 // invalidate the capture). This file compiles the check with LA_DEBUG_SYNC on.
 #define LA_DEBUG_SYNC 1
-#include <la/la/context.hpp>
-#include <la/la/error.hpp>
+#include <la/context.hpp>
+#include <la/error.hpp>
 
 #include "test_util.hpp"
 

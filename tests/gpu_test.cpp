@@ -2,7 +2,7 @@
 // downloaded (synchronously and in stream order), and built from device buffers, in every
 // format and both offset widths. Each test skips, saying why, when no GPU is present.
 #include <la/formats/device_convert.hpp>
-#include <la/kernels/vendor/vendor.hpp>
+#include <la/kernels/detail/vendor/vendor.hpp>
 
 #include "test_util.hpp"
 

@@ -16,8 +16,8 @@
 
 
 #include <la/formats/matrix_market.hpp>
-#include <la/la/memory.hpp>
-#include <la/la/parallel.hpp>
+#include <la/memory.hpp>
+#include <la/parallel.hpp>
 #include "test_util.hpp"
 
 namespace la {

@@ -5,16 +5,23 @@
 // sampled rows (the first, the last, and 4,000 spread over the matrix with the grid's faces
 // and edges among them) must equal the stencil computed on the host exactly. Skips, saying
 // why, where the GPU has less than 60 GB free. Not run under compute-sanitizer (size).
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <cub/device/device_scan.cuh>
 
 #include <la/formats/device_convert.hpp>
 #include <la/kernels/spmv/spmv.hpp>
-#include <la/la/grid.cuh>  // kernel-internal (not installed): the 64-bit grid-stride loop
 
 namespace la {
 namespace {
+
+// A 64-bit grid-stride loop (the counts here pass 2^31), and a grid that covers n items.
+#define HUGE_GRID_STRIDE(i, n)                                                                          \
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < static_cast<long long>(n); \
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+unsigned grid_for(long long items) { return static_cast<unsigned>(std::min<long long>((items + 255) / 256, 65535LL * 32)); }
 
 constexpr long long N = 684;  // 7 N^3 - 6 N^2 = 2,237,133,312 > 2^31
 
@@ -24,11 +31,11 @@ __device__ __host__ inline int stencil_length(long long r) {
 }
 
 __global__ void lengths(long long rows, std::int64_t* len) {
-  LA_GRID_STRIDE(r, rows) { len[r] = stencil_length(r); }
+  HUGE_GRID_STRIDE(r, rows) { len[r] = stencil_length(r); }
 }
 
 __global__ void fill(long long rows, const std::int64_t* ptr, index_t* col, float* val) {
-  LA_GRID_STRIDE(r, rows) {
+  HUGE_GRID_STRIDE(r, rows) {
     const long long i = r / (N * N), j = r / N % N, k = r % N;
     std::int64_t q = ptr[r];
     auto add = [&](long long c, float v) { col[q] = static_cast<index_t>(c), val[q++] = v; };
@@ -43,7 +50,7 @@ __global__ void fill(long long rows, const std::int64_t* ptr, index_t* col, floa
 }
 
 __global__ void input(long long n, float* x) {
-  LA_GRID_STRIDE(j, n) { x[j] = 1.0f + static_cast<float>(j % 7) / 8; }
+  HUGE_GRID_STRIDE(j, n) { x[j] = 1.0f + static_cast<float>(j % 7) / 8; }
 }
 
 float host_x(long long j) { return 1.0f + static_cast<float>(j % 7) / 8; }
@@ -72,7 +79,7 @@ TEST(SpmvHuge, PoissonPastTwoToTheThirtyOneNonzeros) {
   auto a = device_csr<float, std::int64_t>::allocate(ctx, static_cast<index_t>(rows), static_cast<index_t>(rows), nnz);
   {
     auto len = ctx.allocate<std::int64_t>(static_cast<std::size_t>(rows) + 1);
-    lengths<<<detail::grid_for(rows), 256, 0, s>>>(rows, len.data());
+    lengths<<<grid_for(rows), 256, 0, s>>>(rows, len.data());
     LA_CHECK_LAUNCH(s);
     LA_CUDA_TRY(cudaMemsetAsync(len.data() + rows, 0, 8, s));
     std::size_t bytes = 0;
@@ -80,7 +87,7 @@ TEST(SpmvHuge, PoissonPastTwoToTheThirtyOneNonzeros) {
     LA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, bytes, len.data(), v.row_ptr, rows + 1, s));
     auto temp = ctx.allocate<unsigned char>(bytes);
     LA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(temp.data(), bytes, len.data(), v.row_ptr, rows + 1, s));
-    fill<<<detail::grid_for(rows), 256, 0, s>>>(rows, v.row_ptr, v.col_idx, v.values);
+    fill<<<grid_for(rows), 256, 0, s>>>(rows, v.row_ptr, v.col_idx, v.values);
     LA_CHECK_LAUNCH(s);
   }
   std::int64_t last = 0;
@@ -88,7 +95,7 @@ TEST(SpmvHuge, PoissonPastTwoToTheThirtyOneNonzeros) {
   ctx.synchronize();
   ASSERT_EQ(last, nnz);
   auto x = ctx.allocate<float>(static_cast<std::size_t>(rows));
-  input<<<detail::grid_for(rows), 256, 0, s>>>(rows, x.data());
+  input<<<grid_for(rows), 256, 0, s>>>(rows, x.data());
   LA_CHECK_LAUNCH(s);
   auto y = ctx.allocate<float>(static_cast<std::size_t>(rows));
 

@@ -9,7 +9,7 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/generate.hpp>
-#include <la/la/context.hpp>
+#include <la/context.hpp>
 
 namespace la::test {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <la/la/error.hpp>
+#include <la/error.hpp>
 
 namespace la::cli {
 

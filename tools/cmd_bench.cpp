@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include <la/kernels/vendor/vendor.hpp>
+#include <la/kernels/detail/vendor/vendor.hpp>
 
 #include "args.hpp"
 #include "commands.hpp"

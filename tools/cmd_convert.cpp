@@ -5,9 +5,9 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
-#include <la/la/atomic_file.hpp>
-#include <la/la/memory.hpp>
-#include <la/la/parallel.hpp>
+#include <la/atomic_file.hpp>
+#include <la/memory.hpp>
+#include <la/parallel.hpp>
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"

@@ -5,8 +5,8 @@
 #include <random>
 #include <string>
 
-#include <la/kernels/vendor/cublas_gemm.hpp>
-#include <la/la/event_timer.hpp>
+#include <la/kernels/detail/vendor/cublas_gemm.hpp>
+#include <la/event_timer.hpp>
 #include "args.hpp"
 #include "commands.hpp"
 #include "common.hpp"

@@ -8,8 +8,8 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
-#include <la/la/atomic_file.hpp>
-#include <la/la/context.hpp>
+#include <la/atomic_file.hpp>
+#include <la/context.hpp>
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/host_backend.hpp>
 #include "args.hpp"

@@ -2,7 +2,7 @@
 #include <string>
 
 #include <la/kernels/spmv/select.hpp>
-#include <la/la/event_timer.hpp>
+#include <la/event_timer.hpp>
 
 #include "args.hpp"
 #include "commands.hpp"

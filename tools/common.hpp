@@ -12,9 +12,9 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
-#include <la/la/atomic_file.hpp>
-#include <la/la/context.hpp>
-#include <la/la/types.hpp>
+#include <la/atomic_file.hpp>
+#include <la/context.hpp>
+#include <la/types.hpp>
 
 #include "args.hpp"
 #include "generated.hpp"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <la/formats/generate.hpp>
-#include <la/la/types.hpp>
+#include <la/types.hpp>
 
 namespace la::cli {
 

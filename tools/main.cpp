@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include <la/la/atomic_file.hpp>
-#include <la/la/error.hpp>
-#include <la/la/memory.hpp>
-#include <la/la/parallel.hpp>
+#include <la/atomic_file.hpp>
+#include <la/error.hpp>
+#include <la/memory.hpp>
+#include <la/parallel.hpp>
 #include "args.hpp"
 #include "commands.hpp"
 #include "run.hpp"

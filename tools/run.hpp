@@ -11,8 +11,8 @@
 #include <new>
 #include <string>
 
-#include <la/la/error.hpp>
-#include <la/la/memory.hpp>
+#include <la/error.hpp>
+#include <la/memory.hpp>
 #include "args.hpp"
 #include "common.hpp"
 

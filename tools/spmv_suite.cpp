@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include <la/kernels/spmv/select.hpp>
-#include <la/kernels/vendor/cusparse_spmv.hpp>
-#include <la/la/atomic_file.hpp>
-#include <la/la/event_timer.hpp>
+#include <la/kernels/detail/vendor/cusparse_spmv.hpp>
+#include <la/atomic_file.hpp>
+#include <la/event_timer.hpp>
 
 #include "spmv_check.hpp"
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <la/formats/csr.hpp>
-#include <la/la/context.hpp>
+#include <la/context.hpp>
 
 #include "generated.hpp"
 

@@ -6,8 +6,8 @@
 //   - each thread accumulates its U outputs: acc[u] += a_reg[s] * B_s[s][u]. Every thread
 //     of a warp reads the same B_s element at once (a broadcast), so there are no conflicts.
 // T = 128, U = 16, S = 8.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/gemm/detail/common.cuh>
+#include <la/kernels/gemm/detail/variants.hpp>
 
 namespace la::gemm_detail {
 namespace {

@@ -1,7 +1,7 @@
 // naive: one thread per element of C, K-loop straight from global memory. The baseline the
 // ladder is measured against.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/gemm/detail/common.cuh>
+#include <la/kernels/gemm/detail/variants.hpp>
 
 namespace la::gemm_detail {
 namespace {

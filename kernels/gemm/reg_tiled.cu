@@ -1,8 +1,8 @@
 // reg_tiled: the full joint register and shared-memory tiling (see reg_tiled.cuh):
 // 128 x 128 x 8 block tiles, 256 threads, 8 x 8 outputs per thread, warp tiles of 64 x 32,
 // A transposed in shared memory, float4 global loads, double-buffered.
-#include "reg_tiled.cuh"
-#include "variants.hpp"
+#include <la/kernels/gemm/detail/reg_tiled.cuh>
+#include <la/kernels/gemm/detail/variants.hpp>
 
 namespace la::gemm_detail {
 namespace {

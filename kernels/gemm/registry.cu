@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <string>
 
-#include "reg_tiled.cuh"
-#include "variants.hpp"
+#include <la/kernels/gemm/detail/reg_tiled.cuh>
+#include <la/kernels/gemm/detail/variants.hpp>
 
 namespace la {
 

@@ -2,8 +2,8 @@
 // computes a TILE x TILE block of C; each K-step stages one tile of A and one of B in shared
 // memory (one element per thread, coalesced) and every thread reads TILE of each from there.
 // Edges: out-of-range loads are predicated to 0.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/gemm/detail/common.cuh>
+#include <la/kernels/gemm/detail/variants.hpp>
 
 namespace la::gemm_detail {
 namespace {

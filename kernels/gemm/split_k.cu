@@ -10,8 +10,8 @@
 // The number of splits comes from detail::split_k_count (shape and SM count).
 #include <algorithm>
 
-#include "reg_tiled.cuh"
-#include "variants.hpp"
+#include <la/kernels/gemm/detail/reg_tiled.cuh>
+#include <la/kernels/gemm/detail/variants.hpp>
 
 namespace la::gemm_detail {
 namespace {

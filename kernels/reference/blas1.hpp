@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../../la/types.hpp"
+#include "../../types.hpp"
 
 namespace la::reference {
 

@@ -1,7 +1,7 @@
 // coo_atomic: one thread per stored entry, atomicAdd of alpha*a*x into y (after y = beta*y).
 // The baseline COO kernel; not deterministic (the order of the additions varies).
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 namespace {

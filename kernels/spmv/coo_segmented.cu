@@ -3,8 +3,8 @@
 // order is right); the last lane of each run adds its run's sum to y with one atomic. On
 // row-sorted input that is one atomic per row per warp instead of one per entry. Not
 // deterministic (atomics across warps).
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 namespace {

@@ -1,7 +1,7 @@
 // csc_atomic: one thread per column scatters alpha*a*x[j] into y with atomics (after
 // y = beta*y). Not deterministic.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 namespace {

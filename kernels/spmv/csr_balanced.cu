@@ -8,8 +8,8 @@
 // spread over 4,000 warps, and the result is deterministic: every sum has a fixed order.
 //   plan:  owner[c] = first row owned by chunk c (chunks + 1 entries; prepare, once per
 //          matrix, binary searches the row pointers), then head[c] (scratch for run).
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 namespace {

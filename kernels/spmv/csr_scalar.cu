@@ -1,6 +1,6 @@
 // csr_scalar: one thread per row. Deterministic; suits short, even rows.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 template <typename T>

@@ -1,8 +1,8 @@
 // csr_vector: a group of W lanes (W = 2..32, a power of two near the mean row length) per
 // row, lanes striding the row, a shuffle reduction in the group. Deterministic (a fixed
 // reduction order for a given W).
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 namespace {

@@ -1,7 +1,7 @@
 // dense_gemv: one warp per row of the row-major matrix, lanes striding the row (coalesced),
 // a shuffle reduction. Deterministic. So that every format has a kernel.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 namespace {

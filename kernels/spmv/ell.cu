@@ -1,8 +1,8 @@
 // ell: one thread per row over the column-major slots (consecutive rows read consecutive
 // addresses), stopping at the row's first padding slot (ell_rows in common.cuh).
 // Deterministic.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 template <typename T>

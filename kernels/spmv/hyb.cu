@@ -2,8 +2,8 @@
 // beta), then the COO overflow added by the segmented COO kernel (one atomic per run of a
 // row per warp). Not deterministic: the overflow of a row split across warps is added in
 // no fixed order.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 

@@ -1,8 +1,8 @@
 // jds: one thread per sorted row walks the jagged diagonals (coalesced: diagonal d holds
 // the first len(d) sorted rows contiguously) and writes y through the permutation
 // (jds_rows in common.cuh). Deterministic.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 template <typename T>

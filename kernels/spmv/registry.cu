@@ -3,8 +3,8 @@
 // choice, the views, and la::spmv.
 #include <string>
 
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la {
 namespace {

@@ -1,11 +1,11 @@
 // Row statistics, the selection rule, tuning, and spmv_operator (see select.hpp).
-#include "select.hpp"
+#include <la/kernels/spmv/select.hpp>
 
 #include <cmath>
 #include <cstdio>
 
-#include "../../la/event_timer.hpp"
-#include "common.cuh"
+#include <la/event_timer.hpp>
+#include <la/kernels/spmv/detail/common.cuh>
 
 namespace la {
 namespace {

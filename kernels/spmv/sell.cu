@@ -1,8 +1,8 @@
 // sell: SELL-C-sigma with one thread per sorted row (sell_rows in common.cuh: coalesced
 // column-major slots, an unrolled slot loop that skips padding, y written through perm,
 // which is not read when sigma = 1). Deterministic.
-#include "common.cuh"
-#include "variants.hpp"
+#include <la/kernels/spmv/detail/common.cuh>
+#include <la/kernels/spmv/detail/variants.hpp>
 
 namespace la::spmv_detail {
 template <typename T>

@@ -21,7 +21,7 @@
 #include "../../formats/hyb.hpp"
 #include "../../formats/jds.hpp"
 #include "../../formats/sell.hpp"
-#include "../../la/vector.hpp"
+#include "../../vector.hpp"
 
 namespace la {
 

@@ -21,7 +21,7 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
-#include <la/la/memory.hpp>
+#include <la/memory.hpp>
 
 namespace {
 

@@ -10,8 +10,12 @@ fail() { echo "install check: $*"; exit 1; }
 # Consumers include <la/...> from <prefix>/include: nothing else lands beside la/.
 [ "$(ls "$inc")" = "la" ] || fail "include/ holds more than la/: $(ls "$inc")"
 [ -f "$inc/la/la.hpp" ] || fail "no umbrella header include/la/la.hpp"
+# The core headers sit at the namespace's root (<la/context.hpp>), the folders beside them.
+[ -f "$inc/la/context.hpp" ] && [ -f "$inc/la/formats/csr.hpp" ] && [ -f "$inc/la/solvers/cg.hpp" ] ||
+  fail "expected include/la/context.hpp, include/la/formats/csr.hpp, include/la/solvers/cg.hpp"
+[ ! -e "$inc/la/la" ] || fail "include/la/la/ exists: the core headers belong at include/la/"
 # Kernel-internal headers and the vendor comparisons are not installed.
-found=$(find "$inc" -name '*.cuh' -o -name 'variants.hpp' -o -path '*vendor*')
+found=$(find "$inc" -name '*.cuh' -o -name 'variants.hpp' -o -path '*vendor*' -o -path '*/detail/*')
 [ -z "$found" ] || fail "implementation-only headers installed: $found"
 ! grep -rlE 'include *[<"](cublas|cusparse)' "$inc" || fail "installed headers include cuBLAS/cuSPARSE"
 gen=()

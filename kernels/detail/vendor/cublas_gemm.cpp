@@ -1,4 +1,4 @@
-#include "cublas_gemm.hpp"
+#include <la/kernels/detail/vendor/cublas_gemm.hpp>
 
 namespace la {
 void cublas_gemm(vendor_handles& h, gemm_precision p, const gemm_args& g) {

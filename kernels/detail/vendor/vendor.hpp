@@ -8,8 +8,8 @@
 #include <cublas_v2.h>
 #include <cusparse.h>
 
-#include "../../la/context.hpp"
-#include "../../la/error.hpp"
+#include "../../../context.hpp"
+#include "../../../error.hpp"
 
 namespace la {
 

@@ -1,8 +1,8 @@
-#include "vendor_cg.hpp"
+#include <la/kernels/detail/vendor/vendor_cg.hpp>
 
 #include <cmath>
 
-#include "cusparse_spmv.hpp"
+#include <la/kernels/detail/vendor/cusparse_spmv.hpp>
 
 namespace la {
 namespace {

@@ -5,7 +5,7 @@
 // Row-major C = A B is computed as the column-major C^T = B^T A^T.
 #pragma once
 
-#include "../gemm/gemm.hpp"
+#include "../../gemm/gemm.hpp"
 #include "vendor.hpp"
 
 namespace la {

@@ -1,4 +1,4 @@
-#include "cusparse_spmv.hpp"
+#include <la/kernels/detail/vendor/cusparse_spmv.hpp>
 
 namespace la {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "../spmv/spmv.hpp"
+#include "../../spmv/spmv.hpp"
 #include "vendor.hpp"
 
 namespace la {

@@ -1,7 +1,7 @@
 // Launchers of the GEMM variants (one .cu file each); registry.cu lists them.
 #pragma once
 
-#include "gemm.hpp"
+#include "../gemm.hpp"
 
 namespace la::gemm_detail {
 void launch_naive(const gemm_args&, cudaStream_t);

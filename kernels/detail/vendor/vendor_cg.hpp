@@ -4,8 +4,8 @@
 // the device twice. Part of la::vendor (benchmarks only; not installed).
 #pragma once
 
-#include "../../formats/csr.hpp"
-#include "../../la/vector.hpp"
+#include "../../../formats/csr.hpp"
+#include "../../../vector.hpp"
 #include "vendor.hpp"
 
 namespace la {

@@ -1,8 +1,8 @@
 // Pieces the SpMV kernels share.
 #pragma once
 
-#include "../../la/grid.cuh"
-#include "spmv.hpp"
+#include "../../../detail/grid.cuh"
+#include "../spmv.hpp"
 
 namespace la::spmv_detail {
 

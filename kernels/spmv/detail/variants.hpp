@@ -1,7 +1,7 @@
 // Launchers of the SpMV variants (one .cu file each); registry.cu lists them. Not installed.
 #pragma once
 
-#include "spmv.hpp"
+#include "../spmv.hpp"
 
 namespace la::spmv_detail {
 #define LA_SPMV_LAUNCHER(name) \

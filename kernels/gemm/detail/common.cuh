@@ -3,7 +3,7 @@
 
 #include <cuda_runtime.h>
 
-#include "gemm.hpp"
+#include "../gemm.hpp"
 
 namespace la::gemm_detail {
 

@@ -1,4 +1,4 @@
-#include "vendor.hpp"
+#include <la/kernels/detail/vendor/vendor.hpp>
 
 
 namespace la {
