@@ -8,7 +8,8 @@
 //   std::string check_input(const vector& b, const vector& x);   // "" or why: invalid_input
 //   std::string check_values(const vector& b, const vector& x);  // "" or where A, b or x holds NaN/Inf
 //   std::string check_preconditioner();                           // "" or why Jacobi cannot work
-//   double nrm2(const vector&); void fill(vector&, value_type);
+//   double nrm2(const vector&); void set_zero(vector&);
+//   static constexpr std::int64_t largest_chunk;  // the most iterations iterate() queues at once
 //   void start(const vector& b, vector& x, const cg_limits&);  // r = b - A x, z = M^-1 r,
 //                                              // the start decision, then step 1 (p = z)
 //   void iterate(std::int64_t k, vector& x);   // queues k iterations of (step 2, step 1);
@@ -24,6 +25,14 @@
 // to the time a chunk takes. Iterations queued past the stop do nothing, so the reported
 // count is exact. The loop follows Eigen's ConjugateGradient step for step so iteration
 // counts can be compared, and reports non-convergence as a status, never as an exception.
+// detail::check_backend<Backend>() holds every backend to this contract at compile time.
+//
+// Status or exception, one rule for every solver: what the solver finds in the data it was
+// given (sizes that disagree, a matrix that is not square, NaN or Inf, a non-positive
+// diagonal for Jacobi, options out of range, and every way of not converging) is a status
+// in solve_result; what it cannot do as asked (a path or kernel this device or format does
+// not support: la::not_supported) and failures of the machine (CUDA errors, out of memory:
+// la::device_error) are exceptions.
 #pragma once
 
 #include <algorithm>
@@ -32,6 +41,8 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "../types.hpp"
@@ -41,13 +52,16 @@ namespace la {
 
 enum class preconditioner { none, jacobi };
 
-enum class solve_status {
-  converged,       // ||r|| <= max(rtol*||b||, atol)
-  max_iterations,  // stopped at the iteration limit
-  breakdown,       // p'Ap <= 0 or r'z <= 0: the matrix (or preconditioner) is not SPD
-  non_finite,      // a NaN or Inf in A, b, the initial guess or an iterate
-  stagnation,      // ||r|| did not fall 0.1% below its best for cg_options::stagnation_window iterations
-  invalid_input,   // sizes disagree, A is not square, or an option is out of range
+/// The outcome of a solve. The statuses a backend's stopping rule sets take their values
+/// from cg_code (cg_control.hpp), so a control block's status converts with a cast; the
+/// others are decided on the host.
+enum class solve_status : int {
+  converged = cg_converged,            // ||r|| <= max(rtol*||b||, atol), and the true residual too (see below)
+  max_iterations = cg_max_iterations,  // stopped at the iteration limit
+  breakdown = cg_breakdown,            // p'Ap <= 0 or r'z <= 0: the matrix (or preconditioner) is not SPD
+  non_finite = cg_non_finite,          // a NaN or Inf in A, b, the initial guess or an iterate
+  stagnation = cg_stagnation,          // ||r|| did not fall 0.1% below its best for cg_options::stagnation_window iterations
+  invalid_input = cg_stagnation + 1,   // sizes disagree, A is not square, or an option is out of range
   precision_limit, // the recurrence met the tolerance, the true residual ||b - Ax|| did not (by more than
                    // cg_options::true_residual_factor): the tolerance is below what the precision resolves
 };
@@ -172,21 +186,52 @@ inline std::string stop_message(const cg_control& c, const cg_limits& l) {
   }
   return "running";
 }
-inline solve_status status_of(int code) {
-  switch (code) {
-    case cg_converged: return solve_status::converged;
-    case cg_max_iterations: return solve_status::max_iterations;
-    case cg_breakdown: return solve_status::breakdown;
-    case cg_non_finite: return solve_status::non_finite;
-    default: return solve_status::stagnation;
-  }
+/// The status a control block ended with (not cg_running).
+inline solve_status status_of(int code) { return static_cast<solve_status>(code); }
+}  // namespace detail
+
+namespace detail {
+/// The Backend contract of the header comment, checked at compile time.
+template <typename B>
+constexpr bool check_backend() {
+  using V = typename B::vector;
+  using T = typename B::value_type;
+  static_assert(std::is_arithmetic_v<T>, "Backend::value_type: float or double");
+  static_assert(std::is_convertible_v<decltype(B::largest_chunk), std::int64_t>,
+                "Backend::largest_chunk: the most iterations iterate() queues at once");
+  static_assert(std::is_convertible_v<decltype(std::declval<B&>().size()), std::int64_t>, "Backend::size()");
+  static_assert(std::is_same_v<decltype(std::declval<B&>().check_input(std::declval<const V&>(), std::declval<const V&>())),
+                               std::string>,
+                "Backend::check_input(b, x) -> std::string");
+  static_assert(std::is_same_v<decltype(std::declval<B&>().check_values(std::declval<const V&>(), std::declval<const V&>())),
+                               std::string>,
+                "Backend::check_values(b, x) -> std::string");
+  static_assert(std::is_same_v<decltype(std::declval<B&>().check_preconditioner()), std::string>,
+                "Backend::check_preconditioner() -> std::string");
+  static_assert(std::is_same_v<decltype(std::declval<B&>().nrm2(std::declval<const V&>())), double>,
+                "Backend::nrm2(v) -> double");
+  static_assert(std::is_void_v<decltype(std::declval<B&>().set_zero(std::declval<V&>()))>, "Backend::set_zero(x)");
+  static_assert(std::is_void_v<decltype(std::declval<B&>().start(std::declval<const V&>(), std::declval<V&>(),
+                                                                 std::declval<const cg_limits&>()))>,
+                "Backend::start(b, x, limits)");
+  static_assert(std::is_void_v<decltype(std::declval<B&>().iterate(std::int64_t{}, std::declval<V&>()))>,
+                "Backend::iterate(k, x)");
+  static_assert(std::is_convertible_v<decltype(std::declval<B&>().report()), cg_control>,
+                "Backend::report() -> the control block");
+  static_assert(std::is_void_v<decltype(std::declval<B&>().history(std::int64_t{}, std::int64_t{},
+                                                                   std::declval<std::vector<double>&>()))>,
+                "Backend::history(first, last, out)");
+  static_assert(std::is_same_v<decltype(std::declval<B&>().residual_norm(std::declval<const V&>(), std::declval<const V&>())),
+                               double>,
+                "Backend::residual_norm(b, x) -> double");
+  return true;
 }
 }  // namespace detail
 
 /// Solves A x = b; x holds the initial guess on entry and the solution on exit.
 template <typename Backend>
 solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend::vector& x, const cg_options& opt) {
-  using T = typename Backend::value_type;
+  static_assert(detail::check_backend<Backend>());
   using clock = std::chrono::steady_clock;
   const auto t_setup = clock::now();
   auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
@@ -234,11 +279,11 @@ solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend
 
   bnorm = be.nrm2(b);
   if (bnorm == 0) {  // the solution of A x = 0 is x = 0: no iteration needed
-    be.fill(x, T(0));
+    be.set_zero(x);
     return finish(solve_status::converged, "right-hand side is zero; x = 0");
   }
   if (!std::isfinite(bnorm))  // finite entries whose squares overflow
-    return finish(solve_status::non_finite, "||b|| overflows " + std::string(sizeof(T) == 4 ? "float" : "double"));
+    return finish(solve_status::non_finite, "||b|| overflows " + std::string(sizeof(typename Backend::value_type) == 4 ? "float" : "double"));
   if (std::string why = be.check_preconditioner(); !why.empty()) return finish(solve_status::breakdown, why);
 
   cg_limits lim;

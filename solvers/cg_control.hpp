@@ -32,7 +32,8 @@ struct cg_limits {
   std::int64_t stagnation_window = 0;  // stop when ||r|| has not fallen 0.1% below its best for this many iterations
 };
 
-/// Status codes in cg_control::status: running, or a solve_status (cg.hpp) + 1.
+/// Status codes in cg_control::status: running, or the stopping rule's outcome. solve_status
+/// (cg.hpp) takes its values from these, so a status converts with a cast.
 enum cg_code : int {
   cg_running = 0,
   cg_converged = 1,

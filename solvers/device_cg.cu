@@ -3,6 +3,7 @@
 #include <cooperative_groups.h>
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -481,8 +482,14 @@ class device_backend {
   static constexpr std::int64_t largest_chunk = 4096;
   static constexpr std::int64_t history_cap = 2 * largest_chunk;
 
-  device_backend(context& ctx, const spmv_operator<T>& op, preconditioner pc, cg_path path, bool history)
-      : ctx_(ctx), op_(op), kernel_(op.variant().name), pc_(pc), n_(op.matrix().rows), path_(path) {
+  /// `a` is the CSR matrix the operator was built from: check_values scans its values and
+  /// check_preconditioner takes its diagonal.
+  template <typename O>
+  device_backend(context& ctx, const spmv_operator<T>& op, const device_csr<T, O>& a, preconditioner pc, cg_path path,
+                 bool history)
+      : ctx_(ctx), op_(op), kernel_(op.variant().name), pc_(pc), n_(op.matrix().rows), path_(path),
+        a_values_(a.values().data()), a_nnz_(a.nnz()),
+        prepare_preconditioner_([this, v = a.view()] { return prepare_preconditioner(v); }) {
     s_ = ctx.stream();
     const std::size_t n = static_cast<std::size_t>(n_);
     r_ = ctx.allocate<T>(n), q_ = ctx.allocate<T>(n);
@@ -520,20 +527,14 @@ class device_backend {
     return {};
   }
 
-  /// Before the loop (sizes checked): scans the matrix values (the CSR input), b and x for
-  /// NaN/Inf and computes the Jacobi inverse diagonal; check_values and
-  /// check_preconditioner then report what was found.
-  template <typename O>
-  void scan(const device_csr<T, O>& a, const vector& b, const vector& x) {
-    values_ = find_non_finite(a, b, x);
-    if (values_.empty()) precond_ = prepare_preconditioner(a);
-  }
-  std::string check_values(const vector&, const vector&) const { return values_; }
-  std::string check_preconditioner() const { return precond_; }
+  /// Where the matrix values (the CSR input), b or x hold NaN/Inf ("" when nowhere): one
+  /// scan kernel each and one read-back.
+  std::string check_values(const vector& b, const vector& x) { return find_non_finite(b, x); }
+  /// Computes the Jacobi inverse diagonal; "" or why it cannot be used.
+  std::string check_preconditioner() { return prepare_preconditioner_(); }
 
  private:
-  template <typename O>
-  std::string find_non_finite(const device_csr<T, O>& a, const vector& b, const vector& x) {
+  std::string find_non_finite(const vector& b, const vector& x) {
     const unsigned long long none = ~0ull;
     std::vector<unsigned long long> init(3, none);
     LA_CUDA_TRY(cudaMemcpyAsync(flags_.data(), init.data(), 3 * sizeof(none), cudaMemcpyHostToDevice, s_));
@@ -542,7 +543,7 @@ class device_backend {
       first_non_finite<<<blocks_for(count, ctx_.sm_count()), block_threads, 0, s_>>>(v, count, flags_.data() + slot);
       LA_CHECK_LAUNCH(s_);
     };
-    scan(a.values().data(), static_cast<long long>(a.nnz()), 0);
+    scan(a_values_, static_cast<long long>(a_nnz_), 0);
     scan(b.data(), n_, 1);
     scan(x.data(), n_, 2);
     LA_CUDA_TRY(cudaMemcpyAsync(init.data(), flags_.data(), 3 * sizeof(none), cudaMemcpyDeviceToHost, s_));
@@ -554,13 +555,12 @@ class device_backend {
                std::to_string(init[j] + 1) + " (1-based)";
     return {};
   }
-  /// Computes the Jacobi inverse diagonal; "" or why it cannot be used.
   template <typename O>
-  std::string prepare_preconditioner(const device_csr<T, O>& a) {
+  std::string prepare_preconditioner(csr_view<const T, O> a) {
     if (pc_ != preconditioner::jacobi || n_ == 0) return {};
     const unsigned long long none = ~0ull;
     LA_CUDA_TRY(cudaMemcpyAsync(flags_.data() + 3, &none, sizeof(none), cudaMemcpyHostToDevice, s_));
-    csr_inverse_diagonal<<<blocks_for(n_, ctx_.sm_count()), block_threads, 0, s_>>>(a.view(), inv_d_.data(), d_.data(),
+    csr_inverse_diagonal<<<blocks_for(n_, ctx_.sm_count()), block_threads, 0, s_>>>(a, inv_d_.data(), d_.data(),
                                                                                   flags_.data() + 3);
     LA_CHECK_LAUNCH(s_);
     unsigned long long bad = none;
@@ -577,10 +577,7 @@ class device_backend {
 
  public:
   double nrm2(const vector& v) { return norm(v.data()); }
-  void fill(vector& x, T v) {
-    LA_EXPECTS(v == T(0), "device_backend::fill: only zero");
-    LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_));
-  }
+  void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
 
   void start(const vector& b, vector& x, const cg_limits& lim) {
     lim_ = lim;
@@ -744,6 +741,9 @@ class device_backend {
   preconditioner pc_;
   index_t n_;
   cg_path path_;
+  const T* a_values_;
+  count_t a_nnz_;
+  std::function<std::string()> prepare_preconditioner_;  // bound to the CSR input's offset type
   cudaStream_t s_;
   device_buffer<T> r_, q_, inv_d_, d_;
   device_buffer<T> p_[2];     // the search direction, old and new (they alternate)
@@ -753,7 +753,6 @@ class device_backend {
   device_buffer<unsigned long long> flags_;
   device_buffer<unsigned> tickets_;
   cg_limits lim_;
-  std::string values_, precond_;
   cg_control* host_control_ = nullptr;
   unsigned vector_blocks_ = 1, walk_blocks_ = 1, persistent_blocks_ = 0;
   bool fused_ = false;
@@ -797,8 +796,7 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
     choice.why += "; a thread per row on the persistent path";
     op.emplace(ctx, a, choice);
   }
-  device_backend<T> be(ctx, *op, opt.precond, path, opt.record_history);
-  if (be.check_input(b, x).empty()) be.scan(a, b, x);
+  device_backend<T> be(ctx, *op, a, opt.precond, path, opt.record_history);
   solve_result r = cg(be, b, x, opt);
   r.method = std::string("gpu ") + ctx.properties().name + ", " + to_string(choice.fmt) + "/" + choice.kernel +
              (be.fused() ? " fused with p'Ap" : " then p'Ap") + ", " + to_string(path) + " path (" + why_path + ")" +

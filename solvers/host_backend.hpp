@@ -151,7 +151,7 @@ class host_backend {
   }
 
   double nrm2(const vector& v) const { return std::sqrt(dot(v, v)); }
-  void fill(vector& x, T v) const { std::fill(x.begin(), x.end(), v); }
+  void set_zero(vector& x) const { std::fill(x.begin(), x.end(), T(0)); }
 
   void start(const vector& b, vector& x, const cg_limits& lim) {
     lim_ = lim;
