@@ -19,6 +19,7 @@
 
 #include <la/memory.hpp>
 #include <la/parallel.hpp>
+#include <la/detail/instantiate.hpp>
 
 namespace la::detail {
 namespace {
@@ -202,13 +203,10 @@ csr_matrix<T, O> coo_to_csr(const coo_matrix<T>& a) {
   return spans_to_csr<O, T>(a.rows(), a.cols(), parts);
 }
 
-#define LA_INSTANTIATE(O, T)                                                                             \
+#define LA_INSTANTIATE(T, O)                                                                             \
   template csr_matrix<T, O> coo_to_csr<O, T>(const coo_matrix<T>&);                                      \
   template csr_matrix<T, O> spans_to_csr<O, T>(index_t, index_t, const std::vector<coo_span<T>>&);
-LA_INSTANTIATE(std::int32_t, float)
-LA_INSTANTIATE(std::int64_t, float)
-LA_INSTANTIATE(std::int32_t, double)
-LA_INSTANTIATE(std::int64_t, double)
+LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 
 }  // namespace la::detail

@@ -5,6 +5,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <la/detail/grid.cuh>
+#include <la/detail/instantiate.hpp>
 
 namespace la {
 namespace {
@@ -460,10 +461,7 @@ device_dense<T> to_dense(context& ctx, const device_csr<T, O>& a) {
   template device_jds<T, O> to_jds<T, O>(context&, const device_csr<T, O>&);     \
   template device_hyb<T> to_hyb<T, O>(context&, const device_csr<T, O>&, index_t); \
   template device_sell<T, O> to_sell<T, O>(context&, const device_csr<T, O>&, sell_options);
-LA_INSTANTIATE(float, std::int32_t)
-LA_INSTANTIATE(float, std::int64_t)
-LA_INSTANTIATE(double, std::int32_t)
-LA_INSTANTIATE(double, std::int64_t)
+LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 
 }  // namespace la

@@ -24,6 +24,7 @@
 #include <la/atomic_file.hpp>
 #include <la/parallel.hpp>
 #include <la/formats/convert.hpp>
+#include <la/detail/instantiate.hpp>
 
 namespace la {
 
@@ -933,8 +934,7 @@ std::vector<T> read_matrix_market_vector(const std::string& path) {
   template void write_matrix_market_vector<T>(const std::string&, const std::vector<T>&);       \
   template std::string format_matrix_market_vector<T>(const std::vector<T>&);                  \
   template std::vector<T> read_matrix_market_vector<T>(const std::string&);
-LA_INSTANTIATE(float)
-LA_INSTANTIATE(double)
+LA_FOR_EACH_VALUE(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 
 }  // namespace la

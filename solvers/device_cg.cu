@@ -12,6 +12,7 @@
 #include <la/kernels/spmv/detail/variants.hpp>
 #include <la/error.hpp>
 #include <la/solvers/device_cg.hpp>
+#include <la/detail/instantiate.hpp>
 
 namespace la {
 
@@ -809,10 +810,7 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
 #define LA_INSTANTIATE(T, O)                                                                                 \
   template solve_result cg_device<T, O>(context&, const device_csr<T, O>&, const device_vector<T>&,         \
                                         device_vector<T>&, const cg_options&, const device_cg_options&);
-LA_INSTANTIATE(float, std::int32_t)
-LA_INSTANTIATE(float, std::int64_t)
-LA_INSTANTIATE(double, std::int32_t)
-LA_INSTANTIATE(double, std::int64_t)
+LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 
 }  // namespace la

@@ -7,6 +7,7 @@
 #include <la/kernels/spmv/select.hpp>
 #include <la/kernels/detail/vendor/cusparse_spmv.hpp>
 #include <la/atomic_file.hpp>
+#include <la/detail/instantiate.hpp>
 #include <la/event_timer.hpp>
 
 #include "spmv_check.hpp"
@@ -220,9 +221,6 @@ void write_spmv_rows(const std::vector<spmv_row>& rows, const std::string& path,
 #define LA_INSTANTIATE(T, O)                                                                                     \
   template std::vector<spmv_row> bench_spmv<T, O>(context&, vendor_handles&, const std::string&,                 \
                                                   const csr_matrix<T, O>&, const spmv_bench_options&);
-LA_INSTANTIATE(float, std::int32_t)
-LA_INSTANTIATE(float, std::int64_t)
-LA_INSTANTIATE(double, std::int32_t)
-LA_INSTANTIATE(double, std::int64_t)
+LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 
 }  // namespace la::cli

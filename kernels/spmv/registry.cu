@@ -5,6 +5,7 @@
 
 #include <la/kernels/spmv/detail/common.cuh>
 #include <la/kernels/spmv/detail/variants.hpp>
+#include <la/detail/instantiate.hpp>
 
 namespace la {
 namespace {
@@ -146,12 +147,8 @@ void spmv(context& ctx, const spmv_matrix<T>& a, const device_vector<T>& x, devi
   template spmv_matrix<T> spmv_view<T, O>(const device_csc<T, O>&);             \
   template spmv_matrix<T> spmv_view<T, O>(const device_jds<T, O>&);             \
   template spmv_matrix<T> spmv_view<T, O>(const device_sell<T, O>&);
-LA_INSTANTIATE_T(float)
-LA_INSTANTIATE_T(double)
-LA_INSTANTIATE_TO(float, std::int32_t)
-LA_INSTANTIATE_TO(float, std::int64_t)
-LA_INSTANTIATE_TO(double, std::int32_t)
-LA_INSTANTIATE_TO(double, std::int64_t)
+LA_FOR_EACH_VALUE(LA_INSTANTIATE_T)
+LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE_TO)
 #undef LA_INSTANTIATE_T
 #undef LA_INSTANTIATE_TO
 

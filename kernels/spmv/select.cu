@@ -6,6 +6,7 @@
 
 #include <la/event_timer.hpp>
 #include <la/kernels/spmv/detail/common.cuh>
+#include <la/detail/instantiate.hpp>
 
 namespace la {
 namespace {
@@ -197,10 +198,7 @@ template class spmv_operator<double>;
   template spmv_stats row_stats<T, O>(context&, const device_csr<T, O>&);                             \
   template spmv_operator<T>::spmv_operator(context&, const device_csr<T, O>&, const spmv_choice&);    \
   template spmv_choice tune_spmv<T, O>(context&, const device_csr<T, O>&, int);
-LA_INSTANTIATE(float, std::int32_t)
-LA_INSTANTIATE(float, std::int64_t)
-LA_INSTANTIATE(double, std::int32_t)
-LA_INSTANTIATE(double, std::int64_t)
+LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 
 }  // namespace la
