@@ -22,9 +22,12 @@ void check_spmv_sizes(index_t rows, index_t cols, const std::vector<T>& x, const
   LA_EXPECTS(static_cast<std::size_t>(rows) == y.size(),
              "spmv: y has " + std::to_string(y.size()) + " elements, matrix has " + std::to_string(rows) + " rows");
 }
-template <typename T>
-void start(accumulator<T>& acc, std::size_t n) {
-  acc.assign(n, wider_t<T>(0));
+/// Every oracle's prologue: the sizes checked, the accumulator zeroed (one sum per row, or
+/// per sorted row).
+template <typename M, typename T>
+void begin(const M& a, const std::vector<T>& x, const std::vector<T>& y, accumulator<T>& acc) {
+  check_spmv_sizes(a.rows(), a.cols(), x, y);
+  acc.assign(y.size(), wider_t<T>(0));
 }
 /// y[i] = alpha*acc[k] + beta*y[i] with i = perm[k] (i = k without perm: formats whose sums
 /// are by sorted row pass their permutation), skipping the read of y when beta == 0.
@@ -57,8 +60,7 @@ void add_coo(accumulator<T>& acc, const coo_matrix<T>& a, const std::vector<T>& 
 template <typename T, typename O>
 void spmv(T alpha, const csr_matrix<T, O>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
           accumulator<T>& acc) {
-  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  detail::start<T>(acc, y.size());
+  detail::begin(a, x, y, acc);
   for (index_t i = 0; i < a.rows(); ++i)
     for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
       acc[i] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
@@ -68,8 +70,7 @@ void spmv(T alpha, const csr_matrix<T, O>& a, const std::vector<T>& x, T beta, s
 template <typename T, typename O>
 void spmv(T alpha, const csc_matrix<T, O>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
           accumulator<T>& acc) {
-  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  detail::start<T>(acc, y.size());
+  detail::begin(a, x, y, acc);
   for (index_t j = 0; j < a.cols(); ++j)
     for (O k = a.col_ptr()[j]; k < a.col_ptr()[j + 1]; ++k)
       acc[a.row_idx()[k]] += static_cast<wider_t<T>>(a.values()[k]) * x[j];
@@ -78,16 +79,14 @@ void spmv(T alpha, const csc_matrix<T, O>& a, const std::vector<T>& x, T beta, s
 
 template <typename T>
 void spmv(T alpha, const coo_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y, accumulator<T>& acc) {
-  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  detail::start<T>(acc, y.size());
+  detail::begin(a, x, y, acc);
   detail::add_coo(acc, a, x);
   detail::finish(alpha, acc, beta, y);
 }
 
 template <typename T>
 void spmv(T alpha, const ell_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y, accumulator<T>& acc) {
-  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  detail::start<T>(acc, y.size());
+  detail::begin(a, x, y, acc);
   detail::add_ell(acc, a, x);
   detail::finish(alpha, acc, beta, y);
 }
@@ -96,8 +95,7 @@ void spmv(T alpha, const ell_matrix<T>& a, const std::vector<T>& x, T beta, std:
 template <typename T, typename O>
 void spmv(T alpha, const jds_matrix<T, O>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
           accumulator<T>& acc) {
-  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  detail::start<T>(acc, y.size());
+  detail::begin(a, x, y, acc);
   // acc holds sums by sorted row; y is written through perm.
   for (index_t d = 0; d < a.num_diagonals(); ++d)
     for (O k = a.diag_ptr()[d]; k < a.diag_ptr()[d + 1]; ++k)
@@ -107,8 +105,7 @@ void spmv(T alpha, const jds_matrix<T, O>& a, const std::vector<T>& x, T beta, s
 
 template <typename T>
 void spmv(T alpha, const hyb_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y, accumulator<T>& acc) {
-  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  detail::start<T>(acc, y.size());
+  detail::begin(a, x, y, acc);
   detail::add_ell(acc, a.ell(), x);
   detail::add_coo(acc, a.coo(), x);
   detail::finish(alpha, acc, beta, y);
@@ -118,8 +115,7 @@ void spmv(T alpha, const hyb_matrix<T>& a, const std::vector<T>& x, T beta, std:
 template <typename T, typename O>
 void spmv(T alpha, const sell_matrix<T, O>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
           accumulator<T>& acc) {
-  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  detail::start<T>(acc, y.size());
+  detail::begin(a, x, y, acc);
   const count_t C = a.slice_height();
   for (count_t s = 0; s < a.slices(); ++s)
     for (O q = a.slice_ptr()[s]; q < a.slice_ptr()[s + 1]; ++q) {
@@ -132,8 +128,7 @@ void spmv(T alpha, const sell_matrix<T, O>& a, const std::vector<T>& x, T beta, 
 template <typename T>
 void spmv(T alpha, const dense_matrix<T>& a, const std::vector<T>& x, T beta, std::vector<T>& y,
           accumulator<T>& acc) {
-  detail::check_spmv_sizes(a.rows(), a.cols(), x, y);
-  detail::start<T>(acc, y.size());
+  detail::begin(a, x, y, acc);
   for (index_t i = 0; i < a.rows(); ++i)
     for (index_t j = 0; j < a.cols(); ++j) acc[i] += static_cast<wider_t<T>>(a(i, j)) * x[j];
   detail::finish(alpha, acc, beta, y);
