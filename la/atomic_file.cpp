@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -144,12 +145,19 @@ atomic_file::atomic_file(std::string path, atomic_file_options opt) : path_(std:
   std::string pattern = path_ + ".la-tmp-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
+  // The temporary is created and recorded for remove_temporaries() with the cleanup signals
+  // held back, so that no signal can come between the two and leave it behind.
+  sigset_t hold, before;
+  sigemptyset(&hold);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&hold, sig);
+  ::pthread_sigmask(SIG_BLOCK, &hold, &before);
   fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
+  if (fd_ >= 0) add_pending(buf.data());
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (fd_ < 0)
     throw io_error("cannot create a file in '" + printable(dir_of(path_)) + "' to write '" + printable(path_) +
                    "': " + std::strerror(errno));
   tmp_ = buf.data();
-  add_pending(tmp_);
   // The new file gets the target's permissions, or the usual ones for a new file.
   mode_t mode = 0;
   if (exists) {
