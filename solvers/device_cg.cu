@@ -435,7 +435,7 @@ __global__ void first_non_finite(const T* v, N n, unsigned long long* first) {
 /// Calls f(walk) with the fused step-1 walk for the operator's kernel; false when the
 /// kernel has none (the registry SpMV then runs, followed by dot_pq).
 template <typename T, typename F>
-bool with_walk(const spmv_matrix<T>& m, const std::string& kernel, F&& f) {
+bool with_walk(const matrix_view<T>& m, const std::string& kernel, F&& f) {
   auto by_width = [&](auto v) {
     using O = std::remove_cv_t<std::remove_reference_t<decltype(v.row_ptr[0])>>;
     if (kernel == "csr_scalar") {

@@ -109,7 +109,7 @@ TEST(SpmvHuge, PoissonPastTwoToTheThirtyOneNonzeros) {
       ASSERT_EQ(double(got), host_row(r)) << what << ", row " << r;
     }
   };
-  const spmv_matrix<float> csr = spmv_view(a);
+  const matrix_view<float> csr = spmv_view(a);
   ASSERT_TRUE(csr.wide);
   for (const char* k : {"csr_scalar", "csr_vector", "csr_balanced"}) {
     LA_CUDA_TRY(cudaMemsetAsync(y.data(), 0xff, rows * 4, s));
@@ -121,7 +121,7 @@ TEST(SpmvHuge, PoissonPastTwoToTheThirtyOneNonzeros) {
   const auto sell = to_sell(ctx, a);
   EXPECT_EQ(sell.sigma(), 1);
   EXPECT_GT(sell.slots(), (1LL << 31));
-  const spmv_matrix<float> sv = spmv_view(sell);
+  const matrix_view<float> sv = spmv_view(sell);
   ASSERT_TRUE(sv.wide);
   LA_CUDA_TRY(cudaMemsetAsync(y.data(), 0xff, rows * 4, s));
   find_spmv<float>("sell").run(sv, nullptr, x.data(), y.data(), 1.0f, 0.0f, s);

@@ -116,7 +116,7 @@ void check(context& ctx, const spmv_variant<T>& v, const csr_matrix<T>& a, const
   if (beta == T(0)) std::fill(y0.begin(), y0.end(), std::numeric_limits<T>::quiet_NaN());
   const auto dx = to_device(ctx, x);
   auto dy = to_device(ctx, y0);
-  const spmv_matrix<T> view = spmv_view(m);
+  const matrix_view<T> view = spmv_view(m);
   device_buffer<unsigned char> plan = make_plan(ctx, v, view);
   v.run(view, plan.data(), dx.data(), dy.data(), alpha, beta, ctx.stream());
   expect_rows(a, x, y0, alpha, beta, to_host(ctx, dy), std::string(v.name) + " " + what);

@@ -82,7 +82,7 @@ int run_spmv(const args& a, const std::string& path) {
                 host.cols(), static_cast<long long>(host.nnz()), int(sizeof(O) * 8), sizeof(T) == 8 ? "double" : "float");
     std::string params;
     if (v.fmt == format::sell) {
-      const spmv_matrix<T>& m = op.matrix();
+      const matrix_view<T>& m = op.matrix();
       params = ", C " + std::to_string(m.wide ? m.sell64.slice_height : m.sell32.slice_height) + ", sigma " +
                std::to_string(m.wide ? m.sell64.sigma : m.sell32.sigma);
     }

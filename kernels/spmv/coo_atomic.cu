@@ -13,7 +13,7 @@ __global__ void coo_atomic_kernel(coo_view<const T> a, const T* x, T* y, T alpha
 }  // namespace
 
 template <typename T>
-void run_coo_atomic(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_coo_atomic(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   launch_scale_y(y, a.rows, beta, s);
   if (a.coo.nnz == 0) return;
   coo_atomic_kernel<<<grid_for(a.coo.nnz), block_threads, 0, s>>>(a.coo, x, y, alpha);

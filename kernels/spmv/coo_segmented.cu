@@ -44,7 +44,7 @@ template void launch_coo_accumulate<double>(const coo_view<const double>&, const
                                             cudaStream_t);
 
 template <typename T>
-void run_coo_segmented(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_coo_segmented(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   launch_scale_y(y, a.rows, beta, s);
   launch_coo_accumulate(a.coo, x, y, alpha, s);
 }

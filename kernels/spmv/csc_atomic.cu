@@ -15,7 +15,7 @@ __global__ void csc_atomic_kernel(csc_view<const T, O> a, const T* x, T* y, T al
 }  // namespace
 
 template <typename T>
-void run_csc_atomic(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_csc_atomic(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   launch_scale_y(y, a.rows, beta, s);
   if (a.cols == 0) return;
   with_width(a.wide, a.csc32, a.csc64,

@@ -101,7 +101,7 @@ std::size_t csr_balanced_plan_bytes(const spmv_problem& p, std::size_t value_byt
 }
 
 template <typename T>
-void prepare_csr_balanced(const spmv_matrix<T>& a, void* plan, cudaStream_t s) {
+void prepare_csr_balanced(const matrix_view<T>& a, void* plan, cudaStream_t s) {
   const long long chunks = chunk_count(problem_of(a));
   auto* owner = static_cast<index_t*>(plan);
   with_width(a.wide, a.csr32, a.csr64, [&](auto v) {
@@ -111,7 +111,7 @@ void prepare_csr_balanced(const spmv_matrix<T>& a, void* plan, cudaStream_t s) {
 }
 
 template <typename T>
-void run_csr_balanced(const spmv_matrix<T>& a, void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_csr_balanced(const matrix_view<T>& a, void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
   const spmv_problem p = problem_of(a);
   const long long chunks = chunk_count(p);
@@ -126,6 +126,6 @@ void run_csr_balanced(const spmv_matrix<T>& a, void* plan, const T* x, T* y, T a
   });
 }
 LA_SPMV_INSTANTIATE(run_csr_balanced)
-template void prepare_csr_balanced<float>(const spmv_matrix<float>&, void*, cudaStream_t);
-template void prepare_csr_balanced<double>(const spmv_matrix<double>&, void*, cudaStream_t);
+template void prepare_csr_balanced<float>(const matrix_view<float>&, void*, cudaStream_t);
+template void prepare_csr_balanced<double>(const matrix_view<double>&, void*, cudaStream_t);
 }  // namespace la::spmv_detail

@@ -20,7 +20,7 @@ __global__ void csr_vector_kernel(csr_view<const T, O> a, const T* x, T* y, T al
 }
 
 template <int W, typename T>
-void launch(const spmv_matrix<T>& a, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void launch(const matrix_view<T>& a, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   with_width(a.wide, a.csr32, a.csr64, [&](auto v) {
     csr_vector_kernel<W><<<grid_for(static_cast<long long>(a.rows) * W), block_threads, 0, s>>>(v, x, y, alpha, beta);
   });
@@ -36,7 +36,7 @@ int csr_vector_width(const spmv_problem& p) {
 }
 
 template <typename T>
-void run_csr_vector(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_csr_vector(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
   switch (csr_vector_width(problem_of(a))) {
     case 2: return launch<2>(a, x, y, alpha, beta, s);

@@ -19,7 +19,7 @@ __global__ void gemv_kernel(dense_view<const T> a, const T* x, T* y, T alpha, T 
 }  // namespace
 
 template <typename T>
-void run_dense_gemv(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_dense_gemv(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
   gemv_kernel<<<grid_for(static_cast<long long>(a.rows) * 32), block_threads, 0, s>>>(a.dense, x, y, alpha, beta);
   LA_CHECK_LAUNCH(s);

@@ -13,7 +13,7 @@ template void launch_ell<float>(const ell_view<const float>&, const float*, floa
 template void launch_ell<double>(const ell_view<const double>&, const double*, double*, double, double, cudaStream_t);
 
 template <typename T>
-void run_ell(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_ell(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   launch_ell(a.ell, x, y, alpha, beta, s);
 }
 LA_SPMV_INSTANTIATE(run_ell)

@@ -8,7 +8,7 @@
 namespace la::spmv_detail {
 
 template <typename T>
-void run_hyb(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_hyb(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   launch_ell(a.hyb.ell, x, y, alpha, beta, s);
   launch_coo_accumulate(a.hyb.coo, x, y, alpha, s);
 }

@@ -6,7 +6,7 @@
 
 namespace la::spmv_detail {
 template <typename T>
-void run_jds(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_jds(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   with_width(a.wide, a.jds32, a.jds64, [&](auto v) { launch_rows(rows_of(v), x, y, alpha, beta, s); });
 }
 LA_SPMV_INSTANTIATE(run_jds)

@@ -15,7 +15,7 @@ bool on(const spmv_problem& p) {
 }
 std::size_t no_plan(const spmv_problem&) { return 0; }
 template <typename T>
-void no_prepare(const spmv_matrix<T>&, void*, cudaStream_t) {}
+void no_prepare(const matrix_view<T>&, void*, cudaStream_t) {}
 }  // namespace
 
 template <typename T>
@@ -59,61 +59,61 @@ const spmv_variant<T>& default_spmv(const spmv_problem& p) {
 }
 
 template <typename T, typename O>
-spmv_matrix<T> spmv_view(const device_csr<T, O>& a) {
-  spmv_matrix<T> m{format::csr, sizeof(O) == 8, a.rows(), a.cols(), a.nnz()};
+matrix_view<T> spmv_view(const device_csr<T, O>& a) {
+  matrix_view<T> m{format::csr, sizeof(O) == 8, a.rows(), a.cols(), a.nnz()};
   if constexpr (sizeof(O) == 8) m.csr64 = a.view();
   else m.csr32 = a.view();
   return m;
 }
 template <typename T, typename O>
-spmv_matrix<T> spmv_view(const device_csc<T, O>& a) {
-  spmv_matrix<T> m{format::csc, sizeof(O) == 8, a.rows(), a.cols(), a.nnz()};
+matrix_view<T> spmv_view(const device_csc<T, O>& a) {
+  matrix_view<T> m{format::csc, sizeof(O) == 8, a.rows(), a.cols(), a.nnz()};
   if constexpr (sizeof(O) == 8) m.csc64 = a.view();
   else m.csc32 = a.view();
   return m;
 }
 template <typename T>
-spmv_matrix<T> spmv_view(const device_coo<T>& a) {
-  spmv_matrix<T> m{format::coo, false, a.rows(), a.cols(), a.nnz()};
+matrix_view<T> spmv_view(const device_coo<T>& a) {
+  matrix_view<T> m{format::coo, false, a.rows(), a.cols(), a.nnz()};
   m.coo = a.view();
   return m;
 }
 template <typename T>
-spmv_matrix<T> spmv_view(const device_ell<T>& a) {
-  spmv_matrix<T> m{format::ell, false, a.rows(), a.cols(), static_cast<count_t>(a.slots())};
+matrix_view<T> spmv_view(const device_ell<T>& a) {
+  matrix_view<T> m{format::ell, false, a.rows(), a.cols(), static_cast<count_t>(a.slots())};
   m.ell = a.view();
   return m;
 }
 template <typename T, typename O>
-spmv_matrix<T> spmv_view(const device_jds<T, O>& a) {
-  spmv_matrix<T> m{format::jds, sizeof(O) == 8, a.rows(), a.cols(), a.nnz()};
+matrix_view<T> spmv_view(const device_jds<T, O>& a) {
+  matrix_view<T> m{format::jds, sizeof(O) == 8, a.rows(), a.cols(), a.nnz()};
   if constexpr (sizeof(O) == 8) m.jds64 = a.view();
   else m.jds32 = a.view();
   return m;
 }
 template <typename T>
-spmv_matrix<T> spmv_view(const device_dense<T>& a) {
-  spmv_matrix<T> m{format::dense, false, a.rows(), a.cols(), static_cast<count_t>(a.rows()) * a.cols()};
+matrix_view<T> spmv_view(const device_dense<T>& a) {
+  matrix_view<T> m{format::dense, false, a.rows(), a.cols(), static_cast<count_t>(a.rows()) * a.cols()};
   m.dense = a.view();
   return m;
 }
 
 template <typename T>
-spmv_matrix<T> spmv_view(const device_hyb<T>& a) {
-  spmv_matrix<T> m{format::hyb, false, a.rows(), a.cols(), a.stored()};
+matrix_view<T> spmv_view(const device_hyb<T>& a) {
+  matrix_view<T> m{format::hyb, false, a.rows(), a.cols(), a.stored()};
   m.hyb = a.view();
   return m;
 }
 template <typename T, typename O>
-spmv_matrix<T> spmv_view(const device_sell<T, O>& a) {
-  spmv_matrix<T> m{format::sell, sizeof(O) == 8, a.rows(), a.cols(), a.slots()};
+matrix_view<T> spmv_view(const device_sell<T, O>& a) {
+  matrix_view<T> m{format::sell, sizeof(O) == 8, a.rows(), a.cols(), a.slots()};
   if constexpr (sizeof(O) == 8) m.sell64 = a.view();
   else m.sell32 = a.view();
   return m;
 }
 
 template <typename T>
-void spmv(context& ctx, const spmv_matrix<T>& a, const device_vector<T>& x, device_vector<T>& y, T alpha, T beta,
+void spmv(context& ctx, const matrix_view<T>& a, const device_vector<T>& x, device_vector<T>& y, T alpha, T beta,
           std::string_view kernel) {
   LA_EXPECTS(x.size() == a.cols, "spmv: x has " + std::to_string(x.size()) + " elements, the matrix " +
                                      std::to_string(a.cols) + " columns");
@@ -136,17 +136,17 @@ void spmv(context& ctx, const spmv_matrix<T>& a, const device_vector<T>& x, devi
   template const std::vector<spmv_variant<T>>& spmv_variants<T>();                                             \
   template const spmv_variant<T>& find_spmv<T>(std::string_view);                                              \
   template const spmv_variant<T>& default_spmv<T>(const spmv_problem&);                                        \
-  template spmv_matrix<T> spmv_view<T>(const device_coo<T>&);                                                  \
-  template spmv_matrix<T> spmv_view<T>(const device_ell<T>&);                                                  \
-  template spmv_matrix<T> spmv_view<T>(const device_dense<T>&);                                                \
-  template spmv_matrix<T> spmv_view<T>(const device_hyb<T>&);                                                  \
-  template void spmv<T>(context&, const spmv_matrix<T>&, const device_vector<T>&, device_vector<T>&, T, T,     \
+  template matrix_view<T> spmv_view<T>(const device_coo<T>&);                                                  \
+  template matrix_view<T> spmv_view<T>(const device_ell<T>&);                                                  \
+  template matrix_view<T> spmv_view<T>(const device_dense<T>&);                                                \
+  template matrix_view<T> spmv_view<T>(const device_hyb<T>&);                                                  \
+  template void spmv<T>(context&, const matrix_view<T>&, const device_vector<T>&, device_vector<T>&, T, T,     \
                         std::string_view);
 #define LA_INSTANTIATE_TO(T, O)                                                 \
-  template spmv_matrix<T> spmv_view<T, O>(const device_csr<T, O>&);             \
-  template spmv_matrix<T> spmv_view<T, O>(const device_csc<T, O>&);             \
-  template spmv_matrix<T> spmv_view<T, O>(const device_jds<T, O>&);             \
-  template spmv_matrix<T> spmv_view<T, O>(const device_sell<T, O>&);
+  template matrix_view<T> spmv_view<T, O>(const device_csr<T, O>&);             \
+  template matrix_view<T> spmv_view<T, O>(const device_csc<T, O>&);             \
+  template matrix_view<T> spmv_view<T, O>(const device_jds<T, O>&);             \
+  template matrix_view<T> spmv_view<T, O>(const device_sell<T, O>&);
 LA_FOR_EACH_VALUE(LA_INSTANTIATE_T)
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE_TO)
 #undef LA_INSTANTIATE_T

@@ -59,7 +59,7 @@ class spmv_operator {
   void apply(const T* x, T* y, T alpha, T beta, cudaStream_t s) const {
     variant_->run(view_, plan_.data(), x, y, alpha, beta, s);
   }
-  const spmv_matrix<T>& matrix() const noexcept { return view_; }
+  const matrix_view<T>& matrix() const noexcept { return view_; }
   const spmv_variant<T>& variant() const noexcept { return *variant_; }
   const spmv_choice& choice() const noexcept { return choice_; }
   /// Device bytes of the converted storage (0 for a borrowed CSR matrix).
@@ -69,7 +69,7 @@ class spmv_operator {
   spmv_choice choice_;
   std::shared_ptr<void> owned_;  // the converted matrix
   std::size_t owned_bytes_ = 0;
-  spmv_matrix<T> view_;
+  matrix_view<T> view_;
   const spmv_variant<T>* variant_ = nullptr;
   mutable device_buffer<unsigned char> plan_;  // a run may use part of it as scratch
 };

@@ -6,7 +6,7 @@
 
 namespace la::spmv_detail {
 template <typename T>
-void run_sell(const spmv_matrix<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_sell(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   with_width(a.wide, a.sell32, a.sell64, [&](auto v) { launch_rows(rows_of(v), x, y, alpha, beta, s); });
 }
 LA_SPMV_INSTANTIATE(run_sell)

@@ -1,10 +1,11 @@
 // Sparse matrix-vector products on the GPU: y = alpha*A*x + beta*y, float and double, every
 // format, 32- and 64-bit offsets. beta == 0 never reads y.
 //
-// Every variant is one file under kernels/spmv/ and one line in registry.cu (the only
-// list). A variant has a two-phase plan: plan_bytes() says how much workspace the caller
-// provides, prepare() fills it once per matrix, and run() does no host work and no
-// allocation, so it can be captured into a CUDA graph.
+// Every variant is one file under kernels/spmv/, a declaration in detail/variants.hpp, a
+// line in CMakeLists.txt and an entry in registry.cu. A variant has a two-phase plan:
+// plan_bytes() says how much workspace the caller provides, prepare() fills it once per
+// matrix, and run() does no host work and no allocation, so it can be captured into a CUDA
+// graph.
 #pragma once
 
 #include <cstddef>
@@ -25,10 +26,12 @@
 
 namespace la {
 
-/// A device matrix of any format, as the views kernels take (trivially copyable). Exactly
-/// the view of `fmt` (and, for CSR, CSC, JDS and SELL, of the offset width) is set.
+/// A view of a device matrix in any format: the format's tag, the sizes, and one slot per
+/// format and offset width for the view kernels take (trivially copyable, so it is passed to
+/// kernels by value). Exactly the slot of `fmt` (and, for CSR, CSC, JDS and SELL, of the
+/// offset width) is set; spmv_view() builds it from an owning device matrix.
 template <typename T>
-struct spmv_matrix {
+struct matrix_view {
   format fmt = format::csr;
   bool wide = false;  // 64-bit offsets
   index_t rows = 0, cols = 0;
@@ -47,14 +50,18 @@ struct spmv_matrix {
   sell_view<const T, std::int64_t> sell64;
 };
 
-template <typename T, typename O> spmv_matrix<T> spmv_view(const device_csr<T, O>& a);
-template <typename T, typename O> spmv_matrix<T> spmv_view(const device_csc<T, O>& a);
-template <typename T> spmv_matrix<T> spmv_view(const device_coo<T>& a);
-template <typename T> spmv_matrix<T> spmv_view(const device_ell<T>& a);
-template <typename T, typename O> spmv_matrix<T> spmv_view(const device_jds<T, O>& a);
-template <typename T> spmv_matrix<T> spmv_view(const device_dense<T>& a);
-template <typename T> spmv_matrix<T> spmv_view(const device_hyb<T>& a);
-template <typename T, typename O> spmv_matrix<T> spmv_view(const device_sell<T, O>& a);
+/// The name this type had before 0.1.1.
+template <typename T>
+using spmv_matrix [[deprecated("la::spmv_matrix is la::matrix_view")]] = matrix_view<T>;
+
+template <typename T, typename O> matrix_view<T> spmv_view(const device_csr<T, O>& a);
+template <typename T, typename O> matrix_view<T> spmv_view(const device_csc<T, O>& a);
+template <typename T> matrix_view<T> spmv_view(const device_coo<T>& a);
+template <typename T> matrix_view<T> spmv_view(const device_ell<T>& a);
+template <typename T, typename O> matrix_view<T> spmv_view(const device_jds<T, O>& a);
+template <typename T> matrix_view<T> spmv_view(const device_dense<T>& a);
+template <typename T> matrix_view<T> spmv_view(const device_hyb<T>& a);
+template <typename T, typename O> matrix_view<T> spmv_view(const device_sell<T, O>& a);
 
 /// What a variant's can_implement and plan look at.
 struct spmv_problem {
@@ -64,7 +71,7 @@ struct spmv_problem {
   count_t nnz = 0;
 };
 template <typename T>
-spmv_problem problem_of(const spmv_matrix<T>& a) {
+spmv_problem problem_of(const matrix_view<T>& a) {
   return {a.fmt, a.wide, a.rows, a.cols, a.nnz};
 }
 
@@ -75,17 +82,17 @@ struct spmv_variant {
   bool deterministic;     // no atomics: bit-identical run to run
   bool (*can_implement)(const spmv_problem&);
   std::size_t (*plan_bytes)(const spmv_problem&);
-  void (*prepare)(const spmv_matrix<T>&, void* plan, cudaStream_t);  // once per matrix
+  void (*prepare)(const matrix_view<T>&, void* plan, cudaStream_t);  // once per matrix
   /// y = alpha*A*x + beta*y; no host work, no allocation (graph-capturable). Checks its
   /// launches. `plan` is the prepared workspace; a run may use the part prepare() leaves
   /// free as scratch, so concurrent runs need their own plans.
-  void (*run)(const spmv_matrix<T>&, void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t);
+  void (*run)(const matrix_view<T>&, void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t);
 };
 
 /// A plan for running `v` on `a` many times: plan_bytes() of device memory on ctx's device,
 /// prepared (in stream order). Empty for variants without a plan.
 template <typename T>
-device_buffer<unsigned char> make_plan(context& ctx, const spmv_variant<T>& v, const spmv_matrix<T>& a) {
+device_buffer<unsigned char> make_plan(context& ctx, const spmv_variant<T>& v, const matrix_view<T>& a) {
   device_buffer<unsigned char> plan = ctx.allocate<unsigned char>(v.plan_bytes(problem_of(a)));
   if (!plan.empty()) v.prepare(a, plan.data(), ctx.stream());
   return plan;
@@ -107,7 +114,7 @@ const spmv_variant<T>& default_spmv(const spmv_problem& p);
 /// variant name or "auto" (default_spmv). A plan, when the variant has one, is prepared in
 /// ctx.scratch() on every call; keep one with the registry entry to prepare it once.
 template <typename T>
-void spmv(context& ctx, const spmv_matrix<T>& a, const device_vector<T>& x, device_vector<T>& y, T alpha, T beta,
+void spmv(context& ctx, const matrix_view<T>& a, const device_vector<T>& x, device_vector<T>& y, T alpha, T beta,
           std::string_view kernel = "auto");
 
 }  // namespace la

@@ -29,7 +29,7 @@ format format_of(cusparse_spmv_alg a) noexcept {
 }
 
 template <typename T>
-cusparse_spmv<T>::cusparse_spmv(vendor_handles& h, const spmv_matrix<T>& a, cusparse_spmv_alg alg, const T* x, T* y,
+cusparse_spmv<T>::cusparse_spmv(vendor_handles& h, const matrix_view<T>& a, cusparse_spmv_alg alg, const T* x, T* y,
                                 count_t entries)
     : h_(&h) {
   LA_EXPECTS(a.fmt == format_of(alg), std::string(to_string(alg)) + " runs on " + to_string(format_of(alg)) +

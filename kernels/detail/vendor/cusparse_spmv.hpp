@@ -23,7 +23,7 @@ format format_of(cusparse_spmv_alg a) noexcept;
 template <typename T>
 class cusparse_spmv {
  public:
-  cusparse_spmv(vendor_handles& h, const spmv_matrix<T>& a, cusparse_spmv_alg alg, const T* x, T* y,
+  cusparse_spmv(vendor_handles& h, const matrix_view<T>& a, cusparse_spmv_alg alg, const T* x, T* y,
                 count_t entries = -1);
   ~cusparse_spmv() { release(); }
   cusparse_spmv(const cusparse_spmv&) = delete;

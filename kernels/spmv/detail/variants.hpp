@@ -6,7 +6,7 @@
 namespace la::spmv_detail {
 #define LA_SPMV_LAUNCHER(name) \
   template <typename T>        \
-  void name(const spmv_matrix<T>&, void*, const T*, T*, T, T, cudaStream_t);
+  void name(const matrix_view<T>&, void*, const T*, T*, T, T, cudaStream_t);
 LA_SPMV_LAUNCHER(run_coo_atomic)
 LA_SPMV_LAUNCHER(run_coo_segmented)
 LA_SPMV_LAUNCHER(run_csr_scalar)
@@ -26,7 +26,7 @@ int csr_vector_width(const spmv_problem& p);
 /// csr_balanced's plan: its size, and the once-per-matrix preparation.
 std::size_t csr_balanced_plan_bytes(const spmv_problem& p, std::size_t value_bytes);
 template <typename T>
-void prepare_csr_balanced(const spmv_matrix<T>&, void* plan, cudaStream_t);
+void prepare_csr_balanced(const matrix_view<T>&, void* plan, cudaStream_t);
 
 /// The parts HYB runs: the ELL kernel (y = alpha*ELL*x + beta*y, every row written) and
 /// the segmented COO kernel (y += alpha*COO*x, atomics).
@@ -37,7 +37,7 @@ void launch_coo_accumulate(const coo_view<const T>& a, const T* x, T* y, T alpha
 
 /// Explicit instantiations of a launcher for float and double.
 #define LA_SPMV_INSTANTIATE(name)                                                                               \
-  template void name<float>(const spmv_matrix<float>&, void*, const float*, float*, float, float, cudaStream_t); \
-  template void name<double>(const spmv_matrix<double>&, void*, const double*, double*, double, double,         \
+  template void name<float>(const matrix_view<float>&, void*, const float*, float*, float, float, cudaStream_t); \
+  template void name<double>(const matrix_view<double>&, void*, const double*, double*, double, double,         \
                              cudaStream_t);
 }  // namespace la::spmv_detail
