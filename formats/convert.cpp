@@ -175,14 +175,8 @@ csr_matrix<T, O> spans_to_csr(index_t rows, index_t cols, const std::vector<coo_
   std::size_t nz = 0;
   for (const auto& p : parts) nz += p.size;
   if (parts.empty()) return spans_to_csr<O, T>(rows, cols, {coo_span<T>{nullptr, nullptr, nullptr, 0}});
-  // Each thread keeps a counter per row: with more rows than entries (hypersparse), extra
-  // threads would cost more memory than the matrix itself, so they are not used.
-  int threads = static_cast<int>(parts.size());
-  if (static_cast<std::size_t>(rows) > nz) threads = 1;
-  const double counter = nz <= static_cast<std::size_t>(max_index) ? 4.0 : 8.0;
-  // What build() allocates: a counter per row for each thread, the row starts, the row
-  // pointers, and the column and value arrays.
-  check_host_memory((double(rows) + 1) * (sizeof(O) + counter * (threads + 1)) + double(nz) * (sizeof(index_t) + sizeof(T)),
+  const int threads = csr_build_threads(rows, static_cast<std::int64_t>(nz), static_cast<int>(parts.size()));
+  check_host_memory(csr_build_bytes(rows, static_cast<std::int64_t>(nz), threads, sizeof(O), sizeof(T)),
                     "converting a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix with " +
                         std::to_string(nz) + " entries to CSR");
   if (nz <= static_cast<std::size_t>(max_index)) return build<O, T, std::int32_t>(rows, cols, parts, threads);

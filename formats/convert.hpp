@@ -139,6 +139,21 @@ struct coo_span {
   std::size_t size;
 };
 
+/// Threads spans_to_csr uses for `parts` parts: each keeps a counter per row, so with more
+/// rows than entries (hypersparse) extra threads would cost more memory than the matrix
+/// itself, and one is used.
+inline int csr_build_threads(std::int64_t rows, std::int64_t entries, int parts) {
+  return rows > entries ? 1 : std::max(1, parts);
+}
+/// Bytes spans_to_csr allocates for `entries` COO entries: a counter per row for each thread,
+/// the row starts, the row pointers (`offset_bytes` each), and the column and value arrays.
+inline double csr_build_bytes(std::int64_t rows, std::int64_t entries, int threads, std::size_t offset_bytes,
+                              std::size_t value_bytes) {
+  const double counter = entries <= max_index ? 4.0 : 8.0;
+  return (double(rows) + 1) * (double(offset_bytes) + counter * (threads + 1)) +
+         double(entries) * double(sizeof(index_t) + value_bytes);
+}
+
 /// CSR from COO entries given as consecutive parts (one thread per part; the order of the
 /// parts is the entry order). Indices must be in range (not checked).
 template <typename O, typename T>

@@ -783,13 +783,21 @@ std::string why_not_symmetric(const csr_matrix<T, O>& a) {
   return "";
 }
 
-/// Characters the writer needs at most for one value of type T (shortest round trip).
-template <typename T>
-constexpr std::size_t value_chars() {
-  return sizeof(T) == 8 ? 24 : 16;
+/// Characters of one line of the writer's output at most: two indices and a value in its
+/// shortest round-trip form (coordinate), or the value alone (array), with separators.
+double line_chars(std::int64_t rows, std::int64_t cols, mm_format format, std::size_t value_bytes) {
+  const double value = value_bytes == 8 ? 24 : 16;
+  if (format == mm_format::array) return value + 1;
+  return 2.0 * double(std::to_string(std::max(rows, cols)).size() + 1) + value + 1;
 }
 
 }  // namespace
+
+double matrix_market_text_bytes(std::int64_t rows, std::int64_t cols, std::int64_t entries, mm_format format,
+                                std::size_t value_bytes) {
+  const double lines = format == mm_format::array ? double(rows) * double(cols) : double(entries);
+  return 128 + lines * line_chars(rows, cols, format, value_bytes);  // 128: banner, comment, size line
+}
 
 mm_header read_matrix_market_header(const std::string& path) {
   file_ptr f = open_file(path, "rb");
@@ -838,12 +846,11 @@ std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt
   if (sym)
     if (const std::string why = why_not_symmetric(a); !why.empty())
       throw invalid_argument("cannot write as symmetric: the matrix is " + why + "; write it with symmetry general");
-  // The text is built whole, then written: refuse at once when it cannot fit.
-  const double line_chars = opt.format == mm_format::coordinate
-                                ? 2 * (std::to_string(std::max(a.rows(), a.cols())).size() + 1) + value_chars<T>() + 1
-                                : value_chars<T>() + 1;
-  const double lines = opt.format == mm_format::coordinate ? double(a.nnz()) : double(a.rows()) * double(a.cols());
-  check_host_memory(lines * line_chars + (opt.format == mm_format::array ? lines * sizeof(T) : 0.0),
+  // The text is built whole, then written: refuse at once when it cannot fit (with the dense
+  // copy an array is written from).
+  const double text = matrix_market_text_bytes(a.rows(), a.cols(), a.nnz(), opt.format, sizeof(T));
+  const double dense = opt.format == mm_format::array ? double(a.rows()) * double(a.cols()) * sizeof(T) : 0.0;
+  check_host_memory(text + dense,
                     "writing a " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " matrix as " +
                         to_string(opt.format) + " Matrix Market text");
   std::string s;
@@ -856,7 +863,7 @@ std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt
     std::int64_t count = 0;
     for (index_t i = 0; i < a.rows(); ++i)
       for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) count += !sym || a.col_idx()[k] <= i;
-    s.reserve(s.size() + 64 + static_cast<std::size_t>(double(count) * line_chars));
+    s.reserve(s.size() + static_cast<std::size_t>(text));
     append_number(s, a.rows()); s += ' ';
     append_number(s, a.cols()); s += ' ';
     append_number(s, count); s += '\n';
@@ -869,7 +876,7 @@ std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt
       }
   } else {
     const dense_matrix<T> d = to_dense(a);
-    s.reserve(s.size() + 64 + static_cast<std::size_t>(lines * line_chars));
+    s.reserve(s.size() + static_cast<std::size_t>(text));
     append_number(s, a.rows()); s += ' ';
     append_number(s, a.cols()); s += '\n';
     for (index_t j = 0; j < a.cols(); ++j)

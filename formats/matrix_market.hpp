@@ -85,6 +85,12 @@ struct mm_write_options {
   mm_symmetry symmetry = mm_symmetry::general;
 };
 
+/// Bytes of the text format_matrix_market builds at most for a rows x cols matrix with
+/// `entries` stored entries (array: rows * cols values) of `value_bytes`-byte values: it
+/// reserves this much and checks it against the host memory before writing.
+double matrix_market_text_bytes(std::int64_t rows, std::int64_t cols, std::int64_t entries, mm_format format,
+                                std::size_t value_bytes);
+
 /// Writes a CSR matrix (sorted, no duplicates; 32- or 64-bit offsets) to text / to a file.
 template <typename T, typename O>
 std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt = {});

@@ -35,26 +35,24 @@ const char* usage =
     "counters, the output text) and refuses at once when the machine does not have it.\n"
     "The status line goes to stdout, or to stderr when OUT is stdout itself.\n";
 
-/// Host memory a conversion of a file with this header needs at its peak: reading (the
-/// parsed entries, then CSR with a counter per row for each thread) or writing (CSR and the
-/// text), whichever is larger.
+/// Host memory a conversion of a file with this header needs at its peak, from the same
+/// estimates the library checks at each step: reading (the parsed entries, then the CSR
+/// build) or writing (the CSR arrays and the text), whichever is larger.
 double conversion_bytes(const mm_header& h, double file_bytes, const mm_write_options& opt, int threads) {
   const double expand = h.symmetry == mm_symmetry::general ? 1.0 : 2.0;
   // No more entries than the file has lines for ("1 1\n" is 4 bytes, an array value 2): a
   // size line that declares more is a malformed file, which the reader reports as such.
   const double stored = h.format == mm_format::array ? std::min(double(h.rows) * double(h.cols), file_bytes / 2)
                                                      : std::min(double(h.entries), file_bytes / 4);
-  const double entries = stored * expand;
-  const double offsets = needs_64bit_offsets(static_cast<std::int64_t>(entries)) ? 8.0 : 4.0;
-  const double rows = double(h.rows) + 1;
-  if (double(h.rows) > entries) threads = 1;  // spans_to_csr: hypersparse runs on one thread
-  const double csr = rows * offsets + entries * (4.0 + 8.0);
-  const double parts = entries * (4.0 + 4.0 + 8.0);
-  const double counters = rows * 4.0 * (threads + 1);
-  const double digits = 2.0 * (std::to_string(std::max(h.rows, h.cols)).size() + 1);
-  const double text = opt.format == mm_format::coordinate ? entries * (digits + 25.0)
-                                                          : double(h.rows) * double(h.cols) * (25.0 + 8.0);
-  return std::max(parts + csr + counters, csr + text);
+  const auto entries = static_cast<std::int64_t>(stored * expand);
+  const std::size_t offset_bytes = needs_64bit_offsets(entries) ? 8 : 4;
+  const double parsed = double(entries) * (2 * sizeof(index_t) + sizeof(double));  // the reader's COO parts
+  const double build =
+      detail::csr_build_bytes(h.rows, entries, detail::csr_build_threads(h.rows, entries, threads), offset_bytes, sizeof(double));
+  const double csr = (double(h.rows) + 1) * offset_bytes + double(entries) * (sizeof(index_t) + sizeof(double));
+  const double text = matrix_market_text_bytes(h.rows, h.cols, entries, opt.format, sizeof(double)) +
+                      (opt.format == mm_format::array ? double(h.rows) * double(h.cols) * sizeof(double) : 0.0);
+  return std::max(parsed + build, csr + text);
 }
 }  // namespace
 

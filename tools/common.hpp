@@ -51,9 +51,6 @@ inline offset_width offsets_option(const args& a) {
   return w == "32" ? offset_width::b32 : w == "64" ? offset_width::b64 : offset_width::automatic;
 }
 
-/// A positional matrix argument as given, for messages (control bytes escaped).
-inline std::string shown(const std::string& name) { return printable(name); }
-
 /// A gen: spec checked as usage (before anything else runs); `kinds` restricts the kinds.
 inline gen_spec gen_option(const std::string& input, const std::vector<std::string>& kinds = all_gen_kinds()) {
   try {
