@@ -1,6 +1,7 @@
 // Running the built la binary from tests: output and exit status, peak memory and time.
 #pragma once
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -52,8 +53,10 @@ struct usage_result {
   double seconds = 0;        // wall time
 };
 
-/// Runs la with `argv` (no shell), output discarded; its exit status, peak memory and time.
-inline usage_result measure_la(std::vector<std::string> argv, const std::vector<std::string>& extra_env = {}) {
+/// Starts la with `argv` (no shell) and returns its pid (-1 when it cannot start): stdout
+/// discarded, stderr to `stderr_path`, `extra_env` ("NAME=value") ahead of the environment.
+inline pid_t spawn_la(std::vector<std::string> argv, const std::vector<std::string>& extra_env = {},
+                      const std::string& stderr_path = "/dev/null") {
   argv.insert(argv.begin(), LA_CLI_PATH);
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());
@@ -65,17 +68,24 @@ inline usage_result measure_la(std::vector<std::string> argv, const std::vector<
   env.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", 0x1 /* O_WRONLY */, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", 0x1, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), env.data());
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+/// Runs la with `argv` (no shell), output discarded; its exit status, peak memory and time.
+inline usage_result measure_la(std::vector<std::string> argv, const std::vector<std::string>& extra_env = {}) {
   usage_result r;
   const auto t0 = std::chrono::steady_clock::now();
-  pid_t pid = 0;
-  if (posix_spawn(&pid, args[0], &fa, nullptr, args.data(), env.data()) != 0) return r;
+  const pid_t pid = spawn_la(std::move(argv), extra_env);
+  if (pid < 0) return r;
   int st = 0;
   struct rusage ru {};
   wait4(pid, &st, 0, &ru);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  posix_spawn_file_actions_destroy(&fa);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   r.max_rss_bytes = double(ru.ru_maxrss) * 1024.0;
   return r;

@@ -26,9 +26,7 @@ TEST(Gpu, StatusSaysWhyThereIsNoGpuInTheLibrarysTerms) {
   }
   // Without a driver the runtime says "driver version is insufficient", which reads as
   // "upgrade your driver"; la says what is missing, and names no command-line flag.
-  EXPECT_TRUE(s.find("no NVIDIA driver or GPU was found") != std::string::npos ||
-              s.find("no NVIDIA GPU was found") != std::string::npos || s.find("driver is older") != std::string::npos)
-      << s;
+  EXPECT_TRUE(test::says_why_no_gpu(s)) << s;
   EXPECT_EQ(s.find("--"), std::string::npos) << s;
   try {
     context ctx;

@@ -22,6 +22,14 @@ inline std::string edge_dir() { return LA_TEST_DATA_DIR "/edge"; }  // parser ed
     if (!::la::cuda_available()) GTEST_SKIP() << "no GPU: " << ::la::cuda_status();      \
   } while (0)
 
+/// `text` holds one of la's three reasons for having no GPU (no driver or GPU, no GPU, an
+/// old driver), rather than the runtime's "driver version is insufficient".
+inline bool says_why_no_gpu(const std::string& text) {
+  for (const char* reason : {"no NVIDIA driver or GPU was found", "no NVIDIA GPU was found", "driver is older"})
+    if (text.find(reason) != std::string::npos) return true;
+  return false;
+}
+
 /// Nonzero random value in [-1, -0.01] U [0.01, 1] (never 0, so structure is preserved).
 template <typename T>
 T random_value(std::mt19937& g) {
