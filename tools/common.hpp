@@ -98,7 +98,7 @@ inline std::FILE* report_stream(const std::vector<std::string>& outputs) {
   if (::fstat(1, &out) != 0) return stderr;
   for (const auto& o : outputs) {
     struct stat st {};
-    if (o == "-" || (::stat(o.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino)) return stderr;
+    if (::stat(o.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino) return stderr;
   }
   return stdout;
 }

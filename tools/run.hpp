@@ -12,7 +12,6 @@
 #include <string>
 
 #include <la/error.hpp>
-#include <la/memory.hpp>
 #include "args.hpp"
 #include "common.hpp"
 
