@@ -44,7 +44,7 @@
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/device_cg.hpp>
 #include <la/kernels/detail/vendor/vendor_cg.hpp>
-#include "../tools/spmv_suite.hpp"
+#include <la/kernels/detail/vendor/spmv_suite.hpp>
 
 namespace {
 using namespace la;

@@ -183,7 +183,7 @@ void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
   gemm_args g = args_for(f, v->input == gemm_input::f16);
   device_buffer<unsigned char> ws = ctx().allocate<unsigned char>(v->workspace_bytes({s.m, s.n, s.k, g.sm_count}));
   g.workspace = ws.data();
-  time_it(st, f, v->precision, [&] { v->launch(g, ctx().stream()); });
+  time_it(st, f, v->precision, [&] { v->run(g, ctx().stream()); });
 }
 
 void bench_cublas(benchmark::State& st, shape s, gemm_precision p) {

@@ -1,5 +1,5 @@
 // SpMV against cuSPARSE, as Google Benchmark benchmarks: one per matrix and precision. Each
-// runs the SpMV suite (tools/spmv_suite: every la kernel and cuSPARSE peer, each validated
+// runs the SpMV suite (kernels/detail/vendor/spmv_suite: every la kernel and cuSPARSE peer, each validated
 // with a NaN-poisoned y against the host reference, then timed with CUDA events, median of
 // 20) once, reports the auto-selected kernel's time as the benchmark's time and the ratios as
 // counters, and fails the benchmark when any kernel fails validation. The full table (every
@@ -16,7 +16,7 @@
 #include <la/formats/matrix_market.hpp>
 #include <la/kernels/detail/vendor/vendor.hpp>
 
-#include "../tools/spmv_suite.hpp"
+#include <la/kernels/detail/vendor/spmv_suite.hpp>
 
 namespace {
 using namespace la;

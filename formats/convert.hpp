@@ -539,13 +539,7 @@ auto to_sell(const M& a, sell_options opt = {}) { return to_sell<O>(to_csr<count
 /// must return the same type.
 template <typename M, typename F, std::enable_if_t<is_format<M>::value, int> = 0>
 decltype(auto) with_csr(const M& a, F&& f, offset_width width = offset_width::automatic) {
-  count_t bound = 0;  // entries the CSR matrix can have at most
-  if constexpr (M::kind == format::dense) bound = static_cast<count_t>(a.rows()) * a.cols();
-  else if constexpr (M::kind == format::ell) bound = static_cast<count_t>(a.slots());
-  else if constexpr (M::kind == format::hyb) bound = a.stored();
-  else if constexpr (M::kind == format::sell) bound = a.slots();
-  else bound = a.nnz();
-  return with_offsets(bound, width, [&](auto o) -> decltype(auto) { return f(to_csr<decltype(o)>(a)); });
+  return with_offsets(stored_entries(a), width, [&](auto o) -> decltype(auto) { return f(to_csr<decltype(o)>(a)); });
 }
 
 /// convert<csc_matrix<double>>(coo): the target named as a type, for generic code.

@@ -4,7 +4,7 @@
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
-#include <la/detail/grid.cuh>
+#include <la/grid.cuh>
 #include <la/detail/instantiate.hpp>
 
 namespace la {

@@ -8,6 +8,9 @@
 // scalars followed by the arrays. The transfers below need nothing else.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -23,6 +26,21 @@ enum class memory { host, device };
 /// The storage formats (each class names its own as `kind`).
 enum class format { dense, coo, csr, csc, ell, jds, hyb, sell };
 const char* to_string(format f) noexcept;
+/// Every format, in the order la lists them (help text, messages).
+inline constexpr format all_formats[] = {format::csr, format::coo,  format::csc,  format::ell,
+                                         format::jds, format::hyb, format::sell, format::dense};
+/// The format of that name (to_string's spelling), or none.
+inline std::optional<format> parse_format(std::string_view name) {
+  for (format f : all_formats)
+    if (name == to_string(f)) return f;
+  return std::nullopt;
+}
+/// "csr, coo, csc, ell, jds, hyb, sell, dense".
+inline std::string format_names() {
+  std::string s;
+  for (format f : all_formats) s += (s.empty() ? "" : ", ") + std::string(to_string(f));
+  return s;
+}
 
 /// The column index of a padding slot (ELL, HYB, SELL); its value is 0.
 inline constexpr index_t ell_padding = -1;
@@ -53,6 +71,18 @@ template <typename M>
 inline constexpr bool is_host_matrix_v = detail::in_space<M, memory::host>();
 template <typename M>
 inline constexpr bool is_device_matrix_v = detail::in_space<M, memory::device>();
+
+/// The entries a matrix stores, padding included: nnz (COO, CSR, CSC, JDS); slots (ELL,
+/// SELL); ELL slots plus COO entries (HYB); rows x cols (dense). What a pass over its values
+/// reads, and a bound on the nonzeros of its CSR form.
+template <typename M>
+count_t stored_entries(const M& a) {
+  if constexpr (M::kind == format::dense) return static_cast<count_t>(a.rows()) * a.cols();
+  else if constexpr (M::kind == format::ell) return static_cast<count_t>(a.slots());
+  else if constexpr (M::kind == format::hyb) return a.stored();
+  else if constexpr (M::kind == format::sell) return a.slots();
+  else return a.nnz();
+}
 
 /// Copies a host matrix to ctx's device in stream order; returns at once (the host matrix
 /// must stay alive and unchanged until the stream reaches the copies).

@@ -2,7 +2,9 @@
 //
 // The loop talks to a Backend in step operations whose scalars stay in the backend's own
 // memory (cg_control.hpp; a host struct, or device memory for the GPU), in the shape of
-// Ginkgo's CG (initialize / step_1 / step_2):
+// Ginkgo's CG (initialize, then two steps an iteration). In the order they run: start (the
+// start step and the first direction step), then per iteration the residual step and the
+// direction step:
 //   using value_type; using vector;
 //   index_t size();
 //   std::string check_input(const vector& b, const vector& x);   // "" or why: invalid_input
@@ -11,12 +13,13 @@
 //   double nrm2(const vector&); void set_zero(vector&);
 //   static constexpr std::int64_t largest_chunk;  // the most iterations iterate() queues at once
 //   void start(const vector& b, vector& x, const cg_limits&);  // r = b - A x, z = M^-1 r,
-//                                              // the start decision, then step 1 (p = z)
-//   void iterate(std::int64_t k, vector& x);   // queues k iterations of (step 2, step 1);
-//                                              // each does nothing once a status is set
-//       step 2: alpha = r'z / p'q, r -= alpha q, r'r and r'z, the stopping decision
-//       step 1: x += alpha p (owed by step 2); while running, p = z + beta p, q = A p, p'q
-//               (on the GPU one kernel: the SpMV reads z + beta p on the fly)
+//                                              // the start decision, then a direction step (p = z)
+//   void iterate(std::int64_t k, vector& x);   // queues k iterations (residual step, direction
+//                                              // step); each does nothing once a status is set
+//       residual step:  alpha = r'z / p'q, r -= alpha q, r'r and r'z, the stopping decision
+//       direction step: x += alpha p (owed by the residual step); while running,
+//                       p = z + beta p, q = A p, p'q (on the GPU one kernel for variants
+//                       with a row walk: the SpMV reads z + beta p on the fly)
 //   const cg_control& report();                // waits, then reads the control block
 //   void history(std::int64_t first, std::int64_t last, std::vector<double>& out);
 //   double residual_norm(const vector& b, const vector& x);    // ||b - A x||, recomputed

@@ -43,12 +43,12 @@ enum cg_code : int {
   cg_stagnation = 5,
 };
 
-/// The iteration's scalars. Who writes what: start writes all; step 1 (x += alpha p, the new
-/// direction p = z + beta p, q = A p and p'q) writes pq and clears x_pending; step 2 (alpha,
+/// The iteration's scalars. Who writes what: start writes all; the direction step (x += alpha p, the new
+/// direction p = z + beta p, q = A p and p'q) writes pq and clears x_pending; the residual step (alpha,
 /// r -= alpha q, r'r and r'z, the decision) writes the rest.
 struct cg_control {
   int status = cg_running;
-  int x_pending = 0;           // step 1 owes x += alpha p for the iteration step 2 just ran
+  int x_pending = 0;           // the direction step owes x += alpha p for the iteration the residual step just ran
   std::int64_t iteration = 0;  // completed matrix-vector products in the loop
   double pq = 0;               // p'Ap of the current iteration
   double alpha = 0, beta = 0;
@@ -59,7 +59,7 @@ struct cg_control {
 };
 
 /// After the first residual: its r'r and r'z decide whether to iterate at all. alpha and
-/// beta start at 0, so the first step 1 makes p = z (the old direction is zero).
+/// beta start at 0, so the first direction step makes p = z (the old direction is zero).
 LA_HOST_DEVICE inline void cg_decide_start(cg_control& c, const cg_limits& l, double rr, double rz) {
   c.iteration = 0;
   c.x_pending = 0;
@@ -75,7 +75,7 @@ LA_HOST_DEVICE inline void cg_decide_start(cg_control& c, const cg_limits& l, do
   else c.status = cg_running;
 }
 
-/// Step 2's step length from step 1's p'Ap: false (and a status set) when p'Ap is not a
+/// The residual step's step length from the direction step's p'Ap: false (and a status set) when p'Ap is not a
 /// positive finite number, in which case the iteration updates nothing.
 LA_HOST_DEVICE inline bool cg_step_length(const cg_control& c, double& alpha) {
   if (!cg_finite(c.pq) || !(c.pq > 0)) return false;
@@ -88,7 +88,7 @@ LA_HOST_DEVICE inline void cg_decide_bad_pq(cg_control& c) {
   c.status = cg_finite(c.pq) ? cg_breakdown : cg_non_finite;
 }
 
-/// End of step 2, with the updated residual's r'r and r'z: status, beta, the bookkeeping.
+/// End of the residual step, with the updated residual's r'r and r'z: status, beta, the bookkeeping.
 LA_HOST_DEVICE inline void cg_decide_step(cg_control& c, const cg_limits& l, double alpha, double rr, double rz) {
   c.iteration += 1;
   c.alpha = alpha;

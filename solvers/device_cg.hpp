@@ -1,19 +1,20 @@
 // Conjugate gradients on the GPU: the loop of cg.hpp over a device backend whose scalars
 // live in device memory.
 //
-// An iteration is two steps (cg.hpp). Step 2 updates the residual, fused with the r'r and
-// r'z dots and the Jacobi scaling. Step 1 is one kernel for the thread- and group-per-row
-// SpMV kernels (csr_scalar, csr_vector, ell, jds, sell): it settles x += alpha p, and its
-// SpMV gathers the new direction z + beta p on the fly while each row's thread stores it,
-// fused with the p'Ap dot; the other kernels (hyb, coo, csc, csr_balanced, dense_gemv) run
-// an update kernel, the registry SpMV and a dot. An iteration moves the matrix once plus 9 n values (11 n with Jacobi).
+// An iteration is two steps (cg.hpp), the residual step and then the direction step. The
+// residual step updates r, fused with the r'r and r'z dots and the Jacobi scaling. The
+// direction step is one kernel for the registry variants with a row walk
+// (spmv_variant::walk, kernels/spmv/walks.cuh): it settles x += alpha p, and its SpMV
+// gathers the new direction z + beta p on the fly while each row's thread stores it, fused
+// with the p'Ap dot; for the others (walk none) it is an update kernel, the registry SpMV
+// and a dot. An iteration moves the matrix once plus 9 n values (11 n with Jacobi).
 //
 // Paths (device_cg_options::path):
 //   plain       the steps launched one by one, in chunks of k iterations between reads
 //   graph       a chunk of iterations captured once into a CUDA graph and replayed
 //   persistent  one cooperative kernel runs many iterations with grid-wide barriers and no
-//               launches at all (the kernels with a fused step 1)
-//   automatic   persistent for the kernels with a fused step 1, else graph: persistent was
+//               launches at all (the variants with a row walk)
+//   automatic   persistent for the variants with a row walk, else graph: persistent was
 //               faster than graph at every size tried, so the size does not change the
 //               choice (bench/RESULTS.md, tuning note T10).
 //
@@ -23,8 +24,8 @@
 // a solve gives bit-identical iterates run to run on every path. What it costs: a block
 // cannot add its partial into one global sum as it finishes; it writes the partial and the
 // last block reads them all (a few kilobytes of L2 per dot, a few hundred nanoseconds).
-// The SpMV kernels with atomics (hyb, coo_*, csc_atomic) are deterministic in the dots but
-// not in q; the solver says so in solve_result::method.
+// A variant with atomics (spmv_variant::deterministic false) leaves the dots deterministic
+// but not q; the solver says so in solve_result::method.
 #pragma once
 
 #include <optional>
@@ -49,7 +50,9 @@ template <typename T, typename O>
 solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
                        const cg_options& opt = {}, const device_cg_options& dopt = {});
 
-/// The format and kernel the GPU solver uses for `fmt` ("auto": the measured rule).
+/// The format and kernel the GPU solver uses for `fmt`: "auto", the measured rule
+/// (select_spmv); a format name, select_spmv(s, format). la::invalid_argument for an
+/// unknown name.
 spmv_choice cg_choice_for(const std::string& fmt, const spmv_stats& s);
 
 }  // namespace la

@@ -95,7 +95,7 @@ std::string first_non_finite(const std::vector<T>& v, const char* what) {
 }
 }  // namespace detail
 
-/// The host backend: the CG steps (start, then step 2 and step 1 an iteration) with sequential reference kernels, dots in wider_t
+/// The host backend: the CG steps (start, then the residual step and the direction step an iteration) with sequential reference kernels, dots in wider_t
 /// (long double for double). The oracle for the GPU backend.
 template <typename Matrix>
 class host_backend {
@@ -160,11 +160,11 @@ class host_backend {
     residual(b, x, r_);
     precondition();
     cg_decide_start(c_, lim_, dot(r_, r_), dot(r_, z_));
-    step_1(x);  // p = z (the old direction is zero), q = A p, p'q
+    direction_step(x);  // p = z (the old direction is zero), q = A p, p'q
   }
-  /// Step 1: x += alpha p for the iteration step 2 finished; then, while running, the new
+  /// The direction step: x += alpha p for the iteration the residual step finished; then, while running, the new
   /// direction p = z + beta p, q = A p and p'q.
-  void step_1(vector& x) {
+  void direction_step(vector& x) {
     if (c_.x_pending) {
       const T a = static_cast<T>(c_.alpha);
       for (std::size_t i = 0; i < x.size(); ++i) x[i] += a * p_[i];
@@ -176,8 +176,8 @@ class host_backend {
     reference::spmv(T(1), a_, p_, T(0), q_, acc_);
     c_.pq = dot(p_, q_);
   }
-  /// Step 2: alpha, r -= alpha q, z = M^-1 r, r'r and r'z, and the decision.
-  void step_2() {
+  /// The residual step: alpha, r -= alpha q, z = M^-1 r, r'r and r'z, and the decision.
+  void residual_step() {
     if (c_.status != cg_running) return;
     double alpha;
     if (!cg_step_length(c_, alpha)) return cg_decide_bad_pq(c_);
@@ -188,8 +188,8 @@ class host_backend {
   }
   void iterate(std::int64_t k, vector& x) {
     for (std::int64_t j = 0; j < k && c_.status == cg_running; ++j) {
-      step_2();
-      step_1(x);
+      residual_step();
+      direction_step(x);
       if (opt_history_) history_.push_back(cg_relative(c_, lim_));
     }
   }

@@ -9,10 +9,15 @@
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/host_backend.hpp>
 #include "eigen_cg.hpp"
+#include "extra_spmv_variant.hpp"
 #include "test_util.hpp"
 
 namespace la {
 namespace {
+
+// The test's own SpMV variants join the registry first, so the every-format test below
+// solves with them too.
+const bool extras_added = test::add_extra_spmv_variants();
 
 const cg_path paths[] = {cg_path::plain, cg_path::graph, cg_path::persistent};
 
@@ -135,18 +140,18 @@ class GpuCg : public ::testing::Test {};
 using value_types = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(GpuCg, value_types);
 
-/// The kernels CG runs for each format (what --format picks), and a few forced ones.
+/// The kernels CG runs for each format (what --format picks), every registry variant in its
+/// format's default parameters, and a few format parameters forced.
 std::vector<spmv_choice> every_format(const spmv_stats& s) {
   std::vector<spmv_choice> out;
-  for (const char* f : {"csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"}) out.push_back(cg_choice_for(f, s));
-  spmv_choice scalar, vector, balanced, sell_sorted;
-  scalar.kernel = "csr_scalar";
-  vector.kernel = "csr_vector";
-  balanced.kernel = "csr_balanced";
-  sell_sorted.fmt = format::sell, sell_sorted.kernel = "sell", sell_sorted.sell = {4, 16};
+  for (format f : all_formats) out.push_back(cg_choice_for(to_string(f), s));
+  for (const auto& v : spmv_variants<double>()) out.push_back({v.fmt, std::string(v.name), {}, -1, "forced"});
+  spmv_choice sell_sorted = cg_choice_for("sell", s);
+  sell_sorted.sell = {4, 16};
   spmv_choice hyb_narrow = cg_choice_for("hyb", s);
   hyb_narrow.hyb_width = 2;  // most entries in the COO part
-  for (auto& c : {scalar, vector, balanced, sell_sorted, hyb_narrow}) out.push_back(c);
+  out.push_back(sell_sorted);
+  out.push_back(hyb_narrow);
   return out;
 }
 
@@ -169,9 +174,8 @@ TYPED_TEST(GpuCg, EveryFormatPathAndPreconditionerAgreesWithTheHost) {
       for (const spmv_choice& choice : every_format(row_stats(a))) {
         for (cg_path p : paths) {
           SCOPED_TRACE("n=" + std::to_string(n) + " " + to_string(pc) + " " + choice.kernel + " " + path_name(p));
-          if (p == cg_path::persistent && !(choice.kernel == "csr_scalar" || choice.kernel == "csr_vector" ||
-                                            choice.kernel == "ell" || choice.kernel == "jds" || choice.kernel == "sell")) {
-            EXPECT_THROW(solve_gpu(ctx, a, b, opt, p, choice), not_supported);
+          if (p == cg_path::persistent && find_spmv<T>(choice.kernel).walk == row_walk::none) {
+            EXPECT_THROW(solve_gpu(ctx, a, b, opt, p, choice), not_supported);  // no fused form
             continue;
           }
           const auto s = solve_gpu(ctx, a, b, opt, p, choice);
@@ -189,6 +193,36 @@ TYPED_TEST(GpuCg, EveryFormatPathAndPreconditionerAgreesWithTheHost) {
       }
     }
   }
+}
+
+TYPED_TEST(GpuCg, SolvesWithAnAddedVariantFusedOrNot) {
+  // The variants of extra_spmv_variant.cu, which no library code names: the solver fuses
+  // the one with a row walk (persistent path by default) and runs the other's own kernel
+  // on the graph path; a matrix its can_implement refuses is refused before any work.
+  LA_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  ASSERT_TRUE(extras_added);
+  context ctx;
+  const auto a = test::poisson_2d<T>(40);
+  std::mt19937 g(5);
+  const auto b = test::random_vector<T>(a.rows(), g);
+  cg_options opt;
+  opt.rtol = std::is_same_v<T, float> ? 1e-5 : 1e-10;
+  const std::string fused(test::extra_fused), plain(test::extra_plain);
+  const auto f = solve_gpu(ctx, a, b, opt, cg_path::automatic, spmv_choice{format::csr, fused, {}, -1, "forced"});
+  ASSERT_EQ(f.r.status, solve_status::converged) << f.r.message;
+  EXPECT_NE(f.r.method.find("csr/" + fused + " fused with p'Ap, persistent path"), std::string::npos) << f.r.method;
+  const long long before = test::extra_spmv_runs();
+  const auto p = solve_gpu(ctx, a, b, opt, cg_path::automatic, spmv_choice{format::csr, plain, {}, -1, "forced"});
+  ASSERT_EQ(p.r.status, solve_status::converged) << p.r.message;
+  EXPECT_NE(p.r.method.find("csr/" + plain + " then p'Ap, graph path"), std::string::npos) << p.r.method;
+  EXPECT_GT(test::extra_spmv_runs(), before) << "the solver did not run the added kernel";
+  EXPECT_LE(std::abs(f.r.iterations - p.r.iterations), std::max<std::int64_t>(2, f.r.iterations / 10));
+  const auto big = test::poisson_2d<T>(317);  // 100489 rows: over the plain one's limit
+  const std::vector<T> ones(static_cast<std::size_t>(big.rows()), T(1));
+  test::expect_throw_with<invalid_argument>(
+      [&] { solve_gpu(ctx, big, ones, opt, cg_path::graph, spmv_choice{format::csr, plain, {}, -1, "forced"}); },
+      {plain, "cannot run"});
 }
 
 TYPED_TEST(GpuCg, RerunsAreBitIdenticalOnEveryPath) {

@@ -111,12 +111,12 @@ TEST(SpmvHuge, PoissonPastTwoToTheThirtyOneNonzeros) {
   };
   const matrix_view<float> csr = spmv_view(a);
   ASSERT_TRUE(csr.wide);
-  for (const char* k : {"csr_scalar", "csr_vector", "csr_balanced"}) {
+  for (const auto& v : spmv_variants<float>()) {
+    if (v.fmt != format::csr) continue;
     LA_CUDA_TRY(cudaMemsetAsync(y.data(), 0xff, rows * 4, s));
-    const auto& v = find_spmv<float>(k);
-    device_buffer<unsigned char> plan = make_plan(ctx, v, csr);
-    v.run(csr, plan.data(), x.data(), y.data(), 1.0f, 0.0f, s);
-    check(k);
+    const spmv_plan<float> plan(ctx, csr, v);
+    plan.run(x.data(), y.data(), 1.0f, 0.0f, s);
+    check(std::string(v.name).c_str());
   }
   const auto sell = to_sell(ctx, a);
   EXPECT_EQ(sell.sigma(), 1);

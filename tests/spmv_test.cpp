@@ -11,10 +11,16 @@
 
 #include <la/kernels/reference/spmv.hpp>
 #include <la/kernels/spmv/select.hpp>
+#include <la/solvers/device_cg.hpp>
+#include "extra_spmv_variant.hpp"
 #include "test_util.hpp"
 
 namespace la {
 namespace {
+
+// The test's own variants join the registry before any test runs, so every test below that
+// iterates the registry meets them too.
+const bool extras_added = test::add_extra_spmv_variants();
 
 /// Rows whose lengths follow a power law (many short rows, a few very long ones).
 template <typename T>
@@ -117,8 +123,12 @@ void check(context& ctx, const spmv_variant<T>& v, const csr_matrix<T>& a, const
   const auto dx = to_device(ctx, x);
   auto dy = to_device(ctx, y0);
   const matrix_view<T> view = spmv_view(m);
-  device_buffer<unsigned char> plan = make_plan(ctx, v, view);
-  v.run(view, plan.data(), dx.data(), dy.data(), alpha, beta, ctx.stream());
+  if (!v.can_implement(problem_of(view))) {
+    EXPECT_THROW(spmv_plan<T>(ctx, view, v), invalid_argument) << v.name << " " << what;
+    return;
+  }
+  const spmv_plan<T> plan(ctx, view, v);
+  plan.run(dx.data(), dy.data(), alpha, beta, ctx.stream());
   expect_rows(a, x, y0, alpha, beta, to_host(ctx, dy), std::string(v.name) + " " + what);
 }
 
@@ -195,7 +205,7 @@ TYPED_TEST(SpmvVariants, DeterministicEntriesAreBitIdenticalRunToRun) {
                         : v.fmt == format::ell ? spmv_view(ell)
                         : v.fmt == format::jds ? spmv_view(jds)
                                                : spmv_view(d);
-      spmv(ctx, view, x, y, T(1), T(0), name);
+      spmv_plan<T>(ctx, view, v).run(ctx, x, y, T(1), T(0));
       runs.push_back(to_host(ctx, y));
     }
     EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * sizeof(T)), 0) << name;
@@ -207,9 +217,7 @@ TYPED_TEST(SpmvVariants, DeterministicEntriesAreBitIdenticalRunToRun) {
 TEST(Spmv, RegistryAndArguments) {  // host-only parts run without a GPU too
   EXPECT_EQ(find_spmv<double>("csr_vector").fmt, format::csr);
   test::expect_throw_with<invalid_argument>([] { find_spmv<float>("nope"); }, {"unknown SpMV kernel 'nope'", "csr_scalar"});
-  for (format f : {format::dense, format::coo, format::csr, format::csc, format::ell, format::jds, format::hyb,
-                   format::sell})
-    EXPECT_EQ(default_spmv<float>({f, false, 10, 10, 30}).fmt, f) << to_string(f);
+  for (format f : all_formats) EXPECT_EQ(default_spmv<float>({f, false, 10, 10, 30}).fmt, f) << to_string(f);
   EXPECT_EQ(default_spmv<float>({format::csr, false, 10, 10, 30}).name, "csr_scalar");
   EXPECT_EQ(default_spmv<float>({format::csr, false, 10, 10, 300}).name, "csr_vector");
   LA_SKIP_WITHOUT_GPU();
@@ -221,6 +229,54 @@ TEST(Spmv, RegistryAndArguments) {  // host-only parts run without a GPU too
   device_vector<double> x12(ctx, 12);
   test::expect_throw_with<invalid_argument>([&] { spmv(ctx, spmv_view(d), x12, y, 1.0, 0.0, "ell"); },
                                             {"runs on ell, not on this csr matrix"});
+  // A variant with a workspace is refused by the one-call form (it would prepare the
+  // workspace on every call) and runs through a plan made once.
+  test::expect_throw_with<invalid_argument>([&] { spmv(ctx, spmv_view(d), x12, y, 1.0, 0.0, "csr_balanced"); },
+                                            {"csr_balanced", "la::spmv_plan"});
+  const spmv_plan<double> plan(ctx, spmv_view(d), "csr_balanced");
+  EXPECT_GT(plan.workspace_bytes(), 0u);
+  plan.run(ctx, x12, y, 1.0, 0.0);
+  plan.run(ctx, x12, y, 1.0, 0.0);
+  test::expect_throw_with<invalid_argument>([&] { plan.run(ctx, x, y, 1.0, 0.0); }, {"x has 11 elements"});
+}
+
+TEST(Spmv, AnAddedVariantIsListedSelectedAndSolvedWith) {
+  // Host-only: the registry, the CLI's kernel list, the selector's candidates, the format
+  // defaults and the solver's choice see the variants added in extra_spmv_variant.cu, which
+  // no library code names. The GPU tests (every entry above, cg_gpu_test) run them.
+  ASSERT_TRUE(extras_added);
+  const std::string fused(test::extra_fused), plain(test::extra_plain);
+  EXPECT_EQ(find_spmv<float>(fused).walk, row_walk::thread);
+  EXPECT_EQ(find_spmv<double>(plain).walk, row_walk::none);
+  const std::string names = spmv_variant_names(true);  // what `la spmv --kernel` lists
+  EXPECT_NE(names.find(fused), std::string::npos) << names;
+  EXPECT_NE(names.find(plain), std::string::npos) << names;
+  // The selector times every candidate the registry offers: the plain one says it is one.
+  const spmv_stats s = row_stats(poisson_2d<double>(30));
+  bool timed_plain = false, timed_fused = false;
+  for (const auto& c : spmv_candidates(s)) timed_plain |= c.kernel == plain, timed_fused |= c.kernel == fused;
+  EXPECT_TRUE(timed_plain);
+  EXPECT_FALSE(timed_fused);
+  // Neither is a format default, and la's own come first for a format and walk.
+  EXPECT_NE(default_spmv<float>({format::csr, false, 10, 10, 30}).name, fused);
+  EXPECT_EQ(find_spmv<float>(format::csr, row_walk::thread).name, "csr_scalar");
+  // can_implement is more than the format: the plain one refuses large matrices.
+  EXPECT_TRUE(find_spmv<float>(plain).can_implement({format::csr, false, 1000, 1000, 5000}));
+  EXPECT_FALSE(find_spmv<float>(plain).can_implement({format::csr, false, 1000000, 1000, 5000}));
+  // Adding is checked: names are unique, the float and double forms agree, walks fit formats.
+  spmv_variant<float> f = find_spmv<float>(plain);
+  spmv_variant<double> d = find_spmv<double>(plain);
+  test::expect_throw_with<invalid_argument>([&] { add_spmv_variant(f, d); }, {"exists"});
+  f.name = d.name = "test_mismatch";
+  d.deterministic = false;
+  test::expect_throw_with<invalid_argument>([&] { add_spmv_variant(f, d); }, {"differ"});
+  d.deterministic = true;
+  f.fmt = d.fmt = format::coo;
+  f.walk = d.walk = row_walk::group;
+  test::expect_throw_with<invalid_argument>([&] { add_spmv_variant(f, d); }, {"runs on CSR only"});
+  f.name = d.name = "auto";
+  test::expect_throw_with<invalid_argument>([&] { add_spmv_variant(f, d); }, {"not a kernel name"});
+  EXPECT_THROW(find_spmv<float>("test_mismatch"), invalid_argument);  // nothing half-added
 }
 
 }  // namespace

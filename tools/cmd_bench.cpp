@@ -8,7 +8,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "common.hpp"
-#include "spmv_suite.hpp"
+#include <la/kernels/detail/vendor/spmv_suite.hpp>
 
 namespace la::cli {
 namespace {

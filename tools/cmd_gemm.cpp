@@ -82,7 +82,7 @@ int cmd_gemm(int argc, char** argv) {
   const void* b_in = half ? static_cast<const void*>(bh.view().values) : db.view().values;
   const gemm_args ga{m, n, k, a_in, k, b_in, n, dc.view().values, n, alpha, beta, ws.data(), p.sm_count};
 
-  v.launch(ga, ctx.stream());
+  v.run(ga, ctx.stream());
   const auto got = to_host(ctx, dc);
   // Validate sampled entries against a double-precision dot product of the inputs the
   // kernel saw (half-rounded for wmma_f16), with the one GEMM tolerance rule.
@@ -101,7 +101,7 @@ int cmd_gemm(int argc, char** argv) {
   }
 
   const double flops = 2.0 * m * n * k;
-  const double t_own = median_ms(ctx.stream(), reps, [&] { v.launch(ga, ctx.stream()); });
+  const double t_own = median_ms(ctx.stream(), reps, [&] { v.run(ga, ctx.stream()); });
   const double t_ref = median_ms(ctx.stream(), reps, [&] { cublas_gemm(vendor, v.precision, ga); });
   std::printf("device:      %s, %d SMs\n", ctx.properties().name, p.sm_count);
   std::printf("problem:     %d x %d x %d, alpha %g, beta %g\n", m, n, k, alpha, beta);

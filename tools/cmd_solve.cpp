@@ -42,7 +42,8 @@ const char* usage =
     "  --device D            auto (default: the GPU when one is present), cpu or gpu\n"
     "  --format F            storage for the solve: auto (default; on the GPU the format and\n"
     "                        kernel chosen from the row lengths, on the CPU csr), csr, coo,\n"
-    "                        csc, ell, jds, hyb, sell, dense\n"
+    "                        csc, ell, jds, hyb, sell, dense (on the GPU with the rule's\n"
+    "                        kernel when the rule picks that format, else its default)\n"
     "  --precision P         double (default) or float\n"
     "  --path P              GPU iteration: auto (default: persistent for the kernels with a\n"
     "                        fused CG form, else graph), graph, persistent, plain\n"
@@ -62,17 +63,28 @@ double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-/// Calls f(matrix) with the CSR matrix converted to the named format (same offset width).
+/// Calls f(matrix) with the CSR matrix converted to format `fmt` (same offset width); CSR
+/// for "auto".
 template <typename T, typename O, typename F>
 auto with_format(const std::string& fmt, const csr_matrix<T, O>& a, F&& f) {
-  if (fmt == "coo") return f(to_coo(a));
-  if (fmt == "csc") return f(to_csc<O>(a));
-  if (fmt == "ell") return f(to_ell(a));
-  if (fmt == "jds") return f(to_jds<O>(a));
-  if (fmt == "hyb") return f(to_hyb(a));
-  if (fmt == "sell") return f(to_sell<O>(a));
-  if (fmt == "dense") return f(to_dense(a));
+  switch (parse_format(fmt).value_or(format::csr)) {
+    case format::coo: return f(to_coo(a));
+    case format::csc: return f(to_csc<O>(a));
+    case format::ell: return f(to_ell(a));
+    case format::jds: return f(to_jds<O>(a));
+    case format::hyb: return f(to_hyb(a));
+    case format::sell: return f(to_sell<O>(a));
+    case format::dense: return f(to_dense(a));
+    case format::csr: break;
+  }
   return f(a);
+}
+
+/// The values --format takes: auto and every format.
+std::vector<std::string> format_choices() {
+  std::vector<std::string> c{"auto"};
+  for (format f : all_formats) c.emplace_back(to_string(f));
+  return c;
 }
 
 /// The progress line: on stderr when it is a terminal, from about a second in, at most a
@@ -134,7 +146,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
           const solve_outputs& out) {
   const std::string path = printable(a.positional()[0]);
   const std::string fmt =
-      a.get_choice("--format", "auto", {"auto", "csr", "coo", "csc", "ell", "jds", "hyb", "sell", "dense"});
+      a.get_choice("--format", "auto", format_choices());
   std::FILE* rep = out.report;
 
   cg_options opt;

@@ -7,7 +7,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "common.hpp"
-#include "spmv_check.hpp"
+#include <la/kernels/detail/vendor/spmv_check.hpp>
 
 namespace la::cli {
 namespace {
@@ -30,13 +30,6 @@ const char* usage =
     "Exit status: 0 validated, 1 validation failed, 2 bad usage or input, 3 no usable GPU, or a\n"
     "CUDA or internal failure.\n";
 
-template <typename T>
-std::string kernel_names() {
-  std::string names;
-  for (const auto& v : spmv_variants<T>())
-    if (v.fmt != format::dense) names += (names.empty() ? "" : ", ") + std::string(v.name);
-  return names;
-}
 
 /// The choice for a named kernel: its format with default parameters.
 template <typename T>
@@ -44,7 +37,7 @@ spmv_choice named_choice(const std::string& kernel) {
   const spmv_variant<T>* v = nullptr;
   for (const auto& c : spmv_variants<T>())
     if (c.name == kernel && c.fmt != format::dense) v = &c;
-  if (!v) throw usage_error("unknown SpMV kernel '" + printable(kernel) + "'; the kernels: " + kernel_names<T>() + ", auto");
+  if (!v) throw usage_error("unknown SpMV kernel '" + printable(kernel) + "'; the kernels: " + spmv_variant_names(true) + ", auto");
   spmv_choice c;
   c.fmt = v->fmt;
   c.kernel = kernel;
@@ -98,7 +91,7 @@ int run_spmv(const args& a, const std::string& path) {
 
 int cmd_spmv(int argc, char** argv) {
   args a(argc, argv, 2, {"--kernel", "--precision", "--reps", "--threads", "--offsets"}, {"--tune"});
-  if (a.help()) return std::printf(usage, kernel_names<double>().c_str(), reader_usage), 0;
+  if (a.help()) return std::printf(usage, spmv_variant_names(true).c_str(), reader_usage), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string prec = a.get_choice("--precision", "double", {"double", "float"});
   return prec == "float" ? run_spmv<float>(a, a.positional()[0]) : run_spmv<double>(a, a.positional()[0]);

@@ -17,7 +17,7 @@
 #include <la/types.hpp>
 
 #include "args.hpp"
-#include "generated.hpp"
+#include <la/formats/detail/gen_spec.hpp>
 
 namespace la::cli {
 

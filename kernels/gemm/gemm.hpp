@@ -1,9 +1,10 @@
 // Dense GEMM on the device: C = alpha*A*B + beta*C, row-major, any M, N, K.
 //
-// Every variant is one file under kernels/gemm/, a declaration in variants.hpp, a line in
-// CMakeLists.txt and an entry in registry.cu.
-// Tests and benchmarks iterate gemm_variants(), so a new variant is tested and timed
-// without anyone remembering to. beta == 0 never reads C.
+// Every variant is one file under kernels/gemm/ and an entry in registry.cu (its launcher
+// declared in detail/variants.hpp). Tests and benchmarks iterate gemm_variants(), so a new
+// variant is tested and timed without anyone remembering to. beta == 0 never reads C.
+// The vocabulary is the SpMV registry's (spmv.hpp): can_implement, workspace_bytes (device
+// memory the caller provides), run (queues the product; no host work).
 #pragma once
 
 #include <algorithm>
@@ -54,7 +55,7 @@ struct gemm_variant {
   gemm_precision precision;
   bool (*can_implement)(const gemm_problem&);
   std::size_t (*workspace_bytes)(const gemm_problem&);
-  void (*launch)(const gemm_args&, cudaStream_t);  // checks its launches; throws la::cuda_error
+  void (*run)(const gemm_args&, cudaStream_t);  // checks its launches; throws la::cuda_error
 };
 
 /// The one accuracy rule for GEMM results (tests, `la gemm`, benchmarks): the elementwise

@@ -77,7 +77,7 @@ void run_gemm(context& ctx, const device_dense<In>& a, const device_dense<In>& b
   void* ws = ws_bytes ? ctx.scratch(ws_bytes) : nullptr;
   const gemm_args g{p.m,   p.n,  p.k,       a.view().values, a.ld(), b.view().values, b.ld(), c.view().values,
                     c.ld(), alpha, beta, ws, p.sm_count};
-  v.launch(g, ctx.stream());
+  v.run(g, ctx.stream());
 }
 
 __global__ void to_half_kernel(const float* in, index_t ld_in, __half* out, index_t rows, index_t cols) {

@@ -6,7 +6,7 @@
 // are summed separately; the owner of a row that runs past its chunk then adds the heads of
 // the following chunks, in order, while the row lasts. So a row of a million entries is
 // spread over 4,000 warps, and the result is deterministic: every sum has a fixed order.
-//   plan:  owner[c] = first row owned by chunk c (chunks + 1 entries; prepare, once per
+//   workspace: owner[c] = first row owned by chunk c (chunks + 1 entries; prepare, once per
 //          matrix, binary searches the row pointers), then head[c] (scratch for run).
 #include <la/kernels/spmv/detail/common.cuh>
 #include <la/kernels/spmv/detail/variants.hpp>
@@ -95,15 +95,15 @@ __global__ void rows_kernel(csr_view<const T, O> a, const index_t* owner, long l
 }
 }  // namespace
 
-std::size_t csr_balanced_plan_bytes(const spmv_problem& p, std::size_t value_bytes) {
+std::size_t csr_balanced_workspace_bytes(const spmv_problem& p, std::size_t value_bytes) {
   const std::size_t owner = static_cast<std::size_t>(chunk_count(p) + 1) * sizeof(index_t);
   return (owner + value_bytes - 1) / value_bytes * value_bytes + static_cast<std::size_t>(chunk_count(p)) * value_bytes;
 }
 
 template <typename T>
-void prepare_csr_balanced(const matrix_view<T>& a, void* plan, cudaStream_t s) {
+void prepare_csr_balanced(const matrix_view<T>& a, void* workspace, cudaStream_t s) {
   const long long chunks = chunk_count(problem_of(a));
-  auto* owner = static_cast<index_t*>(plan);
+  auto* owner = static_cast<index_t*>(workspace);
   with_width(a.wide, a.csr32, a.csr64, [&](auto v) {
     owners_kernel<<<grid_for(chunks + 1), block_threads, 0, s>>>(v.row_ptr, a.rows, chunks, owner);
   });
@@ -111,12 +111,12 @@ void prepare_csr_balanced(const matrix_view<T>& a, void* plan, cudaStream_t s) {
 }
 
 template <typename T>
-void run_csr_balanced(const matrix_view<T>& a, void* plan, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+void run_csr_balanced(const matrix_view<T>& a, void* workspace, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   if (a.rows == 0) return;
   const spmv_problem p = problem_of(a);
   const long long chunks = chunk_count(p);
-  const auto* owner = static_cast<const index_t*>(plan);
-  T* head = reinterpret_cast<T*>(static_cast<unsigned char*>(plan) + head_offset<T>(p));
+  const auto* owner = static_cast<const index_t*>(workspace);
+  T* head = reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + head_offset<T>(p));
   const unsigned grid = grid_for(chunks * 32);
   with_width(a.wide, a.csr32, a.csr64, [&](auto v) {
     heads_kernel<<<grid, block_threads, 0, s>>>(v, owner, chunks, x, head);

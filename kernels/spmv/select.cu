@@ -85,19 +85,23 @@ spmv_stats row_stats(context& ctx, const device_csr<T, O>& a) {
   return s;
 }
 
+namespace {
+/// A choice of format and row walk, with the registry's kernel for them.
+spmv_choice pick(format f, row_walk w, std::string why, sell_options o = {}) {
+  spmv_choice c;
+  c.fmt = f;
+  c.kernel = std::string(find_spmv<double>(f, w).name);
+  c.sell = o;
+  c.why = std::move(why);
+  return c;
+}
+}  // namespace
+
 spmv_choice select_spmv(const spmv_stats& s) {
-  auto pick = [](format f, const char* kernel, std::string why, sell_options o = {}) {
-    spmv_choice c;
-    c.fmt = f;
-    c.kernel = kernel;
-    c.sell = o;
-    c.why = std::move(why);
-    return c;
-  };
   char buf[160];
   // The thresholds below come from `la bench spmv` / bench/spmv_bench (bench/RESULTS.md,
   // tuning note T5, which has the figures for each case).
-  if (s.rows == 0 || s.nnz == 0) return pick(format::csr, "csr_scalar", "no entries");
+  if (s.rows == 0 || s.nnz == 0) return pick(format::csr, row_walk::thread, "no entries");
   // A few rows far longer than the rest (power-law graphs, dense rows). Thread- or
   // warp-per-row kernels leave one warp walking the longest row; HYB (ELL for the common
   // part, the long rows' overflow as COO with one atomic per run) was the fastest la kernel
@@ -105,44 +109,65 @@ spmv_choice select_spmv(const spmv_stats& s) {
   // bit-identical results matter.
   if (s.longest > 4096 && s.longest > 64 * s.mean) {
     std::snprintf(buf, sizeof buf, "longest row %d > 64 x mean %.1f", s.longest, s.mean);
-    return pick(format::hyb, "hyb", buf);
+    return pick(format::hyb, row_walk::none, buf);
   }
   // Small matrices (launch-bound, under 100k rows): a group of lanes per row was the
   // fastest on every small real matrix.
   if (s.rows < 100000) {
     std::snprintf(buf, sizeof buf, "%d rows (small: launch-bound)", s.rows);
-    return pick(format::csr, "csr_vector", buf);
+    return pick(format::csr, row_walk::group, buf);
   }
   // Short rows of nearly equal length (stencils): a thread per row over CSR streams the
   // rows at copy bandwidth.
   if (s.padding() <= 1.2 && s.mean <= 8) {
     std::snprintf(buf, sizeof buf, "short even rows (mean %.1f, SELL-32 pads %.2fx)", s.mean, s.padding());
-    return pick(format::csr, "csr_scalar", buf);
+    return pick(format::csr, row_walk::thread, buf);
   }
   // Longer rows of equal length (uniform random, 16 per row): column-major ELL without
   // padding.
   if (double(s.rows) * s.longest <= 1.05 * double(s.nnz)) {
     std::snprintf(buf, sizeof buf, "equal rows (ELL pads %.2fx)", double(s.rows) * s.longest / double(s.nnz));
-    return pick(format::ell, "ell", buf);
+    return pick(format::ell, row_walk::thread, buf);
   }
   // Nearly equal rows: SELL-32 without sorting pads little and reads no row pointers and no
   // permutation.
   if (s.padding() <= 1.2) {
     std::snprintf(buf, sizeof buf, "SELL-32 pads %.2fx without sorting", s.padding());
-    return pick(format::sell, "sell", buf, {32, 1});
+    return pick(format::sell, row_walk::thread, buf, {32, 1});
   }
   std::snprintf(buf, sizeof buf, "uneven rows (SELL-32 pads %.2fx unsorted): sorted windows", s.padding());
-  return pick(format::sell, "sell", buf, {32, 0});
+  return pick(format::sell, row_walk::thread, buf, {32, 0});
+}
+
+spmv_choice select_spmv(const spmv_stats& s, format fmt) {
+  spmv_choice rule = select_spmv(s);
+  if (rule.fmt == fmt) {
+    rule.why = std::string("format ") + to_string(fmt) + " asked for; the rule's kernel for it (" + rule.why + ")";
+    return rule;
+  }
+  spmv_choice c;
+  c.fmt = fmt;
+  // The sizes the format's default sees (stored entries: the CSR count; padding is not
+  // known without converting, and no format's default depends on it).
+  c.kernel = std::string(default_spmv<double>({fmt, false, s.rows, s.cols, s.nnz}).name);
+  c.why = std::string("format ") + to_string(fmt) + " asked for; its default kernel";
+  return c;
 }
 
 std::vector<spmv_choice> spmv_candidates(const spmv_stats& s) {
   std::vector<spmv_choice> c;
-  for (const char* k : {"csr_scalar", "csr_vector", "csr_balanced"}) c.push_back({format::csr, k, {}, -1, "candidate"});
-  c.push_back({format::sell, "sell", {32, 0}, -1, "candidate"});
-  if (s.padding() > 1.2) c.push_back({format::sell, "sell", {32, 1}, -1, "candidate"});
-  c.push_back({format::jds, "jds", {}, -1, "candidate"});
-  if (double(s.rows) * s.longest <= 1.5 * double(s.nnz)) c.push_back({format::ell, "ell", {}, -1, "candidate"});
-  c.push_back({format::hyb, "hyb", {}, -1, "candidate"});
+  for (const auto& v : spmv_variants<double>()) {
+    if (!v.auto_candidate || !v.auto_candidate(s)) continue;
+    const spmv_choice one{v.fmt, std::string(v.name), {}, -1, "candidate"};
+    if (v.fmt != format::sell) {
+      c.push_back(one);
+      continue;
+    }
+    // SELL's sorting window is a format parameter: sorted windows always, unsorted slices
+    // as well when they pad by more than 20%.
+    c.push_back({v.fmt, one.kernel, {32, 0}, -1, "candidate"});
+    if (s.padding() > 1.2) c.push_back({v.fmt, one.kernel, {32, 1}, -1, "candidate"});
+  }
   return c;
 }
 
@@ -152,23 +177,22 @@ spmv_operator<T>::spmv_operator(context& ctx, const device_csr<T, O>& a, const s
   auto own = [&](auto m) {
     auto p = std::make_shared<decltype(m)>(std::move(m));
     owned_bytes_ = bytes_of(*p);
-    view_ = spmv_view(*p);
     owned_ = p;
+    return spmv_view(*p);
   };
+  matrix_view<T> view;
   switch (choice.fmt) {
-    case format::csr: view_ = spmv_view(a); break;
-    case format::coo: own(to_coo(ctx, a)); break;
-    case format::csc: own(to_csc(ctx, a)); break;
-    case format::ell: own(to_ell(ctx, a)); break;
-    case format::jds: own(to_jds(ctx, a)); break;
-    case format::hyb: own(to_hyb(ctx, a, choice.hyb_width)); break;
-    case format::sell: own(to_sell(ctx, a, choice.sell)); break;
-    case format::dense: own(to_dense(ctx, a)); break;
+    case format::csr: view = spmv_view(a); break;
+    case format::coo: view = own(to_coo(ctx, a)); break;
+    case format::csc: view = own(to_csc(ctx, a)); break;
+    case format::ell: view = own(to_ell(ctx, a)); break;
+    case format::jds: view = own(to_jds(ctx, a)); break;
+    case format::hyb: view = own(to_hyb(ctx, a, choice.hyb_width)); break;
+    case format::sell: view = own(to_sell(ctx, a, choice.sell)); break;
+    case format::dense: view = own(to_dense(ctx, a)); break;
   }
-  variant_ = &find_spmv<T>(choice.kernel);
-  LA_EXPECTS(variant_->fmt == view_.fmt && variant_->can_implement(problem_of(view_)),
-             "spmv_operator: kernel '" + choice.kernel + "' does not run on " + to_string(view_.fmt));
-  plan_ = make_plan(ctx, *variant_, view_);
+  plan_.emplace(ctx, view, choice.kernel.empty() ? std::string_view("auto") : std::string_view(choice.kernel));
+  choice_.kernel = std::string(plan_->variant().name);
 }
 
 template <typename T, typename O>

@@ -4,7 +4,8 @@
 //   row_stats     row-length statistics of a CSR matrix (host, or on the device with one
 //                 small download);
 //   select_spmv   a rule on those statistics (no GPU work); the thresholds are measured,
-//                 see the comments in select.cu and bench/RESULTS.md;
+//                 see the comments in select.cu and bench/RESULTS.md; it names a format
+//                 and a row walk, and the registry supplies the kernel;
 //   tune_spmv     times every candidate on the actual matrix (converted on the device) and
 //                 keeps the fastest: the optional tuning mode;
 //   spmv_operator the matrix in the chosen format on the device with its variant and plan;
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "../../formats/device_convert.hpp"
@@ -19,16 +21,7 @@
 
 namespace la {
 
-/// Row-length statistics (what select_spmv looks at).
-struct spmv_stats {
-  index_t rows = 0, cols = 0;
-  count_t nnz = 0;
-  double mean = 0, stddev = 0;  // of the row lengths
-  index_t longest = 0;
-  index_t empty_rows = 0;
-  count_t sell_slots = 0;  // slots of SELL-32 without sorting: padding ratio = sell_slots / nnz
-  double padding() const { return nnz ? double(sell_slots) / double(nnz) : 1.0; }
-};
+/// Row-length statistics (spmv_stats, spmv.hpp) of a CSR matrix.
 template <typename T, typename O>
 spmv_stats row_stats(const csr_matrix<T, O>& a);
 template <typename T, typename O>
@@ -37,14 +30,18 @@ spmv_stats row_stats(context& ctx, const device_csr<T, O>& a);
 /// A format and kernel, with the format's parameters.
 struct spmv_choice {
   format fmt = format::csr;
-  std::string kernel = "csr_vector";
+  std::string kernel;  // a registry name; empty: the format's default (default_spmv)
   sell_options sell{};
   index_t hyb_width = -1;
   std::string why;  // the rule (or measurement) that chose it
 };
 
-/// The rule: format and kernel from row statistics.
+/// The rule: format and kernel from row statistics. It picks a format and how the kernel
+/// walks the rows; the kernel is the registry's first of that format and walk.
 spmv_choice select_spmv(const spmv_stats& s);
+/// For a solve or product in format `fmt`: the rule's choice when the rule picks that
+/// format, else the format's default kernel (default_spmv) for these sizes.
+spmv_choice select_spmv(const spmv_stats& s, format fmt);
 
 /// y = alpha*A*x + beta*y with A held in a chosen format on the device. For a CSR choice
 /// the operator borrows `a` (which must outlive it); other formats are converted on the
@@ -56,11 +53,10 @@ class spmv_operator {
   spmv_operator(context& ctx, const device_csr<T, O>& a, const spmv_choice& choice);
 
   /// Queues the product on `s`; no host work, no allocation.
-  void apply(const T* x, T* y, T alpha, T beta, cudaStream_t s) const {
-    variant_->run(view_, plan_.data(), x, y, alpha, beta, s);
-  }
-  const matrix_view<T>& matrix() const noexcept { return view_; }
-  const spmv_variant<T>& variant() const noexcept { return *variant_; }
+  void apply(const T* x, T* y, T alpha, T beta, cudaStream_t s) const { plan_->run(x, y, alpha, beta, s); }
+  const matrix_view<T>& matrix() const noexcept { return plan_->matrix(); }
+  const spmv_variant<T>& variant() const noexcept { return plan_->variant(); }
+  /// The choice it was built from, with the kernel's name filled in.
   const spmv_choice& choice() const noexcept { return choice_; }
   /// Device bytes of the converted storage (0 for a borrowed CSR matrix).
   std::size_t owned_bytes() const noexcept { return owned_bytes_; }
@@ -69,14 +65,13 @@ class spmv_operator {
   spmv_choice choice_;
   std::shared_ptr<void> owned_;  // the converted matrix
   std::size_t owned_bytes_ = 0;
-  matrix_view<T> view_;
-  const spmv_variant<T>* variant_ = nullptr;
-  mutable device_buffer<unsigned char> plan_;  // a run may use part of it as scratch
+  std::optional<spmv_plan<T>> plan_;
 };
 
-/// The candidates tune_spmv times for a matrix: the CSR kernels csr_scalar, csr_vector and
-/// csr_balanced; SELL sorted (sigma automatic), and unsorted too when unsorted slices pad
-/// by more than 20%; JDS; HYB; and ELL when its padding is at most 1.5x the entries.
+/// The candidates tune_spmv times for a matrix: every registry variant whose
+/// auto_candidate accepts these statistics (la's: the CSR kernels, JDS, HYB, SELL, and ELL
+/// when it pads at most 1.5x), each in its format's default parameters; SELL sorted (sigma
+/// automatic), and unsorted too when unsorted slices pad by more than 20%.
 std::vector<spmv_choice> spmv_candidates(const spmv_stats& s);
 
 /// Times each candidate (median of `reps` runs, CUDA events) on the device and returns the

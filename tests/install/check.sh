@@ -14,9 +14,19 @@ fail() { echo "install check: $*"; exit 1; }
 [ -f "$inc/la/context.hpp" ] && [ -f "$inc/la/formats/csr.hpp" ] && [ -f "$inc/la/solvers/cg.hpp" ] ||
   fail "expected include/la/context.hpp, include/la/formats/csr.hpp, include/la/solvers/cg.hpp"
 [ ! -e "$inc/la/la" ] || fail "include/la/la/ exists: the core headers belong at include/la/"
-# Kernel-internal headers and the vendor comparisons are not installed.
-found=$(find "$inc" -name '*.cuh' -o -name 'variants.hpp' -o -path '*vendor*' -o -path '*/detail/*')
+# Kernel-internal headers (detail/ folders) and the vendor comparisons are not installed.
+found=$(find "$inc" -name 'variants.hpp' -o -path '*vendor*' -o -path '*/detail/*')
 [ -z "$found" ] || fail "implementation-only headers installed: $found"
+# The public device headers are, and compile on their own from the installed tree.
+[ -f "$inc/la/grid.cuh" ] && [ -f "$inc/la/kernels/spmv/walks.cuh" ] ||
+  fail "expected the public device headers include/la/grid.cuh and include/la/kernels/spmv/walks.cuh"
+nvcc=${LA_NVCC:-$(command -v nvcc || true)}
+if [ -n "$nvcc" ]; then
+  mkdir -p "$scratch/cuh"
+  printf '#include <la/kernels/spmv/walks.cuh>\n__global__ void k(la::walk::thread_rows<la::walk::csr_rows<double, int>> w, const double* x, double* y) {\n  w.each(x, [&](long long i, double v) { y[i] = v; });\n}\n' > "$scratch/cuh/walks.cu"
+  "$nvcc" -std=c++17 -arch=sm_90 -c "$scratch/cuh/walks.cu" -o "$scratch/cuh/walks.o" -I"$inc" ||
+    fail "the installed <la/kernels/spmv/walks.cuh> does not compile on its own"
+fi
 ! grep -rlE 'include *[<"](cublas|cusparse)' "$inc" || fail "installed headers include cuBLAS/cuSPARSE"
 gen=()
 command -v ninja > /dev/null && gen=(-G Ninja)

@@ -1,4 +1,5 @@
-// Launchers of the SpMV variants (one .cu file each); registry.cu lists them. Not installed.
+// Launchers of la's SpMV variants; registry.cu lists them with their properties. Not
+// installed.
 #pragma once
 
 #include "../spmv.hpp"
@@ -9,24 +10,18 @@ namespace la::spmv_detail {
   void name(const matrix_view<T>&, void*, const T*, T*, T, T, cudaStream_t);
 LA_SPMV_LAUNCHER(run_coo_atomic)
 LA_SPMV_LAUNCHER(run_coo_segmented)
-LA_SPMV_LAUNCHER(run_csr_scalar)
+LA_SPMV_LAUNCHER(run_thread_rows)  // csr_scalar, ell, jds, sell
 LA_SPMV_LAUNCHER(run_csr_vector)
 LA_SPMV_LAUNCHER(run_csr_balanced)
 LA_SPMV_LAUNCHER(run_csc_atomic)
-LA_SPMV_LAUNCHER(run_ell)
-LA_SPMV_LAUNCHER(run_jds)
 LA_SPMV_LAUNCHER(run_dense_gemv)
 LA_SPMV_LAUNCHER(run_hyb)
-LA_SPMV_LAUNCHER(run_sell)
 #undef LA_SPMV_LAUNCHER
 
-/// csr_vector's lanes per row: the power of two (2..32) nearest above the mean row length.
-int csr_vector_width(const spmv_problem& p);
-
-/// csr_balanced's plan: its size, and the once-per-matrix preparation.
-std::size_t csr_balanced_plan_bytes(const spmv_problem& p, std::size_t value_bytes);
+/// csr_balanced's workspace: its size, and the once-per-matrix preparation.
+std::size_t csr_balanced_workspace_bytes(const spmv_problem& p, std::size_t value_bytes);
 template <typename T>
-void prepare_csr_balanced(const matrix_view<T>&, void* plan, cudaStream_t);
+void prepare_csr_balanced(const matrix_view<T>&, void* workspace, cudaStream_t);
 
 /// The parts HYB runs: the ELL kernel (y = alpha*ELL*x + beta*y, every row written) and
 /// the segmented COO kernel (y += alpha*COO*x, atomics).

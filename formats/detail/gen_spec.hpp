@@ -1,5 +1,5 @@
-// Generated matrices named on the command line: gen:poisson2d:N, gen:poisson3d:N,
-// gen:random:ROWS:K, gen:rmat:SCALE:EDGES_PER_VERTEX, gen:denserows:ROWS:K:COUNT:LEN.
+// Generated matrices named on a command line (the la CLI and the benchmarks):
+// gen:poisson2d:N, gen:poisson3d:N, gen:random:ROWS:K, gen:rmat:SCALE:EDGES_PER_VERTEX, gen:denserows:ROWS:K:COUNT:LEN.
 // Every number is a range-checked integer (digits only, no sign, no wrap-around), and the
 // rows, nonzeros and offsets a spec implies are checked before anything is allocated, so a
 // size that cannot be built is refused in the spec's own terms.

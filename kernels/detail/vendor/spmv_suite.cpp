@@ -1,4 +1,4 @@
-#include "spmv_suite.hpp"
+#include <la/kernels/detail/vendor/spmv_suite.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <la/detail/instantiate.hpp>
 #include <la/event_timer.hpp>
 
-#include "spmv_check.hpp"
+#include <la/kernels/detail/vendor/spmv_check.hpp>
 
 namespace la::cli {
 namespace {
@@ -105,28 +105,39 @@ std::vector<spmv_row> bench_spmv(context& ctx, vendor_handles& vh, const std::st
     });
   };
   auto csr = [&]() -> const device_csr<T, O>& { return dev; };
+  // Every registry variant of format f (dense GEMV aside), SELL in both of its sorting
+  // choices; ELL skipped where its padding would need over 4x the entries' memory.
+  auto own_format = [&](format f) {
+    for (const auto& v : spmv_variants<T>()) {
+      if (v.fmt != f) continue;
+      const std::string k(v.name);
+      if (f == format::sell) {
+        own({f, k, {32, 1}, -1, ""}, k + " (sigma 1)", false);
+        own({f, k, {32, 0}, -1, ""}, k + " (sigma auto)", false);
+        continue;
+      }
+      own({f, k, {}, -1, ""}, k, false,
+          f == format::ell && double(a.rows()) * stats.longest > 4.0 * double(a.nnz()) + 1e6 ? "padding over 4x" : "");
+    }
+  };
   peer(cusparse_spmv_alg::csr_alg1, csr);
   peer(cusparse_spmv_alg::csr_alg2, csr);
-  for (const auto& v : spmv_variants<T>())
-    if (v.fmt == format::csr) own({format::csr, std::string(v.name), {}, -1, ""}, std::string(v.name), false);
+  own_format(format::csr);
   {
     const spmv_choice auto_choice = select_spmv(stats);
     std::string label = "auto";
     label += " (" + auto_choice.kernel + ")";
     own(auto_choice, label, true);
   }
-  own({format::sell, "sell", {32, 1}, -1, ""}, "sell (sigma 1)", false);
-  own({format::sell, "sell", {32, 0}, -1, ""}, "sell (sigma auto)", false);
+  own_format(format::sell);
   peer(cusparse_spmv_alg::sell, [&] { return to_sell(ctx, dev, {32, 1}); }, a.nnz());
-  for (const auto& v : spmv_variants<T>())
-    if (v.fmt == format::coo) own({format::coo, std::string(v.name), {}, -1, ""}, std::string(v.name), false);
+  own_format(format::coo);
   peer(cusparse_spmv_alg::coo, [&] { return to_coo(ctx, dev); });
-  own({format::csc, "csc_atomic", {}, -1, ""}, "csc_atomic", false);
+  own_format(format::csc);
   peer(cusparse_spmv_alg::csc, [&] { return to_csc(ctx, dev); });
-  own({format::ell, "ell", {}, -1, ""}, "ell", false,
-      double(a.rows()) * stats.longest > 4.0 * double(a.nnz()) + 1e6 ? "padding over 4x" : "");
-  own({format::jds, "jds", {}, -1, ""}, "jds", false);
-  own({format::hyb, "hyb", {}, -1, ""}, "hyb", false);
+  own_format(format::ell);
+  own_format(format::jds);
+  own_format(format::hyb);
 
   double alg1 = 0;
   for (const auto& r : rows)

@@ -1,7 +1,9 @@
 // Launch geometry shared by la's element-wise and row-wise kernels (SpMV, device
 // conversions): one block size, a grid that covers n items (capped, so grid-stride loops
 // walk the rest), and 64-bit grid-stride loops over threads and over warps, so counts past
-// 2^31 are walked correctly. Kernel-internal: not installed.
+// 2^31 are walked correctly. Public and installed (a CUDA header: include it from .cu
+// files): an embedder's kernels over la's views, and the row walks of
+// <la/kernels/spmv/walks.cuh>, use the same geometry as la's own.
 #pragma once
 
 #include <cuda_runtime.h>

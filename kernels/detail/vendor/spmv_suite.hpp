@@ -13,7 +13,7 @@
 #include <la/formats/csr.hpp>
 #include <la/context.hpp>
 
-#include "generated.hpp"
+#include <la/formats/detail/gen_spec.hpp>
 
 namespace la {
 class vendor_handles;
@@ -51,7 +51,7 @@ template <typename T, typename O>
 std::vector<spmv_row> bench_spmv(context& ctx, vendor_handles& vh, const std::string& name, const csr_matrix<T, O>& a,
                                  const spmv_bench_options& opt);
 
-/// The standard set (2D Poisson 4000^2, 3D Poisson 256^3, random 16/row, R-MAT,
+/// The standard set of `la bench spmv` (2D Poisson 4000^2, 3D Poisson 256^3, random 16/row, R-MAT,
 /// dense rows).
 std::vector<std::string> standard_generated();
 

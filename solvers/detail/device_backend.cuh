@@ -1,0 +1,317 @@
+// The device backend of the CG loop (cg.hpp's Backend contract): buffers, the three paths
+// (plain, graph, persistent) and the checks. Private to solvers/device_cg.cu.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <la/solvers/device_cg.hpp>
+#include "cg_kernels.cuh"
+#include "cg_walks.cuh"
+
+namespace la::cg_detail {
+
+unsigned blocks_for(long long items, int sm_count) {
+  return std::min<unsigned>(grid_for(items), static_cast<unsigned>(8 * sm_count));
+}
+
+template <typename T>
+class device_backend {
+ public:
+  using value_type = T;
+  using vector = device_vector<T>;
+  /// Chunks stay below the history ring's capacity, so a drain never misses an iteration.
+  static constexpr std::int64_t largest_chunk = 4096;
+  static constexpr std::int64_t history_cap = 2 * largest_chunk;
+
+  /// `a` is the CSR matrix the operator was built from: check_values scans its values and
+  /// check_preconditioner takes its diagonal.
+  template <typename O>
+  device_backend(context& ctx, const spmv_operator<T>& op, const device_csr<T, O>& a, preconditioner pc, cg_path path,
+                 bool history)
+      : ctx_(ctx), op_(op), walk_(op.variant().walk), pc_(pc), n_(op.matrix().rows), path_(path),
+        a_values_(a.values().data()), a_nnz_(a.nnz()),
+        prepare_preconditioner_([this, v = a.view()] { return prepare_preconditioner(v); }) {
+    s_ = ctx.stream();
+    const std::size_t n = static_cast<std::size_t>(n_);
+    r_ = ctx.allocate<T>(n), q_ = ctx.allocate<T>(n);
+    for (auto& p : p_) p = ctx.allocate<T>(n);
+    if (pc == preconditioner::jacobi) inv_d_ = ctx.allocate<T>(n), d_ = ctx.allocate<T>(n);
+    control_ = ctx.allocate<cg_control>(1);
+    scalars_ = ctx.allocate<double>(1);
+    flags_ = ctx.allocate<unsigned long long>(4);
+    tickets_ = ctx.allocate<unsigned>(4);
+    LA_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, 4 * sizeof(unsigned), s_));
+    vector_blocks_ = blocks_for(n_, ctx.sm_count());
+    fused_ = with_fused_walk(op.matrix(), walk_, [&](auto w) { walk_blocks_ = blocks_for(w.items(), ctx.sm_count()); });
+    if (path_ == cg_path::persistent) setup_persistent();
+    const unsigned most = std::max({vector_blocks_, walk_blocks_, persistent_blocks_});
+    partials_ = ctx.allocate<double>(3 * static_cast<std::size_t>(most));
+    if (history) history_ = ctx.allocate<double>(history_cap);
+    LA_CUDA_TRY(cudaMallocHost(&host_control_, sizeof(cg_control)));
+  }
+  ~device_backend() {
+    if (graph_) LA_CUDA_TRY_NO_THROW(cudaGraphExecDestroy(graph_));
+    if (host_control_) LA_CUDA_TRY_NO_THROW(cudaFreeHost(host_control_));
+  }
+  device_backend(const device_backend&) = delete;
+  device_backend& operator=(const device_backend&) = delete;
+
+  index_t size() const { return n_; }
+  bool fused() const { return fused_; }
+
+  /// Sizes of b and x (cg_device has refused a matrix that is not square).
+  std::string check_input(const vector& b, const vector& x) const {
+    if (b.size() != n_)
+      return "right-hand side has " + std::to_string(b.size()) + " entries, matrix has " + std::to_string(n_) + " rows";
+    if (x.size() != n_)
+      return "initial guess has " + std::to_string(x.size()) + " entries, expected " + std::to_string(n_);
+    return {};
+  }
+
+  /// Where the matrix values (the CSR input), b or x hold NaN/Inf ("" when nowhere): one
+  /// scan kernel each and one read-back.
+  std::string check_values(const vector& b, const vector& x) { return find_non_finite(b, x); }
+  /// Computes the Jacobi inverse diagonal; "" or why it cannot be used.
+  std::string check_preconditioner() { return prepare_preconditioner_(); }
+
+ private:
+  std::string find_non_finite(const vector& b, const vector& x) {
+    const unsigned long long none = ~0ull;
+    std::vector<unsigned long long> init(3, none);
+    LA_CUDA_TRY(cudaMemcpyAsync(flags_.data(), init.data(), 3 * sizeof(none), cudaMemcpyHostToDevice, s_));
+    auto scan = [&](const T* v, long long count, int slot) {
+      if (count == 0) return;
+      first_non_finite<<<blocks_for(count, ctx_.sm_count()), block_threads, 0, s_>>>(v, count, flags_.data() + slot);
+      LA_CHECK_LAUNCH(s_);
+    };
+    scan(a_values_, static_cast<long long>(a_nnz_), 0);
+    scan(b.data(), n_, 1);
+    scan(x.data(), n_, 2);
+    LA_CUDA_TRY(cudaMemcpyAsync(init.data(), flags_.data(), 3 * sizeof(none), cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    const char* what[] = {"matrix", "right-hand side", "initial guess"};
+    for (int j = 0; j < 3; ++j)
+      if (init[j] != none)
+        return std::string(what[j]) + " holds a non-finite value at " + (j == 0 ? "stored entry " : "entry ") +
+               std::to_string(init[j] + 1) + " (1-based)";
+    return {};
+  }
+  template <typename O>
+  std::string prepare_preconditioner(csr_view<const T, O> a) {
+    if (pc_ != preconditioner::jacobi || n_ == 0) return {};
+    const unsigned long long none = ~0ull;
+    LA_CUDA_TRY(cudaMemcpyAsync(flags_.data() + 3, &none, sizeof(none), cudaMemcpyHostToDevice, s_));
+    csr_inverse_diagonal<<<blocks_for(n_, ctx_.sm_count()), block_threads, 0, s_>>>(a, inv_d_.data(), d_.data(),
+                                                                                  flags_.data() + 3);
+    LA_CHECK_LAUNCH(s_);
+    unsigned long long bad = none;
+    LA_CUDA_TRY(cudaMemcpyAsync(&bad, flags_.data() + 3, sizeof(bad), cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    if (bad == none) return {};
+    T v;
+    LA_CUDA_TRY(cudaMemcpyAsync(&v, d_.data() + bad, sizeof(T), cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    return "Jacobi preconditioner: diagonal entry A(" + std::to_string(bad + 1) + "," + std::to_string(bad + 1) +
+           ") = " + std::to_string(static_cast<double>(v)) +
+           " is not positive, so the matrix is not symmetric positive definite";
+  }
+
+ public:
+  double nrm2(const vector& v) { return norm(v.data()); }
+  void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
+
+  void start(const vector& b, vector& x, const cg_limits& lim) {
+    lim_ = lim;
+    LA_CUDA_TRY(cudaMemsetAsync(control_.data(), 0, sizeof(cg_control), s_));
+    for (auto& p : p_) LA_CUDA_TRY(cudaMemsetAsync(p.data(), 0, p.size() * sizeof(T), s_));
+    residual(b, x, r_.data());
+    start_step<<<vector_blocks_, block_threads, 0, s_>>>(r_.data(), inv_d(), n_, control_.data(), lim_, partials_.data(),
+                                                      tickets_.data());
+    LA_CHECK_LAUNCH(s_);
+    directions_ = 0;
+    queue_direction_step(x.data());
+    // The graph is captured here, in setup, so the loop's time is replays only.
+    if (path_ == cg_path::graph) capture(x.data());
+  }
+
+  void iterate(std::int64_t k, vector& x) {
+    if (path_ == cg_path::persistent) return run_persistent(k, x);
+    if (path_ == cg_path::plain) {
+      for (std::int64_t j = 0; j < k; ++j) queue_iteration(x.data());
+      return;
+    }
+    if (!graph_ || graph_x_ != x.data()) capture(x.data());
+    for (std::int64_t j = 0; j < k; j += graph_iterations) {
+      LA_CUDA_TRY(cudaGraphLaunch(graph_, s_));
+      directions_ += graph_iterations;
+    }
+  }
+
+  const cg_control& report() {
+    LA_CUDA_TRY(cudaMemcpyAsync(host_control_, control_.data(), sizeof(cg_control), cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    return *host_control_;
+  }
+
+  void history(std::int64_t first, std::int64_t last, std::vector<double>& out) {
+    const std::size_t old = out.size();
+    out.resize(old + static_cast<std::size_t>(last - first + 1));
+    for (std::int64_t i = first; i <= last;) {  // at most two copies (the ring wraps once)
+      const std::int64_t slot = (i - 1) % history_cap, count = std::min(last - i + 1, history_cap - slot);
+      LA_CUDA_TRY(cudaMemcpyAsync(out.data() + old + (i - first), history_.data() + slot, count * sizeof(double),
+                                  cudaMemcpyDeviceToHost, s_));
+      i += count;
+    }
+    ctx_.synchronize();
+  }
+
+  double residual_norm(const vector& b, const vector& x) {
+    residual(b, x, q_.data());
+    return norm(q_.data());
+  }
+
+ private:
+  static constexpr int graph_iterations = 8;
+
+  const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
+  double* history_ptr() { return history_.empty() ? nullptr : history_.data(); }
+
+  void residual(const vector& b, const vector& x, T* out) {
+    LA_CUDA_TRY(cudaMemcpyAsync(out, b.data(), b.size() * sizeof(T), cudaMemcpyDeviceToDevice, s_));
+    op_.apply(x.data(), out, T(-1), T(1), s_);
+  }
+  /// ||v||, read back (setup and the final check only, never inside the loop).
+  double norm(const T* v) {
+    dot_kernel<<<vector_blocks_, block_threads, 0, s_>>>(v, v, n_, scalars_.data(), partials_.data(), tickets_.data() + 3);
+    LA_CHECK_LAUNCH(s_);
+    double s;
+    LA_CUDA_TRY(cudaMemcpyAsync(&s, scalars_.data(), sizeof(s), cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    return std::sqrt(s);
+  }
+
+  /// Direction step number directions_ + 1: reads the direction buffer the previous one wrote.
+  void queue_direction_step(T* x) {
+    ++directions_;
+    T* p_old = p_[(directions_ - 1) % 2].data();
+    T* p_new = p_[directions_ % 2].data();
+    // beta is left 0 here: the kernels read it from the control block.
+    const direction_args<T> a{{r_.data(), inv_d(), p_old, T(0)}, p_new, q_.data(), x, n_};
+    if (fused_) {
+      with_fused_walk(op_.matrix(), walk_, [&](auto w) {
+        direction_step_fused<<<walk_blocks_, block_threads, 0, s_>>>(w, a, control_.data(), partials_.data(), tickets_.data());
+      });
+      LA_CHECK_LAUNCH(s_);
+    } else {
+      direction_update<<<vector_blocks_, block_threads, 0, s_>>>(a, control_.data());
+      LA_CHECK_LAUNCH(s_);
+      op_.apply(p_new, q_.data(), T(1), T(0), s_);
+      direction_dot<<<vector_blocks_, block_threads, 0, s_>>>(p_new, q_.data(), n_, control_.data(), partials_.data(),
+                                                       tickets_.data());
+      LA_CHECK_LAUNCH(s_);
+    }
+  }
+  void queue_iteration(T* x) {
+    residual_step<<<vector_blocks_, block_threads, 0, s_>>>(r_.data(), q_.data(), inv_d(), n_, control_.data(), lim_,
+                                                       partials_.data(), tickets_.data() + 1, history_ptr(),
+                                                       history_cap);
+    LA_CHECK_LAUNCH(s_);
+    queue_direction_step(x);
+  }
+
+  void capture(T* x) {
+    if (graph_) {
+      LA_CUDA_TRY(cudaGraphExecDestroy(graph_));
+      graph_ = nullptr;
+    }
+    cudaGraph_t g = nullptr;
+    // An even number of iterations, so every replay starts with the same buffer roles.
+    static_assert(graph_iterations % 2 == 0, "the direction buffers alternate: capture an even count");
+    const std::int64_t directions = directions_;
+    LA_CUDA_TRY(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int j = 0; j < graph_iterations; ++j) queue_iteration(x);
+      directions_ = directions;
+    } catch (...) {
+      cudaStreamEndCapture(s_, &g);
+      if (g) cudaGraphDestroy(g);
+      throw;
+    }
+    LA_CUDA_TRY(cudaStreamEndCapture(s_, &g));
+    const cudaError_t e = cudaGraphInstantiate(&graph_, g, 0);
+    LA_CUDA_TRY_NO_THROW(cudaGraphDestroy(g));
+    LA_CUDA_TRY(e);
+    graph_x_ = x;
+  }
+
+  void setup_persistent() {
+    int coop = 0;
+    LA_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, ctx_.device()));
+    if (!coop) throw not_supported("the persistent CG path needs cooperative launch, which this device lacks");
+    const bool ok = with_fused_walk(op_.matrix(), walk_, [&](auto w) {
+      int per_sm = 0;
+      LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, persistent<decltype(w), T>, block_threads, 0));
+      const unsigned resident = static_cast<unsigned>(per_sm) * ctx_.sm_count();
+      persistent_blocks_ = std::min(resident, std::max(grid_for(w.items()), grid_for(n_)));
+    });
+    if (!ok)
+      throw not_supported("the persistent CG path needs a kernel with a row walk (" + fused_kernels() + "); kernel '" +
+                          std::string(op_.variant().name) + "' has none: use the graph or plain path");
+    if (persistent_blocks_ == 0) throw not_supported("the persistent CG kernel cannot be resident on this device");
+  }
+
+  /// The registry's variants with a fused form, for messages.
+  static std::string fused_kernels() {
+    std::string names;
+    for (const auto& v : spmv_variants<T>())
+      if (v.walk != row_walk::none) names += (names.empty() ? "" : ", ") + std::string(v.name);
+    return names;
+  }
+
+  void run_persistent(std::int64_t k, vector& x) {
+    with_fused_walk(op_.matrix(), walk_, [&](auto w) {
+      T *xp = x.data(), *r = r_.data(), *p0 = p_[0].data(), *p1 = p_[1].data(), *q = q_.data();
+      const T* id = inv_d();
+      index_t n = n_;
+      cg_control* c = control_.data();
+      double* partials = partials_.data();
+      double* hist = history_ptr();
+      std::int64_t cap = history_cap, next = directions_ + 1;
+      void* args[] = {&w, &xp, &r, &p0, &p1, &q, &id, &n, &c, &lim_, &partials, &hist, &cap, &k, &next};
+      LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(persistent<decltype(w), T>),
+                                              persistent_blocks_, block_threads, args, 0, s_));
+    });
+    directions_ += k;  // when it stops early, nothing reads the buffers again
+  }
+
+  context& ctx_;
+  const spmv_operator<T>& op_;
+  const row_walk walk_;  // the operator's variant's: its fused form
+  preconditioner pc_;
+  index_t n_;
+  cg_path path_;
+  const T* a_values_;
+  count_t a_nnz_;
+  std::function<std::string()> prepare_preconditioner_;  // bound to the CSR input's offset type
+  cudaStream_t s_;
+  device_buffer<T> r_, q_, inv_d_, d_;
+  device_buffer<T> p_[2];     // the search direction, old and new (they alternate)
+  std::int64_t directions_ = 0;    // direction steps queued so far (which buffer is which)
+  device_buffer<cg_control> control_;
+  device_buffer<double> scalars_, partials_, history_;
+  device_buffer<unsigned long long> flags_;
+  device_buffer<unsigned> tickets_;
+  cg_limits lim_;
+  cg_control* host_control_ = nullptr;
+  unsigned vector_blocks_ = 1, walk_blocks_ = 1, persistent_blocks_ = 0;
+  bool fused_ = false;
+  cudaGraphExec_t graph_ = nullptr;
+  const T* graph_x_ = nullptr;
+};
+
+
+}  // namespace la::cg_detail
