@@ -107,7 +107,8 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
   device_vector<T> dx(ctx, static_cast<index_t>(n));
 
   // la; the first, short solve warms up.
-  // Float's true residual bottoms out near 1e-6 on these systems, so its target is 1e-5.
+  // Float's true residual bottoms out near eps * cond(A) (1e-6 on the small real systems,
+  // 5e-3 on 2D Poisson 256^2), so its target is 1e-5.
   const double rtol = sizeof(T) == 8 ? 1e-8 : 1e-5;
   cg_options opt;
   opt.rtol = rtol;
@@ -154,8 +155,12 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
     // Float iteration counts differ more: cuBLAS sums float dots in float, la in double.
     const double spread = sizeof(T) == 8 ? 0.1 : 0.25;
     // The true residual: within 10x rtol, or (float, where rounding x alone leaves about
-    // eps * cond(A)) no worse than twice the vendor CG's.
-    row.ok = r.status == solve_status::converged && v.residual <= rtol &&
+    // eps * cond(A): 5e-3 on 2D Poisson 256^2) no worse than twice the vendor CG's. la
+    // reports that second case as precision_limit (the recurrence met rtol, the true
+    // residual did not), which passes when the vendor CG's true residual is as far off.
+    const bool as_far_as_vendor = r.status == solve_status::precision_limit &&
+                                  r.true_residual <= 2 * row.vendor_true_residual;
+    row.ok = (r.status == solve_status::converged || as_far_as_vendor) && v.residual <= rtol &&
              r.true_residual <= std::max(10 * rtol, 2 * row.vendor_true_residual) &&
              std::abs(r.iterations - v.iterations) <= std::max(2.0, spread * double(v.iterations));
   }

@@ -193,9 +193,8 @@ void bench_cublas(benchmark::State& st, shape s, gemm_precision p) {
 }
 
 bool worth_timing(const gemm_variant& v, const shape& s) {
-  const bool ladder = v.name == "naive" || v.name == "smem_tiled" || v.name == "joint_rs";
-  if (ladder) return s.square() && s.m <= 4096;  // reported for the ladder, not the targets
-  if (v.name.substr(0, 7) == "split_k") return detail::split_k_count({s.m, s.n, s.k, device_sm_count()}) > 1;
+  if (v.teaching) return s.square() && s.m <= 4096;  // reported for the ladder, not the targets
+  if (v.splits_k) return detail::split_k_count({s.m, s.n, s.k, device_sm_count()}) > 1;
   return true;
 }
 

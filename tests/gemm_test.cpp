@@ -180,6 +180,18 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
   EXPECT_EQ(select_gemm({64, 4096, 4096, 132}, gemm_input::f32, false).name, "split_k_workspace");
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f16, false).name, "wmma_f16");
   EXPECT_LT(find_gemm("split_k_workspace").workspace_bytes({1000, 1000, 1 << 24, 132}), std::size_t(64) << 20);
+  // The registry's properties hold for what auto picks: never a teaching rung; a split-K
+  // variant only where K is split.
+  for (index_t m : {1, 64, 1000, 4096})
+    for (index_t k : {1, 700, 4096, 262144})
+      for (bool reduced : {false, true})
+        for (gemm_input in : {gemm_input::f32, gemm_input::f16}) {
+          const gemm_problem p{m, m, k, 132};
+          const gemm_variant& v = select_gemm(p, in, reduced);
+          EXPECT_FALSE(v.teaching) << v.name;
+          EXPECT_EQ(v.input, in) << v.name;
+          if (v.splits_k) EXPECT_GT(detail::split_k_count(p), 1) << v.name << " " << m << "x" << k;
+        }
 }
 
 TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only

@@ -53,6 +53,12 @@ struct gemm_variant {
   std::string_view name;  // stable id: tests, benchmarks, `la gemm --algo`
   gemm_input input;
   gemm_precision precision;
+  /// A lower rung of the ladder (it teaches a technique; the faster variants supersede
+  /// it): benchmarks time it on square sizes up to 4096 only, and auto never picks it.
+  bool teaching;
+  /// Splits K over blocks (detail::split_k_count); where that count is 1 it is the
+  /// unsplit kernel plus overhead, and benchmarks skip it.
+  bool splits_k;
   bool (*can_implement)(const gemm_problem&);
   std::size_t (*workspace_bytes)(const gemm_problem&);
   void (*run)(const gemm_args&, cudaStream_t);  // checks its launches; throws la::cuda_error
@@ -94,9 +100,10 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
 void gemm(context& ctx, const device_dense<float>& a, const device_dense<float>& b, device_dense<float>& c,
           float alpha, float beta, std::string_view algo = "auto", bool allow_reduced_precision = false);
 
-/// C = alpha*A*B + beta*C with half inputs and float accumulation (tensor cores).
+/// C = alpha*A*B + beta*C with half inputs and float accumulation (tensor cores). algo: a
+/// variant that takes half inputs, or "auto".
 void gemm(context& ctx, const device_dense<__half>& a, const device_dense<__half>& b, device_dense<float>& c,
-          float alpha, float beta, std::string_view algo = "wmma_f16");
+          float alpha, float beta, std::string_view algo = "auto");
 
 /// Rounds a float matrix to half (round to nearest), on the device.
 device_dense<__half> to_half(context& ctx, const device_dense<float>& a);

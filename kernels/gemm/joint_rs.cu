@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(T) joint_rs_kernel(gemm_args g) {
 }
 }  // namespace
 
-void launch_joint_rs(const gemm_args& g, cudaStream_t s) {
+void run_joint_rs(const gemm_args& g, cudaStream_t s) {
   const dim3 grid(ceil_div(g.n, U), ceil_div(g.m, T));
   joint_rs_kernel<<<grid, T, 0, s>>>(g);
   LA_CHECK_LAUNCH(s);

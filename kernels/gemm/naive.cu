@@ -17,7 +17,7 @@ __global__ void naive_kernel(gemm_args g) {
 }
 }  // namespace
 
-void launch_naive(const gemm_args& g, cudaStream_t s) {
+void run_naive(const gemm_args& g, cudaStream_t s) {
   const dim3 block(32, 8);
   const dim3 grid(ceil_div(g.n, block.x), ceil_div(g.m, block.y));
   naive_kernel<<<grid, block, 0, s>>>(g);

@@ -24,7 +24,7 @@ bool reg_tiled_vectorizable(const gemm_args& g) {
   return aligned16(g.a, g.lda, 4) && aligned16(g.b, g.ldb, 4);
 }
 
-void launch_reg_tiled(const gemm_args& g, cudaStream_t s) {
+void run_reg_tiled(const gemm_args& g, cudaStream_t s) {
   const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM));
   if (reg_tiled_vectorizable(g))
     reg_tiled_kernel<true><<<grid, Cfg::THREADS, 0, s>>>(g);

@@ -27,15 +27,15 @@ std::size_t no_workspace(const gemm_problem&) { return 0; }
 
 const std::vector<gemm_variant>& gemm_variants() {
   static const std::vector<gemm_variant> list = {
-      {"naive", gemm_input::f32, gemm_precision::fp32, fits_grid<8>, no_workspace, launch_naive},
-      {"smem_tiled", gemm_input::f32, gemm_precision::fp32, fits_grid<32>, no_workspace, launch_smem_tiled},
-      {"joint_rs", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_joint_rs},
-      {"reg_tiled", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_reg_tiled},
-      {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, no_workspace, launch_split_k_atomic},
-      {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, fits_grid<128>, split_k_workspace_bytes,
-       launch_split_k_workspace},
-      {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, fits_grid<128>, no_workspace, launch_wmma_tf32},
-      {"wmma_f16", gemm_input::f16, gemm_precision::fp16, fits_grid<128>, no_workspace, launch_wmma_f16},
+      {"naive", gemm_input::f32, gemm_precision::fp32, true, false, fits_grid<8>, no_workspace, run_naive},
+      {"smem_tiled", gemm_input::f32, gemm_precision::fp32, true, false, fits_grid<32>, no_workspace, run_smem_tiled},
+      {"joint_rs", gemm_input::f32, gemm_precision::fp32, true, false, fits_grid<128>, no_workspace, run_joint_rs},
+      {"reg_tiled", gemm_input::f32, gemm_precision::fp32, false, false, fits_grid<128>, no_workspace, run_reg_tiled},
+      {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, false, true, fits_grid<128>, no_workspace, run_split_k_atomic},
+      {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, false, true, fits_grid<128>, split_k_workspace_bytes,
+       run_split_k_workspace},
+      {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, false, false, fits_grid<128>, no_workspace, run_wmma_tf32},
+      {"wmma_f16", gemm_input::f16, gemm_precision::fp16, false, false, fits_grid<128>, no_workspace, run_wmma_f16},
   };
   return list;
 }
@@ -111,7 +111,8 @@ void gemm(context& ctx, const device_dense<float>& a, const device_dense<float>&
 
 void gemm(context& ctx, const device_dense<__half>& a, const device_dense<__half>& b, device_dense<float>& c,
           float alpha, float beta, std::string_view algo) {
-  const gemm_variant& v = algo == "auto" ? find_gemm("wmma_f16") : find_gemm(algo);
+  const gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.sm_count()};
+  const gemm_variant& v = algo == "auto" ? select_gemm(p, gemm_input::f16, true) : find_gemm(algo);
   LA_EXPECTS(v.input == gemm_input::f16, "gemm: algorithm '" + std::string(v.name) +
                                              "' takes float inputs; pass float matrices or use wmma_f16");
   run_gemm(ctx, a, b, c, alpha, beta, v);

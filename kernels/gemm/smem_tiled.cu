@@ -29,7 +29,7 @@ __global__ void smem_tiled_kernel(gemm_args g) {
 }
 }  // namespace
 
-void launch_smem_tiled(const gemm_args& g, cudaStream_t s) {
+void run_smem_tiled(const gemm_args& g, cudaStream_t s) {
   const dim3 block(TILE, TILE);
   const dim3 grid(ceil_div(g.n, TILE), ceil_div(g.m, TILE));
   smem_tiled_kernel<<<grid, block, 0, s>>>(g);

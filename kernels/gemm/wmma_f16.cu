@@ -5,5 +5,5 @@
 #include <la/kernels/gemm/detail/wmma.cuh>
 
 namespace la::gemm_detail {
-void launch_wmma_f16(const gemm_args& g, cudaStream_t s) { launch_wmma<__half, wmma_config<__half, 2, 2, 128>>(g, s); }
+void run_wmma_f16(const gemm_args& g, cudaStream_t s) { launch_wmma<__half, wmma_config<__half, 2, 2, 128>>(g, s); }
 }  // namespace la::gemm_detail

@@ -6,5 +6,5 @@
 #include <la/kernels/gemm/detail/wmma.cuh>
 
 namespace la::gemm_detail {
-void launch_wmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wmma<float, wmma_config<float, 2, 4, 256>>(g, s); }
+void run_wmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wmma<float, wmma_config<float, 2, 4, 256>>(g, s); }
 }  // namespace la::gemm_detail
