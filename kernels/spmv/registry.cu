@@ -1,7 +1,7 @@
 // The registry of SpMV variants (the only list; each launcher is declared in
 // detail/variants.hpp and built from the file CMakeLists.txt names), the format defaults,
 // spmv_plan and la::spmv.
-#include <mutex>
+#include <memory>
 #include <string>
 
 #include <la/kernels/spmv/detail/variants.hpp>
@@ -85,10 +85,9 @@ void add_spmv_variant(const spmv_variant<float>& f, const spmv_variant<double>& 
   LA_EXPECTS(f.fmt == d.fmt && f.deterministic == d.deterministic && f.walk == d.walk &&
                  !f.format_default == !d.format_default && !f.auto_candidate == !d.auto_candidate,
              "add_spmv_variant: '" + name + "': the float and double forms differ in format or properties");
-  for (auto* v : {&f.can_implement, &d.can_implement})
-    LA_EXPECTS(*v != nullptr, "add_spmv_variant: '" + name + "' has no can_implement");
-  LA_EXPECTS(f.workspace_bytes && d.workspace_bytes && f.prepare && d.prepare && f.run && d.run,
-             "add_spmv_variant: '" + name + "' lacks workspace_bytes, prepare or run");
+  LA_EXPECTS(f.can_implement && d.can_implement && f.workspace_bytes && d.workspace_bytes && f.prepare && d.prepare &&
+                 f.run && d.run,
+             "add_spmv_variant: '" + name + "' lacks can_implement, workspace_bytes, prepare or run");
   LA_EXPECTS(f.walk != row_walk::group || f.fmt == format::csr,
              "add_spmv_variant: '" + name + "': a group-per-row walk runs on CSR only");
   LA_EXPECTS(f.walk != row_walk::thread || f.fmt == format::csr || f.fmt == format::ell || f.fmt == format::jds ||
@@ -98,8 +97,6 @@ void add_spmv_variant(const spmv_variant<float>& f, const spmv_variant<double>& 
     LA_EXPECTS(v.name != f.name, "add_spmv_variant: a variant named '" + name + "' exists");
   // The registry refers to the name by string_view: keep the characters alive.
   static std::vector<std::unique_ptr<std::string>> names;
-  static std::mutex m;
-  std::lock_guard<std::mutex> lock(m);
   names.push_back(std::make_unique<std::string>(name));
   spmv_variant<float> fv = f;
   spmv_variant<double> dv = d;
