@@ -9,7 +9,8 @@
 //   index_t size();
 //   std::string check_input(const vector& b, const vector& x);   // "" or why: invalid_input
 //   std::string check_values(const vector& b, const vector& x);  // "" or where A, b or x holds NaN/Inf
-//   std::string check_preconditioner();                           // "" or why Jacobi cannot work
+//   std::string check_preconditioner();     // builds M^-1 (precond.hpp): "" or why it does not exist
+//   precond_report describe_preconditioner();  // what was built, its setup time and memory
 //   double nrm2(const vector&); void set_zero(vector&);
 //   static constexpr std::int64_t largest_chunk;  // the most iterations iterate() queues at once
 //   void start(const vector& b, vector& x, const cg_limits&);  // r = b - A x, z = M^-1 r,
@@ -50,10 +51,9 @@
 
 #include "../types.hpp"
 #include "cg_control.hpp"
+#include "precond_options.hpp"
 
 namespace la {
-
-enum class preconditioner { none, jacobi };
 
 /// The outcome of a solve. The statuses a backend's stopping rule sets take their values
 /// from cg_code (cg_control.hpp), so a control block's status converts with a cast; the
@@ -70,7 +70,6 @@ enum class solve_status : int {
 };
 
 const char* to_string(solve_status s) noexcept;
-const char* to_string(preconditioner p) noexcept;
 
 /// Progress of a running solve, reported once per chunk of iterations (see cg_options).
 struct cg_progress {
@@ -85,6 +84,7 @@ struct cg_options {
   std::int64_t max_iterations = -1;      // -1: 2 * n, as Eigen (64-bit: n may exceed 2^30)
   std::int64_t stagnation_window = -1;   // -1: max(1000, 10 sqrt(n)); 0: never
   preconditioner precond = preconditioner::none;
+  precond_options precond_opt;           // the pattern, shift or block size of precond
   /// converged means the true residual ||b - Ax||, recomputed at the end, is within this
   /// factor of the tolerance max(rtol*||b||, atol); a recurrence that met the tolerance
   /// while the true residual did not is precision_limit. The tests hold the solvers to the
@@ -104,7 +104,8 @@ struct solve_result {
   std::string message;                   // one sentence for a person
   std::string method;                    // where and how it ran (backend, format, kernel, path)
   std::vector<double> history;           // per iteration, when asked for
-  double setup_seconds = 0;              // checks, workspace, first residual
+  double setup_seconds = 0;              // checks, workspace, preconditioner, first residual
+  precond_report precond;                // the preconditioner built: its kind, setup time, memory, shift
   double iterate_seconds = 0;            // the loop, to the last status read
   bool converged() const noexcept { return status == solve_status::converged; }
 };
@@ -120,9 +121,6 @@ inline const char* to_string(solve_status s) noexcept {
     case solve_status::precision_limit: return "precision_limit";
   }
   return "unknown";
-}
-inline const char* to_string(preconditioner p) noexcept {
-  return p == preconditioner::jacobi ? "jacobi" : "none";
 }
 
 /// The iteration limit when cg_options::max_iterations is -1: 2n, as Eigen (in 64 bits, so
@@ -211,6 +209,8 @@ constexpr bool check_backend() {
                 "Backend::check_values(b, x) -> std::string");
   static_assert(std::is_same_v<decltype(std::declval<B&>().check_preconditioner()), std::string>,
                 "Backend::check_preconditioner() -> std::string");
+  static_assert(std::is_convertible_v<decltype(std::declval<B&>().describe_preconditioner()), precond_report>,
+                "Backend::describe_preconditioner() -> precond_report");
   static_assert(std::is_same_v<decltype(std::declval<B&>().nrm2(std::declval<const V&>())), double>,
                 "Backend::nrm2(v) -> double");
   static_assert(std::is_void_v<decltype(std::declval<B&>().set_zero(std::declval<V&>()))>, "Backend::set_zero(x)");
@@ -287,7 +287,11 @@ solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend
   }
   if (!std::isfinite(bnorm))  // finite entries whose squares overflow
     return finish(solve_status::non_finite, "||b|| overflows " + std::string(sizeof(typename Backend::value_type) == 4 ? "float" : "double"));
-  if (std::string why = be.check_preconditioner(); !why.empty()) return finish(solve_status::breakdown, why);
+  {
+    const std::string why = be.check_preconditioner();
+    res.precond = be.describe_preconditioner();
+    if (!why.empty()) return finish(solve_status::breakdown, why);
+  }
 
   cg_limits lim;
   lim.bnorm = bnorm;

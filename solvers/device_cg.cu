@@ -50,7 +50,10 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
 
   cg_path path = dopt.path;
   std::string why_path = "forced";
-  if (path == cg_path::automatic) {
+  const bool general = device_backend<T>::general(opt.precond);
+  if (path == cg_path::automatic && general) {
+    path = cg_path::graph, why_path = std::string("the ") + to_string(opt.precond) + " preconditioner runs between kernels";
+  } else if (path == cg_path::automatic) {
     const bool fusable = with_fused_walk(op->matrix(), op->variant().walk, [](auto) {});
     if (fusable) path = cg_path::persistent, why_path = "the kernel has a fused form";
     else path = cg_path::graph, why_path = "the kernel has no fused form";
@@ -64,7 +67,7 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
     op.emplace(ctx, a, choice);
   }
   const spmv_choice& choice = op->choice();
-  device_backend<T> be(ctx, *op, a, opt.precond, path, opt.record_history);
+  device_backend<T> be(ctx, *op, a, opt.precond, opt.precond_opt, path, opt.record_history);
   solve_result r = cg(be, b, x, opt);
   r.method = std::string("gpu ") + ctx.properties().name + ", " + to_string(choice.fmt) + "/" + choice.kernel +
              (be.fused() ? " fused with p'Ap" : " then p'Ap") + ", " + to_string(path) + " path (" + why_path + ")" +

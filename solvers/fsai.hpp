@@ -16,26 +16,20 @@
 #include <vector>
 
 #include "../formats/csr.hpp"
+#include "precond_options.hpp"
 
 namespace la {
 
-/// The sparsity pattern of G.
-enum class fsai_pattern {
-  lower,          // tril(A): row i of G has the columns of row i of A at or left of i
-  lower_squared,  // tril(|A|^2): the columns reachable in two steps, small ones dropped
+/// The pattern of G: row i's columns, sorted, ending at i.
+template <typename O>
+struct fsai_sparsity {
+  std::vector<O> ptr{0};
+  std::vector<index_t> idx;
 };
 
-struct fsai_options {
-  fsai_pattern pattern = fsai_pattern::lower;
-  /// lower_squared only: a column j of row i is dropped when (|A| |A|)_ij < drop *
-  /// max_j (|A| |A|)_ij (the diagonal and the columns of tril(A) are always kept).
-  double drop = 0;
-};
-
-/// G for an SPD matrix A (square; a missing diagonal or a non-positive pivot throws
-/// la::invalid_argument naming the row).
+/// G's pattern for `opt` (la::invalid_argument for a bad drop or a matrix that is not square).
 template <typename T, typename O>
-csr_matrix<T, O> fsai_factor(const csr_matrix<T, O>& a, const fsai_options& opt = {}) {
+fsai_sparsity<O> fsai_pattern_of(const csr_matrix<T, O>& a, const fsai_options& opt = {}) {
   LA_EXPECTS(a.rows() == a.cols(), "fsai: the matrix is " + std::to_string(a.rows()) + " x " +
                                        std::to_string(a.cols()) + "; FSAI needs a square (SPD) matrix");
   LA_EXPECTS(opt.drop >= 0 && std::isfinite(opt.drop), "fsai: drop must be finite and non-negative");
@@ -43,12 +37,11 @@ csr_matrix<T, O> fsai_factor(const csr_matrix<T, O>& a, const fsai_options& opt 
   const auto& rp = a.row_ptr();
   const auto& ci = a.col_idx();
   const auto& va = a.values();
-  std::vector<O> g_ptr{0};
-  std::vector<index_t> g_idx;
-  std::vector<T> g_val;
+  fsai_sparsity<O> sp;
+  sp.ptr.reserve(static_cast<std::size_t>(n) + 1);
   std::vector<long double> work(static_cast<std::size_t>(n), 0);  // a dense row, scattered
+  std::vector<char> seen(opt.pattern == fsai_pattern::lower_squared ? static_cast<std::size_t>(n) : 0, 0);
   std::vector<index_t> pattern, touched;
-  std::vector<long double> m, y;
   for (index_t i = 0; i < n; ++i) {
     pattern.clear();
     for (O k = rp[i]; k < rp[i + 1]; ++k)
@@ -61,7 +54,7 @@ csr_matrix<T, O> fsai_factor(const csr_matrix<T, O>& a, const fsai_options& opt 
         for (O l = rp[r]; l < rp[r + 1]; ++l) {
           const index_t j = ci[l];
           if (j > i) continue;
-          if (work[j] == 0) touched.push_back(j);
+          if (!seen[j]) seen[j] = 1, touched.push_back(j);
           work[j] += std::abs(static_cast<long double>(va[k])) * std::abs(static_cast<long double>(va[l]));
         }
       }
@@ -69,12 +62,35 @@ csr_matrix<T, O> fsai_factor(const csr_matrix<T, O>& a, const fsai_options& opt 
       for (index_t j : touched) most = std::max(most, work[j]);
       for (index_t j : touched) {
         if (work[j] >= opt.drop * most) pattern.push_back(j);
-        work[j] = 0;
+        work[j] = 0, seen[j] = 0;
       }
     }
     pattern.push_back(i);
     std::sort(pattern.begin(), pattern.end());
     pattern.erase(std::unique(pattern.begin(), pattern.end()), pattern.end());
+    sp.idx.insert(sp.idx.end(), pattern.begin(), pattern.end());
+    sp.ptr.push_back(checked_offset<O>(static_cast<std::int64_t>(sp.idx.size()), "FSAI nonzeros"));
+  }
+  return sp;
+}
+
+/// G for an SPD matrix A (square; a missing diagonal or a non-positive pivot throws
+/// la::invalid_argument naming the row).
+template <typename T, typename O>
+csr_matrix<T, O> fsai_factor(const csr_matrix<T, O>& a, const fsai_options& opt = {}) {
+  const fsai_sparsity<O> sp = fsai_pattern_of(a, opt);
+  const index_t n = a.rows();
+  const auto& rp = a.row_ptr();
+  const auto& ci = a.col_idx();
+  const auto& va = a.values();
+  std::vector<O> g_ptr{0};
+  std::vector<index_t> g_idx;
+  std::vector<T> g_val;
+  std::vector<long double> work(static_cast<std::size_t>(n), 0);  // a dense row, scattered
+  std::vector<index_t> pattern;
+  std::vector<long double> m, y;
+  for (index_t i = 0; i < n; ++i) {
+    pattern.assign(sp.idx.begin() + sp.ptr[i], sp.idx.begin() + sp.ptr[i + 1]);
     const std::size_t p = pattern.size();
     // M = A[P, P], row by row through the scattered dense row.
     m.assign(p * p, 0);

@@ -2,13 +2,16 @@
 // formats. It is the oracle for the GPU solver and the CPU path of `la solve`.
 #pragma once
 
+#include <chrono>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "../kernels/reference/blas1.hpp"
 #include "../kernels/reference/spmv.hpp"
 #include "cg.hpp"
+#include "precond.hpp"
 
 namespace la {
 
@@ -106,7 +109,8 @@ class host_backend {
   /// The host reads its control block for free: a chunk may be as long as the loop likes.
   static constexpr std::int64_t largest_chunk = std::int64_t(1) << 20;
 
-  host_backend(const Matrix& a, preconditioner pc) : a_(a), pc_(pc) {
+  host_backend(const Matrix& a, preconditioner pc, const precond_options& popt = {})
+      : a_(a), pc_(pc), popt_(popt) {
     if (pc_ == preconditioner::jacobi) {
       diag_ = detail::diagonal(a_);  // once per solve, outside the iteration
       inv_diag_.resize(diag_.size());
@@ -140,8 +144,23 @@ class host_backend {
     }
   }
 
-  /// Why the preconditioner cannot be used ("" when it can): Jacobi needs a positive diagonal.
-  std::string check_preconditioner() const {
+  /// Builds the preconditioner; "" or why it does not exist for this matrix (Jacobi needs a
+  /// positive diagonal; the others say what failed: precond.hpp).
+  std::string check_preconditioner() {
+    rep_.kind = pc_;
+    if (pc_ != preconditioner::none && pc_ != preconditioner::jacobi) {
+      const auto t0 = std::chrono::steady_clock::now();
+      try {
+        if constexpr (Matrix::kind == format::csr) pre_.emplace(a_, pc_, popt_);
+        else pre_.emplace(to_csr<count_t>(a_), pc_, popt_);
+      } catch (const invalid_argument& e) {
+        return e.what();
+      }
+      rep_ = pre_->report();
+      rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return {};
+    }
+    if (pc_ == preconditioner::jacobi) rep_.bytes = 2.0 * diag_.size() * sizeof(T);
     for (std::size_t i = 0; i < diag_.size(); ++i)
       if (!(diag_[i] > T(0)))
         return "Jacobi preconditioner: diagonal entry A(" + std::to_string(i + 1) + "," + std::to_string(i + 1) +
@@ -149,6 +168,8 @@ class host_backend {
                " is not positive, so the matrix is not symmetric positive definite";
     return {};
   }
+
+  precond_report describe_preconditioner() const { return rep_; }
 
   double nrm2(const vector& v) const { return std::sqrt(dot(v, v)); }
   void set_zero(vector& x) const { std::fill(x.begin(), x.end(), T(0)); }
@@ -216,13 +237,17 @@ class host_backend {
     reference::spmv(T(-1), a_, x, T(1), r, acc_);
   }
   void precondition() {
-    if (pc_ == preconditioner::none) z_ = r_;
+    if (pre_) pre_->apply(r_, z_);
+    else if (pc_ == preconditioner::none) z_ = r_;
     else
       for (std::size_t i = 0; i < r_.size(); ++i) z_[i] = inv_diag_[i] * r_[i];
   }
 
   const Matrix& a_;
   preconditioner pc_;
+  precond_options popt_;
+  std::optional<host_preconditioner<T>> pre_;  // block-Jacobi, FSAI, IC(0)
+  precond_report rep_;
   std::vector<T> diag_, inv_diag_;
   vector r_, z_, p_, q_;
   cg_control c_;
@@ -238,7 +263,7 @@ solve_result cg_host(const Matrix& a, const std::vector<T>& b, std::vector<T>& x
   // b, x, r, z, p, q, the accumulator (wider), the Jacobi diagonal and its inverse
   check_host_memory(double(b.size()) * (8 * sizeof(T) + sizeof(wider_t<T>)), "the CG solve");
   if (x.empty()) x.assign(b.size(), T(0));
-  host_backend<Matrix> be(a, opt.precond);
+  host_backend<Matrix> be(a, opt.precond, opt.precond_opt);
   be.record_history(opt.record_history);
   solve_result r = cg(be, b, x, opt);
   r.method = std::string("host, ") + to_string(Matrix::kind) + ", reference kernels";

@@ -150,16 +150,51 @@ __global__ void __launch_bounds__(block_threads) residual_step(T* r, const T* q,
   }
 }
 
-/// After r = b - A x: r'r and r'z; the last block takes the start decision (alpha = beta =
+/// The residual step with a preconditioner applied between kernels (precond.hpp's block-
+/// Jacobi, FSAI, IC(0)): first r -= alpha q ...
+template <typename T>
+__global__ void __launch_bounds__(block_threads) residual_only(T* r, const T* q, index_t n, const cg_control* c) {
+  if (c->status != cg_running) return;
+  double alpha = 0;
+  if (!cg_step_length(*c, alpha)) return;
+  const T a = static_cast<T>(alpha);
+  LA_GRID_STRIDE(i, n) r[i] -= a * q[i];
+}
+
+/// ... then, after z = M^-1 r, the r'r and r'z partials; the last block decides and records
+/// the history, as residual_step does.
+template <typename T>
+__global__ void __launch_bounds__(block_threads) residual_decide(const T* r, const T* z, index_t n, cg_control* c,
+                                                            cg_limits lim, double* partials, unsigned* ticket,
+                                                            double* history, std::int64_t history_cap) {
+  if (c->status != cg_running) return;
+  double alpha = 0;
+  const bool ok = cg_step_length(*c, alpha);
+  double v[2] = {0, 0}, total[2];
+  if (ok)
+    LA_GRID_STRIDE(i, n) {
+      const T ri = r[i];
+      v[0] += static_cast<double>(ri) * ri;
+      v[1] += static_cast<double>(ri) * z[i];
+    }
+  if (last_block_sum<2>(v, partials, ticket, total)) {
+    if (ok) cg_decide_step(*c, lim, alpha, total[0], total[1]);
+    else cg_decide_bad_pq(*c);
+    if (history) history[(c->iteration - 1) % history_cap] = cg_relative(*c, lim);
+  }
+}
+
+/// After r = b - A x (and z = M^-1 r, when z is given): r'r and r'z; the last block takes the start decision (alpha = beta =
 /// 0, so the first direction step makes p = z from the zeroed old direction).
 template <typename T>
-__global__ void __launch_bounds__(block_threads) start_step(const T* r, const T* inv_d, index_t n, cg_control* c,
-                                                         cg_limits lim, double* partials, unsigned* ticket) {
+__global__ void __launch_bounds__(block_threads) start_step(const T* r, const T* inv_d, const T* z, index_t n,
+                                                         cg_control* c, cg_limits lim, double* partials,
+                                                         unsigned* ticket) {
   double v[2] = {0, 0}, total[2];
   LA_GRID_STRIDE(i, n) {
     const T ri = r[i];
     v[0] += static_cast<double>(ri) * ri;
-    v[1] += static_cast<double>(ri) * apply_precond(inv_d, i, ri);
+    v[1] += static_cast<double>(ri) * (z ? z[i] : apply_precond(inv_d, i, ri));
   }
   if (last_block_sum<2>(v, partials, ticket, total)) cg_decide_start(*c, lim, total[0], total[1]);
 }

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <la/solvers/device_cg.hpp>
+#include <la/solvers/device_precond.hpp>
 #include "cg_kernels.cuh"
 #include "cg_walks.cuh"
 
@@ -30,16 +33,17 @@ class device_backend {
   /// `a` is the CSR matrix the operator was built from: check_values scans its values and
   /// check_preconditioner takes its diagonal.
   template <typename O>
-  device_backend(context& ctx, const spmv_operator<T>& op, const device_csr<T, O>& a, preconditioner pc, cg_path path,
-                 bool history)
+  device_backend(context& ctx, const spmv_operator<T>& op, const device_csr<T, O>& a, preconditioner pc,
+                 const precond_options& popt, cg_path path, bool history)
       : ctx_(ctx), op_(op), walk_(op.variant().walk), pc_(pc), n_(op.matrix().rows), path_(path),
         a_values_(a.values().data()), a_nnz_(a.nnz()),
-        prepare_preconditioner_([this, v = a.view()] { return prepare_preconditioner(v); }) {
+        prepare_preconditioner_([this, &a, popt] { return prepare_preconditioner(a, popt); }) {
     s_ = ctx.stream();
     const std::size_t n = static_cast<std::size_t>(n_);
     r_ = ctx.allocate<T>(n), q_ = ctx.allocate<T>(n);
     for (auto& p : p_) p = ctx.allocate<T>(n);
     if (pc == preconditioner::jacobi) inv_d_ = ctx.allocate<T>(n), d_ = ctx.allocate<T>(n);
+    if (general(pc)) z_ = ctx.allocate<T>(n);
     control_ = ctx.allocate<cg_control>(1);
     scalars_ = ctx.allocate<double>(1);
     flags_ = ctx.allocate<unsigned long long>(4);
@@ -75,8 +79,12 @@ class device_backend {
   /// Where the matrix values (the CSR input), b or x hold NaN/Inf ("" when nowhere): one
   /// scan kernel each and one read-back.
   std::string check_values(const vector& b, const vector& x) { return find_non_finite(b, x); }
-  /// Computes the Jacobi inverse diagonal; "" or why it cannot be used.
+  /// Builds the preconditioner (the Jacobi inverse diagonal, or device_precond.hpp's); "" or
+  /// why it does not exist for this matrix.
   std::string check_preconditioner() { return prepare_preconditioner_(); }
+  precond_report describe_preconditioner() const { return rep_; }
+  /// A preconditioner applied between the residual step's kernels (not fused into them).
+  static bool general(preconditioner pc) { return pc != preconditioner::none && pc != preconditioner::jacobi; }
 
  private:
   std::string find_non_finite(const vector& b, const vector& x) {
@@ -101,8 +109,21 @@ class device_backend {
     return {};
   }
   template <typename O>
-  std::string prepare_preconditioner(csr_view<const T, O> a) {
+  std::string prepare_preconditioner(const device_csr<T, O>& m, const precond_options& popt) {
+    rep_.kind = pc_;
+    if (general(pc_)) {
+      try {
+        pre_.emplace(ctx_, m, pc_, popt);
+      } catch (const invalid_argument& e) {
+        return e.what();
+      }
+      rep_ = pre_->report();
+      return {};
+    }
     if (pc_ != preconditioner::jacobi || n_ == 0) return {};
+    const auto t0 = std::chrono::steady_clock::now();
+    const csr_view<const T, O> a = m.view();
+    rep_.bytes = 2.0 * n_ * sizeof(T);
     const unsigned long long none = ~0ull;
     LA_CUDA_TRY(cudaMemcpyAsync(flags_.data() + 3, &none, sizeof(none), cudaMemcpyHostToDevice, s_));
     csr_inverse_diagonal<<<blocks_for(n_, ctx_.sm_count()), block_threads, 0, s_>>>(a, inv_d_.data(), d_.data(),
@@ -111,6 +132,7 @@ class device_backend {
     unsigned long long bad = none;
     LA_CUDA_TRY(cudaMemcpyAsync(&bad, flags_.data() + 3, sizeof(bad), cudaMemcpyDeviceToHost, s_));
     ctx_.synchronize();
+    rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (bad == none) return {};
     T v;
     LA_CUDA_TRY(cudaMemcpyAsync(&v, d_.data() + bad, sizeof(T), cudaMemcpyDeviceToHost, s_));
@@ -129,8 +151,9 @@ class device_backend {
     LA_CUDA_TRY(cudaMemsetAsync(control_.data(), 0, sizeof(cg_control), s_));
     for (auto& p : p_) LA_CUDA_TRY(cudaMemsetAsync(p.data(), 0, p.size() * sizeof(T), s_));
     residual(b, x, r_.data());
-    start_step<<<vector_blocks_, block_threads, 0, s_>>>(r_.data(), inv_d(), n_, control_.data(), lim_, partials_.data(),
-                                                      tickets_.data());
+    if (pre_) pre_->apply(r_.data(), z_.data(), s_);
+    start_step<<<vector_blocks_, block_threads, 0, s_>>>(r_.data(), inv_d(), pre_ ? z_.data() : nullptr, n_,
+                                                      control_.data(), lim_, partials_.data(), tickets_.data());
     LA_CHECK_LAUNCH(s_);
     directions_ = 0;
     queue_direction_step(x.data());
@@ -200,7 +223,8 @@ class device_backend {
     T* p_old = p_[(directions_ - 1) % 2].data();
     T* p_new = p_[directions_ % 2].data();
     // beta is left 0 here: the kernels read it from the control block.
-    const direction_args<T> a{{r_.data(), inv_d(), p_old, T(0)}, p_new, q_.data(), x, n_};
+    // With a general preconditioner z is a buffer: the direction reads it in r's place.
+    const direction_args<T> a{{pre_ ? z_.data() : r_.data(), inv_d(), p_old, T(0)}, p_new, q_.data(), x, n_};
     if (fused_) {
       with_fused_walk(op_.matrix(), walk_, [&](auto w) {
         direction_step_fused<<<walk_blocks_, block_threads, 0, s_>>>(w, a, control_.data(), partials_.data(), tickets_.data());
@@ -216,6 +240,16 @@ class device_backend {
     }
   }
   void queue_iteration(T* x) {
+    if (pre_) {
+      residual_only<<<vector_blocks_, block_threads, 0, s_>>>(r_.data(), q_.data(), n_, control_.data());
+      LA_CHECK_LAUNCH(s_);
+      pre_->apply(r_.data(), z_.data(), s_);
+      residual_decide<<<vector_blocks_, block_threads, 0, s_>>>(r_.data(), z_.data(), n_, control_.data(), lim_,
+                                                               partials_.data(), tickets_.data() + 1, history_ptr(),
+                                                               history_cap);
+      LA_CHECK_LAUNCH(s_);
+      return queue_direction_step(x);
+    }
     residual_step<<<vector_blocks_, block_threads, 0, s_>>>(r_.data(), q_.data(), inv_d(), n_, control_.data(), lim_,
                                                        partials_.data(), tickets_.data() + 1, history_ptr(),
                                                        history_cap);
@@ -249,6 +283,9 @@ class device_backend {
   }
 
   void setup_persistent() {
+    if (general(pc_))
+      throw not_supported(std::string("the persistent CG path applies no preconditioner or Jacobi inside its kernel; ") +
+                          to_string(pc_) + " runs between kernels: use the graph or plain path");
     int coop = 0;
     LA_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, ctx_.device()));
     if (!coop) throw not_supported("the persistent CG path needs cooperative launch, which this device lacks");
@@ -298,7 +335,9 @@ class device_backend {
   count_t a_nnz_;
   std::function<std::string()> prepare_preconditioner_;  // bound to the CSR input's offset type
   cudaStream_t s_;
-  device_buffer<T> r_, q_, inv_d_, d_;
+  std::optional<device_preconditioner<T>> pre_;  // block-Jacobi, FSAI, IC(0)
+  precond_report rep_;
+  device_buffer<T> r_, q_, inv_d_, d_, z_;
   device_buffer<T> p_[2];     // the search direction, old and new (they alternate)
   std::int64_t directions_ = 0;    // direction steps queued so far (which buffer is which)
   device_buffer<cg_control> control_;

@@ -1,0 +1,76 @@
+// The preconditioners CG takes and their options, shared by the host and GPU solvers (cg.hpp,
+// host_backend.hpp, device_cg.hpp) and the preconditioner builders (precond.hpp,
+// device_precond.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace la {
+
+/// M^-1 in r'M^-1 r. Each is built once per solve, before the loop (its setup time and memory
+/// are reported).
+enum class preconditioner {
+  none,
+  jacobi,        // diag(A)^-1
+  block_jacobi,  // dense inverses of diagonal blocks of rows with the same pattern (supervariables)
+  fsai,          // G^T G, G lower triangular on a chosen pattern with G A G^T close to I (fsai.hpp)
+  ic0,           // (L L^T)^-1, L the incomplete Cholesky factor on the pattern of tril(A)
+  automatic,     // one of the above, by select_preconditioner (precond.hpp)
+};
+
+/// The sparsity pattern of the FSAI factor G.
+enum class fsai_pattern {
+  lower,          // tril(A): row i of G has the columns of row i of A at or left of i
+  lower_squared,  // tril(|A|^2): the columns reachable in two steps, small ones dropped
+};
+
+struct fsai_options {
+  fsai_pattern pattern = fsai_pattern::lower;
+  /// lower_squared only: a column j of row i is dropped when (|A| |A|)_ij < drop *
+  /// max_j (|A| |A|)_ij (the diagonal and the columns of tril(A) are always kept).
+  double drop = 0;
+};
+
+struct precond_options {
+  fsai_options fsai;
+  /// IC(0): the largest diagonal shift tried, relative to the unit diagonal of the
+  /// symmetrically scaled matrix D^-1/2 A D^-1/2 (shifts 0, 1e-3, 3e-3, ... up to this).
+  double max_shift = 1;
+  /// Block-Jacobi: the largest diagonal block (1 to 32 rows).
+  int max_block = 32;
+};
+
+inline const char* to_string(preconditioner p) noexcept {
+  switch (p) {
+    case preconditioner::none: return "none";
+    case preconditioner::jacobi: return "jacobi";
+    case preconditioner::block_jacobi: return "block-jacobi";
+    case preconditioner::fsai: return "fsai";
+    case preconditioner::ic0: return "ic0";
+    case preconditioner::automatic: return "auto";
+  }
+  return "unknown";
+}
+inline const char* to_string(fsai_pattern p) noexcept {
+  return p == fsai_pattern::lower ? "tril(A)" : "tril(|A|^2)";
+}
+
+/// The preconditioner named `s` (to_string's names), or nothing.
+inline std::optional<preconditioner> parse_preconditioner(const std::string& s) {
+  for (preconditioner p : {preconditioner::none, preconditioner::jacobi, preconditioner::block_jacobi,
+                           preconditioner::fsai, preconditioner::ic0, preconditioner::automatic})
+    if (s == to_string(p)) return p;
+  return std::nullopt;
+}
+
+/// Where a built preconditioner's setup went, for reports (solve_result::preconditioner).
+struct precond_report {
+  preconditioner kind = preconditioner::none;  // the one built (auto resolved)
+  std::string detail;    // the pattern, shift or block sizes it used, for a person
+  double setup_seconds = 0;
+  double bytes = 0;      // memory it holds during the solve
+  double shift = 0;      // IC(0): the diagonal shift used
+};
+
+}  // namespace la
