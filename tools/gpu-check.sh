@@ -54,7 +54,7 @@ if ((tests && sanitize)); then
   # is left out: memcheck reports its failed allocation.
   pids=()
   for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test \
-           $build/tests/cg_gpu_test; do
+           $build/tests/cg_gpu_test $build/tests/precond_gpu_test; do
     for tool in memcheck racecheck; do
       log="$out/sanitizer-$(basename "$t")-$tool.log"
       skip="*OutOfMemory*:*Huge*"

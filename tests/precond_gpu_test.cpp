@@ -1,0 +1,243 @@
+// The GPU preconditioners (device_precond.hpp) against their host oracles (precond.hpp):
+// z = M^-1 r compared entry by entry on random and real SPD matrices of awkward sizes, the
+// PCG iteration counts within 10% of the host solver's, bit-identical reruns on the graph
+// and plain paths, and the statuses for matrices where a preconditioner does not exist.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include <la/solvers/device_cg.hpp>
+#include <la/solvers/device_precond.hpp>
+#include <la/solvers/host_backend.hpp>
+#include <la/solvers/precond.hpp>
+#include "eigen_cg.hpp"
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+/// A random SPD matrix with `dof` unknowns per node (so its rows come in supervariables of
+/// dof rows): a random symmetric node graph of about `per_row` neighbours, each link a
+/// dense symmetric dof x dof block with values in +-[0.01, 1], and a diagonal that
+/// dominates each row by 0.5.
+template <typename T>
+csr_matrix<T> blocked_spd(index_t nodes, int dof, int per_row, std::mt19937& g) {
+  std::vector<std::vector<std::pair<index_t, double>>> links(static_cast<std::size_t>(nodes));
+  std::uniform_int_distribution<index_t> pick(0, nodes - 1);
+  for (index_t i = 0; i < nodes; ++i) {
+    links[i].push_back({i, 0.0});
+    for (int k = 0; k < per_row / 2; ++k) {
+      const index_t j = pick(g);
+      if (j == i) continue;
+      const double v = test::random_value<double>(g);
+      links[i].push_back({j, v});
+      links[j].push_back({i, v});
+    }
+  }
+  const index_t n = nodes * dof;
+  std::vector<index_t> rp{0}, ci;
+  std::vector<T> vals;
+  for (index_t i = 0; i < nodes; ++i) {
+    auto& l = links[i];
+    std::sort(l.begin(), l.end());
+    std::vector<std::pair<index_t, double>> merged;
+    for (auto& e : l)
+      if (!merged.empty() && merged.back().first == e.first) merged.back().second += e.second;
+      else merged.push_back(e);
+    for (int a = 0; a < dof; ++a) {
+      const std::size_t row_start = ci.size();
+      double off = 0;
+      std::size_t diag = 0;
+      for (auto& [j, v] : merged)
+        for (int b = 0; b < dof; ++b) {
+          const index_t col = j * dof + b;
+          // Symmetric: the (a, b) entry of link (i, j) equals the (b, a) entry of (j, i).
+          const double w = j == i ? (a == b ? 0.0 : 0.3 / (1 + std::abs(a - b))) : v * (1 + 0.1 * std::abs(a - b));
+          if (col == i * dof + a) diag = ci.size();
+          else off += std::abs(w);
+          ci.push_back(col), vals.push_back(static_cast<T>(w));
+        }
+      vals[diag] = static_cast<T>(off + 0.5);
+      (void)row_start;
+      rp.push_back(static_cast<index_t>(ci.size()));
+    }
+  }
+  return csr_matrix<T>(n, n, std::move(rp), std::move(ci), std::move(vals));
+}
+
+template <typename T>
+csr_matrix<T> case_matrix(const std::string& name) {
+  if (name.rfind("blocked:", 0) == 0) {
+    std::mt19937 g(static_cast<unsigned>(name.size() * 7919));
+    const int nodes = std::stoi(name.substr(8));
+    return blocked_spd<T>(nodes, 3, 6, g);
+  }
+  const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
+  std::vector<T> v(a.values().begin(), a.values().end());
+  return csr_matrix<T>(a.rows(), a.cols(), a.row_ptr(), a.col_idx(), std::move(v));
+}
+
+struct pc_case {
+  preconditioner pc;
+  fsai_pattern pattern = fsai_pattern::lower;
+};
+precond_options options_of(const pc_case& c) {
+  precond_options o;
+  o.fsai.pattern = c.pattern;
+  return o;
+}
+std::string name_of(const pc_case& c) {
+  return std::string(to_string(c.pc)) + (c.pc == preconditioner::fsai ? std::string(" ") + to_string(c.pattern) : "");
+}
+const pc_case pc_cases[] = {{preconditioner::block_jacobi},
+                            {preconditioner::fsai, fsai_pattern::lower},
+                            {preconditioner::fsai, fsai_pattern::lower_squared},
+                            {preconditioner::ic0}};
+
+template <typename T>
+class GpuPrecond : public ::testing::Test {};
+TYPED_TEST_SUITE(GpuPrecond, test::value_types);
+
+// Tolerance: the host builds in long double and applies in wider_t, the GPU builds in
+// double and applies in T; both round M^-1's entries to T. Normwise, relative to ||z||:
+// 1e-9 in double, 1e-3 in float (the triangular solves and the small dense Cholesky
+// factors amplify a rounding by the condition of the diagonal blocks, up to about 1e5 on
+// bcsstk09).
+TYPED_TEST(GpuPrecond, ApplyMatchesTheHostOracle) {
+  LA_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  const double tol = sizeof(T) == 8 ? 1e-9 : 1e-3;
+  context ctx;
+  std::mt19937 g(11);
+  for (const std::string name : {"blocked:1", "blocked:11", "blocked:333", "poisson2d:31", "poisson3d:10",
+                                 "bcsstk09.mtx", "gr_30_30.mtx", "1138_bus.mtx"}) {
+    const csr_matrix<T> a = case_matrix<T>(name);
+    const auto da = to_device(ctx, a);
+    const std::vector<T> r = test::random_vector<T>(static_cast<std::size_t>(a.rows()), g);
+    const auto dr = to_device(ctx, r);
+    for (const pc_case& c : pc_cases) {
+      SCOPED_TRACE(name + ", " + name_of(c));
+      const host_preconditioner<T> host(a, c.pc, options_of(c));
+      const device_preconditioner<T> dev(ctx, da, c.pc, options_of(c));
+      EXPECT_EQ(dev.report().kind, host.report().kind);
+      EXPECT_EQ(dev.report().shift, host.report().shift);
+      EXPECT_GT(dev.report().bytes, 0);
+      std::vector<T> zh(r.size());
+      host.apply(r, zh);
+      device_vector<T> dz = to_device(ctx, std::vector<T>(r.size(), std::numeric_limits<T>::quiet_NaN()));
+      dev.apply(dr.data(), dz.data(), ctx.stream());
+      const std::vector<T> zd = to_host(ctx, dz);
+      double num = 0, den = 0;
+      for (std::size_t i = 0; i < zh.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(static_cast<double>(zd[i]))) << "z[" << i << "] unwritten or not finite";
+        num += (double(zd[i]) - double(zh[i])) * (double(zd[i]) - double(zh[i]));
+        den += double(zh[i]) * double(zh[i]);
+      }
+      EXPECT_LE(std::sqrt(num), tol * std::sqrt(den)) << dev.report().detail;
+    }
+  }
+}
+
+// PCG on the GPU (graph and plain paths) against the host solver with the same
+// preconditioner: converged, iterations within 10% (rounding differs), and the graph path
+// run twice gives the same bits.
+TEST(GpuPrecondCg, IterationsWithinTenPercentOfTheHostAndRerunsAreBitIdentical) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(5);
+  for (const std::string name : {"blocked:400", "poisson2d:64", "bcsstk09.mtx", "gr_30_30.mtx", "bcsstk21.mtx"}) {
+    const csr_matrix<double> a = case_matrix<double>(name);
+    const std::vector<double> b = test::random_vector<double>(static_cast<std::size_t>(a.rows()), g);
+    const auto da = to_device(ctx, a);
+    const auto db = to_device(ctx, b);
+    for (const pc_case& c : pc_cases) {
+      SCOPED_TRACE(name + ", " + name_of(c));
+      cg_options opt;
+      opt.precond = c.pc;
+      opt.precond_opt = options_of(c);
+      opt.stagnation_window = 0;
+      std::vector<double> xh;
+      const solve_result host = cg_host(a, b, xh, opt);
+      ASSERT_TRUE(host.converged()) << host.message;
+      std::vector<double> first;
+      for (cg_path p : {cg_path::graph, cg_path::graph, cg_path::plain}) {
+        device_vector<double> dx;
+        device_cg_options d;
+        d.path = p;
+        const solve_result r = cg_device(ctx, da, db, dx, opt, d);
+        ASSERT_TRUE(r.converged()) << r.message << " / " << r.method;
+        EXPECT_EQ(r.precond.kind, c.pc);
+        EXPECT_LE(std::abs(r.iterations - host.iterations), std::max(1.0, 0.1 * host.iterations))
+            << "gpu " << r.iterations << ", host " << host.iterations;
+        const std::vector<double> x = to_host(ctx, dx);
+        EXPECT_LE(test::rel_diff(x, xh), 1e-4);
+        if (first.empty()) first = x;
+        else EXPECT_EQ(0, std::memcmp(first.data(), x.data(), x.size() * sizeof(double))) << "not bit-identical";
+      }
+    }
+  }
+}
+
+TEST(GpuPrecondCg, AutomaticResolvesAndFloatSolvesConverge) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const csr_matrix<float> a = case_matrix<float>("poisson2d:40");
+  std::vector<float> b(static_cast<std::size_t>(a.rows()), 1.0f);
+  const auto da = to_device(ctx, a);
+  const auto db = to_device(ctx, b);
+  cg_options opt;
+  opt.rtol = 1e-5;
+  opt.precond = preconditioner::automatic;
+  device_vector<float> dx;
+  const solve_result r = cg_device(ctx, da, db, dx, opt);
+  ASSERT_TRUE(r.converged()) << r.message;
+  EXPECT_EQ(r.precond.kind, select_preconditioner());
+  EXPECT_NE(r.method.find("graph"), std::string::npos) << r.method;
+  for (const pc_case& c : pc_cases) {
+    opt.precond = c.pc;
+    opt.precond_opt = options_of(c);
+    device_vector<float> dy;
+    const solve_result s = cg_device(ctx, da, db, dy, opt);
+    EXPECT_TRUE(s.converged()) << name_of(c) << ": " << s.message;
+  }
+}
+
+TEST(GpuPrecondCg, PreconditionersThatDoNotExistAreABreakdownAndPersistentIsRefused) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const csr_matrix<double> indefinite(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {1, 2, 2, 1});
+  const csr_matrix<double> negative(2, 2, {0, 1, 2}, {0, 1}, {1, -1});
+  const std::vector<double> b{1, 1};
+  precond_options no_shift;
+  no_shift.max_shift = 0;
+  for (const auto* m : {&indefinite, &negative})
+    for (const pc_case& c : pc_cases) {
+      SCOPED_TRACE(name_of(c));
+      cg_options opt;
+      opt.precond = c.pc;
+      opt.precond_opt = no_shift;
+      opt.precond_opt.fsai.pattern = c.pattern;
+      std::vector<double> xh;
+      const solve_result host = cg_host(*m, b, xh, opt);
+      device_vector<double> dx;
+      const solve_result r = cg_device(ctx, to_device(ctx, *m), to_device(ctx, b), dx, opt);
+      EXPECT_EQ(r.status, solve_status::breakdown) << r.message;
+      EXPECT_EQ(host.status, solve_status::breakdown) << host.message;
+      EXPECT_NE(r.message.find("not symmetric positive definite") + r.message.find("does not exist"),
+                2 * std::string::npos)
+          << r.message;
+    }
+  cg_options opt;
+  opt.precond = preconditioner::fsai;
+  device_cg_options d;
+  d.path = cg_path::persistent;
+  device_vector<double> dx;
+  test::expect_throw_with<not_supported>(
+      [&] { cg_device(ctx, to_device(ctx, case_matrix<double>("poisson2d:8")), to_device(ctx, std::vector<double>(64, 1.0)), dx, opt, d); },
+      {"persistent", "graph or plain"});
+}
+
+}  // namespace
+}  // namespace la
