@@ -38,7 +38,24 @@ const char* usage =
     "  --tol T               relative residual tolerance ||r|| <= T ||b|| (default 1e-8)\n"
     "  --atol T              absolute residual floor (default 0)\n"
     "  --maxit N             iteration limit (default 2n)\n"
-    "  --precond P           none (default) or jacobi\n"
+    "  --precond P           none (default), jacobi, block-jacobi, fsai, ic0 or auto:\n"
+    "                          jacobi        diag(A)^-1, fused into the iteration\n"
+    "                          block-jacobi  dense inverses of the diagonal blocks of rows that\n"
+    "                                        share a pattern (supervariables, up to --block-size)\n"
+    "                          fsai          G^T G, G lower triangular with G A G^T close to I\n"
+    "                                        on the pattern --fsai-pattern; exists for every\n"
+    "                                        SPD matrix\n"
+    "                          ic0           incomplete Cholesky on tril(A), with the smallest\n"
+    "                                        diagonal shift up to --ic-shift that works\n"
+    "                          auto          fsai (the rule: bench/RESULTS.md, preconditioners)\n"
+    "                        The setup time, memory and the pattern or shift used are printed.\n"
+    "  --fsai-pattern P      lower (default: tril(A)) or squared (tril(|A|^2), fewer iterations,\n"
+    "                        more setup and a denser G)\n"
+    "  --fsai-drop D         with squared: drop the columns whose |A|^2 entry is below D times\n"
+    "                        the row's largest (default 0: keep all)\n"
+    "  --ic-shift S          ic0: the largest diagonal shift tried, relative to the scaled unit\n"
+    "                        diagonal (default 1; shifts 0, 1e-3, 3e-3, 0.01, ... are tried)\n"
+    "  --block-size N        block-jacobi: the largest block, 1 to 32 rows (default 32)\n"
     "  --device D            auto (default: the GPU when one is present), cpu or gpu\n"
     "  --format F            storage for the solve: auto (default; on the GPU the format and\n"
     "                        kernel chosen from the row lengths, on the CPU csr), csr, coo,\n"
@@ -153,8 +170,21 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   opt.rtol = a.get_double("--tol", 1e-8, 0.0);
   opt.atol = a.get_double("--atol", 0, 0.0);
   opt.max_iterations = a.get_int("--maxit", -1, 0, std::numeric_limits<std::int64_t>::max());
-  opt.precond = a.get_choice("--precond", "none", {"none", "jacobi"}) == "jacobi" ? preconditioner::jacobi
-                                                                                 : preconditioner::none;
+  const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "auto"});
+  opt.precond = *parse_preconditioner(pc);
+  const bool fsai = pc == "fsai" || pc == "auto";
+  for (const char* o : {"--fsai-pattern", "--fsai-drop"})
+    if (a.has(o) && !fsai) throw usage_error(std::string(o) + " applies to --precond fsai (or auto)");
+  if (a.has("--ic-shift") && pc != "ic0") throw usage_error("--ic-shift applies to --precond ic0");
+  if (a.has("--block-size") && pc != "block-jacobi") throw usage_error("--block-size applies to --precond block-jacobi");
+  opt.precond_opt.fsai.pattern = a.get_choice("--fsai-pattern", "lower", {"lower", "squared"}) == "squared"
+                                     ? fsai_pattern::lower_squared
+                                     : fsai_pattern::lower;
+  opt.precond_opt.fsai.drop = a.get_double("--fsai-drop", 0, 0.0);
+  if (a.has("--fsai-drop") && opt.precond_opt.fsai.pattern != fsai_pattern::lower_squared)
+    throw usage_error("--fsai-drop applies to --fsai-pattern squared");
+  opt.precond_opt.max_shift = a.get_double("--ic-shift", 1, 0.0);
+  opt.precond_opt.max_block = static_cast<int>(a.get_int("--block-size", 32, 1, 32));
   opt.record_history = out.history != nullptr;
   progress_line progress(!a.has("--quiet"));
   opt.progress = [&](const cg_progress& p) { progress(p); };
@@ -214,6 +244,10 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   progress.clear();
 
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
+  if (opt.precond != preconditioner::none && r.precond.kind != preconditioner::none)
+    std::fprintf(rep, "M^-1:       %s%s%s%s; setup %.3f ms, %.3f MB\n", to_string(r.precond.kind),
+                 opt.precond == preconditioner::automatic ? " (auto)" : "", r.precond.detail.empty() ? "" : ": ",
+                 r.precond.detail.c_str(), 1e3 * r.precond.setup_seconds, r.precond.bytes / 1e6);
   std::fprintf(rep, "status:     %s after %lld iterations (%s)\n", to_string(r.status),
                static_cast<long long>(r.iterations), r.message.c_str());
   std::fprintf(rep, "residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual, r.true_residual);
@@ -256,7 +290,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
 int cmd_solve(int argc, char** argv) {
   args a(argc, argv, 2,
          {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--device", "--format", "--precision",
-          "--threads", "--offsets", "--path", "--history"},
+          "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop", "--ic-shift", "--block-size"},
          {"--force", "--quiet", "--write-unconverged"});
   if (a.help()) return std::printf(usage, reader_usage, cg_options{}.true_residual_factor), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");

@@ -5,9 +5,11 @@
 # Usage: tools/gpu-check.sh [--no-bench] [--no-tests] [--no-sanitizer] [--bench-filter REGEX]
 #                           [--test-filter REGEX] [--benches LIST]
 #   --benches LIST        comma-separated: gemm (gemm_bench, wmma_peak), spmv (spmv_bench),
-#                         cg (cg_bench); default all three
+#                         cg (cg_bench), precond (precond_bench); default all four
 #   LA_CG_ARGS            (environment) extra arguments for cg_bench, e.g. "--systems
 #                         poisson2d:256 --precision double --no-eigen"
+#   LA_PRECOND_ARGS       (environment) extra arguments for precond_bench, e.g. "--systems
+#                         poisson2d:1000 --methods jacobi,fsai --no-eigen"
 #   --bench-filter REGEX  passed to the Google Benchmark binaries (--benchmark_filter)
 #   LA_SPMV_MATRICES      (environment) the matrices spmv_bench runs, comma-separated
 #   --test-filter REGEX   only the ctest tests matching REGEX (ctest -R); sanitizers still run
@@ -17,7 +19,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg"
+bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond"
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
@@ -93,11 +95,17 @@ if ((bench)) && [[ ,$benches, == *,cg,* ]]; then
   summary+=("cg_bench: exit $?")
   cat "$out/cg_bench.log" >> "$out/table.txt"
 fi
+if ((bench)) && [[ ,$benches, == *,precond,* ]]; then
+  # shellcheck disable=SC2086
+  $build/bench/precond_bench --out "$out/precond.csv" ${LA_PRECOND_ARGS:-} > "$out/precond_bench.log" 2> "$out/precond_bench.err"
+  summary+=("precond_bench: exit $?")
+  cat "$out/precond_bench.log" >> "$out/table.txt"
+fi
 # Registers, shared memory and spills per kernel (present when the library was recompiled).
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 # The device tool brings back few files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|device.txt|logs.tar.gz)$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|device.txt|logs.tar.gz)$'))
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
