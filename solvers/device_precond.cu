@@ -14,6 +14,7 @@
 #include <la/grid.cuh>
 #include <la/formats/device_convert.hpp>
 #include <la/kernels/spmv/spmv.hpp>
+#include <la/kernels/spmv/walks.cuh>
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
 #include <la/detail/instantiate.hpp>
@@ -129,14 +130,22 @@ csr_matrix<T, O> host_copy(context& ctx, const device_csr<T, O>& a) {
 
 // ---- level-scheduled rows ------------------------------------------------------------------
 
-/// Rows run level by level: levels [l0, l1) in one launch. A launch of one block runs
-/// several narrow levels with a barrier between them (__syncthreads makes a level's global
-/// writes visible to the block); a wide level gets a launch of its own, and the stream
-/// orders the launches.
-template <typename Op>
+/// Rows run level by level: levels [l0, l1) in one launch, a group of W lanes a row. A
+/// launch of one block runs several narrow levels with a barrier between them
+/// (__syncthreads makes a level's global writes visible to the block); a wide level gets a
+/// launch of its own, and the stream orders the launches. The loop over a level's rows has
+/// the same trip count in every lane (a group past the level's end gets row -1), so the
+/// ops' shuffles see the whole warp.
+template <int W, typename Op>
 __global__ void run_levels(Op op, const index_t* order, const index_t* ptr, index_t l0, index_t l1) {
+  const long long groups = detail::grid_threads() / W, g = detail::global_thread() / W;
+  const int lane = static_cast<int>(threadIdx.x % W);
   for (index_t l = l0; l < l1; ++l) {
-    for (long long k = ptr[l] + detail::global_thread(); k < ptr[l + 1]; k += detail::grid_threads()) op(order[k]);
+    const long long e = ptr[l + 1];
+    for (long long k0 = ptr[l]; k0 < e; k0 += groups) {
+      const long long k = k0 + g;
+      op(k < e ? order[k] : index_t(-1), lane);
+    }
     if (l + 1 < l1) __syncthreads();
   }
 }
@@ -157,7 +166,7 @@ class level_plan {
     for (index_t l = 0; l < levels_;) {
       const index_t width = s.ptr[l + 1] - s.ptr[l];
       if (width >= narrow) {
-        runs_.push_back({l, l + 1, grid_for(width)});
+        runs_.push_back({l, l + 1, width});
         ++l;
         continue;
       }
@@ -168,11 +177,12 @@ class level_plan {
     }
     ctx.synchronize();  // the host vectors may go once the copies are done
   }
-  template <typename Op>
+  /// op(row, lane) for every row, W lanes a row.
+  template <int W, typename Op>
   void run(const Op& op, cudaStream_t s) const {
     for (const run_t& r : runs_) {
-      if (r.blocks == 0) run_levels<<<1, narrow_threads, 0, s>>>(op, order_.data(), ptr_.data(), r.l0, r.l1);
-      else run_levels<<<r.blocks, block_threads, 0, s>>>(op, order_.data(), ptr_.data(), r.l0, r.l1);
+      if (r.width == 0) run_levels<W><<<1, narrow_threads, 0, s>>>(op, order_.data(), ptr_.data(), r.l0, r.l1);
+      else run_levels<W><<<grid_for(static_cast<long long>(r.width) * W), block_threads, 0, s>>>(op, order_.data(), ptr_.data(), r.l0, r.l1);
       LA_CHECK_LAUNCH(s);
     }
   }
@@ -182,7 +192,7 @@ class level_plan {
  private:
   struct run_t {
     index_t l0, l1;
-    unsigned blocks;  // 0: one block of narrow_threads
+    index_t width;  // of a wide level; 0: a run of narrow ones in one block
   };
   index_t levels_ = 0;
   device_buffer<index_t> order_, ptr_;
@@ -211,7 +221,8 @@ struct ic0_row {
   const index_t* ci;
   double* v;
   unsigned long long* bad;
-  __device__ void operator()(index_t i) const {
+  __device__ void operator()(index_t i, int) const {
+    if (i < 0) return;
     const O diag = rp[i + 1] - 1;
     for (O k = rp[i]; k < diag; ++k) {
       const index_t j = ci[k];
@@ -247,18 +258,23 @@ __global__ void lower_diagonal(csr_view<const T, O> low, T* d) {
   LA_GRID_STRIDE(i, low.rows) d[i] = low.values[low.row_ptr[i + 1] - 1];
 }
 
-/// One row of a triangular solve: the diagonal last (L) or first (U = L^T) in the row.
-template <typename T, typename O, bool Lower>
+/// One row of a triangular solve by a group of W lanes: the diagonal last (L) or first
+/// (U = L^T) in the row; the off-diagonal sum strided over the lanes, in a fixed order.
+template <int W, typename T, typename O, bool Lower>
 struct solve_row {
   csr_view<const T, O> m;
   const T* b;
   T* x;
-  __device__ void operator()(index_t i) const {
-    const O first = m.row_ptr[i], last = m.row_ptr[i + 1];
-    const O d = Lower ? last - 1 : first;
-    T s = b[i];
-    for (O k = Lower ? first : first + 1; k < (Lower ? d : last); ++k) s -= m.values[k] * x[m.col_idx[k]];
-    x[i] = s / m.values[d];
+  __device__ void operator()(index_t i, int lane) const {
+    T s = T(0);
+    O d = 0;
+    if (i >= 0) {
+      const O first = m.row_ptr[i], last = m.row_ptr[i + 1];
+      d = Lower ? last - 1 : first;
+      for (O k = (Lower ? first : first + 1) + lane; k < (Lower ? d : last); k += W) s += m.values[k] * x[m.col_idx[k]];
+    }
+    s = walk::group_sum<W>(s);
+    if (i >= 0 && lane == 0) x[i] = (b[i] - s) / m.values[d];
   }
 };
 
@@ -411,6 +427,7 @@ template <typename T>
 struct device_preconditioner<T>::impl {
   virtual ~impl() = default;
   virtual void apply(const T* r, T* z, cudaStream_t s) const = 0;
+  virtual bool factors(matrix_view<T>&, matrix_view<T>&) const { return false; }
   precond_report rep;
 };
 
@@ -550,6 +567,10 @@ struct fsai_impl final : device_preconditioner<T>::impl {
                        (cuts.size() > 2 ? "es" : "");
     this->rep.bytes = 2.0 * g.nnz() * (sizeof(T) + sizeof(index_t)) + 2.0 * (n + 1) * sizeof(O) + double(n) * sizeof(T);
   }
+  bool factors(matrix_view<T>& gv, matrix_view<T>& gtv) const override {
+    gv = spmv_view(g), gtv = transposed_view(gt);
+    return true;
+  }
   void apply(const T* r, T* z, cudaStream_t s) const override {
     if (g.rows() == 0) return;
     g_plan->run(r, t.data(), T(1), T(0), s);
@@ -563,6 +584,7 @@ struct ic0_impl final : device_preconditioner<T>::impl {
   device_csc<T, O> lt;  // L^T, read as CSR: the diagonal first in each row
   level_plan forward, backward;
   mutable device_buffer<T> y;  // L^-1 r
+  int lanes = 1;               // per row in the solves
 
   ic0_impl(context& ctx, const device_csr<T, O>& a, double max_shift) {
     LA_EXPECTS(max_shift >= 0 && std::isfinite(max_shift), "ic0: the largest shift must be finite and non-negative");
@@ -597,7 +619,7 @@ struct ic0_impl final : device_preconditioner<T>::impl {
       ic0_init<<<grid_for(n), block_threads, 0, s>>>(std::as_const(l).view(), d.data(), shift, v.data());
       LA_CHECK_LAUNCH(s);
       auto bad = new_flag(ctx);
-      forward.run(ic0_row<O>{l.view().row_ptr, l.view().col_idx, v.data(), bad.data()}, s);
+      forward.run<1>(ic0_row<O>{l.view().row_ptr, l.view().col_idx, v.data(), bad.data()}, s);
       row = read_flag(ctx, bad);
       if (row == no_row) {
         used = shift;
@@ -615,23 +637,36 @@ struct ic0_impl final : device_preconditioner<T>::impl {
     }
     lt = to_csc(ctx, l);
     y = ctx.allocate<T>(static_cast<std::size_t>(n));
+    const double off = n ? double(l.nnz()) / n - 1 : 0;  // off-diagonal entries a row
+    lanes = off <= 3 ? 1 : off <= 12 ? 8 : 32;
     ctx.synchronize();
     this->rep.kind = preconditioner::ic0;
     this->rep.shift = used;
     this->rep.detail = "shift " + detail::number_text(used) + " (attempt " + std::to_string(attempts) + "), " +
                        std::to_string(l.nnz()) + " nonzeros in L, " + std::to_string(forward.levels()) + " + " +
                        std::to_string(backward.levels()) + " levels in " +
-                       std::to_string(forward.launches() + backward.launches()) + " launches a solve pair";
+                       std::to_string(forward.launches() + backward.launches()) + " launches a solve pair, " +
+                       std::to_string(lanes) + (lanes == 1 ? " lane" : " lanes") + " a row";
     this->rep.bytes = 2.0 * l.nnz() * (sizeof(T) + sizeof(index_t)) + 2.0 * (n + 1) * sizeof(O) +
                       4.0 * n * sizeof(index_t) + double(n) * sizeof(T);
   }
   void apply(const T* r, T* z, cudaStream_t s) const override {
     if (l.rows() == 0) return;
     T* yp = y.data();
-    forward.run(solve_row<T, O, true>{l.view(), r, yp}, s);
     const auto v = lt.view();
     const csr_view<const T, O> u{lt.cols(), lt.rows(), v.nnz, v.col_ptr, v.row_idx, v.values};
-    backward.run(solve_row<T, O, false>{u, yp, z}, s);
+    // Lanes a row by L's mean row length: a thread for short rows (a level's rows then fit
+    // one round of the block), a group when the row's loads are worth spreading.
+    if (lanes <= 1) {
+      forward.run<1>(solve_row<1, T, O, true>{l.view(), r, yp}, s);
+      backward.run<1>(solve_row<1, T, O, false>{u, yp, z}, s);
+    } else if (lanes <= 8) {
+      forward.run<8>(solve_row<8, T, O, true>{l.view(), r, yp}, s);
+      backward.run<8>(solve_row<8, T, O, false>{u, yp, z}, s);
+    } else {
+      forward.run<32>(solve_row<32, T, O, true>{l.view(), r, yp}, s);
+      backward.run<32>(solve_row<32, T, O, false>{u, yp, z}, s);
+    }
   }
 };
 
@@ -671,6 +706,10 @@ void device_preconditioner<T>::apply(const T* r, T* z, cudaStream_t s) const {
 template <typename T>
 const precond_report& device_preconditioner<T>::report() const {
   return impl_->rep;
+}
+template <typename T>
+bool device_preconditioner<T>::factors(matrix_view<T>& g, matrix_view<T>& gt) const {
+  return impl_->factors(g, gt);
 }
 
 template class device_preconditioner<float>;

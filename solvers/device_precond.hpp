@@ -26,6 +26,7 @@
 
 #include "../formats/csr.hpp"
 #include "../context.hpp"
+#include "../kernels/spmv/spmv.hpp"
 #include "precond_options.hpp"
 
 namespace la {
@@ -45,6 +46,9 @@ class device_preconditioner {
   /// z = M^-1 r on stream s (r and z distinct, n entries each).
   void apply(const T* r, T* z, cudaStream_t s) const;
   const precond_report& report() const;
+  /// For M^-1 = G^T G (FSAI): G and G^T as CSR views, so a solver can fuse the two products
+  /// into its own kernels; false for the others.
+  bool factors(matrix_view<T>& g, matrix_view<T>& gt) const;
 
   struct impl;
 

@@ -184,6 +184,57 @@ __global__ void __launch_bounds__(block_threads) residual_decide(const T* r, con
   }
 }
 
+/// FSAI (M^-1 = G^T G) fused into two kernels. The first walks G's rows: its product
+/// gathers the updated residual r_old - alpha q on the fly while each row's thread stores
+/// it into the other residual buffer (the buffers alternate, so no gather reads a value
+/// already updated), giving t = G r and the r'r partials ...
+template <typename T>
+struct updated_residual {
+  const T* r;
+  const T* q;
+  T alpha;
+  __device__ __forceinline__ T operator[](long long c) const { return r[c] - alpha * q[c]; }
+};
+template <typename GWalk, typename T>
+__global__ void __launch_bounds__(block_threads) fsai_residual(GWalk g, const T* r_old, const T* q, T* r_new, T* t,
+                                                          cg_control* c, double* partials, unsigned* ticket,
+                                                          double* rr) {
+  if (c->status != cg_running) return;
+  double alpha = 0;
+  if (!cg_step_length(*c, alpha)) return;  // fsai_decide records the breakdown
+  const updated_residual<T> u{r_old, q, static_cast<T>(alpha)};
+  double v[1] = {0}, total[1];
+  g.each(u, [&](long long i, T ti) {
+    const T ri = u[i];
+    r_new[i] = ri;
+    t[i] = ti;
+    v[0] += static_cast<double>(ri) * ri;
+  });
+  if (last_block_sum<1>(v, partials, ticket, total)) *rr = total[0];
+}
+
+/// ... the second walks G^T's rows: z = G^T t and the r'z partials; the last block decides
+/// (with the first kernel's r'r) and records the history, as residual_step does.
+template <typename GWalk, typename T>
+__global__ void __launch_bounds__(block_threads) fsai_decide(GWalk gt, const T* t, const T* r, T* z, cg_control* c,
+                                                        cg_limits lim, double* partials, unsigned* ticket,
+                                                        const double* rr, double* history, std::int64_t history_cap) {
+  if (c->status != cg_running) return;
+  double alpha = 0;
+  const bool ok = cg_step_length(*c, alpha);
+  double v[1] = {0}, total[1];
+  if (ok)
+    gt.each(t, [&](long long i, T zi) {
+      z[i] = zi;
+      v[0] += static_cast<double>(r[i]) * zi;
+    });
+  if (last_block_sum<1>(v, partials, ticket, total)) {
+    if (ok) cg_decide_step(*c, lim, alpha, *rr, total[0]);
+    else cg_decide_bad_pq(*c);
+    if (history) history[(c->iteration - 1) % history_cap] = cg_relative(*c, lim);
+  }
+}
+
 /// After r = b - A x (and z = M^-1 r, when z is given): r'r and r'z; the last block takes the start decision (alpha = beta =
 /// 0, so the first direction step makes p = z from the zeroed old direction).
 template <typename T>

@@ -45,6 +45,22 @@ struct csr_pair_rows {
 };
 
 
+/// Calls f(walk) with a group-per-row walk over CSR matrix m (a preconditioner's factor):
+/// groups of 4, 8 or 32 lanes by the mean row length, so a long row's loads are in flight
+/// together. False when m is not CSR.
+template <typename T, typename F>
+bool with_group_walk(const matrix_view<T>& m, F&& f) {
+  if (m.fmt != format::csr) return false;
+  const int W = walk::csr_group_width(problem_of(m));
+  walk::with_width(m.wide, m.csr32, m.csr64, [&](auto v) {
+    using O = std::remove_cv_t<std::remove_reference_t<decltype(v.row_ptr[0])>>;
+    if (W <= 4) f(walk::group_rows<4, T, O>{v});
+    else if (W <= 8) f(walk::group_rows<8, T, O>{v});
+    else f(walk::group_rows<32, T, O>{v});
+  });
+  return true;
+}
+
 /// Calls f(walk) with the fused walk for a variant that walks the rows as `w` on matrix m;
 /// false when there is none (row_walk::none: the registry SpMV then runs, then a dot).
 /// The solver's tuning of the variant's walk: a thread-per-row CSR walk in float takes two
@@ -52,17 +68,7 @@ struct csr_pair_rows {
 /// instantiations of each CG kernel instead of five).
 template <typename T, typename F>
 bool with_fused_walk(const matrix_view<T>& m, row_walk w, F&& f) {
-  if (w == row_walk::group) {
-    if (m.fmt != format::csr) return false;
-    const int W = walk::csr_group_width(problem_of(m));
-    walk::with_width(m.wide, m.csr32, m.csr64, [&](auto v) {
-      using O = std::remove_cv_t<std::remove_reference_t<decltype(v.row_ptr[0])>>;
-      if (W <= 4) f(walk::group_rows<4, T, O>{v});
-      else if (W <= 8) f(walk::group_rows<8, T, O>{v});
-      else f(walk::group_rows<32, T, O>{v});
-    });
-    return true;
-  }
+  if (w == row_walk::group) return with_group_walk(m, f);
   if (w != row_walk::thread) return false;
   if constexpr (sizeof(T) == 4) {
     if (m.fmt == format::csr) {

@@ -45,7 +45,7 @@ class device_backend {
     if (pc == preconditioner::jacobi) inv_d_ = ctx.allocate<T>(n), d_ = ctx.allocate<T>(n);
     if (general(pc)) z_ = ctx.allocate<T>(n);
     control_ = ctx.allocate<cg_control>(1);
-    scalars_ = ctx.allocate<double>(1);
+    scalars_ = ctx.allocate<double>(2);  // a norm; FSAI's r'r between its two kernels
     flags_ = ctx.allocate<unsigned long long>(4);
     tickets_ = ctx.allocate<unsigned>(4);
     LA_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, 4 * sizeof(unsigned), s_));
@@ -118,6 +118,17 @@ class device_backend {
         return e.what();
       }
       rep_ = pre_->report();
+      matrix_view<T> g, gt;
+      if (pre_->factors(g, gt)) {
+        g_ = g, gt_ = gt;
+        with_group_walk(g_, [&](auto w) { g_blocks_ = blocks_for(w.items(), ctx_.sm_count()); });
+        with_group_walk(gt_, [&](auto w) { gt_blocks_ = blocks_for(w.items(), ctx_.sm_count()); });
+        factored_ = true;
+        r2_ = ctx_.allocate<T>(static_cast<std::size_t>(n_)), t_ = ctx_.allocate<T>(static_cast<std::size_t>(n_));
+        // The partials buffer was sized before the factors existed.
+        const unsigned most = std::max({vector_blocks_, walk_blocks_, persistent_blocks_, g_blocks_, gt_blocks_});
+        if (3 * static_cast<std::size_t>(most) > partials_.size()) partials_ = ctx_.allocate<double>(3 * static_cast<std::size_t>(most));
+      }
       return {};
     }
     if (pc_ != preconditioner::jacobi || n_ == 0) return {};
@@ -156,6 +167,7 @@ class device_backend {
                                                       control_.data(), lim_, partials_.data(), tickets_.data());
     LA_CHECK_LAUNCH(s_);
     directions_ = 0;
+    residuals_ = 0;
     queue_direction_step(x.data());
     // The graph is captured here, in setup, so the loop's time is replays only.
     if (path_ == cg_path::graph) capture(x.data());
@@ -171,6 +183,7 @@ class device_backend {
     for (std::int64_t j = 0; j < k; j += graph_iterations) {
       LA_CUDA_TRY(cudaGraphLaunch(graph_, s_));
       directions_ += graph_iterations;
+      residuals_ += graph_iterations;
     }
   }
 
@@ -201,6 +214,8 @@ class device_backend {
   static constexpr int graph_iterations = 8;
 
   const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
+  /// The residual of iteration k: FSAI's fused step alternates two buffers (r_ for even k).
+  T* residual_buffer(std::int64_t k) { return k % 2 ? r2_.data() : r_.data(); }
   double* history_ptr() { return history_.empty() ? nullptr : history_.data(); }
 
   void residual(const vector& b, const vector& x, T* out) {
@@ -240,6 +255,25 @@ class device_backend {
     }
   }
   void queue_iteration(T* x) {
+    if (factored_) {
+      // FSAI fused: t = G r_new with r_new = r_old - alpha q stored by the walk, then z = G^T t
+      // and the decision; the residual buffers alternate.
+      T* r_old = residual_buffer(residuals_);
+      T* r_new = residual_buffer(residuals_ + 1);
+      ++residuals_;
+      with_group_walk(g_, [&](auto w) {
+        fsai_residual<<<g_blocks_, block_threads, 0, s_>>>(w, r_old, q_.data(), r_new, t_.data(), control_.data(),
+                                                           partials_.data(), tickets_.data() + 1, scalars_.data() + 1);
+      });
+      LA_CHECK_LAUNCH(s_);
+      with_group_walk(gt_, [&](auto w) {
+        fsai_decide<<<gt_blocks_, block_threads, 0, s_>>>(w, t_.data(), r_new, z_.data(), control_.data(), lim_,
+                                                          partials_.data(), tickets_.data() + 2, scalars_.data() + 1,
+                                                          history_ptr(), history_cap);
+      });
+      LA_CHECK_LAUNCH(s_);
+      return queue_direction_step(x);
+    }
     if (pre_) {
       residual_only<<<vector_blocks_, block_threads, 0, s_>>>(r_.data(), q_.data(), n_, control_.data());
       LA_CHECK_LAUNCH(s_);
@@ -265,11 +299,11 @@ class device_backend {
     cudaGraph_t g = nullptr;
     // An even number of iterations, so every replay starts with the same buffer roles.
     static_assert(graph_iterations % 2 == 0, "the direction buffers alternate: capture an even count");
-    const std::int64_t directions = directions_;
+    const std::int64_t directions = directions_, residuals = residuals_;
     LA_CUDA_TRY(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
     try {
       for (int j = 0; j < graph_iterations; ++j) queue_iteration(x);
-      directions_ = directions;
+      directions_ = directions, residuals_ = residuals;
     } catch (...) {
       cudaStreamEndCapture(s_, &g);
       if (g) cudaGraphDestroy(g);
@@ -337,7 +371,11 @@ class device_backend {
   cudaStream_t s_;
   std::optional<device_preconditioner<T>> pre_;  // block-Jacobi, FSAI, IC(0)
   precond_report rep_;
-  device_buffer<T> r_, q_, inv_d_, d_, z_;
+  device_buffer<T> r_, q_, inv_d_, d_, z_, r2_, t_;  // r2_, t_: FSAI's second residual, G r
+  bool factored_ = false;        // M^-1 = G^T G, fused into the residual step (fsai_residual, fsai_decide)
+  matrix_view<T> g_, gt_;
+  unsigned g_blocks_ = 1, gt_blocks_ = 1;
+  std::int64_t residuals_ = 0;   // residual steps queued so far (which buffer is which)
   device_buffer<T> p_[2];     // the search direction, old and new (they alternate)
   std::int64_t directions_ = 0;    // direction steps queued so far (which buffer is which)
   device_buffer<cg_control> control_;
