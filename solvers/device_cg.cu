@@ -52,7 +52,10 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
   std::string why_path = "forced";
   const bool general = device_backend<T>::general(opt.precond);
   if (path == cg_path::automatic && general) {
-    path = cg_path::graph, why_path = std::string("the ") + to_string(opt.precond) + " preconditioner runs between kernels";
+    if (device_backend<T>::fsai_persistent(opt.precond, sizeof(O) == 8))
+      path = cg_path::persistent, why_path = "FSAI's two products run inside the persistent kernel";
+    else
+      path = cg_path::graph, why_path = std::string("the ") + to_string(opt.precond) + " preconditioner runs between kernels";
   } else if (path == cg_path::automatic) {
     const bool fusable = with_fused_walk(op->matrix(), op->variant().walk, [](auto) {});
     if (fusable) path = cg_path::persistent, why_path = "the kernel has a fused form";

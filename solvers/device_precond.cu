@@ -26,6 +26,12 @@ using detail::grid_for;
 
 constexpr unsigned long long no_row = ~0ull;
 
+/// The sum over the warp, in every lane, in a fixed order.
+__device__ __forceinline__ double warp_total(double v) {
+  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
 // ---- shared setup ---------------------------------------------------------------------------
 
 /// counts[i] = entries of row i at or left of the diagonal; the first row whose diagonal is
@@ -333,6 +339,68 @@ __global__ void fsai_rows(csr_view<const T, O> a, csr_view<T, O> g, index_t r0, 
   }
 }
 
+/// fsai_rows with a warp a row, for long patterns: the gather spread over the block's
+/// rows, each Cholesky column's updates over its rows, each dot over its terms (sums in a
+/// fixed lane order, so reruns give the same bits). The steps and their order are those of
+/// fsai_factor; only the summation order of the dots differs.
+template <typename T, typename O>
+__global__ void fsai_rows_warp(csr_view<const T, O> a, csr_view<T, O> g, index_t r0, index_t r1, const long long* off,
+                               long long base, double* scratch, unsigned long long* bad) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  LA_WARP_STRIDE(w, r1 - r0) {
+    const long long i = r0 + w;
+    const O g0 = g.row_ptr[i];
+    const int p = static_cast<int>(g.row_ptr[i + 1] - g0);
+    const index_t* P = g.col_idx + g0;
+    double* m = scratch + (off[i] - base);
+    for (int r = lane; r < p; r += 32) {
+      int c = 0;
+      for (O k = a.row_ptr[P[r]]; k < a.row_ptr[P[r] + 1] && c < p; ++k) {
+        const index_t col = a.col_idx[k];
+        while (c < p && P[c] < col) m[r * p + c++] = 0;
+        if (c < p && P[c] == col) m[r * p + c++] = a.values[k];
+      }
+      while (c < p) m[r * p + c++] = 0;
+    }
+    __syncwarp();
+    bool ok = true;
+    for (int c = 0; c < p; ++c) {
+      double d = 0;
+      for (int k = lane; k < c; k += 32) d += m[c * p + k] * m[c * p + k];
+      d = m[c * p + c] - warp_total(d);
+      if (!(d > 0) || !isfinite(d)) {
+        ok = false;
+        break;
+      }
+      d = sqrt(d);
+      for (int r = c + 1 + lane; r < p; r += 32) {
+        double v = m[r * p + c];
+        for (int k = 0; k < c; ++k) v -= m[r * p + k] * m[c * p + k];
+        m[r * p + c] = v / d;
+      }
+      __syncwarp();
+      if (lane == 0) m[c * p + c] = d;
+      __syncwarp();
+    }
+    if (!ok) {
+      if (lane == 0) atomicMin(bad, static_cast<unsigned long long>(i));
+      continue;
+    }
+    // L^T y = e_last / L_ll, y_r kept in m[r * p + (p - 1)] for r < p - 1 (as fsai_rows).
+    const double yl = 1 / (m[(p - 1) * p + (p - 1)] * m[(p - 1) * p + (p - 1)]);
+    for (int r = p - 1; r-- > 0;) {
+      double v = 0;
+      for (int k = r + 1 + lane; k < p; k += 32) v += m[k * p + r] * (k == p - 1 ? yl : m[k * p + (p - 1)]);
+      v = warp_total(v);
+      if (lane == 0) m[r * p + (p - 1)] = -v / m[r * p + r];
+      __syncwarp();
+    }
+    const double scale = 1 / sqrt(yl);
+    for (int r = lane; r < p; r += 32) g.values[g0 + r] = static_cast<T>((r == p - 1 ? yl : m[r * p + (p - 1)]) * scale);
+    __syncwarp();
+  }
+}
+
 template <typename O>
 __global__ void square_lengths(const O* ptr, index_t n, long long* out) {
   LA_GRID_STRIDE(i, n) {
@@ -518,6 +586,9 @@ struct fsai_impl final : device_preconditioner<T>::impl {
       ctx.synchronize();
       (void)device_lower(ctx, a, "fsai");  // the diagonal check, with the words of the tril(A) path
     }
+    // A thread a row for short patterns (2D and 3D Laplacians: 3 and 4 entries), a warp a
+    // row when the dense solves are worth spreading.
+    const bool warp_rows = n > 0 && double(g.nnz()) / n > 6;
     // Scratch offsets: p_i^2 doubles per row, prefix-summed.
     auto off = ctx.allocate<long long>(static_cast<std::size_t>(n) + 1);
     if (n > 0) {
@@ -547,8 +618,12 @@ struct fsai_impl final : device_preconditioner<T>::impl {
       auto bad = new_flag(ctx);
       for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
         if (cuts[k + 1] == cuts[k]) continue;
-        fsai_rows<<<grid_for(cuts[k + 1] - cuts[k]), block_threads, 0, s>>>(
-            a.view(), g.view(), cuts[k], cuts[k + 1], off.data(), at[k], scratch.data(), bad.data());
+        if (warp_rows)
+          fsai_rows_warp<<<grid_for(32LL * (cuts[k + 1] - cuts[k])), block_threads, 0, s>>>(
+              a.view(), g.view(), cuts[k], cuts[k + 1], off.data(), at[k], scratch.data(), bad.data());
+        else
+          fsai_rows<<<grid_for(cuts[k + 1] - cuts[k]), block_threads, 0, s>>>(
+              a.view(), g.view(), cuts[k], cuts[k + 1], off.data(), at[k], scratch.data(), bad.data());
         LA_CHECK_LAUNCH(s);
       }
       const unsigned long long row = read_flag(ctx, bad);
@@ -564,7 +639,7 @@ struct fsai_impl final : device_preconditioner<T>::impl {
     this->rep.kind = preconditioner::fsai;
     this->rep.detail = std::string("pattern ") + to_string(opt.pattern) + ", " + std::to_string(g.nnz()) +
                        " nonzeros in G, " + std::to_string(cuts.size() - 1) + " setup batch" +
-                       (cuts.size() > 2 ? "es" : "");
+                       (cuts.size() > 2 ? "es" : "") + (warp_rows ? ", a warp a row" : ", a thread a row");
     this->rep.bytes = 2.0 * g.nnz() * (sizeof(T) + sizeof(index_t)) + 2.0 * (n + 1) * sizeof(O) + double(n) * sizeof(T);
   }
   bool factors(matrix_view<T>& gv, matrix_view<T>& gtv) const override {

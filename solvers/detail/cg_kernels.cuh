@@ -336,6 +336,88 @@ __global__ void __launch_bounds__(block_threads, persistent_min_blocks) persiste
   if (blockIdx.x == 0 && threadIdx.x == 0) *global = c;
 }
 
+/// The persistent path with FSAI (M^-1 = G^T G): per iteration the residual step is two
+/// walks, G's (t = G r_new, gathering r_old - alpha q and storing r_new, the r'r
+/// partials) and G^T's (z = G^T t, the r'z partials), with a grid barrier after each;
+/// then the direction step as in `persistent`, reading z. Three barriers an iteration
+/// instead of two. The residual buffers alternate: residual step number s reads
+/// r[(s - 1) % 2] and writes r[s % 2] (r0 is the start's residual).
+template <typename Walk, typename FWalk, typename T>
+__global__ void __launch_bounds__(block_threads, persistent_min_blocks)
+    persistent_fsai(Walk w, FWalk g, FWalk gt, T* x, T* r0, T* r1, T* t, T* z, T* p0, T* p1, T* q, index_t n,
+                    cg_control* global, cg_limits lim, double* partials, double* history, std::int64_t history_cap,
+                    std::int64_t k, std::int64_t step, std::int64_t rstep) {
+  cgx::grid_group grid = cgx::this_grid();
+  __shared__ cg_control c;
+  if (threadIdx.x == 0) c = *global;
+  __syncthreads();
+  const int G = gridDim.x;
+  for (std::int64_t j = 0; j < k && c.status == cg_running; ++j, ++step, ++rstep) {
+    // The residual step: t = G r_new ...
+    double alpha = 0;
+    const bool ok = cg_step_length(c, alpha);
+    const T* r_old = rstep % 2 ? r0 : r1;
+    T* r_new = rstep % 2 ? r1 : r0;
+    const updated_residual<T> u{r_old, q, static_cast<T>(alpha)};
+    double v2[2] = {0, 0};
+    if (ok)
+      g.each(u, [&](long long i, T ti) {
+        const T ri = u[i];
+        r_new[i] = ri;
+        t[i] = ti;
+        v2[0] += static_cast<double>(ri) * ri;
+      });
+    grid.sync();
+    // ... z = G^T t and r'z.
+    if (ok)
+      gt.each(t, [&](long long i, T zi) {
+        z[i] = zi;
+        v2[1] += static_cast<double>(r_new[i]) * zi;
+      });
+    block_sum(v2);
+    if (threadIdx.x == 0) partials[G + blockIdx.x] = v2[0], partials[2 * G + blockIdx.x] = v2[1];
+    grid.sync();
+    double t2[2] = {0, 0};
+    if (ok) sum_partials<2>(partials + G, G, t2);
+    if (threadIdx.x == 0) {
+      if (ok) cg_decide_step(c, lim, alpha, t2[0], t2[1]);
+      else cg_decide_bad_pq(c);
+      if (history && blockIdx.x == 0) history[(c.iteration - 1) % history_cap] = cg_relative(c, lim);
+    }
+    __syncthreads();
+
+    // The direction step, as in `persistent`, with z for M^-1 r.
+    const bool running = c.status == cg_running, owe = c.x_pending;
+    const T a = static_cast<T>(c.alpha);
+    T* p_old = step % 2 ? p0 : p1;
+    T* p_new = step % 2 ? p1 : p0;
+    const direction<T> dir{z, nullptr, p_old, static_cast<T>(c.beta)};
+    double v1[1] = {0};
+    if (running) {
+      w.each(dir, [&](long long i, T qi) {
+        const T pi = dir[i];
+        if (owe) x[i] += a * p_old[i];
+        p_new[i] = pi;
+        q[i] = qi;
+        v1[0] += static_cast<double>(pi) * static_cast<double>(qi);
+      });
+    } else if (owe) {
+      LA_GRID_STRIDE(i, n) x[i] += a * p_old[i];
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) c.x_pending = 0;
+    if (!running) break;
+    block_sum(v1);
+    if (threadIdx.x == 0) partials[blockIdx.x] = v1[0];
+    grid.sync();
+    double t1[1];
+    sum_partials<1>(partials, G, t1);
+    if (threadIdx.x == 0) c.pq = t1[0];
+    __syncthreads();
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) *global = c;
+}
+
 // ---- setup kernels ------------------------------------------------------------------------
 
 /// 1 / A(i,i) of a CSR matrix (0 where the diagonal is missing), and the first row whose

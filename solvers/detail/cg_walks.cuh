@@ -45,9 +45,9 @@ struct csr_pair_rows {
 };
 
 
-/// Calls f(walk) with a group-per-row walk over CSR matrix m (a preconditioner's factor):
-/// groups of 4, 8 or 32 lanes by the mean row length, so a long row's loads are in flight
-/// together. False when m is not CSR.
+/// Calls f(walk) with a group-per-row walk over CSR matrix m: groups of 4, 8 or 32 lanes
+/// by the mean row length, so a long row's loads are in flight together. False when m is
+/// not CSR.
 template <typename T, typename F>
 bool with_group_walk(const matrix_view<T>& m, F&& f) {
   if (m.fmt != format::csr) return false;
@@ -59,6 +59,24 @@ bool with_group_walk(const matrix_view<T>& m, F&& f) {
     else f(walk::group_rows<32, T, O>{v});
   });
   return true;
+}
+
+/// The walk over a preconditioner's CSR factor (FSAI's G and G^T): a thread a row for rows
+/// of at most 4 entries on average (the Laplacians' factors, where 4 lanes a row left the
+/// fused FSAI step 1.5x slower at 1M rows than the registry SpMVs: bench/RESULTS.md,
+/// preconditioners), else a group of 8 or 32 lanes.
+template <typename T, typename F>
+void with_factor_walk(const matrix_view<T>& m, F&& f) {
+  const double mean = m.rows ? double(m.nnz) / m.rows : 0;
+  if (mean <= 4) {
+    walk::with_width(m.wide, m.csr32, m.csr64, [&](auto v) { f(walk::by_thread(walk::rows_of(v))); });
+    return;
+  }
+  walk::with_width(m.wide, m.csr32, m.csr64, [&](auto v) {
+    using O = std::remove_cv_t<std::remove_reference_t<decltype(v.row_ptr[0])>>;
+    if (mean <= 12) f(walk::group_rows<8, T, O>{v});
+    else f(walk::group_rows<32, T, O>{v});
+  });
 }
 
 /// Calls f(walk) with the fused walk for a variant that walks the rows as `w` on matrix m;

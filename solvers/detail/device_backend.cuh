@@ -12,6 +12,7 @@
 
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/device_precond.hpp>
+#include <la/solvers/precond.hpp>
 #include "cg_kernels.cuh"
 #include "cg_walks.cuh"
 
@@ -36,7 +37,7 @@ class device_backend {
   device_backend(context& ctx, const spmv_operator<T>& op, const device_csr<T, O>& a, preconditioner pc,
                  const precond_options& popt, cg_path path, bool history)
       : ctx_(ctx), op_(op), walk_(op.variant().walk), pc_(pc), n_(op.matrix().rows), path_(path),
-        a_values_(a.values().data()), a_nnz_(a.nnz()),
+        a_values_(a.values().data()), a_nnz_(a.nnz()), a_csr_(spmv_view(a)),
         prepare_preconditioner_([this, &a, popt] { return prepare_preconditioner(a, popt); }) {
     s_ = ctx.stream();
     const std::size_t n = static_cast<std::size_t>(n_);
@@ -51,7 +52,12 @@ class device_backend {
     LA_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, 4 * sizeof(unsigned), s_));
     vector_blocks_ = blocks_for(n_, ctx.sm_count());
     fused_ = with_fused_walk(op.matrix(), walk_, [&](auto w) { walk_blocks_ = blocks_for(w.items(), ctx.sm_count()); });
-    if (path_ == cg_path::persistent) setup_persistent();
+    // With FSAI the persistent kernel is sized once the factor exists (prepare_preconditioner).
+    if (path_ == cg_path::persistent && !general(pc)) setup_persistent();
+    if (path_ == cg_path::persistent && general(pc) && !fsai_persistent(pc, a_csr_.wide))
+      throw not_supported(std::string("the persistent CG path applies no preconditioner, Jacobi, or FSAI in double with "
+                                      "32-bit offsets inside its kernel; ") +
+                          to_string(pc) + " here runs between kernels: use the graph or plain path");
     const unsigned most = std::max({vector_blocks_, walk_blocks_, persistent_blocks_});
     partials_ = ctx.allocate<double>(3 * static_cast<std::size_t>(most));
     if (history) history_ = ctx.allocate<double>(history_cap);
@@ -83,6 +89,12 @@ class device_backend {
   /// why it does not exist for this matrix.
   std::string check_preconditioner() { return prepare_preconditioner_(); }
   precond_report describe_preconditioner() const { return rep_; }
+  /// Whether the persistent path can run preconditioner pc (FSAI, in double, 32-bit offsets).
+  static bool fsai_persistent(preconditioner pc, bool wide) {
+    const bool fsai = pc == preconditioner::fsai ||
+                      (pc == preconditioner::automatic && select_preconditioner() == preconditioner::fsai);
+    return fsai && std::is_same_v<T, double> && !wide;
+  }
   /// A preconditioner applied between the residual step's kernels (not fused into them).
   static bool general(preconditioner pc) { return pc != preconditioner::none && pc != preconditioner::jacobi; }
 
@@ -121,13 +133,14 @@ class device_backend {
       matrix_view<T> g, gt;
       if (pre_->factors(g, gt)) {
         g_ = g, gt_ = gt;
-        with_group_walk(g_, [&](auto w) { g_blocks_ = blocks_for(w.items(), ctx_.sm_count()); });
-        with_group_walk(gt_, [&](auto w) { gt_blocks_ = blocks_for(w.items(), ctx_.sm_count()); });
+        with_factor_walk(g_, [&](auto w) { g_blocks_ = blocks_for(w.items(), ctx_.sm_count()); });
+        with_factor_walk(gt_, [&](auto w) { gt_blocks_ = blocks_for(w.items(), ctx_.sm_count()); });
         factored_ = true;
         r2_ = ctx_.allocate<T>(static_cast<std::size_t>(n_)), t_ = ctx_.allocate<T>(static_cast<std::size_t>(n_));
         // The partials buffer was sized before the factors existed.
         const unsigned most = std::max({vector_blocks_, walk_blocks_, persistent_blocks_, g_blocks_, gt_blocks_});
         if (3 * static_cast<std::size_t>(most) > partials_.size()) partials_ = ctx_.allocate<double>(3 * static_cast<std::size_t>(most));
+        if (path_ == cg_path::persistent) setup_persistent_fsai();
       }
       return {};
     }
@@ -261,12 +274,12 @@ class device_backend {
       T* r_old = residual_buffer(residuals_);
       T* r_new = residual_buffer(residuals_ + 1);
       ++residuals_;
-      with_group_walk(g_, [&](auto w) {
+      with_factor_walk(g_, [&](auto w) {
         fsai_residual<<<g_blocks_, block_threads, 0, s_>>>(w, r_old, q_.data(), r_new, t_.data(), control_.data(),
                                                            partials_.data(), tickets_.data() + 1, scalars_.data() + 1);
       });
       LA_CHECK_LAUNCH(s_);
-      with_group_walk(gt_, [&](auto w) {
+      with_factor_walk(gt_, [&](auto w) {
         fsai_decide<<<gt_blocks_, block_threads, 0, s_>>>(w, t_.data(), r_new, z_.data(), control_.data(), lim_,
                                                           partials_.data(), tickets_.data() + 2, scalars_.data() + 1,
                                                           history_ptr(), history_cap);
@@ -317,9 +330,6 @@ class device_backend {
   }
 
   void setup_persistent() {
-    if (general(pc_))
-      throw not_supported(std::string("the persistent CG path applies no preconditioner or Jacobi inside its kernel; ") +
-                          to_string(pc_) + " runs between kernels: use the graph or plain path");
     int coop = 0;
     LA_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, ctx_.device()));
     if (!coop) throw not_supported("the persistent CG path needs cooperative launch, which this device lacks");
@@ -335,6 +345,61 @@ class device_backend {
     if (persistent_blocks_ == 0) throw not_supported("the persistent CG kernel cannot be resident on this device");
   }
 
+  /// f(A's walk, G's walk, G^T's walk) for the persistent FSAI kernel, over the CSR input:
+  /// a thread a row for A's rows up to 16 entries on average (as the persistent path's rule,
+  /// tuning note T9) and G's up to 8, else groups of 32 and 8 lanes. Double with 32-bit
+  /// offsets only (four instantiations); false otherwise.
+  template <typename F>
+  bool with_fsai_walks(F&& f) {
+    if constexpr (!std::is_same_v<T, double>) {
+      return false;
+    } else {
+      if (a_csr_.wide || g_.wide || gt_.wide) return false;
+      auto mean = [](const matrix_view<T>& m) { return m.rows ? double(m.nnz) / m.rows : 0.0; };
+      auto with_g = [&](auto aw) {
+        if (mean(g_) <= 8) f(aw, walk::by_thread(walk::rows_of(g_.csr32)), walk::by_thread(walk::rows_of(gt_.csr32)));
+        else f(aw, walk::group_rows<8, T, std::int32_t>{g_.csr32}, walk::group_rows<8, T, std::int32_t>{gt_.csr32});
+      };
+      if (mean(a_csr_) <= 16) with_g(walk::by_thread(walk::rows_of(a_csr_.csr32)));
+      else with_g(walk::group_rows<32, T, std::int32_t>{a_csr_.csr32});
+      return true;
+    }
+  }
+  void setup_persistent_fsai() {
+    int coop = 0;
+    LA_CUDA_TRY(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, ctx_.device()));
+    if (!coop) throw not_supported("the persistent CG path needs cooperative launch, which this device lacks");
+    const bool ok = with_fsai_walks([&](auto aw, auto gw, auto gtw) {
+      int per_sm = 0;
+      LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &per_sm, persistent_fsai<decltype(aw), decltype(gw), T>, block_threads, 0));
+      const unsigned resident = static_cast<unsigned>(per_sm) * ctx_.sm_count();
+      persistent_blocks_ = std::min(resident, std::max({grid_for(aw.items()), grid_for(gw.items()), grid_for(gtw.items()),
+                                                        grid_for(n_)}));
+    });
+    if (!ok) throw not_supported("the persistent CG path runs FSAI in double with 32-bit offsets only");
+    if (persistent_blocks_ == 0) throw not_supported("the persistent CG kernel cannot be resident on this device");
+    if (3 * static_cast<std::size_t>(persistent_blocks_) > partials_.size())
+      partials_ = ctx_.allocate<double>(3 * static_cast<std::size_t>(persistent_blocks_));
+  }
+  void run_persistent_fsai(std::int64_t k, vector& x) {
+    with_fsai_walks([&](auto aw, auto gw, auto gtw) {
+      T *xp = x.data(), *r0 = r_.data(), *r1 = r2_.data(), *t = t_.data(), *z = z_.data(), *p0 = p_[0].data(),
+        *p1 = p_[1].data(), *q = q_.data();
+      index_t n = n_;
+      cg_control* c = control_.data();
+      double* partials = partials_.data();
+      double* hist = history_ptr();
+      std::int64_t cap = history_cap, next = directions_ + 1, rnext = residuals_ + 1;
+      void* args[] = {&aw, &gw, &gtw, &xp, &r0, &r1, &t, &z, &p0, &p1, &q, &n, &c, &lim_, &partials, &hist, &cap, &k,
+                      &next, &rnext};
+      LA_CUDA_TRY(cudaLaunchCooperativeKernel(
+          reinterpret_cast<const void*>(persistent_fsai<decltype(aw), decltype(gw), T>), persistent_blocks_,
+          block_threads, args, 0, s_));
+    });
+    directions_ += k, residuals_ += k;
+  }
+
   /// The registry's variants with a fused form, for messages.
   static std::string fused_kernels() {
     std::string names;
@@ -344,6 +409,7 @@ class device_backend {
   }
 
   void run_persistent(std::int64_t k, vector& x) {
+    if (factored_) return run_persistent_fsai(k, x);
     with_fused_walk(op_.matrix(), walk_, [&](auto w) {
       T *xp = x.data(), *r = r_.data(), *p0 = p_[0].data(), *p1 = p_[1].data(), *q = q_.data();
       const T* id = inv_d();
@@ -367,6 +433,7 @@ class device_backend {
   cg_path path_;
   const T* a_values_;
   count_t a_nnz_;
+  matrix_view<T> a_csr_;  // the CSR input: the persistent FSAI kernel walks it
   std::function<std::string()> prepare_preconditioner_;  // bound to the CSR input's offset type
   cudaStream_t s_;
   std::optional<device_preconditioner<T>> pre_;  // block-Jacobi, FSAI, IC(0)
