@@ -264,23 +264,106 @@ __global__ void lower_diagonal(csr_view<const T, O> low, T* d) {
   LA_GRID_STRIDE(i, low.rows) d[i] = low.values[low.row_ptr[i + 1] - 1];
 }
 
-/// One row of a triangular solve by a group of W lanes: the diagonal last (L) or first
-/// (U = L^T) in the row; the off-diagonal sum strided over the lanes, in a fixed order.
+/// One row of a triangular solve by a group of W lanes, the off-diagonal sum strided over
+/// the lanes in a fixed order. The diagonal is last (L) or first (U = L^T) in the row, or at
+/// diag[i] when the rows hold both triangles (ILU(0)'s L + U: the lower solve then has a unit
+/// diagonal).
 template <int W, typename T, typename O, bool Lower>
 struct solve_row {
   csr_view<const T, O> m;
   const T* b;
   T* x;
+  const O* diag = nullptr;
+  bool unit = false;
   __device__ void operator()(index_t i, int lane) const {
     T s = T(0);
     O d = 0;
     if (i >= 0) {
       const O first = m.row_ptr[i], last = m.row_ptr[i + 1];
-      d = Lower ? last - 1 : first;
-      for (O k = (Lower ? first : first + 1) + lane; k < (Lower ? d : last); k += W) s += m.values[k] * x[m.col_idx[k]];
+      d = diag ? diag[i] : Lower ? last - 1 : first;
+      for (O k = (Lower ? first : d + 1) + lane; k < (Lower ? d : last); k += W) s += m.values[k] * x[m.col_idx[k]];
     }
     s = walk::group_sum<W>(s);
-    if (i >= 0 && lane == 0) x[i] = (b[i] - s) / m.values[d];
+    if (i >= 0 && lane == 0) x[i] = unit ? b[i] - s : (b[i] - s) / m.values[d];
+  }
+};
+
+/// The lanes a row of a triangular solve, by the mean off-diagonal entries of a triangle's
+/// row: a thread for short rows (a level's rows then fit one round of the block), a group
+/// when the row's loads are worth spreading.
+inline int solve_lanes(double off) { return off <= 3 ? 1 : off <= 12 ? 8 : 32; }
+
+/// The two solves of a factored preconditioner with `lanes` lanes a row.
+template <typename Lo, typename Up>
+void run_solves(int lanes, const level_plan& forward, const level_plan& backward, const Lo& lo, const Up& up,
+                cudaStream_t s) {
+  if (lanes <= 1) forward.run<1>(lo.template with<1>(), s), backward.run<1>(up.template with<1>(), s);
+  else if (lanes <= 8) forward.run<8>(lo.template with<8>(), s), backward.run<8>(up.template with<8>(), s);
+  else forward.run<32>(lo.template with<32>(), s), backward.run<32>(up.template with<32>(), s);
+}
+
+/// A solve's arguments, made into solve_row for a lane count.
+template <typename T, typename O, bool Lower>
+struct solve_args {
+  csr_view<const T, O> m;
+  const T* b;
+  T* x;
+  const O* diag;
+  bool unit;
+  template <int W>
+  solve_row<W, T, O, Lower> with() const { return {m, b, x, diag, unit}; }
+};
+
+// ---- ILU(0) --------------------------------------------------------------------------------
+
+/// Position of each row's diagonal; the first row without one into *bad.
+template <typename T, typename O>
+__global__ void find_diagonal(csr_view<const T, O> a, O* diag, unsigned long long* bad) {
+  LA_GRID_STRIDE(i, a.rows) {
+    O d = -1;
+    for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (a.col_idx[k] == i) d = k;
+    diag[i] = d;
+    if (d < 0) atomicMin(bad, static_cast<unsigned long long>(i));
+  }
+}
+
+template <typename T>
+__global__ void widen(const T* in, long long n, double* out) {
+  LA_GRID_STRIDE(i, n) out[i] = in[i];
+}
+template <typename T>
+__global__ void narrow_to(const double* in, long long n, T* out) {
+  LA_GRID_STRIDE(i, n) out[i] = static_cast<T>(in[i]);
+}
+
+/// Row i of ILU(0) in place (its dependencies are on earlier levels): ilu0_factor's steps
+/// in double.
+template <typename O>
+struct ilu0_row {
+  const O* rp;
+  const index_t* ci;
+  const O* diag;
+  double* v;
+  unsigned long long* bad;
+  __device__ void operator()(index_t i, int) const {
+    if (i < 0) return;
+    const O end = rp[i + 1];
+    for (O k = rp[i]; k < diag[i]; ++k) {
+      const index_t j = ci[k];
+      const double l = v[k] / v[diag[j]];
+      v[k] = l;
+      O a = k + 1, b = diag[j] + 1;
+      const O bend = rp[j + 1];
+      while (a < end && b < bend) {
+        const index_t ca = ci[a], cb = ci[b];
+        if (ca == cb) v[a++] -= l * v[b++];
+        else if (ca < cb) ++a;
+        else ++b;
+      }
+    }
+    const double d = v[diag[i]];
+    if (!(d != 0) || !isfinite(d)) atomicMin(bad, static_cast<unsigned long long>(i));
   }
 };
 
@@ -713,7 +796,7 @@ struct ic0_impl final : device_preconditioner<T>::impl {
     lt = to_csc(ctx, l);
     y = ctx.allocate<T>(static_cast<std::size_t>(n));
     const double off = n ? double(l.nnz()) / n - 1 : 0;  // off-diagonal entries a row
-    lanes = off <= 3 ? 1 : off <= 12 ? 8 : 32;
+    lanes = solve_lanes(off);
     ctx.synchronize();
     this->rep.kind = preconditioner::ic0;
     this->rep.shift = used;
@@ -730,18 +813,73 @@ struct ic0_impl final : device_preconditioner<T>::impl {
     T* yp = y.data();
     const auto v = lt.view();
     const csr_view<const T, O> u{lt.cols(), lt.rows(), v.nnz, v.col_ptr, v.row_idx, v.values};
-    // Lanes a row by L's mean row length: a thread for short rows (a level's rows then fit
-    // one round of the block), a group when the row's loads are worth spreading.
-    if (lanes <= 1) {
-      forward.run<1>(solve_row<1, T, O, true>{l.view(), r, yp}, s);
-      backward.run<1>(solve_row<1, T, O, false>{u, yp, z}, s);
-    } else if (lanes <= 8) {
-      forward.run<8>(solve_row<8, T, O, true>{l.view(), r, yp}, s);
-      backward.run<8>(solve_row<8, T, O, false>{u, yp, z}, s);
-    } else {
-      forward.run<32>(solve_row<32, T, O, true>{l.view(), r, yp}, s);
-      backward.run<32>(solve_row<32, T, O, false>{u, yp, z}, s);
+    run_solves(lanes, forward, backward, solve_args<T, O, true>{l.view(), r, yp, nullptr, false},
+               solve_args<T, O, false>{u, yp, z, nullptr, false}, s);
+  }
+};
+
+template <typename T, typename O>
+struct ilu0_impl final : device_preconditioner<T>::impl {
+  device_csr<T, O> lu;  // L (unit diagonal, not stored) and U on A's pattern
+  device_buffer<O> diag;
+  level_plan forward, backward;
+  mutable device_buffer<T> y;  // L^-1 r
+  int lanes = 1;
+
+  ilu0_impl(context& ctx, const device_csr<T, O>& a) {
+    const index_t n = a.rows();
+    const count_t nnz = a.nnz();
+    cudaStream_t s = ctx.stream();
+    diag = ctx.allocate<O>(static_cast<std::size_t>(n));
+    auto bad = new_flag(ctx);
+    if (n > 0) {
+      find_diagonal<<<grid_for(n), block_threads, 0, s>>>(a.view(), diag.data(), bad.data());
+      LA_CHECK_LAUNCH(s);
     }
+    if (const unsigned long long row = read_flag(ctx, bad); row != no_row)
+      throw invalid_argument("ilu0: A(" + std::to_string(row + 1) + "," + std::to_string(row + 1) +
+                             ") is not stored, so ILU(0) has no pivot there");
+    {
+      std::vector<O> rp(static_cast<std::size_t>(n) + 1);
+      std::vector<index_t> ci(static_cast<std::size_t>(nnz));
+      a.row_ptr().copy_to_host_async(rp.data(), rp.size());
+      a.col_idx().copy_to_host_async(ci.data(), ci.size());
+      ctx.synchronize();
+      forward = level_plan(ctx, levels_of_lower(n, rp.data(), ci.data(), true));
+      backward = level_plan(ctx, levels_of_upper(n, rp.data(), ci.data()));
+    }
+    auto v = ctx.allocate<double>(static_cast<std::size_t>(nnz));
+    auto ptr = ctx.allocate<O>(static_cast<std::size_t>(n) + 1);
+    auto idx = ctx.allocate<index_t>(static_cast<std::size_t>(nnz));
+    LA_CUDA_TRY(cudaMemcpyAsync(ptr.data(), a.row_ptr().data(), ptr.size() * sizeof(O), cudaMemcpyDeviceToDevice, s));
+    LA_CUDA_TRY(cudaMemcpyAsync(idx.data(), a.col_idx().data(), idx.size() * sizeof(index_t), cudaMemcpyDeviceToDevice, s));
+    auto vals = ctx.allocate<T>(static_cast<std::size_t>(nnz));
+    if (nnz > 0) {
+      widen<<<grid_for(nnz), block_threads, 0, s>>>(a.values().data(), nnz, v.data());
+      LA_CHECK_LAUNCH(s);
+      auto bad2 = new_flag(ctx);
+      forward.run<1>(ilu0_row<O>{a.view().row_ptr, a.view().col_idx, diag.data(), v.data(), bad2.data()}, s);
+      if (const unsigned long long row = read_flag(ctx, bad2); row != no_row)
+        throw invalid_argument("ilu0: the pivot of row " + std::to_string(row + 1) +
+                               " is zero or not finite, so ILU(0) does not exist for this matrix");
+      narrow_to<<<grid_for(nnz), block_threads, 0, s>>>(v.data(), nnz, vals.data());
+      LA_CHECK_LAUNCH(s);
+    }
+    lu = device_csr<T, O>(detail::trusted, n, n, std::move(ptr), std::move(idx), std::move(vals));
+    y = ctx.allocate<T>(static_cast<std::size_t>(n));
+    lanes = solve_lanes(n ? (double(nnz) / n - 1) / 2 : 0);
+    ctx.synchronize();
+    this->rep.kind = preconditioner::ilu0;
+    this->rep.detail = std::to_string(nnz) + " nonzeros in L + U, " + std::to_string(forward.levels()) + " + " +
+                       std::to_string(backward.levels()) + " levels";
+    this->rep.bytes = double(nnz) * (sizeof(T) + sizeof(index_t)) + (n + 1.0) * sizeof(O) + double(n) * (sizeof(O) + sizeof(T)) +
+                      4.0 * n * sizeof(index_t);
+  }
+  void apply(const T* r, T* z, cudaStream_t s) const override {
+    if (lu.rows() == 0) return;
+    T* yp = y.data();
+    run_solves(lanes, forward, backward, solve_args<T, O, true>{lu.view(), r, yp, diag.data(), true},
+               solve_args<T, O, false>{lu.view(), yp, z, diag.data(), false}, s);
   }
 };
 
@@ -759,6 +897,7 @@ device_preconditioner<T>::device_preconditioner(context& ctx, const device_csr<T
     case preconditioner::block_jacobi: impl_ = std::make_unique<block_jacobi_impl<T, O>>(ctx, a, opt.max_block); break;
     case preconditioner::fsai: impl_ = std::make_unique<fsai_impl<T, O>>(ctx, a, opt.fsai); break;
     case preconditioner::ic0: impl_ = std::make_unique<ic0_impl<T, O>>(ctx, a, opt.max_shift); break;
+    case preconditioner::ilu0: impl_ = std::make_unique<ilu0_impl<T, O>>(ctx, a); break;
     default:
       throw invalid_argument(std::string("device_preconditioner: ") + to_string(kind) +
                              " is not built here (none and jacobi are the solver's own)");

@@ -220,6 +220,47 @@ ic0_factorization<T, O> ic0_factor(const csr_matrix<T, O>& a, double max_shift =
                          "fsai, which exists for every SPD matrix)");
 }
 
+// ---- ILU(0) --------------------------------------------------------------------------------
+
+/// ILU(0) of a square matrix on its own pattern (IKJ order, no pivoting), in long double:
+/// the strictly lower part holds L (unit diagonal implied), the rest U. A missing diagonal or
+/// a zero (or non-finite) pivot throws la::invalid_argument naming the row.
+template <typename T, typename O>
+csr_matrix<T, O> ilu0_factor(const csr_matrix<T, O>& a) {
+  LA_EXPECTS(a.rows() == a.cols(), "ilu0: the matrix is " + std::to_string(a.rows()) + " x " +
+                                       std::to_string(a.cols()) + "; ILU(0) needs a square matrix");
+  const index_t n = a.rows();
+  const auto& rp = a.row_ptr();
+  const auto& ci = a.col_idx();
+  std::vector<long double> v(a.values().begin(), a.values().end());
+  std::vector<O> diag(static_cast<std::size_t>(n), -1);
+  for (index_t i = 0; i < n; ++i) {
+    for (O k = rp[i]; k < rp[i + 1]; ++k)
+      if (ci[k] == i) diag[i] = k;
+    LA_EXPECTS(diag[i] >= 0, "ilu0: A(" + std::to_string(i + 1) + "," + std::to_string(i + 1) +
+                                 ") is not stored, so ILU(0) has no pivot there");
+  }
+  for (index_t i = 0; i < n; ++i) {
+    for (O k = rp[i]; k < diag[i]; ++k) {
+      const index_t j = ci[k];
+      v[k] /= v[diag[j]];
+      // Row i's entries right of column j, less l_ij times row j's upper part (a merge).
+      O a2 = k + 1, b = diag[j] + 1;
+      while (a2 < rp[i + 1] && b < rp[j + 1]) {
+        if (ci[a2] == ci[b]) v[a2++] -= v[k] * v[b++];
+        else if (ci[a2] < ci[b]) ++a2;
+        else ++b;
+      }
+    }
+    LA_EXPECTS(v[diag[i]] != 0 && std::isfinite(static_cast<double>(v[diag[i]])),
+               "ilu0: the pivot of row " + std::to_string(i + 1) + " is " +
+                   std::to_string(static_cast<double>(v[diag[i]])) + ", so ILU(0) does not exist for this matrix");
+  }
+  std::vector<T> vals(v.size());
+  for (std::size_t k = 0; k < v.size(); ++k) vals[k] = static_cast<T>(v[k]);
+  return csr_matrix<T, O>(detail::trusted, n, n, a.row_ptr(), a.col_idx(), std::move(vals));
+}
+
 // ---- level schedules -----------------------------------------------------------------------
 
 /// Rows in the order a triangular solve may run them: level k is order[ptr[k] .. ptr[k+1]),
@@ -229,6 +270,19 @@ struct level_schedule {
   std::vector<index_t> ptr{0};
   index_t levels() const { return static_cast<index_t>(ptr.size()) - 1; }
 };
+
+/// Rows bucketed by level (a counting sort: rows stay in increasing order within a level).
+inline level_schedule schedule_of(const std::vector<index_t>& level, index_t most) {
+  const index_t n = static_cast<index_t>(level.size());
+  level_schedule s;
+  s.ptr.assign(static_cast<std::size_t>(most + 2), 0);
+  for (index_t i = 0; i < n; ++i) ++s.ptr[level[i] + 1];
+  for (std::size_t l = 1; l < s.ptr.size(); ++l) s.ptr[l] += s.ptr[l - 1];
+  s.order.resize(static_cast<std::size_t>(n));
+  std::vector<index_t> next(s.ptr.begin(), s.ptr.end() - 1);
+  for (index_t i = 0; i < n; ++i) s.order[next[level[i]]++] = i;
+  return s;
+}
 
 /// Levels of the solve with lower-triangular L (`forward`: row i waits for the columns j < i
 /// of its row), or of the solve with L^T (row i waits for the rows j > i that have column i).
@@ -250,14 +304,22 @@ level_schedule levels_of_lower(index_t n, const O* rp, const index_t* ci, bool f
         if (ci[k] < j) level[ci[k]] = std::max(level[ci[k]], level[j] + 1);
     }
   }
-  level_schedule s;
-  s.ptr.assign(static_cast<std::size_t>(most + 2), 0);
-  for (index_t i = 0; i < n; ++i) ++s.ptr[level[i] + 1];
-  for (std::size_t l = 1; l < s.ptr.size(); ++l) s.ptr[l] += s.ptr[l - 1];
-  s.order.resize(static_cast<std::size_t>(n));
-  std::vector<index_t> next(s.ptr.begin(), s.ptr.end() - 1);
-  for (index_t i = 0; i < n; ++i) s.order[next[level[i]]++] = i;
-  return s;
+  return schedule_of(level, most);
+}
+
+/// Levels of the backward solve with the upper part of a square matrix (row i waits for the
+/// columns j > i of its row).
+template <typename O>
+level_schedule levels_of_upper(index_t n, const O* rp, const index_t* ci) {
+  std::vector<index_t> level(static_cast<std::size_t>(n), 0);
+  index_t most = -1;
+  for (index_t i = n; i-- > 0;) {
+    index_t l = 0;
+    for (O k = rp[i]; k < rp[i + 1]; ++k)
+      if (ci[k] > i) l = std::max(l, level[ci[k]] + 1);
+    level[i] = l, most = std::max(most, l);
+  }
+  return schedule_of(level, most);
 }
 
 // ---- the host preconditioner ---------------------------------------------------------------
@@ -303,6 +365,11 @@ class host_preconditioner {
         rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
         break;
       }
+      case preconditioner::ilu0:
+        g_ = ilu0_factor(a);
+        rep_.detail = std::to_string(g_.nnz()) + " nonzeros in L + U";
+        rep_.bytes = double(g_.nnz()) * (sizeof(T) + sizeof(index_t));
+        break;
       default: throw invalid_argument(std::string("host_preconditioner: ") + to_string(kind) + " is built elsewhere");
     }
   }
@@ -348,6 +415,26 @@ class host_preconditioner {
         }
         break;
       }
+      case preconditioner::ilu0: {  // L y = r (unit diagonal), then U z = y
+        t_.resize(r.size());
+        const auto& rp = g_.row_ptr();
+        const auto& ci = g_.col_idx();
+        const auto& v = g_.values();
+        for (index_t i = 0; i < n; ++i) {
+          W s = r[i];
+          for (count_t k = rp[i]; k < rp[i + 1] && ci[k] < i; ++k) s -= static_cast<W>(v[k]) * t_[ci[k]];
+          t_[i] = static_cast<T>(s);
+        }
+        for (index_t i = n; i-- > 0;) {
+          W s = t_[i];
+          count_t d = rp[i + 1];
+          for (count_t k = rp[i]; k < rp[i + 1]; ++k)
+            if (ci[k] > i) s -= static_cast<W>(v[k]) * z[ci[k]];
+            else if (ci[k] == i) d = k;
+          z[i] = static_cast<T>(s / v[d]);
+        }
+        break;
+      }
       default: break;
     }
   }
@@ -368,7 +455,7 @@ class host_preconditioner {
   precond_report rep_;
   std::vector<index_t> starts_;
   std::vector<T> inv_;
-  csr_matrix<T, count_t> g_, gt_;  // FSAI: G and G^T; IC(0): L and L^T
+  csr_matrix<T, count_t> g_, gt_;  // FSAI: G and G^T; IC(0): L and L^T; ILU(0): L + U in g_
   mutable std::vector<T> t_;
 };
 

@@ -16,6 +16,8 @@ enum class preconditioner {
   block_jacobi,  // dense inverses of diagonal blocks of rows with the same pattern (supervariables)
   fsai,          // G^T G, G lower triangular on a chosen pattern with G A G^T close to I (fsai.hpp)
   ic0,           // (L L^T)^-1, L the incomplete Cholesky factor on the pattern of tril(A)
+  ilu0,          // (L U)^-1 on the pattern of A, no pivoting, no shift (for symmetric A, IC(0)'s M
+                 // without the shift); built for the non-symmetric solvers, usable by CG
   automatic,     // one of the above, by select_preconditioner (precond.hpp)
 };
 
@@ -48,6 +50,7 @@ inline const char* to_string(preconditioner p) noexcept {
     case preconditioner::block_jacobi: return "block-jacobi";
     case preconditioner::fsai: return "fsai";
     case preconditioner::ic0: return "ic0";
+    case preconditioner::ilu0: return "ilu0";
     case preconditioner::automatic: return "auto";
   }
   return "unknown";
@@ -59,7 +62,8 @@ inline const char* to_string(fsai_pattern p) noexcept {
 /// The preconditioner named `s` (to_string's names), or nothing.
 inline std::optional<preconditioner> parse_preconditioner(const std::string& s) {
   for (preconditioner p : {preconditioner::none, preconditioner::jacobi, preconditioner::block_jacobi,
-                           preconditioner::fsai, preconditioner::ic0, preconditioner::automatic})
+                           preconditioner::fsai, preconditioner::ic0, preconditioner::ilu0,
+                           preconditioner::automatic})
     if (s == to_string(p)) return p;
   return std::nullopt;
 }

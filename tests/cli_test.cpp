@@ -155,6 +155,37 @@ TEST(Cli, SolveOnTheGpu) {
   EXPECT_TRUE(contains(dense.output, "dense/dense_gemv then p'Ap, graph path")) << dense.output;
 }
 
+TEST(Cli, SolveWithEachPreconditionerReportsWhatItBuilt) {
+  // On the CPU here (the GPU below when there is one): each preconditioner converges on
+  // bcsstk09 and prints its line: the kind, the pattern, shift or blocks, setup time, memory.
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"block-jacobi", "block-jacobi: 1083 blocks of up to 1 rows"},
+      {"fsai", "fsai: pattern tril(A), 9760 nonzeros in G"},
+      {"fsai --fsai-pattern squared", "fsai: pattern tril(|A|^2)"},
+      {"fsai --fsai-pattern squared --fsai-drop 0.5", "fsai: pattern tril(|A|^2)"},
+      {"ic0", "ic0: shift 0.1 (attempt 6)"},
+      {"ic0 --ic-shift 0.01", "every diagonal shift up to 0.01"},
+      {"auto", "fsai (auto): pattern tril(A)"}};
+  for (const std::string device : {"cpu", "gpu"}) {
+    if (device == "gpu" && !la::cuda_available()) continue;
+    for (const auto& [pc, words] : cases) {
+      const auto r = run("solve " + data + "/bcsstk09.mtx --device " + device + " --precond " + pc);
+      const bool refused = contains(words, "every diagonal shift");
+      EXPECT_EQ(r.status, refused ? 1 : 0) << r.output;
+      EXPECT_TRUE(contains(r.output, words)) << pc << ": " << r.output;
+      if (refused) EXPECT_TRUE(contains(r.output, "breakdown")) << r.output;
+      else EXPECT_TRUE(std::regex_search(r.output, std::regex("M\\^-1: .*; setup [0-9.]+ ms, [0-9.]+ MB"))) << r.output;
+    }
+  }
+  // Options that do not apply to the preconditioner chosen are refused, not ignored.
+  for (const std::string bad : {"--precond jacobi --fsai-pattern squared", "--precond fsai --ic-shift 0.1",
+                                "--precond ic0 --block-size 4", "--precond fsai --fsai-drop 0.1",
+                                "--precond block-jacobi --block-size 33", "--precond fsai --fsai-pattern cubed"}) {
+    const auto r = run("solve " + data + "/bcsstk09.mtx --device cpu " + bad);
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.output;
+  }
+}
+
 TEST(Cli, NotConvergedExitsOne) {
   const auto r = run("solve " + data + "/gr_30_30.mtx --maxit 2");
   EXPECT_EQ(r.status, 1) << r.output;
@@ -186,7 +217,7 @@ TEST(Cli, MalformedAndMissingFiles) {
 TEST(Cli, BadOptions) {
   auto r = run("solve " + data + "/gr_30_30.mtx --precond ilu");
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.output, "--precond must be one of none|jacobi")) << r.output;
+  EXPECT_TRUE(contains(r.output, "--precond must be one of none|jacobi|block-jacobi|fsai|ic0|ilu0|auto")) << r.output;
   r = run("solve " + data + "/gr_30_30.mtx --tol abc");
   EXPECT_EQ(r.status, 2);
   r = run("solve " + data + "/gr_30_30.mtx --bogus");

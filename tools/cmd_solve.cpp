@@ -38,7 +38,7 @@ const char* usage =
     "  --tol T               relative residual tolerance ||r|| <= T ||b|| (default 1e-8)\n"
     "  --atol T              absolute residual floor (default 0)\n"
     "  --maxit N             iteration limit (default 2n)\n"
-    "  --precond P           none (default), jacobi, block-jacobi, fsai, ic0 or auto:\n"
+    "  --precond P           none (default), jacobi, block-jacobi, fsai, ic0, ilu0 or auto:\n"
     "                          jacobi        diag(A)^-1, fused into the iteration\n"
     "                          block-jacobi  dense inverses of the diagonal blocks of rows that\n"
     "                                        share a pattern (supervariables, up to --block-size)\n"
@@ -47,7 +47,13 @@ const char* usage =
     "                                        SPD matrix\n"
     "                          ic0           incomplete Cholesky on tril(A), with the smallest\n"
     "                                        diagonal shift up to --ic-shift that works\n"
-    "                          auto          fsai (the rule: bench/RESULTS.md, preconditioners)\n"
+    "                          ilu0          incomplete LU on A's pattern, no shift (for a\n"
+    "                                        symmetric A, IC(0) without the shift)\n"
+    "                          auto          fsai on tril(A): it exists for every SPD matrix and\n"
+    "                                        was fastest to a solution on most systems measured\n"
+    "                                        (bench/RESULTS.md, \"Preconditioners\")\n"
+    "                        On the GPU, fsai in double runs inside the persistent kernel; the\n"
+    "                        others between kernels on the graph path.\n"
     "                        The setup time, memory and the pattern or shift used are printed.\n"
     "  --fsai-pattern P      lower (default: tril(A)) or squared (tril(|A|^2), fewer iterations,\n"
     "                        more setup and a denser G)\n"
@@ -170,7 +176,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   opt.rtol = a.get_double("--tol", 1e-8, 0.0);
   opt.atol = a.get_double("--atol", 0, 0.0);
   opt.max_iterations = a.get_int("--maxit", -1, 0, std::numeric_limits<std::int64_t>::max());
-  const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "auto"});
+  const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "auto"});
   opt.precond = *parse_preconditioner(pc);
   const bool fsai = pc == "fsai" || pc == "auto";
   for (const char* o : {"--fsai-pattern", "--fsai-drop"})
