@@ -30,4 +30,6 @@
 
 #include "solvers/cg.hpp"
 #include "solvers/device_cg.hpp"
+#include "solvers/device_precond.hpp"
+#include "solvers/precond.hpp"
 #include "solvers/host_backend.hpp"

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Preconditioner picture: time to solution per system and method.
+
+usage: bench/plot_precond.py precond.csv out.svg [--title TEXT]
+
+Reads the CSV that bench/precond_bench --out FILE.csv writes and draws, per system, one
+horizontal bar per method: time to solution (setup included) on a log axis, with the
+iterations at the bar's end. Rows that failed validation (ok = 0) and methods that did not
+run (the vendor recipe where IC(0) breaks down) are left out, and the system's label says
+which. Plain SVG, no plotting library needed.
+"""
+import csv
+import math
+import sys
+
+COLORS = {"la jacobi": "#7f7f7f", "la block-jacobi": "#bcbd22", "la fsai": "#1f77b4", "la fsai2": "#6baed6",
+          "la ic0": "#2ca02c", "la ilu0": "#98df8a", "la auto": "#17becf", "vendor ic0": "#d62728",
+          "eigen ic": "#ff7f0e"}
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    src, dst = sys.argv[1], sys.argv[2]
+    title = sys.argv[sys.argv.index("--title") + 1] if "--title" in sys.argv else "CG time to solution (setup included)"
+    rows = list(csv.DictReader(open(src)))
+    systems = []
+    for r in rows:
+        if r["system"] not in systems:
+            systems.append(r["system"])
+    drawn = [r for r in rows if r["ok"] == "1" and float(r["time_to_solution_ms"]) > 0]
+    if not drawn:
+        sys.exit("no drawable rows in " + src)
+    lo = math.floor(math.log10(min(float(r["time_to_solution_ms"]) for r in drawn)))
+    hi = math.ceil(math.log10(max(float(r["time_to_solution_ms"]) for r in drawn)))
+    left, width, bar, gap, top = 190, 620, 11, 14, 50
+    height = top + 40 + sum(gap + bar * len([r for r in drawn if r["system"] == s]) for s in systems)
+    x = lambda v: left + width * (math.log10(v) - lo) / max(1, hi - lo)
+    out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">'
+           % (left + width + 170, height),
+           '<rect width="100%" height="100%" fill="white"/>',
+           '<text x="%d" y="20" font-size="14">%s</text>' % (left, title)]
+    for e in range(lo, hi + 1):
+        out.append('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#ddd"/>' % (x(10 ** e), top - 8, x(10 ** e), height - 30))
+        out.append('<text x="%.1f" y="%d" text-anchor="middle">%s ms</text>' % (x(10 ** e), height - 16, "%g" % 10 ** e))
+    y = top
+    for s in systems:
+        mine = [r for r in drawn if r["system"] == s]
+        missing = [r["method"] for r in rows if r["system"] == s and r not in mine]
+        label = s + (" (no " + ", ".join(missing) + ")" if missing else "")
+        out.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (left - 6, y + bar * len(mine) / 2 + 4, label[:34]))
+        for r in mine:
+            v = float(r["time_to_solution_ms"])
+            out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>'
+                       % (left, y, max(1.0, x(v) - left), bar - 2, COLORS.get(r["method"], "#000")))
+            out.append('<text x="%.1f" y="%d" font-size="9">%s its</text>' % (x(v) + 3, y + bar - 3, r["iterations"]))
+            y += bar
+        y += gap
+    ly = top
+    for m, c in COLORS.items():
+        if any(r["method"] == m for r in drawn):
+            out.append('<rect x="%d" y="%d" width="10" height="10" fill="%s"/>' % (left + width + 60, ly, c))
+            out.append('<text x="%d" y="%d">%s</text>' % (left + width + 74, ly + 9, m))
+            ly += 16
+    out.append("</svg>")
+    open(dst, "w").write("\n".join(out) + "\n")
+
+
+if __name__ == "__main__":
+    main()
