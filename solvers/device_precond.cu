@@ -650,8 +650,13 @@ struct fsai_impl final : device_preconditioner<T>::impl {
   std::optional<spmv_plan<T>> g_plan, gt_plan;
   mutable device_buffer<T> t;  // G r
 
-  /// Scratch budget for the gathered blocks; rows are batched past it.
-  static constexpr double scratch_budget = 512.0 * (1 << 20);
+  /// Scratch for the gathered blocks: a quarter of the free device memory, at most 2 GiB
+  /// (one batch for a 16M-row 3D Laplacian's tril(A)); rows are batched past it.
+  static double scratch_budget() {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    LA_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    return std::max(64.0 * (1 << 20), std::min(2048.0 * (1 << 20), 0.25 * double(free_bytes)));
+  }
 
   fsai_impl(context& ctx, const device_csr<T, O>& a, const fsai_options& opt) {
     LA_EXPECTS(opt.drop >= 0 && std::isfinite(opt.drop), "fsai: drop must be finite and non-negative");
@@ -681,11 +686,12 @@ struct fsai_impl final : device_preconditioner<T>::impl {
     const long long total = scan_counts(ctx, off.data(), n);
     // Batches of rows whose scratch fits the budget (one batch unless the patterns are long).
     std::vector<index_t> cuts{0};
-    if (double(total) * sizeof(double) > scratch_budget) {
+    const double budget = scratch_budget();
+    if (double(total) * sizeof(double) > budget) {
       std::vector<long long> h(static_cast<std::size_t>(n) + 1);
       off.copy_to_host_async(h.data(), h.size());
       ctx.synchronize();
-      const long long per = static_cast<long long>(scratch_budget / sizeof(double));
+      const long long per = static_cast<long long>(budget / sizeof(double));
       for (index_t i = 0; i < n; ++i)
         if (h[i + 1] - h[cuts.back()] > per && i > cuts.back()) cuts.push_back(i);
     }
