@@ -658,7 +658,7 @@ struct fsai_impl final : device_preconditioner<T>::impl {
     return std::max(64.0 * (1 << 20), std::min(2048.0 * (1 << 20), 0.25 * double(free_bytes)));
   }
 
-  fsai_impl(context& ctx, const device_csr<T, O>& a, const fsai_options& opt) {
+  fsai_impl(context& ctx, const device_csr<T, O>& a, const fsai_options& opt, double scratch_bytes) {
     LA_EXPECTS(opt.drop >= 0 && std::isfinite(opt.drop), "fsai: drop must be finite and non-negative");
     const index_t n = a.rows();
     cudaStream_t s = ctx.stream();
@@ -686,7 +686,8 @@ struct fsai_impl final : device_preconditioner<T>::impl {
     const long long total = scan_counts(ctx, off.data(), n);
     // Batches of rows whose scratch fits the budget (one batch unless the patterns are long).
     std::vector<index_t> cuts{0};
-    const double budget = scratch_budget();
+    LA_EXPECTS(scratch_bytes >= 0 && std::isfinite(scratch_bytes), "fsai: the scratch size must be finite and non-negative");
+    const double budget = scratch_bytes > 0 ? scratch_bytes : scratch_budget();
     if (double(total) * sizeof(double) > budget) {
       std::vector<long long> h(static_cast<std::size_t>(n) + 1);
       off.copy_to_host_async(h.data(), h.size());
@@ -901,7 +902,7 @@ device_preconditioner<T>::device_preconditioner(context& ctx, const device_csr<T
   if (kind == preconditioner::automatic) kind = select_preconditioner();
   switch (kind) {
     case preconditioner::block_jacobi: impl_ = std::make_unique<block_jacobi_impl<T, O>>(ctx, a, opt.max_block); break;
-    case preconditioner::fsai: impl_ = std::make_unique<fsai_impl<T, O>>(ctx, a, opt.fsai); break;
+    case preconditioner::fsai: impl_ = std::make_unique<fsai_impl<T, O>>(ctx, a, opt.fsai, opt.fsai_scratch_bytes); break;
     case preconditioner::ic0: impl_ = std::make_unique<ic0_impl<T, O>>(ctx, a, opt.max_shift); break;
     case preconditioner::ilu0: impl_ = std::make_unique<ilu0_impl<T, O>>(ctx, a); break;
     default:

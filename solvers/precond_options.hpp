@@ -41,6 +41,9 @@ struct precond_options {
   double max_shift = 1;
   /// Block-Jacobi: the largest diagonal block (1 to 32 rows).
   int max_block = 32;
+  /// FSAI on the GPU: bytes of scratch for the rows' dense blocks (0: a quarter of the free
+  /// device memory, at most 2 GiB); rows are set up in batches that fit it.
+  double fsai_scratch_bytes = 0;
 };
 
 inline const char* to_string(preconditioner p) noexcept {

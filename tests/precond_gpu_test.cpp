@@ -205,6 +205,31 @@ TYPED_TEST(GpuPrecond, Ilu0ApplyMatchesTheHostOracle) {
       {"pivot of row 2"});
 }
 
+// FSAI's setup in batches (a scratch far below what the rows need): the same G as in one
+// batch, bit for bit, and the batch count in the report.
+TEST(GpuPrecondFsai, BatchedSetupGivesTheSameFactor) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(17);
+  for (const std::string name : {"bcsstk09.mtx", "poisson3d:10"}) {
+    SCOPED_TRACE(name);
+    const auto da = to_device(ctx, case_matrix<double>(name));
+    const std::vector<double> r = test::random_vector<double>(static_cast<std::size_t>(da.rows()), g);
+    const auto dr = to_device(ctx, r);
+    precond_options one, many;
+    many.fsai_scratch_bytes = 4096;  // a few rows a batch
+    std::vector<double> z[2];
+    for (int k = 0; k < 2; ++k) {
+      const device_preconditioner<double> m(ctx, da, preconditioner::fsai, k ? many : one);
+      EXPECT_NE(m.report().detail.find(k ? "batches" : "1 setup batch"), std::string::npos) << m.report().detail;
+      device_vector<double> dz(ctx, da.rows());
+      m.apply(dr.data(), dz.data(), ctx.stream());
+      z[k] = to_host(ctx, dz);
+    }
+    EXPECT_EQ(0, std::memcmp(z[0].data(), z[1].data(), z[0].size() * sizeof(double)));
+  }
+}
+
 TEST(GpuPrecondCg, IterationsWithinTenPercentOfTheHostAndRerunsAreBitIdentical) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
