@@ -45,6 +45,7 @@
 #include <la/solvers/device_cg.hpp>
 #include <la/kernels/detail/vendor/vendor_cg.hpp>
 #include <la/kernels/detail/vendor/spmv_suite.hpp>
+#include "systems.hpp"
 
 namespace {
 using namespace la;
@@ -62,22 +63,8 @@ struct bench_row {
   bool ok = false;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t b = 0;
-  while (b <= s.size()) {
-    const std::size_t e = std::min(s.find(',', b), s.size());
-    if (e > b) out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
-
-template <typename T>
-csr_matrix<T> load(const std::string& spec) {
-  if (spec.size() > 4 && spec.substr(spec.size() - 4) == ".mtx") return to_csr(read_matrix_market<T>(spec));
-  return cli::generated_matrix<T>(spec);
-}
+using bench::split;
+using bench::load;
 
 /// Iterations for a system: enough that a run takes well over the launch and sync overheads.
 long long iterations_for(long long rows, long long requested) {

@@ -38,6 +38,7 @@
 #include <la/solvers/host_backend.hpp>
 #include <la/kernels/detail/vendor/vendor_pcg.hpp>
 #include <la/kernels/detail/vendor/spmv_suite.hpp>
+#include "systems.hpp"
 
 namespace {
 using namespace la;
@@ -54,21 +55,8 @@ struct row_t {
   bool ok = false;
 };
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t b = 0;
-  while (b <= s.size()) {
-    const std::size_t e = std::min(s.find(',', b), s.size());
-    if (e > b) out.push_back(s.substr(b, e - b));
-    b = e + 1;
-  }
-  return out;
-}
-
-csr_matrix<double> load(const std::string& spec) {
-  if (spec.size() > 4 && spec.substr(spec.size() - 4) == ".mtx") return to_csr(read_matrix_market<double>(spec));
-  return cli::generated_matrix<double>(spec);
-}
+using bench::split;
+csr_matrix<double> load(const std::string& spec) { return bench::load<double>(spec); }
 
 double true_residual(const csr_matrix<double>& a, const std::vector<double>& b, const std::vector<double>& x) {
   std::vector<double> r = b;

@@ -284,38 +284,13 @@ TEST(Preconditioners, ThatDoNotExistAreABreakdownStatusNamingTheRow) {
 }
 
 
-/// A random non-symmetric matrix with a dominant diagonal: n rows of about `per_row`
-/// entries in +-[0.01, 1] at random columns, the diagonal the row's sum of magnitudes + 1.
-csr_matrix<double> random_nonsymmetric(index_t n, int per_row, std::mt19937& g) {
-  std::uniform_int_distribution<index_t> col(0, n - 1);
-  std::vector<index_t> rp{0}, ci;
-  std::vector<double> v;
-  for (index_t i = 0; i < n; ++i) {
-    std::vector<index_t> cols{i};
-    for (int k = 0; k < per_row; ++k) cols.push_back(col(g));
-    std::sort(cols.begin(), cols.end());
-    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
-    double off = 0;
-    std::size_t d = 0;
-    for (index_t c : cols) {
-      const double x = test::random_value<double>(g);
-      if (c == i) d = ci.size();
-      else off += std::abs(x);
-      ci.push_back(c), v.push_back(x);
-    }
-    v[d] = off + 1;
-    rp.push_back(static_cast<index_t>(ci.size()));
-  }
-  return csr_matrix<double>(n, n, std::move(rp), std::move(ci), std::move(v));
-}
-
 TEST(Ilu0, LuMatchesAOnItsPatternAndIsExactWithoutFill) {
   // The defining property: (L U)_ij = A_ij for every stored (i, j), L unit lower. Checked on
   // random non-symmetric matrices and real ones; tolerance 1e-11 relative to the row's
   // largest |A_ij| (long double factors rounded to double, a double check of short sums).
   std::mt19937 g(3);
   for (const std::string name : {"random:1", "random:33", "random:500", "bcsstk09.mtx", "gr_30_30.mtx"}) {
-    const csr_matrix<double> a = name.rfind("random:", 0) == 0 ? random_nonsymmetric(std::stoi(name.substr(7)), 6, g)
+    const csr_matrix<double> a = name.rfind("random:", 0) == 0 ? test::random_nonsymmetric<double>(std::stoi(name.substr(7)), 6, g)
                                                                 : system(name);
     const auto lu = ilu0_factor(a);
     const auto& rp = lu.row_ptr();

@@ -85,6 +85,33 @@ csr_matrix<T> poisson_2d(index_t n) {
 /// The value types every typed test runs over.
 using value_types = ::testing::Types<float, double>;
 
+/// A random non-symmetric n x n matrix with a dominant diagonal: each row the diagonal and
+/// about `per_row` random columns with values in +-[0.01, 1], the diagonal the sum of the
+/// row's other magnitudes + 1 (so ILU(0) exists).
+template <typename T>
+csr_matrix<T> random_nonsymmetric(index_t n, int per_row, std::mt19937& g) {
+  std::uniform_int_distribution<index_t> col(0, n - 1);
+  std::vector<index_t> rp{0}, ci;
+  std::vector<T> v;
+  for (index_t i = 0; i < n; ++i) {
+    std::vector<index_t> cols{i};
+    for (int k = 0; k < per_row; ++k) cols.push_back(col(g));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    double off = 0;
+    std::size_t d = 0;
+    for (index_t c : cols) {
+      const double x = random_value<double>(g);
+      if (c == i) d = ci.size();
+      else off += std::abs(x);
+      ci.push_back(c), v.push_back(static_cast<T>(x));
+    }
+    v[d] = static_cast<T>(off + 1);
+    rp.push_back(static_cast<index_t>(ci.size()));
+  }
+  return csr_matrix<T>(n, n, std::move(rp), std::move(ci), std::move(v));
+}
+
 /// A test-name-safe version of s (letters and digits; everything else becomes '_').
 inline std::string test_name(std::string s) {
   for (char& c : s)
