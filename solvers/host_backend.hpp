@@ -112,9 +112,11 @@ class host_backend {
   host_backend(const Matrix& a, preconditioner pc, const precond_options& popt = {})
       : a_(a), pc_(pc), popt_(popt) {
     if (pc_ == preconditioner::jacobi) {
+      const auto t0 = std::chrono::steady_clock::now();
       diag_ = detail::diagonal(a_);  // once per solve, outside the iteration
       inv_diag_.resize(diag_.size());
       for (std::size_t i = 0; i < diag_.size(); ++i) inv_diag_[i] = T(1) / diag_[i];
+      rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     }
   }
 
