@@ -1,4 +1,5 @@
-// Conjugate gradients, optionally Jacobi-preconditioned, as one backend-free loop.
+// Preconditioned conjugate gradients (precond_options.hpp: none, Jacobi, block-Jacobi, FSAI,
+// IC(0), ILU(0)) as one backend-free loop.
 //
 // The loop talks to a Backend in step operations whose scalars stay in the backend's own
 // memory (cg_control.hpp; a host struct, or device memory for the GPU), in the shape of

@@ -8,6 +8,9 @@
 // gathers the new direction z + beta p on the fly while each row's thread stores it, fused
 // with the p'Ap dot; for the others (walk none) it is an update kernel, the registry SpMV
 // and a dot. An iteration moves the matrix once plus 9 n values (11 n with Jacobi).
+// The other preconditioners (device_precond.hpp) apply between the residual step's kernels,
+// except FSAI, whose two products are fused into the residual step (G's walk gathers the
+// updated residual) and, in double with 32-bit offsets, run inside the persistent kernel.
 //
 // Paths (device_cg_options::path):
 //   plain       the steps launched one by one, in chunks of k iterations between reads

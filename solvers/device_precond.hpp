@@ -18,6 +18,9 @@
 //                 the pivots are positive. L^T by the CSR->CSC conversion. Applied as two
 //                 level-scheduled triangular solves: runs of narrow levels in one block
 //                 with a barrier between levels, each wide level a kernel of its own.
+//   ILU(0)        the same machinery on A's whole pattern: the diagonal's positions by a
+//                 kernel, levels of the lower and the upper part on the host, the factor
+//                 level by level, then a unit-lower and an upper solve.
 // apply() queues kernels only (no host work, no allocation), so it can be captured into a
 // CUDA graph, and it is deterministic: no atomics, sums in a fixed order.
 #pragma once
@@ -34,7 +37,7 @@ namespace la {
 template <typename T>
 class device_preconditioner {
  public:
-  /// Builds M^-1 for A on ctx's device (block_jacobi, fsai, ic0, or automatic). A
+  /// Builds M^-1 for A on ctx's device (block_jacobi, fsai, ic0, ilu0, or automatic). A
   /// preconditioner that does not exist for A is la::invalid_argument naming the row, with
   /// the same words as the host builders.
   template <typename O>

@@ -10,11 +10,15 @@
 //                 of ic0_shifts tried in order; the factor is stored with the scaling
 //                 folded in (D^1/2 L), so M = (D^1/2 L)(D^1/2 L)^T. Applied as two
 //                 triangular solves.
+//   ILU(0)        ilu0_factor: incomplete LU on A's whole pattern (IKJ, no pivoting, no
+//                 shift); L (unit diagonal) and U share A's pattern. Applied as a unit-lower
+//                 and an upper solve.
 // level_schedule is the dependency order both triangular solves and the GPU factorization
 // run in: row i is on level 1 + the largest level of the rows it depends on.
 //
 // A preconditioner that does not exist for the matrix (a non-positive diagonal, a block that
-// is not positive definite, IC(0) with no shift in range) is la::invalid_argument naming
+// is not positive definite, IC(0) with no shift in range, a zero ILU(0) pivot) is
+// la::invalid_argument naming
 // the row; the solvers turn it into a breakdown status (cg.hpp's rule).
 #pragma once
 
