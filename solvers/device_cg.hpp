@@ -19,7 +19,9 @@
 //               launches at all (the variants with a row walk)
 //   automatic   persistent for the variants with a row walk, else graph: persistent was
 //               faster than graph at every size tried, so the size does not change the
-//               choice (bench/RESULTS.md, tuning note T10).
+//               choice (bench/RESULTS.md, tuning note T10). With block-Jacobi, IC(0) or
+//               ILU(0), graph; with FSAI, persistent in double with 32-bit offsets, else
+//               graph.
 //
 // Determinism: every dot is a two-level reduction in a fixed order (block partials in
 // double, then one block sums them: the last block to finish on the plain and graph paths,
