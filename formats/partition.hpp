@@ -1,0 +1,189 @@
+// Row partitions of a sparse matrix for several GPUs (or MPI ranks): contiguous row blocks
+// balanced by nonzeros, and for each part its local matrix and halo plan.
+//
+// Part p owns global rows [first_row, first_row + rows). Its local matrix keeps those rows
+// with columns renumbered: an owned column c becomes c - first_row, in [0, rows); every
+// other column is a halo column, numbered rows + k where k is its place in the sorted list
+// `halo` of global column indices. Because parts are contiguous, the halo entries owned by
+// part q are one range of that list, [recv_ptr[q], recv_ptr[q + 1]): a receive from q writes
+// them in place. The send lists are the other side of the same exchange: part p sends to q
+// the owned rows (local indices) send_idx[send_ptr[q] .. send_ptr[q + 1]), in the order q's
+// halo lists them. link_sends() derives them from every part's receive lists when all parts
+// are in one process; ranks of an MPI job exchange the same lists.
+//
+// Rows whose columns are all owned (interior) need no halo, so a distributed SpMV can run
+// them while the halo is in flight and the boundary rows after. Global indices are 64-bit,
+// so a partitioned system may have more than 2^31 rows in all; each part's local indices are
+// index_t.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../error.hpp"
+#include "csr.hpp"
+
+namespace la {
+
+using global_index = std::int64_t;
+
+/// Row boundaries (parts + 1 values, 0 first, rows last) of `parts` contiguous blocks whose
+/// nonzero counts are as even as whole rows allow: block p ends at the first row whose
+/// prefix count reaches (p + 1) / parts of the total. Empty blocks are possible (more parts
+/// than rows).
+template <typename O>
+std::vector<global_index> balanced_row_blocks(const O* row_ptr, global_index rows, int parts) {
+  LA_EXPECTS(parts >= 1, "partition: the number of parts must be at least 1");
+  LA_EXPECTS(rows >= 0, "partition: negative row count");
+  std::vector<global_index> b(static_cast<std::size_t>(parts) + 1, rows);
+  b[0] = 0;
+  const double total = static_cast<double>(row_ptr[rows] - row_ptr[0]);
+  global_index r = 0;
+  for (int p = 1; p < parts; ++p) {
+    const double target = total * p / parts;
+    // The first row boundary at or past the target, and not before the previous boundary.
+    while (r < rows && static_cast<double>(row_ptr[r] - row_ptr[0]) < target) ++r;
+    // Without nonzeros to balance, split by rows.
+    b[p] = total > 0 ? r : rows * p / parts;
+    b[p] = std::max(b[p], b[p - 1]);
+  }
+  return b;
+}
+
+/// What part p exchanges with the others.
+struct halo_plan {
+  int part = 0, parts = 1;
+  global_index first_row = 0;
+  index_t rows = 0;                    // owned rows
+  std::vector<global_index> halo;      // sorted global columns not owned; local index rows + k
+  std::vector<index_t> recv_ptr;       // parts + 1: halo[recv_ptr[q] .. recv_ptr[q + 1]) come from q
+  std::vector<index_t> send_ptr;       // parts + 1: send_idx ranges per destination
+  std::vector<index_t> send_idx;       // owned rows (local) each destination needs, in its order
+  index_t halo_size() const { return static_cast<index_t>(halo.size()); }
+};
+
+/// Part p of a row partition: its rows with local columns, the halo plan (send lists empty
+/// until link_sends), and its interior and boundary rows.
+template <typename T, typename O = index_t>
+struct matrix_part {
+  csr_matrix<T, O> local;               // rows x (rows + halo)
+  halo_plan plan;
+  std::vector<index_t> interior, boundary;  // local rows without and with halo columns
+};
+
+/// Builds part p from its own rows given with global column indices (row_ptr over the part's
+/// rows, starting at 0): owned columns renumbered, halo found and sorted, receive ranges by
+/// owner. `bounds` is the partition (balanced_row_blocks). The part's rows need not come
+/// from a full matrix on the host: a generator can produce them on their own.
+template <typename T, typename O>
+matrix_part<T, O> make_part(int p, const std::vector<global_index>& bounds, global_index cols,
+                            const std::vector<O>& row_ptr, const std::vector<global_index>& col_idx,
+                            const std::vector<T>& values) {
+  const int parts = static_cast<int>(bounds.size()) - 1;
+  LA_EXPECTS(p >= 0 && p < parts, "partition: part " + std::to_string(p) + " of " + std::to_string(parts));
+  const global_index first = bounds[p], last = bounds[p + 1];
+  const global_index n = last - first;
+  LA_EXPECTS(n <= static_cast<global_index>(std::numeric_limits<index_t>::max()),
+             "partition: part " + std::to_string(p) + " has " + std::to_string(n) +
+                 " rows, more than a part's 32-bit local indices hold; use more parts");
+  LA_EXPECTS(row_ptr.size() == static_cast<std::size_t>(n) + 1, "partition: part " + std::to_string(p) +
+                                                                    ": row_ptr has " + std::to_string(row_ptr.size()) +
+                                                                    " entries, expected " + std::to_string(n + 1));
+  matrix_part<T, O> out;
+  halo_plan& h = out.plan;
+  h.part = p, h.parts = parts, h.first_row = first, h.rows = static_cast<index_t>(n);
+  for (global_index c : col_idx) {
+    LA_EXPECTS(c >= 0 && c < cols, "partition: column " + std::to_string(c) + " outside [0, " + std::to_string(cols) + ")");
+    if (c < first || c >= last) h.halo.push_back(c);
+  }
+  std::sort(h.halo.begin(), h.halo.end());
+  h.halo.erase(std::unique(h.halo.begin(), h.halo.end()), h.halo.end());
+  LA_EXPECTS(n + static_cast<global_index>(h.halo.size()) <= static_cast<global_index>(std::numeric_limits<index_t>::max()),
+             "partition: part " + std::to_string(p) + "'s owned and halo columns exceed 32-bit local indices");
+  // Receive ranges: the halo is sorted and the parts contiguous, so each owner's entries are
+  // one range, found by the owners' first rows.
+  h.recv_ptr.assign(static_cast<std::size_t>(parts) + 1, 0);
+  for (int q = 0; q <= parts; ++q)
+    h.recv_ptr[q] = static_cast<index_t>(std::lower_bound(h.halo.begin(), h.halo.end(), bounds[std::min(q, parts)]) -
+                                         h.halo.begin());
+  h.send_ptr.assign(static_cast<std::size_t>(parts) + 1, 0);
+  // Local columns, each row sorted by its local index (owned first, then halo).
+  std::vector<O> ptr{0};
+  std::vector<index_t> idx;
+  std::vector<T> val;
+  idx.reserve(col_idx.size()), val.reserve(values.size());
+  std::vector<std::pair<index_t, T>> row;
+  for (global_index i = 0; i < n; ++i) {
+    row.clear();
+    bool halo_row = false;
+    for (O k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      const global_index c = col_idx[k];
+      index_t local;
+      if (c >= first && c < last) {
+        local = static_cast<index_t>(c - first);
+      } else {
+        local = static_cast<index_t>(n + (std::lower_bound(h.halo.begin(), h.halo.end(), c) - h.halo.begin()));
+        halo_row = true;
+      }
+      row.emplace_back(local, values[k]);
+    }
+    std::sort(row.begin(), row.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [c, v] : row) idx.push_back(c), val.push_back(v);
+    ptr.push_back(static_cast<O>(idx.size()));
+    (halo_row ? out.boundary : out.interior).push_back(static_cast<index_t>(i));
+  }
+  out.local = csr_matrix<T, O>(static_cast<index_t>(n), static_cast<index_t>(n + h.halo_size()), std::move(ptr),
+                               std::move(idx), std::move(val));
+  return out;
+}
+
+/// Part p of matrix a (the file read once, on the host).
+template <typename T, typename O>
+matrix_part<T, O> make_part(const csr_matrix<T, O>& a, int p, const std::vector<global_index>& bounds) {
+  LA_EXPECTS(bounds.size() >= 2 && bounds.back() == a.rows(), "partition: the bounds do not cover the matrix's rows");
+  const global_index first = bounds[p], last = bounds[p + 1];
+  std::vector<O> ptr{0};
+  std::vector<global_index> cols;
+  std::vector<T> vals;
+  for (global_index i = first; i < last; ++i) {
+    for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) cols.push_back(a.col_idx()[k]), vals.push_back(a.values()[k]);
+    ptr.push_back(static_cast<O>(cols.size()));
+  }
+  return make_part<T, O>(p, bounds, a.cols(), ptr, cols, vals);
+}
+
+/// Fills every part's send lists from the others' receive lists (all parts in one
+/// process): part p sends to q the rows q's halo lists in p's range, in that order.
+template <typename T, typename O>
+void link_sends(std::vector<matrix_part<T, O>>& parts) {
+  const int P = static_cast<int>(parts.size());
+  for (int p = 0; p < P; ++p) {
+    halo_plan& h = parts[p].plan;
+    LA_EXPECTS(h.parts == P, "partition: part " + std::to_string(p) + " was built for " + std::to_string(h.parts) +
+                                 " parts, not " + std::to_string(P));
+    h.send_idx.clear();
+    h.send_ptr.assign(static_cast<std::size_t>(P) + 1, 0);
+    for (int q = 0; q < P; ++q) {
+      const halo_plan& other = parts[q].plan;
+      for (index_t k = other.recv_ptr[p]; k < other.recv_ptr[p + 1]; ++k)
+        h.send_idx.push_back(static_cast<index_t>(other.halo[k] - h.first_row));
+      h.send_ptr[q + 1] = static_cast<index_t>(h.send_idx.size());
+    }
+  }
+}
+
+/// Every part of a, balanced by nonzeros, with send lists linked.
+template <typename T, typename O>
+std::vector<matrix_part<T, O>> partition_rows(const csr_matrix<T, O>& a, int parts) {
+  const std::vector<global_index> bounds = balanced_row_blocks(a.row_ptr().data(), a.rows(), parts);
+  std::vector<matrix_part<T, O>> out;
+  out.reserve(static_cast<std::size_t>(parts));
+  for (int p = 0; p < parts; ++p) out.push_back(make_part(a, p, bounds));
+  link_sends(out);
+  return out;
+}
+
+}  // namespace la
