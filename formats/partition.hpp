@@ -84,6 +84,8 @@ matrix_part<T, O> make_part(int p, const std::vector<global_index>& bounds, glob
                             const std::vector<T>& values) {
   const int parts = static_cast<int>(bounds.size()) - 1;
   LA_EXPECTS(p >= 0 && p < parts, "partition: part " + std::to_string(p) + " of " + std::to_string(parts));
+  LA_EXPECTS(bounds.front() == 0 && std::is_sorted(bounds.begin(), bounds.end()) && bounds.back() <= cols,
+             "partition: the bounds must rise from 0 and stay within the " + std::to_string(cols) + " columns");
   const global_index first = bounds[p], last = bounds[p + 1];
   const global_index n = last - first;
   LA_EXPECTS(n <= static_cast<global_index>(std::numeric_limits<index_t>::max()),
@@ -143,7 +145,10 @@ matrix_part<T, O> make_part(int p, const std::vector<global_index>& bounds, glob
 /// Part p of matrix a (the file read once, on the host).
 template <typename T, typename O>
 matrix_part<T, O> make_part(const csr_matrix<T, O>& a, int p, const std::vector<global_index>& bounds) {
-  LA_EXPECTS(bounds.size() >= 2 && bounds.back() == a.rows(), "partition: the bounds do not cover the matrix's rows");
+  LA_EXPECTS(bounds.size() >= 2 && bounds.front() == 0 && bounds.back() == a.rows(),
+             "partition: the bounds do not cover the matrix's rows");
+  const int parts = static_cast<int>(bounds.size()) - 1;
+  LA_EXPECTS(p >= 0 && p < parts, "partition: part " + std::to_string(p) + " of " + std::to_string(parts));
   const global_index first = bounds[p], last = bounds[p + 1];
   std::vector<O> ptr{0};
   std::vector<global_index> cols;
