@@ -191,4 +191,77 @@ std::vector<matrix_part<T, O>> partition_rows(const csr_matrix<T, O>& a, int par
   return out;
 }
 
+/// Send lists of a part built on its own (no other part's halo at hand), for a matrix whose
+/// pattern is symmetric: part p sends to q its rows that have a column in q's range, in row
+/// order, which is the order of q's sorted halo (q's halo from p is exactly those rows).
+template <typename T, typename O>
+void symmetric_sends(matrix_part<T, O>& part, const std::vector<global_index>& bounds) {
+  halo_plan& h = part.plan;
+  const int P = static_cast<int>(bounds.size()) - 1;
+  LA_EXPECTS(h.parts == P, "partition: the part was built for " + std::to_string(h.parts) + " parts, not " + std::to_string(P));
+  h.send_idx.clear();
+  h.send_ptr.assign(static_cast<std::size_t>(P) + 1, 0);
+  const auto& rp = part.local.row_ptr();
+  const auto& ci = part.local.col_idx();
+  for (int q = 0; q < P; ++q) {
+    if (q != h.part) {
+      // Local halo indices of q's columns: [rows + recv_ptr[q], rows + recv_ptr[q + 1]).
+      const index_t lo = h.rows + h.recv_ptr[q], hi = h.rows + h.recv_ptr[q + 1];
+      for (index_t i = 0; i < h.rows; ++i)
+        for (O k = rp[i]; k < rp[i + 1]; ++k)
+          if (ci[k] >= lo && ci[k] < hi) {
+            h.send_idx.push_back(i);
+            break;
+          }
+    }
+    h.send_ptr[q + 1] = static_cast<index_t>(h.send_idx.size());
+  }
+}
+
+/// Rows of a generated system, with 64-bit global columns: what make_part takes.
+template <typename T>
+struct generated_rows {
+  std::vector<std::int64_t> ptr{0};
+  std::vector<global_index> cols;
+  std::vector<T> vals;
+};
+
+/// Rows [first, last) of the 5-point (dims 2) or 7-point (dims 3) Laplacian on an n^dims
+/// grid, entry for entry what poisson_2d / poisson_3d store, without building the rest: a
+/// part of a system larger than one host or GPU can hold is made where it is used.
+template <typename T>
+generated_rows<T> poisson_rows(int dims, global_index n, global_index first, global_index last) {
+  LA_EXPECTS(dims == 2 || dims == 3, "poisson_rows: dims is 2 or 3");
+  const global_index rows = dims == 2 ? n * n : n * n * n;
+  LA_EXPECTS(n >= 0 && 0 <= first && first <= last && last <= rows,
+             "poisson_rows: rows [" + std::to_string(first) + ", " + std::to_string(last) + ") outside the " +
+                 std::to_string(rows) + " rows");
+  generated_rows<T> g;
+  g.cols.reserve(static_cast<std::size_t>((last - first) * (2 * dims + 1)));
+  g.vals.reserve(g.cols.capacity());
+  auto add = [&](global_index c, T v) { g.cols.push_back(c), g.vals.push_back(v); };
+  const global_index plane = n * n;
+  for (global_index r = first; r < last; ++r) {
+    const global_index j = r % n, i = (r / n) % n, k = dims == 3 ? r / plane : 0;
+    if (dims == 3 && k > 0) add(r - plane, T(-1));
+    if (i > 0) add(r - n, T(-1));
+    if (j > 0) add(r - 1, T(-1));
+    add(r, T(2 * dims));
+    if (j + 1 < n) add(r + 1, T(-1));
+    if (i + 1 < n) add(r + n, T(-1));
+    if (dims == 3 && k + 1 < n) add(r + plane, T(-1));
+    g.ptr.push_back(static_cast<std::int64_t>(g.cols.size()));
+  }
+  return g;
+}
+
+/// Row bounds for a generated Laplacian split `parts` ways by rows (its rows differ in
+/// length only on the grid's faces, so rows balance the nonzeros to within a face).
+inline std::vector<global_index> even_row_blocks(global_index rows, int parts) {
+  LA_EXPECTS(parts >= 1, "partition: the number of parts must be at least 1");
+  std::vector<global_index> b(static_cast<std::size_t>(parts) + 1);
+  for (int p = 0; p <= parts; ++p) b[p] = rows / parts * p + std::min<global_index>(rows % parts, p);
+  return b;
+}
+
 }  // namespace la

@@ -202,5 +202,43 @@ TEST(Partition, RealSystemOnFourPartsWithASymmetricPattern) {
     }
 }
 
+TEST(Partition, GeneratedPartsAndSymmetricSendsMatchTheWholeMatrix) {
+  // poisson_rows makes part p's rows alone (64-bit columns); the part equals the one cut
+  // from poisson_2d / poisson_3d, and symmetric_sends, from that part alone, gives the send
+  // lists link_sends derives from every part.
+  for (int dims : {2, 3})
+    for (int P : {1, 2, 3, 5}) {
+      SCOPED_TRACE(std::to_string(dims) + "D, " + std::to_string(P) + " parts");
+      const index_t n = dims == 2 ? 17 : 7;
+      const auto a = dims == 2 ? poisson_2d<double>(n) : poisson_3d<double>(n);
+      const auto bounds = even_row_blocks(a.rows(), P);
+      EXPECT_EQ(bounds.back(), a.rows());
+      std::vector<matrix_part<double>> cut;
+      for (int p = 0; p < P; ++p) cut.push_back(make_part(a, p, bounds));
+      link_sends(cut);
+      for (int p = 0; p < P; ++p) {
+        const auto rows = poisson_rows<double>(dims, n, bounds[p], bounds[p + 1]);
+        auto own = make_part<double, std::int64_t>(p, bounds, a.cols(), rows.ptr, rows.cols, rows.vals);
+        symmetric_sends(own, bounds);
+        EXPECT_EQ(std::vector<index_t>(own.local.col_idx().begin(), own.local.col_idx().end()),
+                  std::vector<index_t>(cut[p].local.col_idx().begin(), cut[p].local.col_idx().end()));
+        EXPECT_EQ(own.local.values(), cut[p].local.values());
+        EXPECT_EQ(own.plan.halo, cut[p].plan.halo);
+        EXPECT_EQ(own.plan.send_ptr, cut[p].plan.send_ptr);
+        EXPECT_EQ(own.plan.send_idx, cut[p].plan.send_idx);
+      }
+    }
+  // Past 2^31 rows in all: the last rows of the 1300^3 grid (2.2e9 rows), columns beyond 32
+  // bits, in the last part of a 4-way split.
+  const global_index n = 1300, rows = n * n * n;
+  const auto bounds = even_row_blocks(rows, 4);
+  const global_index first = rows - 10;
+  EXPECT_GE(first, bounds[3]);
+  const auto g = poisson_rows<double>(3, n, first, rows);
+  EXPECT_GT(g.cols.front(), global_index(1) << 31);
+  EXPECT_EQ(g.cols.front(), first - n * n);  // the row one plane down
+  test::expect_throw_with<invalid_argument>([&] { poisson_rows<double>(3, n, rows - 1, rows + 1); }, {"outside"});
+}
+
 }  // namespace
 }  // namespace la
