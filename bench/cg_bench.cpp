@@ -130,11 +130,7 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
   row.vendor_residual = v.residual;
   row.vendor_iterations = v.iterations;
   row.la_true_residual = r.true_residual;
-  {  // the vendor CG's true residual, with the host reference kernels (sums in wider_t<T>)
-    std::vector<T> r = b;
-    reference::spmv(T(-1), a, to_host(ctx, dx), T(1), r);
-    row.vendor_true_residual = double(reference::nrm2(r)) / double(reference::nrm2(b));
-  }
+  row.vendor_true_residual = bench::true_residual(a, b, to_host(ctx, dx));
   if (r.iterations == its && v.iterations == its) {
     const double agree = sizeof(T) == 8 ? 1e-6 : 1e-2;
     row.ok = r.status == solve_status::max_iterations && std::abs(r.residual - v.residual) <= agree * v.residual;
@@ -153,13 +149,7 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
   }
 
   if (eigen) {
-    std::vector<Eigen::Triplet<T>> t;
-    t.reserve(static_cast<std::size_t>(a.nnz()));
-    for (index_t i = 0; i < a.rows(); ++i)
-      for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) t.emplace_back(i, a.col_idx()[k], a.values()[k]);
-    Eigen::SparseMatrix<T, Eigen::RowMajor> m(a.rows(), a.cols());
-    m.setFromTriplets(t.begin(), t.end());
-    t = {};
+    const Eigen::SparseMatrix<T, Eigen::RowMajor> m = bench::to_eigen(a);
     Eigen::ConjugateGradient<Eigen::SparseMatrix<T, Eigen::RowMajor>, Eigen::Lower | Eigen::Upper> cg;
     // A fixed count, small on large systems so the host baseline stays a few seconds.
     const long long eits = eigen_requested > 0 ? eigen_requested
@@ -189,10 +179,7 @@ int main(int argc, char** argv) try {
   la_config cfg;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw la::invalid_argument(k + " needs a value");
-      return argv[++i];
-    };
+    auto value = [&] { return la::bench::option_value(argc, argv, i); };
     if (k == "--systems") systems = value();
     else if (k == "--precision") precision = value();
     else if (k == "--iterations") iterations = std::stoll(value());
@@ -218,7 +205,7 @@ int main(int argc, char** argv) try {
               Eigen::nbThreads());
   std::vector<bench_row> rows;
   for (const std::string& s : split(systems)) {
-    const std::string name = s.find('/') != std::string::npos ? s.substr(s.rfind('/') + 1) : s;
+    const std::string name = la::bench::system_name(s);
     if (precision != "float") rows.push_back(run<double>(ctx, vh, name, load<double>(s), copy_gbs, iterations, eigen_iterations, eigen, cfg));
     if (precision != "double") rows.push_back(run<float>(ctx, vh, name, load<float>(s), copy_gbs, iterations, eigen_iterations, eigen, cfg));
     const auto& r = rows.back();

@@ -36,6 +36,7 @@
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/host_backend.hpp>
+#include <la/solvers/precond.hpp>
 #include <la/kernels/detail/vendor/vendor_pcg.hpp>
 #include <la/kernels/detail/vendor/spmv_suite.hpp>
 #include "systems.hpp"
@@ -58,11 +59,7 @@ struct row_t {
 using bench::split;
 csr_matrix<double> load(const std::string& spec) { return bench::load<double>(spec); }
 
-double true_residual(const csr_matrix<double>& a, const std::vector<double>& b, const std::vector<double>& x) {
-  std::vector<double> r = b;
-  reference::spmv(-1.0, a, x, 1.0, r);
-  return double(reference::nrm2(r)) / double(reference::nrm2(b));
-}
+using bench::true_residual;
 
 struct method_t {
   std::string name;
@@ -125,24 +122,22 @@ row_t run_vendor(context& ctx, vendor_handles& vh, const std::string& name, cons
                  long long max_its) {
   row_t row;
   row.system = name, row.method = "vendor ic0", row.rows = a.rows(), row.nnz = a.nnz();
-  std::vector<std::int32_t> ptr{0};
-  std::vector<index_t> idx;
-  std::vector<double> val;
-  for (index_t i = 0; i < a.rows(); ++i) {
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
-      if (a.col_idx()[k] <= i) idx.push_back(a.col_idx()[k]), val.push_back(a.values()[k]);
-    ptr.push_back(static_cast<std::int32_t>(idx.size()));
+  auto no_ic0 = [&](const std::string& why) {  // a breakdown the recipe reports is a result, not a failure
+    row.detail = "no IC(0): " + why;
+    row.ok = true;
+    row.iterations = -1;
+    return row;
+  };
+  csr_matrix<double, std::int32_t> lower;  // tril(A), the diagonal last
+  try {
+    lower = lower_triangle(a, "vendor ic0");
+  } catch (const invalid_argument& e) {  // a diagonal that is not positive
+    return no_ic0(e.what());
   }
-  const csr_matrix<double, std::int32_t> lower(a.rows(), a.cols(), std::move(ptr), std::move(idx), std::move(val));
   device_vector<double> dx(ctx, a.rows());
   vendor_pcg_result v;
   for (int k = 0; k < 2; ++k) v = vendor_pcg_ic0(vh, da, lower, db, dx, max_its, rtol);
-  if (!v.factored) {
-    row.detail = "no IC(0): " + v.why;
-    row.ok = true;  // a breakdown the recipe reports is a result, not a failure
-    row.iterations = -1;
-    return row;
-  }
+  if (!v.factored) return no_ic0(v.why);
   row.iterations = v.iterations;
   row.setup_ms = 1e3 * v.setup_seconds;
   row.us_per_it = 1e6 * v.iterate_seconds / std::max<long long>(1, v.iterations);
@@ -157,11 +152,7 @@ row_t run_vendor(context& ctx, vendor_handles& vh, const std::string& name, cons
 row_t run_eigen(const std::string& name, const csr_matrix<double>& a, const std::vector<double>& b, long long max_its) {
   row_t row;
   row.system = name, row.method = "eigen ic", row.rows = a.rows(), row.nnz = a.nnz();
-  std::vector<Eigen::Triplet<double>> t;
-  for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) t.emplace_back(i, a.col_idx()[k], a.values()[k]);
-  Eigen::SparseMatrix<double, Eigen::RowMajor> m(a.rows(), a.cols());
-  m.setFromTriplets(t.begin(), t.end());
+  const Eigen::SparseMatrix<double, Eigen::RowMajor> m = bench::to_eigen(a);
   Eigen::ConjugateGradient<Eigen::SparseMatrix<double, Eigen::RowMajor>, Eigen::Lower | Eigen::Upper,
                            Eigen::IncompleteCholesky<double>>
       cg;
@@ -193,10 +184,7 @@ int main(int argc, char** argv) try {
   long long max_its = 20000;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) throw la::invalid_argument(k + " needs a value");
-      return argv[++i];
-    };
+    auto value = [&] { return la::bench::option_value(argc, argv, i); };
     if (k == "--systems") systems = value();
     else if (k == "--methods") methods = value();
     else if (k == "--no-eigen") eigen = false;
@@ -215,7 +203,7 @@ int main(int argc, char** argv) try {
   std::printf("device: %s, Eigen threads %d, tol %g, double\n", ctx.properties().name, Eigen::nbThreads(), rtol);
   std::vector<row_t> rows;
   for (const std::string& s : split(systems)) {
-    const std::string name = s.find('/') != std::string::npos ? s.substr(s.rfind('/') + 1) : s;
+    const std::string name = la::bench::system_name(s);
     const csr_matrix<double> a = load(s);
     std::vector<double> b(static_cast<std::size_t>(a.rows()));
     for (std::size_t i = 0; i < b.size(); ++i) b[i] = 1.0 + 0.5 * std::sin(0.001 * double(i));

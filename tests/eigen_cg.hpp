@@ -10,6 +10,7 @@
 #include <la/formats/generate.hpp>
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/cg.hpp>
+#include "test_util.hpp"
 
 namespace la::test {
 
@@ -42,13 +43,6 @@ eigen_result eigen_cg(const csr_matrix<double>& a, const std::vector<double>& b,
   // of matrix-vector products in the loop, which is what la reports.
   return {std::vector<double>(x.data(), x.data() + x.size()), static_cast<int>(cg.iterations()) + 1,
           cg.info() == Eigen::Success};
-}
-
-/// A test system by name: "poisson2d:N", "poisson3d:N", or a file in the repository's data/.
-inline csr_matrix<double> system_matrix(const std::string& name, const std::string& data_dir) {
-  if (name.rfind("poisson2d:", 0) == 0) return poisson_2d<double>(std::stoi(name.substr(10)));
-  if (name.rfind("poisson3d:", 0) == 0) return poisson_3d<double>(std::stoi(name.substr(10)));
-  return to_csr(read_matrix_market<double>(data_dir + "/" + name));
 }
 
 /// The options the comparisons with Eigen use: tolerance `tol`, up to 10n iterations.

@@ -14,6 +14,8 @@
 namespace la {
 namespace {
 
+csr_matrix<double> system(const std::string& name) { return test::system_matrix(name, test::data_dir()); }
+
 /// (G A) and (G A G^T) entry (i, j) in double, from the CSR arrays.
 double ga(const csr_matrix<double>& g, const csr_matrix<double>& a, index_t i, index_t j) {
   double s = 0;
@@ -71,10 +73,8 @@ TEST(Fsai, HandCheckedTridiagonal) {
 }
 
 TEST(Fsai, PropertiesOnGeneratedAndRealSystems) {
-  for (const std::string name : {"gen:poisson2d:20", "gen:poisson3d:6", "bcsstk09.mtx", "gr_30_30.mtx"}) {
-    const csr_matrix<double> a = name == "gen:poisson2d:20" ? poisson_2d<double>(20)
-                                 : name == "gen:poisson3d:6" ? poisson_3d<double>(6)
-                                                             : read_matrix_market_csr<double>(std::string(LA_DATA_DIR) + "/" + name);
+  for (const std::string name : {"poisson2d:20", "poisson3d:6", "bcsstk09.mtx", "gr_30_30.mtx"}) {
+    const csr_matrix<double> a = system(name);
     const auto lower = fsai_factor(a);
     expect_fsai(lower, a, name + " tril(A)");
     count_t tril = 0;
@@ -141,9 +141,8 @@ int pcg_iterations(const csr_matrix<double>& a, const csr_matrix<double>* g) {
 TEST(Fsai, CutsIterationsOnRealSystems) {
   // bcsstk09 (structural, not an M-matrix) and 2D Poisson: FSAI on tril(A) needs fewer
   // iterations than no preconditioner, and tril(|A|^2) fewer still.
-  for (const std::string name : {"bcsstk09.mtx", "gen:poisson2d:40"}) {
-    const csr_matrix<double> a = name == "gen:poisson2d:40" ? poisson_2d<double>(40)
-                                                             : read_matrix_market_csr<double>(std::string(LA_DATA_DIR) + "/" + name);
+  for (const std::string name : {"bcsstk09.mtx", "poisson2d:40"}) {
+    const csr_matrix<double> a = system(name);
     const auto g1 = fsai_factor(a);
     const auto g2 = fsai_factor(a, {fsai_pattern::lower_squared, 0.0});
     const int none = pcg_iterations(a, nullptr), lower = pcg_iterations(a, &g1), squared = pcg_iterations(a, &g2);
@@ -156,12 +155,6 @@ TEST(Fsai, CutsIterationsOnRealSystems) {
   }
 }
 
-
-csr_matrix<double> system(const std::string& name) {
-  if (name == "gen:poisson2d:40") return poisson_2d<double>(40);
-  if (name == "gen:poisson3d:12") return poisson_3d<double>(12);
-  return read_matrix_market_csr<double>(std::string(LA_DATA_DIR) + "/" + name);
-}
 
 solve_result host_pcg(const csr_matrix<double>& a, preconditioner pc, const precond_options& po = {}) {
   std::vector<double> b(static_cast<std::size_t>(a.rows())), x;
@@ -232,7 +225,7 @@ TEST(Preconditioners, CutIterationsOnRealSystemsThroughTheHostSolver) {
   // Iterations to 1e-8 through cg_host: FSAI and IC(0) below Jacobi on these systems; block-
   // Jacobi no worse than Jacobi (on a matrix without supervariables it is
   // Jacobi itself). Every solve converges with its true residual checked by cg().
-  for (const std::string name : {"bcsstk09.mtx", "gr_30_30.mtx", "gen:poisson2d:40", "gen:poisson3d:12"}) {
+  for (const std::string name : {"bcsstk09.mtx", "gr_30_30.mtx", "poisson2d:40", "poisson3d:12"}) {
     const auto a = system(name);
     const auto jacobi = host_pcg(a, preconditioner::jacobi);
     const auto bj = host_pcg(a, preconditioner::block_jacobi);

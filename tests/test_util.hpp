@@ -9,6 +9,7 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/generate.hpp>
+#include <la/formats/matrix_market.hpp>
 #include <la/context.hpp>
 
 namespace la::test {
@@ -110,6 +111,13 @@ csr_matrix<T> random_nonsymmetric(index_t n, int per_row, std::mt19937& g) {
     rp.push_back(static_cast<index_t>(ci.size()));
   }
   return csr_matrix<T>(n, n, std::move(rp), std::move(ci), std::move(v));
+}
+
+/// A test system by name: "poisson2d:N", "poisson3d:N", or a file in the repository's data/.
+inline csr_matrix<double> system_matrix(const std::string& name, const std::string& data_dir) {
+  if (name.rfind("poisson2d:", 0) == 0) return poisson_2d<double>(std::stoi(name.substr(10)));
+  if (name.rfind("poisson3d:", 0) == 0) return poisson_3d<double>(std::stoi(name.substr(10)));
+  return to_csr(read_matrix_market<double>(data_dir + "/" + name));
 }
 
 /// A test-name-safe version of s (letters and digits; everything else becomes '_').
