@@ -105,8 +105,7 @@ device_csr<T, O> device_lower(context& ctx, const device_csr<T, O>& a, const cha
   const O nnz = scan_counts(ctx, ptr.data(), n);
   const unsigned long long row = read_flag(ctx, bad);
   if (row != no_row)
-    throw invalid_argument(std::string(who) + ": A(" + std::to_string(row + 1) + "," + std::to_string(row + 1) +
-                           ") is missing or not positive, so the matrix is not symmetric positive definite");
+    throw invalid_argument(detail::bad_diagonal_message(who, static_cast<long long>(row)));
   device_csr<T, O> l(detail::trusted, n, n, std::move(ptr), ctx.allocate<index_t>(static_cast<std::size_t>(nnz)),
                      ctx.allocate<T>(static_cast<std::size_t>(nnz)));
   if (n > 0) {
@@ -592,7 +591,6 @@ struct block_jacobi_impl final : device_preconditioner<T>::impl {
   index_t n = 0;
 
   block_jacobi_impl(context& ctx, const device_csr<T, O>& a, int max_block) : n(a.rows()) {
-    LA_EXPECTS(max_block >= 1 && max_block <= 32, "block-jacobi: the largest block must be 1 to 32 rows");
     cudaStream_t s = ctx.stream();
     auto same = ctx.allocate<unsigned char>(static_cast<std::size_t>(n));
     if (n > 0) {
@@ -602,11 +600,8 @@ struct block_jacobi_impl final : device_preconditioner<T>::impl {
     std::vector<unsigned char> h(static_cast<std::size_t>(n));
     same.copy_to_host_async(h.data(), h.size());
     ctx.synchronize();
-    // The host rule of supervariable_blocks, from the flags.
-    std::vector<index_t> st{0}, rb(static_cast<std::size_t>(n), 0);
-    for (index_t i = 1; i < n; ++i)
-      if (!h[i] || i - st.back() >= max_block) st.push_back(i);
-    if (n > 0) st.push_back(n);
+    const std::vector<index_t> st = blocks_from_flags(h, max_block);  // supervariable_blocks' rule
+    std::vector<index_t> rb(static_cast<std::size_t>(n), 0);
     const index_t blocks = static_cast<index_t>(st.size()) - 1;
     std::vector<long long> of(st.size(), 0);
     index_t largest = 0;
@@ -629,9 +624,7 @@ struct block_jacobi_impl final : device_preconditioner<T>::impl {
     }
     const unsigned long long b = read_flag(ctx, bad);
     if (b != no_row)
-      throw invalid_argument("block-jacobi: the diagonal block of rows " + std::to_string(st[b] + 1) + ".." +
-                             std::to_string(st[b + 1]) +
-                             " is not positive definite, so the matrix is not symmetric positive definite");
+      throw invalid_argument(detail::block_not_spd_message(st[b], st[b + 1]));
     this->rep.kind = preconditioner::block_jacobi;
     this->rep.detail = std::to_string(blocks) + " blocks of up to " + std::to_string(largest) + " rows";
     this->rep.bytes = double(of.back()) * sizeof(T) + double(n + 2 * st.size()) * sizeof(index_t) + 8.0 * of.size();
@@ -792,10 +785,7 @@ struct ic0_impl final : device_preconditioner<T>::impl {
       }
     }
     if (used < 0)
-      throw invalid_argument("ic0: a pivot is not positive (row " + std::to_string(row + 1) +
-                             ") with every diagonal shift up to " + detail::number_text(max_shift) +
-                             ", so IC(0) does not exist for this matrix in that range (a larger --ic-shift, or "
-                             "fsai, which exists for every SPD matrix)");
+      throw invalid_argument(detail::ic0_no_shift_message(static_cast<long long>(row), max_shift));
     if (n > 0) {
       ic0_finish<<<grid_for(n), block_threads, 0, s>>>(l.view(), d.data(), v.data());
       LA_CHECK_LAUNCH(s);
@@ -807,7 +797,7 @@ struct ic0_impl final : device_preconditioner<T>::impl {
     ctx.synchronize();
     this->rep.kind = preconditioner::ic0;
     this->rep.shift = used;
-    this->rep.detail = "shift " + detail::number_text(used) + " (attempt " + std::to_string(attempts) + "), " +
+    this->rep.detail = "shift " + short_number(used) + " (attempt " + std::to_string(attempts) + "), " +
                        std::to_string(l.nnz()) + " nonzeros in L, " + std::to_string(forward.levels()) + " + " +
                        std::to_string(backward.levels()) + " levels in " +
                        std::to_string(forward.launches() + backward.launches()) + " launches a solve pair, " +

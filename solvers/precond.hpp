@@ -30,17 +30,28 @@
 
 #include "../formats/convert.hpp"
 #include "../formats/csr.hpp"
+#include "cg.hpp"
 #include "fsai.hpp"
 #include "precond_options.hpp"
 
 namespace la {
 
 namespace detail {
-/// A shift or tolerance for a message ("0.03", "1e-03").
-inline std::string number_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
+// The words of each way a preconditioner can fail to exist, one place for the host and GPU
+// builders (row numbers 0-based in, 1-based out, as in a Matrix Market file).
+inline std::string bad_diagonal_message(const char* who, long long row) {
+  return std::string(who) + ": A(" + std::to_string(row + 1) + "," + std::to_string(row + 1) +
+         ") is missing or not positive, so the matrix is not symmetric positive definite";
+}
+inline std::string block_not_spd_message(long long first, long long end) {
+  return "block-jacobi: the diagonal block of rows " + std::to_string(first + 1) + ".." + std::to_string(end) +
+         " is not positive definite, so the matrix is not symmetric positive definite";
+}
+inline std::string ic0_no_shift_message(long long row, double max_shift) {
+  return "ic0: a pivot is not positive (row " + std::to_string(row + 1) + ") with every diagonal shift up to " +
+         short_number(max_shift) +
+         ", so IC(0) does not exist for this matrix in that range (a larger --ic-shift, or fsai, which exists for "
+         "every SPD matrix)";
 }
 }  // namespace detail
 
@@ -48,19 +59,27 @@ inline std::string number_text(double v) {
 
 /// Block starts (and n last) of the supervariable blocks: a row joins the block of the row
 /// above when their column patterns are equal and the block has fewer than max_block rows.
+/// The block starts (and n last) from same[i] = "row i has row i - 1's pattern": the rule
+/// supervariable_blocks and the GPU builder share.
+inline std::vector<index_t> blocks_from_flags(const std::vector<unsigned char>& same, int max_block) {
+  LA_EXPECTS(max_block >= 1 && max_block <= 32, "block-jacobi: the largest block must be 1 to 32 rows");
+  const index_t n = static_cast<index_t>(same.size());
+  std::vector<index_t> starts{0};
+  for (index_t i = 1; i < n; ++i)
+    if (!same[i] || i - starts.back() >= max_block) starts.push_back(i);
+  if (n > 0) starts.push_back(n);
+  return starts;
+}
+
 template <typename T, typename O>
 std::vector<index_t> supervariable_blocks(const csr_matrix<T, O>& a, int max_block) {
-  LA_EXPECTS(max_block >= 1 && max_block <= 32, "block-jacobi: the largest block must be 1 to 32 rows");
   const auto& rp = a.row_ptr();
   const auto& ci = a.col_idx();
-  std::vector<index_t> starts{0};
-  for (index_t i = 1; i < a.rows(); ++i) {
-    const bool same = rp[i + 1] - rp[i] == rp[i] - rp[i - 1] &&
-                      std::equal(ci.begin() + rp[i], ci.begin() + rp[i + 1], ci.begin() + rp[i - 1]);
-    if (!same || i - starts.back() >= max_block) starts.push_back(i);
-  }
-  if (a.rows() > 0) starts.push_back(a.rows());
-  return starts;
+  std::vector<unsigned char> same(static_cast<std::size_t>(a.rows()), 0);
+  for (index_t i = 1; i < a.rows(); ++i)
+    same[i] = rp[i + 1] - rp[i] == rp[i] - rp[i - 1] &&
+              std::equal(ci.begin() + rp[i], ci.begin() + rp[i + 1], ci.begin() + rp[i - 1]);
+  return blocks_from_flags(same, max_block);
 }
 
 /// Inverts the SPD s x s matrix m (row-major, long double) in place by Cholesky; false when
@@ -111,9 +130,7 @@ std::vector<T> block_inverses(const csr_matrix<T, O>& a, const std::vector<index
         const index_t c = a.col_idx()[k] - s0;
         if (c >= 0 && static_cast<std::size_t>(c) < s) m[r * s + c] = a.values()[k];
       }
-    LA_EXPECTS(spd_inverse(m, s), "block-jacobi: the diagonal block of rows " + std::to_string(s0 + 1) + ".." +
-                                      std::to_string(s0 + s) +
-                                      " is not positive definite, so the matrix is not symmetric positive definite");
+    LA_EXPECTS(spd_inverse(m, s), detail::block_not_spd_message(s0, static_cast<long long>(s0 + s)));
     for (long double v : m) out.push_back(static_cast<T>(v));
   }
   return out;
@@ -143,8 +160,7 @@ csr_matrix<T, O> lower_triangle(const csr_matrix<T, O>& a, const char* who) {
         idx.push_back(a.col_idx()[k]), val.push_back(a.values()[k]);
         if (a.col_idx()[k] == i) diag = a.values()[k] > T(0);
       }
-    LA_EXPECTS(diag, std::string(who) + ": A(" + std::to_string(i + 1) + "," + std::to_string(i + 1) +
-                         ") is missing or not positive, so the matrix is not symmetric positive definite");
+    LA_EXPECTS(diag, detail::bad_diagonal_message(who, i));
     ptr.push_back(static_cast<O>(idx.size()));
   }
   return csr_matrix<T, O>(detail::trusted, a.rows(), a.cols(), std::move(ptr), std::move(idx), std::move(val));
@@ -218,10 +234,7 @@ ic0_factorization<T, O> ic0_factor(const csr_matrix<T, O>& a, double max_shift =
       return f;
     }
   }
-  throw invalid_argument("ic0: a pivot is not positive (row " + std::to_string(bad + 1) +
-                         ") with every diagonal shift up to " + detail::number_text(max_shift) +
-                         ", so IC(0) does not exist for this matrix in that range (a larger --ic-shift, or "
-                         "fsai, which exists for every SPD matrix)");
+  throw invalid_argument(detail::ic0_no_shift_message(bad, max_shift));
 }
 
 // ---- ILU(0) --------------------------------------------------------------------------------
@@ -336,46 +349,11 @@ inline preconditioner select_preconditioner() { return preconditioner::fsai; }
 template <typename T>
 class host_preconditioner {
  public:
+  /// Builds M^-1 from A (converted to 64-bit offsets unless it has them).
   template <typename O>
-  host_preconditioner(const csr_matrix<T, O>& a0, preconditioner kind, const precond_options& opt) {
-    const csr_matrix<T, count_t> a = to_csr<count_t>(a0);
-    if (kind == preconditioner::automatic) kind = select_preconditioner();
-    rep_.kind = kind;
-    switch (kind) {
-      case preconditioner::block_jacobi: {
-        starts_ = supervariable_blocks(a, opt.max_block);
-        inv_ = block_inverses(a, starts_);
-        std::size_t largest = 0;
-        for (std::size_t b = 0; b + 1 < starts_.size(); ++b)
-          largest = std::max<std::size_t>(largest, starts_[b + 1] - starts_[b]);
-        rep_.detail = std::to_string(starts_.size() - 1) + " blocks of up to " + std::to_string(largest) + " rows";
-        rep_.bytes = double(inv_.size()) * sizeof(T) + double(starts_.size()) * sizeof(index_t);
-        break;
-      }
-      case preconditioner::fsai:
-        g_ = fsai_factor(a, opt.fsai);
-        gt_ = transpose(g_);
-        rep_.detail = std::string("pattern ") + to_string(opt.fsai.pattern) + ", " + std::to_string(g_.nnz()) +
-                      " nonzeros in G";
-        rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
-        break;
-      case preconditioner::ic0: {
-        auto f = ic0_factor(a, opt.max_shift);
-        g_ = std::move(f.l);
-        gt_ = transpose(g_);
-        rep_.shift = f.shift;
-        rep_.detail = "shift " + detail::number_text(f.shift) + " (attempt " + std::to_string(f.attempts) + "), " +
-                      std::to_string(g_.nnz()) + " nonzeros in L";
-        rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
-        break;
-      }
-      case preconditioner::ilu0:
-        g_ = ilu0_factor(a);
-        rep_.detail = std::to_string(g_.nnz()) + " nonzeros in L + U";
-        rep_.bytes = double(g_.nnz()) * (sizeof(T) + sizeof(index_t));
-        break;
-      default: throw invalid_argument(std::string("host_preconditioner: ") + to_string(kind) + " is built elsewhere");
-    }
+  host_preconditioner(const csr_matrix<T, O>& a, preconditioner kind, const precond_options& opt) {
+    if constexpr (std::is_same_v<O, count_t>) build(a, kind, opt);
+    else build(to_csr<count_t>(a), kind, opt);
   }
 
   const precond_report& report() const { return rep_; }
@@ -444,6 +422,46 @@ class host_preconditioner {
   }
 
  private:
+  void build(const csr_matrix<T, count_t>& a, preconditioner kind, const precond_options& opt) {
+    if (kind == preconditioner::automatic) kind = select_preconditioner();
+    rep_.kind = kind;
+    switch (kind) {
+      case preconditioner::block_jacobi: {
+        starts_ = supervariable_blocks(a, opt.max_block);
+        inv_ = block_inverses(a, starts_);
+        std::size_t largest = 0;
+        for (std::size_t b = 0; b + 1 < starts_.size(); ++b)
+          largest = std::max<std::size_t>(largest, starts_[b + 1] - starts_[b]);
+        rep_.detail = std::to_string(starts_.size() - 1) + " blocks of up to " + std::to_string(largest) + " rows";
+        rep_.bytes = double(inv_.size()) * sizeof(T) + double(starts_.size()) * sizeof(index_t);
+        break;
+      }
+      case preconditioner::fsai:
+        g_ = fsai_factor(a, opt.fsai);
+        gt_ = transpose(g_);
+        rep_.detail = std::string("pattern ") + to_string(opt.fsai.pattern) + ", " + std::to_string(g_.nnz()) +
+                      " nonzeros in G";
+        rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
+        break;
+      case preconditioner::ic0: {
+        auto f = ic0_factor(a, opt.max_shift);
+        g_ = std::move(f.l);
+        gt_ = transpose(g_);
+        rep_.shift = f.shift;
+        rep_.detail = "shift " + short_number(f.shift) + " (attempt " + std::to_string(f.attempts) + "), " +
+                      std::to_string(g_.nnz()) + " nonzeros in L";
+        rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
+        break;
+      }
+      case preconditioner::ilu0:
+        g_ = ilu0_factor(a);
+        rep_.detail = std::to_string(g_.nnz()) + " nonzeros in L + U";
+        rep_.bytes = double(g_.nnz()) * (sizeof(T) + sizeof(index_t));
+        break;
+      default: throw invalid_argument(std::string("host_preconditioner: ") + to_string(kind) + " is built elsewhere");
+    }
+  }
+
   static csr_matrix<T, count_t> transpose(const csr_matrix<T, count_t>& m) {
     const csc_matrix<T, count_t> c = to_csc<count_t>(m);
     auto [p, i, v] = c.arrays();
