@@ -128,11 +128,6 @@ matrix_view<T> transposed_view(const device_csc<T, O>& c) {
   return m;
 }
 
-template <typename T, typename O>
-csr_matrix<T, O> host_copy(context& ctx, const device_csr<T, O>& a) {
-  return to_host(ctx, a);
-}
-
 // ---- level-scheduled rows ------------------------------------------------------------------
 
 /// Rows run level by level: levels [l0, l1) in one launch, a group of W lanes a row. A
@@ -658,7 +653,7 @@ struct fsai_impl final : device_preconditioner<T>::impl {
     if (opt.pattern == fsai_pattern::lower) {
       g = device_lower(ctx, a, "fsai");
     } else {
-      const fsai_sparsity<O> sp = fsai_pattern_of(host_copy(ctx, a), opt);
+      const fsai_sparsity<O> sp = fsai_pattern_of(to_host(ctx, a), opt);
       auto ptr = ctx.allocate<O>(sp.ptr.size());
       ptr.copy_from_host_async(sp.ptr.data(), sp.ptr.size());
       auto idx = ctx.allocate<index_t>(sp.idx.size());
