@@ -226,33 +226,125 @@ struct generated_rows {
   std::vector<T> vals;
 };
 
+#ifdef __CUDACC__
+#define LA_PARTITION_HD __host__ __device__
+#else
+#define LA_PARTITION_HD
+#endif
+
+/// Row r of the 5-point (dims 2) or 7-point (dims 3) Laplacian on an n^dims grid, entry for
+/// entry what poisson_2d / poisson_3d store: up to 7 (column, value) pairs in column order
+/// into cols and vals; returns how many. The one definition of the stencil for the host's
+/// generated parts and the GPU's (solvers/distributed.hpp).
+template <typename T>
+LA_PARTITION_HD inline int poisson_row(int dims, global_index n, global_index r, global_index* cols, T* vals) {
+  const global_index plane = n * n;
+  const global_index j = r % n, i = (r / n) % n, k = dims == 3 ? r / plane : 0;
+  int m = 0;
+  auto add = [&](global_index c, T v) { cols[m] = c, vals[m] = v, ++m; };
+  if (dims == 3 && k > 0) add(r - plane, T(-1));
+  if (i > 0) add(r - n, T(-1));
+  if (j > 0) add(r - 1, T(-1));
+  add(r, T(2 * dims));
+  if (j + 1 < n) add(r + 1, T(-1));
+  if (i + 1 < n) add(r + n, T(-1));
+  if (dims == 3 && k + 1 < n) add(r + plane, T(-1));
+  return m;
+}
+
+/// The rows of the Laplacian on an n^dims grid (n^2 or n^3, checked for overflow).
+inline global_index poisson_size(int dims, global_index n) {
+  LA_EXPECTS(dims == 2 || dims == 3, "poisson: dims is 2 or 3");
+  LA_EXPECTS(n >= 0 && n <= (dims == 2 ? 3037000499LL : 2097151LL),
+             "poisson: grid side " + std::to_string(n) + " overflows 64-bit row numbers");
+  return dims == 2 ? n * n : n * n * n;
+}
+
 /// Rows [first, last) of the 5-point (dims 2) or 7-point (dims 3) Laplacian on an n^dims
-/// grid, entry for entry what poisson_2d / poisson_3d store, without building the rest: a
-/// part of a system larger than one host or GPU can hold is made where it is used.
+/// grid (poisson_row), without building the rest: a part of a system larger than one host
+/// or GPU can hold is made where it is used.
 template <typename T>
 generated_rows<T> poisson_rows(int dims, global_index n, global_index first, global_index last) {
-  LA_EXPECTS(dims == 2 || dims == 3, "poisson_rows: dims is 2 or 3");
-  const global_index rows = dims == 2 ? n * n : n * n * n;
-  LA_EXPECTS(n >= 0 && 0 <= first && first <= last && last <= rows,
+  const global_index rows = poisson_size(dims, n);
+  LA_EXPECTS(0 <= first && first <= last && last <= rows,
              "poisson_rows: rows [" + std::to_string(first) + ", " + std::to_string(last) + ") outside the " +
                  std::to_string(rows) + " rows");
   generated_rows<T> g;
   g.cols.reserve(static_cast<std::size_t>((last - first) * (2 * dims + 1)));
   g.vals.reserve(g.cols.capacity());
-  auto add = [&](global_index c, T v) { g.cols.push_back(c), g.vals.push_back(v); };
-  const global_index plane = n * n;
+  global_index c[7];
+  T v[7];
   for (global_index r = first; r < last; ++r) {
-    const global_index j = r % n, i = (r / n) % n, k = dims == 3 ? r / plane : 0;
-    if (dims == 3 && k > 0) add(r - plane, T(-1));
-    if (i > 0) add(r - n, T(-1));
-    if (j > 0) add(r - 1, T(-1));
-    add(r, T(2 * dims));
-    if (j + 1 < n) add(r + 1, T(-1));
-    if (i + 1 < n) add(r + n, T(-1));
-    if (dims == 3 && k + 1 < n) add(r + plane, T(-1));
+    const int m = poisson_row(dims, n, r, c, v);
+    g.cols.insert(g.cols.end(), c, c + m);
+    g.vals.insert(g.vals.end(), v, v + m);
     g.ptr.push_back(static_cast<std::int64_t>(g.cols.size()));
   }
   return g;
+}
+
+/// The halo plan of part p of the Laplacian (bounds from even_row_blocks or any other split)
+/// and its boundary rows, from the stencil alone: what make_part and symmetric_sends give
+/// for poisson_rows' part, without the part's rows. The stencil reaches one grid plane (n^2
+/// rows in 3D, n in 2D) up and down, so only the rows within a plane of the part's ends are
+/// looked at, and the stencil is symmetric, so a column is in the halo when one of its
+/// neighbours is owned. `boundary` gets the owned rows with a halo column (local, sorted).
+inline halo_plan poisson_plan(int dims, global_index n, const std::vector<global_index>& bounds, int p,
+                              std::vector<index_t>* boundary = nullptr) {
+  const global_index rows = poisson_size(dims, n);
+  const int parts = static_cast<int>(bounds.size()) - 1;
+  LA_EXPECTS(p >= 0 && p < parts, "partition: part " + std::to_string(p) + " of " + std::to_string(parts));
+  LA_EXPECTS(bounds.front() == 0 && bounds.back() == rows && std::is_sorted(bounds.begin(), bounds.end()),
+             "partition: the bounds must rise from 0 to the " + std::to_string(rows) + " rows");
+  const global_index first = bounds[p], last = bounds[p + 1], reach = dims == 3 ? n * n : n;
+  LA_EXPECTS(last - first <= max_index, "partition: part " + std::to_string(p) + " has " +
+                                            std::to_string(last - first) +
+                                            " rows, more than a part's 32-bit local indices hold; use more parts");
+  halo_plan h;
+  h.part = p, h.parts = parts, h.first_row = first, h.rows = static_cast<index_t>(last - first);
+  global_index c[7];
+  double v[7];
+  // Does row r have a neighbour in [lo, hi)?
+  auto touches = [&](global_index r, global_index lo, global_index hi) {
+    const int m = poisson_row(dims, n, r, c, v);
+    for (int k = 0; k < m; ++k)
+      if (c[k] != r && c[k] >= lo && c[k] < hi) return true;
+    return false;
+  };
+  // Rows of [lo, hi) within `reach` of either end, each once, in order.
+  auto near_ends = [&](global_index lo, global_index hi, auto&& f) {
+    for (global_index r = lo; r < std::min(hi, lo + reach); ++r) f(r);
+    for (global_index r = std::max(lo + reach, hi - reach); r < hi; ++r) f(r);
+  };
+  if (first < last) {
+    near_ends(std::max<global_index>(0, first - reach), first, [&](global_index r) {
+      if (touches(r, first, last)) h.halo.push_back(r);
+    });
+    near_ends(last, std::min(rows, last + reach), [&](global_index r) {
+      if (touches(r, first, last)) h.halo.push_back(r);
+    });
+  }
+  LA_EXPECTS(last - first + static_cast<global_index>(h.halo.size()) <= max_index,
+             "partition: part " + std::to_string(p) + "'s owned and halo columns exceed 32-bit local indices");
+  h.recv_ptr.assign(static_cast<std::size_t>(parts) + 1, 0);
+  for (int q = 0; q <= parts; ++q)
+    h.recv_ptr[q] = static_cast<index_t>(std::lower_bound(h.halo.begin(), h.halo.end(), bounds[q]) - h.halo.begin());
+  h.send_ptr.assign(static_cast<std::size_t>(parts) + 1, 0);
+  for (int q = 0; q < parts; ++q) {
+    if (q != p && first < last)
+      near_ends(first, last, [&](global_index r) {
+        if (touches(r, bounds[q], bounds[q + 1])) h.send_idx.push_back(static_cast<index_t>(r - first));
+      });
+    h.send_ptr[q + 1] = static_cast<index_t>(h.send_idx.size());
+  }
+  if (boundary) {
+    boundary->clear();
+    if (first < last)
+      near_ends(first, last, [&](global_index r) {
+        if (touches(r, 0, first) || touches(r, last, rows)) boundary->push_back(static_cast<index_t>(r - first));
+      });
+  }
+  return h;
 }
 
 /// Row bounds for a generated Laplacian split `parts` ways by rows (its rows differ in

@@ -240,5 +240,38 @@ TEST(Partition, GeneratedPartsAndSymmetricSendsMatchTheWholeMatrix) {
   test::expect_throw_with<invalid_argument>([&] { poisson_rows<double>(3, n, rows - 1, rows + 1); }, {"outside"});
 }
 
+TEST(Partition, PoissonPlanFromTheStencilEqualsThePlanOfTheRows) {
+  // poisson_plan finds the halo, receive ranges, send lists and boundary rows from the
+  // stencil alone (what the GPU generator uses); they equal what make_part and
+  // symmetric_sends find in the part's rows, also for parts thinner than one grid plane
+  // (P = 11 on 7^3 rows: 31 rows a part, a plane is 49) and for uneven bounds.
+  for (int dims : {2, 3})
+    for (int P : {1, 2, 3, 11}) {
+      const global_index n = dims == 2 ? 13 : 7;
+      const global_index rows = dims == 2 ? n * n : n * n * n;
+      for (bool uneven : {false, true}) {
+        SCOPED_TRACE(std::to_string(dims) + "D, " + std::to_string(P) + " parts" + (uneven ? ", uneven" : ""));
+        auto bounds = even_row_blocks(rows, P);
+        if (uneven && P > 1) bounds[1] = 1;  // a one-row part first
+        for (int p = 0; p < P; ++p) {
+          const auto g = poisson_rows<double>(dims, n, bounds[p], bounds[p + 1]);
+          auto part = make_part<double, std::int64_t>(p, bounds, rows, g.ptr, g.cols, g.vals);
+          symmetric_sends(part, bounds);
+          std::vector<index_t> boundary;
+          const halo_plan h = poisson_plan(dims, n, bounds, p, &boundary);
+          EXPECT_EQ(h.first_row, part.plan.first_row);
+          EXPECT_EQ(h.rows, part.plan.rows);
+          EXPECT_EQ(h.halo, part.plan.halo);
+          EXPECT_EQ(h.recv_ptr, part.plan.recv_ptr);
+          EXPECT_EQ(h.send_ptr, part.plan.send_ptr);
+          EXPECT_EQ(h.send_idx, part.plan.send_idx);
+          EXPECT_EQ(boundary, part.boundary);
+        }
+      }
+    }
+  test::expect_throw_with<invalid_argument>([] { poisson_plan(3, 4, {0, 30, 64}, 2); }, {"part 2 of 2"});
+  test::expect_throw_with<invalid_argument>([] { poisson_plan(3, 4, {0, 30, 63}, 0); }, {"bounds"});
+}
+
 }  // namespace
 }  // namespace la
