@@ -15,6 +15,7 @@
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
+#include "solve_common.hpp"
 
 namespace la::cli {
 namespace {
@@ -73,6 +74,14 @@ const char* usage =
     "  --history FILE.csv    the residual of every iteration (iteration,relative_residual),\n"
     "                        written whether or not the solve converged\n"
     "  --quiet               no progress line (shown only on a terminal, after about a second)\n"
+    "  --gpus N              solve on N GPUs of this process (a thread each; NCCL): the rows\n"
+    "                        split in blocks balanced by nonzeros, a file read once and its parts\n"
+    "                        uploaded, a gen: system made on each GPU part by part. Jacobi or no\n"
+    "                        preconditioner; deterministic for a given N. CUDA_VISIBLE_DEVICES\n"
+    "                        picks the GPUs\n"
+    "  --mpi                 the same with one MPI rank a GPU (mpirun -n N la solve ... --mpi;\n"
+    "                        each rank takes the GPU of its rank on its node), NCCL bootstrapped\n"
+    "                        over MPI; rank 0 reads the file, reports and writes\n"
     "%s"
     "The report goes to stdout, or to stderr when -o or --history is stdout itself.\n"
     "Exit status: 0 converged: the true residual ||b - Ax|| meets the tolerance within a factor\n"
@@ -110,44 +119,11 @@ std::vector<std::string> format_choices() {
   return c;
 }
 
-/// The progress line: on stderr when it is a terminal, from about a second in, at most a
-/// few times a second; erased when the solve ends. It reads what the solver's loop read
-/// anyway (the control block between chunks), so it costs the device nothing.
-class progress_line {
- public:
-  explicit progress_line(bool on) : on_(on && isatty(2)) {}
-  ~progress_line() { clear(); }
-  void operator()(const cg_progress& p) {
-    if (!on_ || p.seconds < 1.0 || p.seconds - shown_ < 0.25) return;
-    shown_ = p.seconds;
-    std::fprintf(stderr, "\r\033[Kiteration %lld  residual %.3e  %.0f it/s", static_cast<long long>(p.iteration),
-                 p.residual, p.iteration / p.seconds);
-    std::fflush(stderr);
-    drawn_ = true;
-  }
-  void clear() {
-    if (drawn_) std::fprintf(stderr, "\r\033[K"), std::fflush(stderr);
-    drawn_ = false;
-  }
-
- private:
-  bool on_;
-  bool drawn_ = false;
-  double shown_ = -1;
-};
-
 cg_path path_option(const args& a) {
   const std::string p = a.get_choice("--path", "auto", {"auto", "graph", "persistent", "plain"});
   return p == "graph" ? cg_path::graph : p == "persistent" ? cg_path::persistent : p == "plain" ? cg_path::plain
                                                                                                  : cg_path::automatic;
 }
-
-/// The files a solve writes, each opened (its temporary created) before anything is read.
-struct solve_outputs {
-  atomic_file* x = nullptr;        // -o
-  atomic_file* history = nullptr;  // --history
-  std::FILE* report = stdout;      // stderr when an output is stdout
-};
 
 template <typename T, typename O>
 int solve(const args& a, bool gpu, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms,
@@ -296,8 +272,8 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
 int cmd_solve(int argc, char** argv) {
   args a(argc, argv, 2,
          {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--device", "--format", "--precision",
-          "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop", "--ic-shift", "--block-size"},
-         {"--force", "--quiet", "--write-unconverged"});
+          "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop", "--ic-shift", "--block-size", "--gpus"},
+         {"--force", "--quiet", "--write-unconverged", "--mpi"});
   if (a.help()) return std::printf(usage, reader_usage, cg_options{}.true_residual_factor), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string device = a.get_choice("--device", "auto", {"auto", "cpu", "gpu"});
@@ -307,6 +283,12 @@ int cmd_solve(int argc, char** argv) {
   // The outputs are checked (and their temporaries created) before anything is read or solved.
   std::vector<std::string> inputs{input};
   if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));
+  if (a.has("--gpus") || a.has("--mpi")) {
+    if (a.has("--gpus") && a.has("--mpi"))
+      throw usage_error("--gpus N (one process driving N GPUs) and --mpi (one MPI rank a GPU) are two launch "
+                        "modes: pick one");
+    return solve_distributed(a, inputs);
+  }
   outputs files(a, inputs);
   solve_outputs out;
   if (a.has("--history")) out.history = files.open("--history", a.get("--history", ""), outputs::input_policy::refuse);

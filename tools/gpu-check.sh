@@ -5,7 +5,10 @@
 # Usage: tools/gpu-check.sh [--no-bench] [--no-tests] [--no-sanitizer] [--bench-filter REGEX]
 #                           [--test-filter REGEX] [--benches LIST]
 #   --benches LIST        comma-separated: gemm (gemm_bench, wmma_peak), spmv (spmv_bench),
-#                         cg (cg_bench), precond (precond_bench); default all four
+#                         cg (cg_bench), precond (precond_bench), dist (dist_bench: CG on the
+#                         visible GPUs); default all five
+#   LA_DIST_ARGS          (environment) extra arguments for dist_bench, e.g. "--systems
+#                         poisson3d:512 --gpus 1,2,4 --big poisson3d:1024"
 #   LA_CG_ARGS            (environment) extra arguments for cg_bench, e.g. "--systems
 #                         poisson2d:256 --precision double --no-eigen"
 #   LA_PRECOND_ARGS       (environment) extra arguments for precond_bench, e.g. "--systems
@@ -17,9 +20,11 @@
 # The CUDA architecture is CMakeLists.txt's default unless LA_CUDA_ARCH is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# NVLink multicast stays off in everything this script starts (NCCL, NVSHMEM).
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond"
+bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond,dist"
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
@@ -56,7 +61,7 @@ if ((tests && sanitize)); then
   # is left out: memcheck reports its failed allocation.
   pids=()
   for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test \
-           $build/tests/cg_gpu_test $build/tests/precond_gpu_test; do
+           $build/tests/cg_gpu_test $build/tests/precond_gpu_test $build/tests/dist_gpu_test; do
     for tool in memcheck racecheck; do
       log="$out/sanitizer-$(basename "$t")-$tool.log"
       skip="*OutOfMemory*:*Huge*"
@@ -67,6 +72,9 @@ if ((tests && sanitize)); then
       # The preconditioned sweep (every preconditioner, path and rerun) likewise: racecheck
       # takes the apply tests, the automatic and float solves, and the refusals.
       [[ $tool == racecheck && $(basename "$t") == precond_gpu_test ]] && skip+=":*IterationsWithinTenPercent*"
+      # The multi-GPU tests (2 and 4 GPUs, NCCL's kernels included): racecheck takes the
+      # statuses and the failing rank, memcheck all of them.
+      [[ $tool == racecheck && $(basename "$t") == dist_gpu_test ]] && skip+=":*MatchesTheOneGpu*:*Generated*"
       timeout 480 compute-sanitizer --tool $tool --error-exitcode 99 "$t" --gtest_filter=-"$skip" > "$log" 2>&1 &
       pids+=("$!:$(basename "$t") $tool:$log")
     done
@@ -104,11 +112,17 @@ if ((bench)) && [[ ,$benches, == *,precond,* ]]; then
   summary+=("precond_bench: exit $?")
   cat "$out/precond_bench.log" >> "$out/table.txt"
 fi
+if ((bench)) && [[ ,$benches, == *,dist,* ]]; then
+  # shellcheck disable=SC2086
+  $build/bench/dist_bench --out "$out/dist.csv" ${LA_DIST_ARGS:-} > "$out/dist_bench.log" 2> "$out/dist_bench.err"
+  summary+=("dist_bench: exit $?")
+  cat "$out/dist_bench.log" >> "$out/table.txt"
+fi
 # Registers, shared memory and spills per kernel (present when the library was recompiled).
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 # The device tool brings back few files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|device.txt|logs.tar.gz)$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|dist.csv|device.txt|logs.tar.gz)$'))
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"

@@ -1,0 +1,1100 @@
+// CG on several GPUs (distributed.hpp): the team, the distributed matrix, the kernels of the
+// distributed iteration and the backend of cg.hpp's loop. Without NCCL (LA_HAVE_NCCL unset)
+// only the parts that need no NCCL are built and the rest throws la::not_supported.
+#include <la/solvers/distributed.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#if LA_HAVE_NCCL
+#include <nccl.h>
+
+#include <cub/device/device_scan.cuh>
+
+#include "detail/cg_kernels.cuh"
+#endif
+
+namespace la {
+
+int visible_gpus() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+void keep_nvlink_multicast_off() noexcept {
+  // setenv with overwrite 0 keeps a value the user set (NCCL reads these at its first call).
+  setenv("NCCL_NVLS_ENABLE", "0", 0);
+  setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
+}
+
+namespace {
+/// A rank that stopped because another rank of its process failed (not the cause).
+class team_failure : public device_error {
+ public:
+  using device_error::device_error;
+};
+}  // namespace
+
+void run_on_gpus(int gpus, const std::function<void(dist_comm&)>& f) {
+  if (!nccl_available()) throw not_supported("several GPUs: " + nccl_status());
+  LA_EXPECTS(gpus >= 1, "the number of GPUs must be at least 1, got " + std::to_string(gpus));
+  const int have = visible_gpus();
+  if (gpus > have)
+    throw invalid_argument(std::to_string(gpus) + " GPUs asked for, " + std::to_string(have) +
+                           " visible (CUDA_VISIBLE_DEVICES selects which)");
+  keep_nvlink_multicast_off();
+  const dist_comm::unique_id id = dist_comm::new_id();
+  auto failed = std::make_shared<std::atomic<bool>>(false);
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(gpus));
+  std::vector<bool> secondary(static_cast<std::size_t>(gpus), false);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < gpus; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        dist_comm c(r, gpus, id, r, failed);
+        try {
+          f(c);
+        } catch (...) {
+          c.fail();
+          throw;
+        }
+      } catch (const team_failure&) {
+        errors[r] = std::current_exception();
+        secondary[r] = true;
+        failed->store(true);
+      } catch (...) {
+        errors[r] = std::current_exception();
+        failed->store(true);
+      }
+    });
+  for (auto& t : threads) t.join();
+  // The cause first: a rank's own failure, not another's report that the team failed.
+  for (int pass = 0; pass < 2; ++pass)
+    for (int r = 0; r < gpus; ++r)
+      if (errors[r] && secondary[r] == (pass == 1)) std::rethrow_exception(errors[r]);
+}
+
+#if !LA_HAVE_NCCL
+
+bool nccl_available() noexcept { return false; }
+std::string nccl_status() {
+  return "this build of la has no NCCL (cmake found none: set NCCL_ROOT, or install NCCL or the nvidia-nccl "
+         "Python wheel, and reconfigure)";
+}
+
+struct dist_comm::impl {};
+dist_comm::unique_id dist_comm::new_id() { throw not_supported("several GPUs: " + nccl_status()); }
+dist_comm::dist_comm(int, int, const unique_id&, int, std::shared_ptr<std::atomic<bool>>) {
+  throw not_supported("several GPUs: " + nccl_status());
+}
+dist_comm::~dist_comm() = default;
+int dist_comm::rank() const noexcept { return 0; }
+int dist_comm::ranks() const noexcept { return 1; }
+context& dist_comm::ctx() noexcept { std::abort(); }
+std::vector<std::int64_t> dist_comm::all_gather(const std::vector<std::int64_t>&) { return {}; }
+void dist_comm::wait() {}
+void dist_comm::fail() noexcept {}
+
+template <typename T>
+struct dist_matrix<T>::impl {};
+template <typename T>
+template <typename O>
+dist_matrix<T>::dist_matrix(dist_comm&, const matrix_part<T, O>&) {
+  throw not_supported("several GPUs: " + nccl_status());
+}
+template <typename T>
+dist_matrix<T> dist_matrix<T>::poisson(dist_comm&, int, global_index) {
+  throw not_supported("several GPUs: " + nccl_status());
+}
+template <typename T>
+const halo_plan& dist_matrix<T>::plan() const noexcept { std::abort(); }
+template <typename T>
+global_index dist_matrix<T>::global_rows() const noexcept { return 0; }
+template <typename T>
+count_t dist_matrix<T>::nnz() const noexcept { return 0; }
+template <typename T>
+count_t dist_matrix<T>::global_nnz() const noexcept { return 0; }
+template <typename T>
+bool dist_matrix<T>::wide() const noexcept { return false; }
+template <typename T>
+index_t dist_matrix<T>::interior_rows() const noexcept { return 0; }
+template <typename T>
+double dist_matrix<T>::matrix_bytes() const noexcept { return 0; }
+template <typename T>
+void dist_matrix<T>::download(std::vector<std::int64_t>&, std::vector<index_t>&, std::vector<T>&) const {}
+template <typename T>
+device_vector<T> dist_row_sums(dist_comm&, const dist_matrix<T>&) {
+  throw not_supported("several GPUs: " + nccl_status());
+}
+template <typename T>
+solve_result cg_distributed(dist_comm&, const dist_matrix<T>&, const device_vector<T>&, device_vector<T>&,
+                            const cg_options&, const dist_cg_options&, dist_timing*) {
+  throw not_supported("several GPUs: " + nccl_status());
+}
+
+#else  // LA_HAVE_NCCL
+
+bool nccl_available() noexcept { return true; }
+std::string nccl_status() {
+  int v = 0;
+  ncclGetVersion(&v);
+  return "NCCL " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+namespace {
+[[noreturn]] void throw_nccl(ncclResult_t r, const char* call, const char* file, int line, ncclComm_t comm) {
+  std::string msg = std::string("NCCL failed: ") + ncclGetErrorString(r);
+  if (const char* last = comm ? ncclGetLastError(comm) : nullptr; last && *last) msg += " (" + std::string(last) + ")";
+  throw device_error(msg, std::string(file) + ":" + std::to_string(line) + ": " + call);
+}
+}  // namespace
+#define LA_NCCL_TRY(call, comm)                                                   \
+  do {                                                                            \
+    ncclResult_t la_nccl_ = (call);                                               \
+    if (la_nccl_ != ncclSuccess) throw_nccl(la_nccl_, #call, __FILE__, __LINE__, comm); \
+  } while (0)
+
+// ---- the team --------------------------------------------------------------------------------
+
+struct dist_comm::impl {
+  int rank = 0, ranks = 1;
+  std::unique_ptr<context> ctx;
+  ncclComm_t comm = nullptr;
+  std::shared_ptr<std::atomic<bool>> failed;
+  cudaStream_t side = nullptr;  // the interior rows' stream
+  cudaEvent_t fork = nullptr, join = nullptr;
+  bool broken = false;  // aborted, or a rank failed: destroy by abort
+
+  void abort() noexcept {
+    if (comm) ncclCommAbort(comm);
+    comm = nullptr;
+    broken = true;
+  }
+};
+
+dist_comm::unique_id dist_comm::new_id() {
+  ncclUniqueId nid;
+  LA_NCCL_TRY(ncclGetUniqueId(&nid), nullptr);
+  unique_id id;
+  static_assert(sizeof(nid) == sizeof(id.bytes), "NCCL's unique id is 128 bytes");
+  std::memcpy(id.bytes.data(), &nid, sizeof nid);
+  return id;
+}
+
+dist_comm::dist_comm(int rank, int ranks, const unique_id& id, int device, std::shared_ptr<std::atomic<bool>> failed)
+    : p_(std::make_unique<impl>()) {
+  LA_EXPECTS(ranks >= 1 && rank >= 0 && rank < ranks,
+             "rank " + std::to_string(rank) + " of " + std::to_string(ranks) + " is out of range");
+  keep_nvlink_multicast_off();
+  p_->rank = rank, p_->ranks = ranks, p_->failed = std::move(failed);
+  p_->ctx = std::make_unique<context>(device);
+  LA_CUDA_TRY(cudaStreamCreateWithFlags(&p_->side, cudaStreamNonBlocking));
+  LA_CUDA_TRY(cudaEventCreateWithFlags(&p_->fork, cudaEventDisableTiming));
+  LA_CUDA_TRY(cudaEventCreateWithFlags(&p_->join, cudaEventDisableTiming));
+  ncclUniqueId nid;
+  std::memcpy(&nid, id.bytes.data(), sizeof nid);
+  LA_NCCL_TRY(ncclCommInitRank(&p_->comm, ranks, nid, rank), nullptr);
+}
+
+dist_comm::~dist_comm() {
+  if (!p_) return;
+  detail::device_guard g(p_->ctx->device(), std::nothrow);
+  if (p_->failed && p_->failed->load()) p_->broken = true;
+  if (p_->comm) {
+    if (p_->broken) ncclCommAbort(p_->comm);
+    else ncclCommDestroy(p_->comm);
+  }
+  if (p_->fork) cudaEventDestroy(p_->fork);
+  if (p_->join) cudaEventDestroy(p_->join);
+  if (p_->side) cudaStreamDestroy(p_->side);
+}
+
+int dist_comm::rank() const noexcept { return p_->rank; }
+int dist_comm::ranks() const noexcept { return p_->ranks; }
+context& dist_comm::ctx() noexcept { return *p_->ctx; }
+void dist_comm::fail() noexcept {
+  if (p_->failed) p_->failed->store(true);
+  p_->abort();
+}
+
+void dist_comm::wait() {
+  const cudaStream_t s = p_->ctx->stream();
+  for (long spin = 0;; ++spin) {
+    const cudaError_t e = cudaStreamQuery(s);
+    if (e == cudaSuccess) return;
+    if (e != cudaErrorNotReady) {
+      p_->abort();
+      LA_CUDA_TRY(e);
+    }
+    ncclResult_t async = ncclSuccess;
+    if (p_->comm && ncclCommGetAsyncError(p_->comm, &async) == ncclSuccess && async != ncclSuccess &&
+        async != ncclInProgress) {
+      ncclComm_t c = p_->comm;
+      const std::string why = std::string("NCCL failed: ") + ncclGetErrorString(async);
+      (void)c;
+      p_->abort();
+      throw device_error(why + " on rank " + std::to_string(p_->rank));
+    }
+    if (p_->failed && p_->failed->load()) {
+      p_->abort();
+      throw team_failure("another GPU of the team failed; rank " + std::to_string(p_->rank) + " stopped");
+    }
+    if (spin > 2000) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+std::vector<std::int64_t> dist_comm::all_gather(const std::vector<std::int64_t>& values) {
+  const std::size_t k = values.size(), R = static_cast<std::size_t>(p_->ranks);
+  device_buffer<std::int64_t> buf = p_->ctx->allocate<std::int64_t>(k * R);
+  std::int64_t* mine = buf.data() + k * static_cast<std::size_t>(p_->rank);
+  LA_CUDA_TRY(cudaMemcpyAsync(mine, values.data(), k * sizeof(std::int64_t), cudaMemcpyHostToDevice, p_->ctx->stream()));
+  LA_NCCL_TRY(ncclAllGather(mine, buf.data(), k, ncclInt64, p_->comm, p_->ctx->stream()), p_->comm);
+  std::vector<std::int64_t> out(k * R);
+  LA_CUDA_TRY(cudaMemcpyAsync(out.data(), buf.data(), k * R * sizeof(std::int64_t), cudaMemcpyDeviceToHost,
+                              p_->ctx->stream()));
+  wait();
+  return out;
+}
+
+namespace {
+template <typename T>
+constexpr ncclDataType_t nccl_type() {
+  return sizeof(T) == 8 ? ncclDouble : ncclFloat;
+}
+}  // namespace
+
+// ---- kernels ---------------------------------------------------------------------------------
+
+namespace dist_detail {
+using cg_detail::last_block_sum;
+using detail::block_threads;
+
+/// A row walk over a list of local rows (all rows when `list` is null): a thread a row for
+/// W = 1, else W lanes a row (walks.cuh's group walk with a row list).
+template <int W, typename T, typename O>
+struct listed_rows {
+  const O* rp;
+  const index_t* ci;
+  const T* v;
+  const index_t* list;
+  long long count;
+  long long items() const { return count * W; }
+  __device__ __forceinline__ long long row(long long k) const { return list ? list[k] : k; }
+  template <typename X, typename F>
+  __device__ __forceinline__ void each(const X& x, F&& f) const {
+    if constexpr (W == 1) {
+      LA_GRID_STRIDE(k, count) {
+        const long long i = row(k);
+        T acc = T(0);
+        for (O j = rp[i]; j < rp[i + 1]; ++j) acc += v[j] * walk::gather(x, ci[j]);
+        f(i, acc);
+      }
+    } else {
+      constexpr int per_warp = 32 / W;
+      const int group = (threadIdx.x % 32) / W, lane = threadIdx.x % W;
+      LA_WARP_STRIDE(w, (count + per_warp - 1) / per_warp) {
+        const long long k = w * per_warp + group;
+        long long i = 0;
+        T acc = T(0);
+        if (k < count) {
+          i = row(k);
+          for (O j = rp[i] + lane; j < rp[i + 1]; j += W) acc += v[j] * walk::gather(x, ci[j]);
+        }
+        acc = walk::group_sum<W>(acc);
+        if (k < count && lane == 0) f(i, acc);
+      }
+    }
+  }
+};
+
+/// The direction where the boundary rows gather it: owned columns computed on the fly
+/// (z + beta p_old, as the interior rows do), halo columns as received into p_new.
+template <typename T>
+struct halo_direction {
+  cg_detail::direction<T> dir;
+  const T* p_new;
+  index_t rows;
+  __device__ __forceinline__ T operator[](long long c) const { return c < rows ? dir[c] : p_new[c]; }
+};
+template <typename T>
+__device__ __forceinline__ void set_beta(cg_detail::direction<T>& d, T beta) { d.beta = beta; }
+template <typename T>
+__device__ __forceinline__ void set_beta(halo_direction<T>& h, T beta) { h.dir.beta = beta; }
+
+/// The direction step over one class of rows (interior or boundary): x += alpha p_old where
+/// owed, p_new = z + beta p_old, q = A p_new and the p'q partial of these rows into *out.
+/// The step's decision waits for every rank's partials (direction_decide).
+template <typename Walk, typename X, typename T>
+__global__ void __launch_bounds__(block_threads)
+    direction_rows(Walk w, X gather, cg_detail::direction<T> dir, T* p_new, T* q, T* x, const cg_control* c,
+                   double* partials, unsigned* ticket, double* out) {
+  const bool running = c->status == cg_running, owe = c->x_pending;
+  if (!running && !owe) return;
+  const T alpha = static_cast<T>(c->alpha);
+  dir.beta = static_cast<T>(c->beta);
+  set_beta(gather, dir.beta);
+  double v[1] = {0}, total[1];
+  if (running) {
+    w.each(gather, [&](long long i, T qi) {
+      const T pi = dir[i];
+      if (owe) x[i] += alpha * dir.p_old[i];
+      p_new[i] = pi;
+      q[i] = qi;
+      v[0] += static_cast<double>(pi) * static_cast<double>(qi);
+    });
+  } else {
+    // Settle the debt on these rows only: each row is in one class.
+    LA_GRID_STRIDE(k, w.count) {
+      const long long i = w.row(k);
+      x[i] += alpha * dir.p_old[i];
+    }
+  }
+  if (last_block_sum<1>(v, partials, ticket, total)) *out = total[0];
+}
+
+/// The values other ranks need, packed: buf[k] = v[send_idx[k]] (v the direction computed
+/// on the fly, or a plain vector).
+template <typename X, typename T>
+__global__ void __launch_bounds__(block_threads) pack(X v, const index_t* send_idx, index_t count, T* buf,
+                                                      const cg_control* c) {
+  if (c && c->status != cg_running) return;
+  LA_GRID_STRIDE(k, count) buf[k] = v[send_idx[k]];
+}
+template <typename T>
+__global__ void __launch_bounds__(block_threads) pack_direction(cg_detail::direction<T> dir, const index_t* send_idx,
+                                                                index_t count, T* buf, const cg_control* c) {
+  if (c->status != cg_running) return;
+  dir.beta = static_cast<T>(c->beta);
+  LA_GRID_STRIDE(k, count) buf[k] = dir[send_idx[k]];
+}
+
+/// Every rank's p'q partials (interior, boundary) summed in rank order: p'q, and the debt
+/// x += alpha p settled.
+__global__ void direction_decide(cg_control* c, const double* all, int ranks) {
+  if (threadIdx.x != 0) return;
+  const bool running = c->status == cg_running;
+  if (!running && !c->x_pending) return;
+  if (running) {
+    double pq = 0;
+    for (int r = 0; r < ranks; ++r) pq += all[2 * r] + all[2 * r + 1];
+    c->pq = pq;
+  }
+  c->x_pending = 0;
+}
+
+/// The residual step's local part: r -= alpha q with the r'r and r'z partials into out[0..2).
+template <typename T>
+__global__ void __launch_bounds__(block_threads) residual_rows(T* r, const T* q, const T* inv_d, index_t n,
+                                                               const cg_control* c, double* partials, unsigned* ticket,
+                                                               double* out) {
+  if (c->status != cg_running) return;
+  double alpha = 0;
+  if (!cg_step_length(*c, alpha)) return;  // residual_decide records the breakdown
+  double v[2] = {0, 0}, total[2];
+  cg_detail::residual_update(r, q, inv_d, n, static_cast<T>(alpha), v);
+  if (last_block_sum<2>(v, partials, ticket, total)) out[0] = total[0], out[1] = total[1];
+}
+
+/// ... and the decision from every rank's r'r and r'z, summed in rank order.
+__global__ void residual_decide(cg_control* c, cg_limits lim, const double* all, int ranks, double* history,
+                                std::int64_t history_cap) {
+  if (threadIdx.x != 0 || c->status != cg_running) return;
+  double alpha = 0;
+  if (cg_step_length(*c, alpha)) {
+    double rr = 0, rz = 0;
+    for (int r = 0; r < ranks; ++r) rr += all[2 * r], rz += all[2 * r + 1];
+    cg_decide_step(*c, lim, alpha, rr, rz);
+  } else {
+    cg_decide_bad_pq(*c);
+  }
+  if (history) history[(c->iteration - 1) % history_cap] = cg_relative(*c, lim);
+}
+
+/// The start: r'r and r'z of the first residual (local partials into out) ...
+template <typename T>
+__global__ void __launch_bounds__(block_threads) start_rows(const T* r, const T* inv_d, index_t n, double* partials,
+                                                            unsigned* ticket, double* out) {
+  double v[2] = {0, 0}, total[2];
+  LA_GRID_STRIDE(i, n) {
+    const T ri = r[i];
+    v[0] += static_cast<double>(ri) * ri;
+    v[1] += static_cast<double>(ri) * cg_detail::apply_precond(inv_d, i, ri);
+  }
+  if (last_block_sum<2>(v, partials, ticket, total)) out[0] = total[0], out[1] = total[1];
+}
+/// ... and the start decision from every rank's.
+__global__ void start_decide(cg_control* c, cg_limits lim, const double* all, int ranks) {
+  if (threadIdx.x != 0) return;
+  double rr = 0, rz = 0;
+  for (int r = 0; r < ranks; ++r) rr += all[2 * r], rz += all[2 * r + 1];
+  cg_decide_start(*c, lim, rr, rz);
+}
+
+/// out = b - A v (v with its halo filled), or A * ones when b is null and v is null.
+template <typename Walk, typename T>
+__global__ void __launch_bounds__(block_threads) residual_of(Walk w, const T* v, const T* b, T* out) {
+  w.each(v, [&](long long i, T av) { out[i] = b[i] - av; });
+}
+template <typename T>
+struct ones {
+  __device__ __forceinline__ T operator[](long long) const { return T(1); }
+};
+template <typename Walk, typename T>
+__global__ void __launch_bounds__(block_threads) row_sums(Walk w, T* out) {
+  w.each(ones<T>{}, [&](long long i, T s) { out[i] = s; });
+}
+
+/// 1 / A(i,i) over the local rows (the owned diagonal is local column i), and the first
+/// row whose diagonal is not positive.
+template <typename T, typename O>
+__global__ void inverse_diagonal(const O* rp, const index_t* ci, const T* v, index_t n, T* inv_d, T* d,
+                                 unsigned long long* first_bad) {
+  LA_GRID_STRIDE(i, n) {
+    T x = T(0);
+    for (O k = rp[i]; k < rp[i + 1]; ++k)
+      if (ci[k] == i) x = v[k];
+    d[i] = x;
+    inv_d[i] = T(1) / x;
+    if (!(x > T(0))) atomicMin(first_bad, static_cast<unsigned long long>(i));
+  }
+}
+
+/// x'y partial of this rank into *out.
+template <typename T>
+__global__ void __launch_bounds__(block_threads) local_dot(const T* x, const T* y, index_t n, double* partials,
+                                                           unsigned* ticket, double* out) {
+  double v[1] = {0}, total[1];
+  LA_GRID_STRIDE(i, n) v[0] += static_cast<double>(x[i]) * static_cast<double>(y[i]);
+  if (last_block_sum<1>(v, partials, ticket, total)) *out = total[0];
+}
+
+// ---- the Laplacian generated on the device ------------------------------------------------
+
+struct poisson_part {
+  int dims;
+  global_index n, first;
+  index_t rows;
+  const global_index* halo;  // sorted
+  index_t halo_size;
+  __device__ index_t local(global_index c) const {
+    if (c >= first && c < first + rows) return static_cast<index_t>(c - first);
+    index_t lo = 0, hi = halo_size;  // lower_bound
+    while (lo < hi) {
+      const index_t mid = lo + (hi - lo) / 2;
+      if (halo[mid] < c) lo = mid + 1;
+      else hi = mid;
+    }
+    return rows + lo;
+  }
+};
+
+__global__ void poisson_counts(poisson_part p, std::int64_t* counts) {
+  LA_GRID_STRIDE(i, p.rows) {
+    global_index c[7];
+    float v[7];
+    counts[i] = poisson_row(p.dims, p.n, p.first + i, c, v);
+  }
+}
+
+/// Row i's entries with local columns, sorted by local column as make_part sorts them.
+template <typename T, typename O>
+__global__ void poisson_fill(poisson_part p, const std::int64_t* rp64, O* rp, index_t* ci, T* v) {
+  LA_GRID_STRIDE(i, p.rows) {
+    global_index c[7];
+    T val[7];
+    const int m = poisson_row(p.dims, p.n, p.first + i, c, val);
+    index_t loc[7];
+    for (int k = 0; k < m; ++k) loc[k] = p.local(c[k]);
+    for (int k = 1; k < m; ++k)  // insertion sort of at most 7
+      for (int j = k; j > 0 && loc[j - 1] > loc[j]; --j) {
+        const index_t tl = loc[j];
+        loc[j] = loc[j - 1], loc[j - 1] = tl;
+        const T tv = val[j];
+        val[j] = val[j - 1], val[j - 1] = tv;
+      }
+    const std::int64_t at = rp64[i];
+    for (int k = 0; k < m; ++k) ci[at + k] = loc[k], v[at + k] = val[k];
+    if (rp) rp[i + 1] = static_cast<O>(rp64[i + 1]);
+  }
+}
+}  // namespace dist_detail
+
+namespace {
+unsigned grid_of(long long items, int sms) {
+  return std::min<unsigned>(detail::grid_for(items), static_cast<unsigned>(8 * sms));
+}
+}  // namespace
+
+// ---- the distributed matrix ------------------------------------------------------------------
+
+template <typename T>
+struct dist_matrix<T>::impl {
+  context* ctx = nullptr;
+  halo_plan plan;
+  global_index global_rows = 0;
+  count_t nnz = 0, global_nnz = 0;
+  bool wide = false;
+  device_buffer<std::int32_t> rp32;
+  device_buffer<std::int64_t> rp64;
+  device_buffer<index_t> col;
+  device_buffer<T> val;
+  device_buffer<index_t> interior, boundary, send_idx;
+  index_t n_interior = 0, n_boundary = 0;
+  int width = 1;  // lanes a row
+
+  /// f(walk over `list` of `count` rows; null: every row).
+  template <typename F>
+  void with_walk(const index_t* list, long long count, F&& f) const {
+    auto go = [&](auto* rp) {
+      using O = std::remove_const_t<std::remove_pointer_t<decltype(rp)>>;
+      if (width == 1) f(dist_detail::listed_rows<1, T, O>{rp, col.data(), val.data(), list, count});
+      else if (width == 8) f(dist_detail::listed_rows<8, T, O>{rp, col.data(), val.data(), list, count});
+      else f(dist_detail::listed_rows<32, T, O>{rp, col.data(), val.data(), list, count});
+    };
+    if (wide) go(static_cast<const std::int64_t*>(rp64.data()));
+    else go(static_cast<const std::int32_t*>(rp32.data()));
+  }
+
+  /// Totals over the team; the rows' width from the mean row length: a thread a row up to
+  /// 16 entries (as the single-GPU persistent rule, bench/RESULTS.md tuning note T9), then
+  /// 8 and 32 lanes.
+  void finish(dist_comm& comm) {
+    const auto all = comm.all_gather({static_cast<std::int64_t>(plan.rows), nnz});
+    global_rows = 0, global_nnz = 0;
+    for (int r = 0; r < comm.ranks(); ++r) global_rows += all[2 * r], global_nnz += all[2 * r + 1];
+    const double mean = plan.rows ? double(nnz) / plan.rows : 0;
+    width = mean <= 16 ? 1 : mean <= 48 ? 8 : 32;
+  }
+};
+
+template <typename T>
+template <typename O>
+dist_matrix<T>::dist_matrix(dist_comm& comm, const matrix_part<T, O>& part) : p_(std::make_shared<impl>()) {
+  impl& m = *p_;
+  const halo_plan& h = part.plan;
+  LA_EXPECTS(h.parts == comm.ranks() && h.part == comm.rank(),
+             "distributed matrix: part " + std::to_string(h.part) + " of " + std::to_string(h.parts) +
+                 " given to rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.ranks()));
+  LA_EXPECTS(h.send_ptr.size() == static_cast<std::size_t>(h.parts) + 1 &&
+                 h.send_ptr.back() == static_cast<index_t>(h.send_idx.size()),
+             "distributed matrix: the part's send lists are not set (link_sends or symmetric_sends)");
+  m.ctx = &comm.ctx();
+  m.plan = h;
+  m.nnz = part.local.nnz();
+  m.wide = sizeof(O) == 8;
+  if constexpr (sizeof(O) == 8) m.rp64 = upload_async(*m.ctx, part.local.row_ptr());
+  else m.rp32 = upload_async(*m.ctx, part.local.row_ptr());
+  m.col = upload_async(*m.ctx, part.local.col_idx());
+  m.val = upload_async(*m.ctx, part.local.values());
+  m.interior = upload_async(*m.ctx, part.interior);
+  m.boundary = upload_async(*m.ctx, part.boundary);
+  m.send_idx = upload_async(*m.ctx, h.send_idx);
+  m.n_interior = static_cast<index_t>(part.interior.size());
+  m.n_boundary = static_cast<index_t>(part.boundary.size());
+  comm.wait();
+  m.finish(comm);
+}
+
+template <typename T>
+dist_matrix<T> dist_matrix<T>::poisson(dist_comm& comm, int dims, global_index n) {
+  dist_matrix out;
+  out.p_ = std::make_shared<impl>();
+  impl& m = *out.p_;
+  context& ctx = comm.ctx();
+  m.ctx = &ctx;
+  const auto bounds = even_row_blocks(poisson_size(dims, n), comm.ranks());
+  std::vector<index_t> boundary;
+  m.plan = poisson_plan(dims, n, bounds, comm.rank(), &boundary);
+  const index_t rows = m.plan.rows;
+  std::vector<index_t> interior;
+  interior.reserve(static_cast<std::size_t>(rows) - boundary.size());
+  for (index_t i = 0, b = 0; i < rows; ++i) {
+    if (b < static_cast<index_t>(boundary.size()) && boundary[b] == i) ++b;
+    else interior.push_back(i);
+  }
+  m.n_interior = static_cast<index_t>(interior.size()), m.n_boundary = static_cast<index_t>(boundary.size());
+  m.interior = upload_async(ctx, interior);
+  m.boundary = upload_async(ctx, boundary);
+  m.send_idx = upload_async(ctx, m.plan.send_idx);
+  device_buffer<global_index> halo = upload_async(ctx, m.plan.halo);
+  const dist_detail::poisson_part part{dims, n, m.plan.first_row, rows, halo.data(), m.plan.halo_size()};
+  // Offsets: counts, then a scan, in 64 bits; 32-bit copies when the part's nonzeros fit.
+  device_buffer<std::int64_t> rp64 = ctx.allocate<std::int64_t>(static_cast<std::size_t>(rows) + 1);
+  LA_CUDA_TRY(cudaMemsetAsync(rp64.data(), 0, sizeof(std::int64_t), ctx.stream()));
+  dist_detail::poisson_counts<<<grid_of(rows, ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(part, rp64.data() + 1);
+  LA_CHECK_LAUNCH(ctx.stream());
+  std::size_t temp = 0;
+  LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp, rp64.data() + 1, rp64.data() + 1, rows, ctx.stream()));
+  void* scratch = ctx.scratch(std::max<std::size_t>(temp, 1));
+  LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(scratch, temp, rp64.data() + 1, rp64.data() + 1, rows, ctx.stream()));
+  std::int64_t nnz = 0;
+  LA_CUDA_TRY(cudaMemcpyAsync(&nnz, rp64.data() + rows, sizeof nnz, cudaMemcpyDeviceToHost, ctx.stream()));
+  comm.wait();
+  m.nnz = nnz;
+  m.wide = needs_64bit_offsets(nnz);
+  m.col = ctx.allocate<index_t>(static_cast<std::size_t>(nnz));
+  m.val = ctx.allocate<T>(static_cast<std::size_t>(nnz));
+  if (!m.wide) {
+    m.rp32 = ctx.allocate<std::int32_t>(static_cast<std::size_t>(rows) + 1);
+    LA_CUDA_TRY(cudaMemsetAsync(m.rp32.data(), 0, sizeof(std::int32_t), ctx.stream()));
+  }
+  dist_detail::poisson_fill<T, std::int32_t><<<grid_of(rows, ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(
+      part, rp64.data(), m.wide ? nullptr : m.rp32.data(), m.col.data(), m.val.data());
+  LA_CHECK_LAUNCH(ctx.stream());
+  if (m.wide) m.rp64 = std::move(rp64);
+  comm.wait();
+  m.finish(comm);
+  return out;
+}
+
+template <typename T>
+const halo_plan& dist_matrix<T>::plan() const noexcept { return p_->plan; }
+template <typename T>
+global_index dist_matrix<T>::global_rows() const noexcept { return p_->global_rows; }
+template <typename T>
+count_t dist_matrix<T>::nnz() const noexcept { return p_->nnz; }
+template <typename T>
+count_t dist_matrix<T>::global_nnz() const noexcept { return p_->global_nnz; }
+template <typename T>
+bool dist_matrix<T>::wide() const noexcept { return p_->wide; }
+template <typename T>
+index_t dist_matrix<T>::interior_rows() const noexcept { return p_->n_interior; }
+template <typename T>
+double dist_matrix<T>::matrix_bytes() const noexcept {
+  const impl& m = *p_;
+  return double(m.nnz) * (sizeof(T) + sizeof(index_t)) + double(m.plan.rows + 1) * (m.wide ? 8 : 4) +
+         double(m.plan.rows) * sizeof(index_t);
+}
+template <typename T>
+void dist_matrix<T>::download(std::vector<std::int64_t>& row_ptr, std::vector<index_t>& col_idx,
+                              std::vector<T>& values) const {
+  const impl& m = *p_;
+  if (m.wide) {
+    row_ptr = download_async(m.rp64);
+  } else {
+    const auto r = download_async(m.rp32);
+    m.ctx->synchronize();
+    row_ptr.assign(r.begin(), r.end());
+  }
+  col_idx = download_async(m.col);
+  values = download_async(m.val);
+  m.ctx->synchronize();
+}
+
+template <typename T>
+device_vector<T> dist_row_sums(dist_comm& comm, const dist_matrix<T>& a) {
+  const auto& m = a.get();
+  context& ctx = comm.ctx();
+  device_vector<T> b(ctx, m.plan.rows);
+  m.with_walk(nullptr, m.plan.rows, [&](auto w) {
+    dist_detail::row_sums<<<grid_of(w.items(), ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(w, b.data());
+  });
+  LA_CHECK_LAUNCH(ctx.stream());
+  return b;
+}
+
+// ---- the backend of cg.hpp's loop ------------------------------------------------------------
+
+namespace {
+template <typename T>
+class dist_backend {
+ public:
+  using value_type = T;
+  using vector = device_vector<T>;
+  static constexpr std::int64_t largest_chunk = 4096;
+  static constexpr std::int64_t history_cap = 2 * largest_chunk;
+  static constexpr int graph_iterations = 8;  // even: the direction buffers alternate
+
+  dist_backend(dist_comm& comm, const dist_matrix<T>& a, preconditioner pc, bool history, bool graph)
+      : comm_(comm), m_(a.get()), ctx_(comm.ctx()), s_(ctx_.stream()), side_(comm.get().side), pc_(pc),
+        graph_(graph), n_(m_.plan.rows), R_(comm.ranks()), me_(comm.rank()) {
+    const std::size_t n = static_cast<std::size_t>(n_), ext = n + static_cast<std::size_t>(m_.plan.halo_size());
+    r_ = ctx_.allocate<T>(n), q_ = ctx_.allocate<T>(n);
+    for (auto& p : p_) p = ctx_.allocate<T>(ext);
+    if (pc == preconditioner::jacobi) inv_d_ = ctx_.allocate<T>(n), d_ = ctx_.allocate<T>(n);
+    send_ = ctx_.allocate<T>(m_.plan.send_idx.size());
+    control_ = ctx_.allocate<cg_control>(1);
+    gathered_ = ctx_.allocate<double>(3 * 2 * static_cast<std::size_t>(R_));  // direction, residual, other
+    flags_ = ctx_.allocate<unsigned long long>(4);
+    tickets_ = ctx_.allocate<unsigned>(4);
+    LA_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, 4 * sizeof(unsigned), s_));
+    sms_ = ctx_.sm_count();
+    vector_blocks_ = grid_of(n_, sms_);
+    m_.with_walk(m_.interior.data(), m_.n_interior, [&](auto w) { interior_blocks_ = grid_of(w.items(), sms_); });
+    m_.with_walk(m_.boundary.data(), m_.n_boundary, [&](auto w) { boundary_blocks_ = grid_of(w.items(), sms_); });
+    partials_i_ = ctx_.allocate<double>(interior_blocks_);
+    partials_ = ctx_.allocate<double>(2 * static_cast<std::size_t>(std::max({vector_blocks_, boundary_blocks_})));
+    if (history) history_ = ctx_.allocate<double>(history_cap);
+    LA_CUDA_TRY(cudaMallocHost(&host_control_, sizeof(cg_control)));
+  }
+  ~dist_backend() {
+    if (graph_exec_) LA_CUDA_TRY_NO_THROW(cudaGraphExecDestroy(graph_exec_));
+    if (host_control_) LA_CUDA_TRY_NO_THROW(cudaFreeHost(host_control_));
+  }
+  dist_backend(const dist_backend&) = delete;
+  dist_backend& operator=(const dist_backend&) = delete;
+
+  global_index size() const { return m_.global_rows; }
+
+  std::string check_input(const vector& b, const vector& x) {
+    std::string why;
+    if (b.size() != n_)
+      why = "right-hand side slice of rank " + std::to_string(me_) + " has " + std::to_string(b.size()) +
+            " entries, its part has " + std::to_string(n_) + " rows";
+    else if (x.size() != n_)
+      why = "initial guess slice of rank " + std::to_string(me_) + " has " + std::to_string(x.size()) +
+            " entries, expected " + std::to_string(n_);
+    const auto all = comm_.all_gather({why.empty() ? 0 : 1});
+    if (!why.empty()) return why;
+    for (int r = 0; r < R_; ++r)
+      if (all[r]) return "the right-hand side or initial guess slice of rank " + std::to_string(r) + " has the wrong size";
+    return {};
+  }
+
+  std::string check_values(const vector& b, const vector& x) {
+    const unsigned long long none = ~0ull;
+    std::vector<unsigned long long> f(3, none);
+    LA_CUDA_TRY(cudaMemcpyAsync(flags_.data(), f.data(), 3 * sizeof(none), cudaMemcpyHostToDevice, s_));
+    auto scan = [&](const T* v, long long count, int slot) {
+      if (count == 0) return;
+      cg_detail::first_non_finite<<<grid_of(count, sms_), detail::block_threads, 0, s_>>>(v, count, flags_.data() + slot);
+      LA_CHECK_LAUNCH(s_);
+    };
+    scan(m_.val.data(), m_.nnz, 0);
+    scan(b.data(), n_, 1);
+    scan(x.data(), n_, 2);
+    LA_CUDA_TRY(cudaMemcpyAsync(f.data(), flags_.data(), 3 * sizeof(none), cudaMemcpyDeviceToHost, s_));
+    comm_.wait();
+    std::vector<std::int64_t> mine(3);
+    for (int j = 0; j < 3; ++j) mine[j] = f[j] == none ? -1 : static_cast<std::int64_t>(f[j]);
+    const auto all = comm_.all_gather(mine);
+    const char* what[] = {"matrix", "right-hand side", "initial guess"};
+    for (int j = 0; j < 3; ++j)
+      for (int r = 0; r < R_; ++r)
+        if (const std::int64_t at = all[3 * r + j]; at >= 0)
+          return std::string(what[j]) + " holds a non-finite value at " +
+                 (j == 0 ? "stored entry " + std::to_string(at + 1) + " of rank " + std::to_string(r) + "'s part"
+                         : "entry " + std::to_string(at + 1) + " of rank " + std::to_string(r) + "'s slice") +
+                 " (1-based)";
+    return {};
+  }
+
+  std::string check_preconditioner() {
+    rep_.kind = pc_;
+    if (pc_ != preconditioner::jacobi) return {};
+    const auto t0 = std::chrono::steady_clock::now();
+    rep_.bytes = 2.0 * double(n_) * sizeof(T);
+    const unsigned long long none = ~0ull;
+    unsigned long long bad = none;
+    LA_CUDA_TRY(cudaMemcpyAsync(flags_.data() + 3, &none, sizeof(none), cudaMemcpyHostToDevice, s_));
+    auto go = [&](const auto* rp) {
+      dist_detail::inverse_diagonal<<<grid_of(n_, sms_), detail::block_threads, 0, s_>>>(
+          rp, m_.col.data(), m_.val.data(), n_, inv_d_.data(), d_.data(), flags_.data() + 3);
+    };
+    if (m_.wide) go(m_.rp64.data());
+    else go(m_.rp32.data());
+    LA_CHECK_LAUNCH(s_);
+    LA_CUDA_TRY(cudaMemcpyAsync(&bad, flags_.data() + 3, sizeof(bad), cudaMemcpyDeviceToHost, s_));
+    comm_.wait();
+    T v = T(0);
+    if (bad != none) {
+      LA_CUDA_TRY(cudaMemcpyAsync(&v, d_.data() + bad, sizeof(T), cudaMemcpyDeviceToHost, s_));
+      comm_.wait();
+    }
+    std::int64_t bits = 0;
+    const double dv = static_cast<double>(v);
+    std::memcpy(&bits, &dv, sizeof bits);
+    const auto all = comm_.all_gather(
+        {bad == none ? -1 : static_cast<std::int64_t>(m_.plan.first_row + static_cast<global_index>(bad)), bits});
+    rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (int r = 0; r < R_; ++r)
+      if (all[2 * r] >= 0) {
+        double value;
+        std::memcpy(&value, &all[2 * r + 1], sizeof value);
+        const std::string i = std::to_string(all[2 * r] + 1);
+        return "Jacobi preconditioner: diagonal entry A(" + i + "," + i + ") = " + std::to_string(value) +
+               " is not positive, so the matrix is not symmetric positive definite";
+      }
+    return {};
+  }
+  precond_report describe_preconditioner() const { return rep_; }
+
+  double nrm2(const vector& v) { return std::sqrt(global_dot(v.data(), v.data())); }
+  void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
+
+  void start(const vector& b, vector& x, const cg_limits& lim) {
+    lim_ = lim;
+    LA_CUDA_TRY(cudaMemsetAsync(control_.data(), 0, sizeof(cg_control), s_));
+    residual(b, x, r_.data());
+    for (auto& p : p_) LA_CUDA_TRY(cudaMemsetAsync(p.data(), 0, p.size() * sizeof(T), s_));
+    double* g = gathered_.data() + 4 * R_;
+    dist_detail::start_rows<<<vector_blocks_, detail::block_threads, 0, s_>>>(r_.data(), inv_d(), n_, partials_.data(),
+                                                                           tickets_.data() + 2, g + 2 * me_);
+    LA_CHECK_LAUNCH(s_);
+    all_gather_pair(g);
+    dist_detail::start_decide<<<1, 32, 0, s_>>>(control_.data(), lim_, g, R_);
+    LA_CHECK_LAUNCH(s_);
+    directions_ = 0;
+    queue_direction_step(x.data());
+    if (graph_) capture(x.data());
+  }
+
+  void iterate(std::int64_t k, vector& x) {
+    // Every rank queues the same count: the chunk rule reads each rank's own clock.
+    const auto all = comm_.all_gather({k});
+    for (int r = 0; r < R_; ++r) k = std::min<std::int64_t>(k, all[r]);
+    if (!graph_) {
+      for (std::int64_t j = 0; j < k; ++j) queue_iteration(x.data());
+      return;
+    }
+    if (!graph_exec_ || graph_x_ != x.data()) capture(x.data());
+    for (std::int64_t j = 0; j < k; j += graph_iterations) {
+      LA_CUDA_TRY(cudaGraphLaunch(graph_exec_, s_));
+      directions_ += graph_iterations;
+    }
+  }
+
+  const cg_control& report() {
+    LA_CUDA_TRY(cudaMemcpyAsync(host_control_, control_.data(), sizeof(cg_control), cudaMemcpyDeviceToHost, s_));
+    comm_.wait();
+    return *host_control_;
+  }
+
+  void history(std::int64_t first, std::int64_t last, std::vector<double>& out) {
+    const std::size_t old = out.size();
+    out.resize(old + static_cast<std::size_t>(last - first + 1));
+    for (std::int64_t i = first; i <= last;) {
+      const std::int64_t slot = (i - 1) % history_cap, count = std::min(last - i + 1, history_cap - slot);
+      LA_CUDA_TRY(cudaMemcpyAsync(out.data() + old + (i - first), history_.data() + slot, count * sizeof(double),
+                                  cudaMemcpyDeviceToHost, s_));
+      i += count;
+    }
+    comm_.wait();
+  }
+
+  double residual_norm(const vector& b, const vector& x) {
+    residual(b, x, q_.data());
+    return std::sqrt(global_dot(q_.data(), q_.data()));
+  }
+
+  /// One iteration's communication alone (pack, halo exchange, two all-gathers), seconds
+  /// per repetition over `reps`.
+  double time_exchange(int reps) {
+    cudaEvent_t e0, e1;
+    LA_CUDA_TRY(cudaEventCreate(&e0));
+    LA_CUDA_TRY(cudaEventCreate(&e1));
+    double* g = gathered_.data() + 4 * R_;
+    auto once = [&] {
+      exchange(p_[0].data());
+      all_gather_pair(g);
+      all_gather_pair(g);
+    };
+    for (int j = 0; j < 5; ++j) once();
+    comm_.all_gather({0});  // every rank starts together
+    LA_CUDA_TRY(cudaEventRecord(e0, s_));
+    for (int j = 0; j < reps; ++j) once();
+    LA_CUDA_TRY(cudaEventRecord(e1, s_));
+    comm_.wait();
+    float ms = 0;
+    LA_CUDA_TRY(cudaEventElapsedTime(&ms, e0, e1));
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    return 1e-3 * ms / reps;
+  }
+
+  std::string method() const {
+    return "distributed CG on " + std::to_string(R_) + " GPU" + (R_ > 1 ? "s" : "") + " (" + nccl_status() +
+           "), CSR rows " + (m_.width == 1 ? std::string("a thread each") : std::to_string(m_.width) + " lanes each") +
+           ", interior rows overlapped with the halo exchange, " + (graph_ ? "graph" : "plain") +
+           " path, deterministic (rank-ordered sums)";
+  }
+
+ private:
+  const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
+
+  /// Fills v's halo (v[rows..rows + halo)) from the other ranks' owned entries.
+  void exchange(T* v) {
+    const index_t count = static_cast<index_t>(m_.plan.send_idx.size());
+    if (count > 0) {
+      dist_detail::pack<<<grid_of(count, sms_), detail::block_threads, 0, s_>>>(static_cast<const T*>(v),
+                                                                               m_.send_idx.data(), count, send_.data(),
+                                                                               static_cast<const cg_control*>(nullptr));
+      LA_CHECK_LAUNCH(s_);
+    }
+    send_recv(v);
+  }
+  void send_recv(T* v) {
+    const halo_plan& h = m_.plan;
+    ncclComm_t c = comm_.get().comm;
+    LA_NCCL_TRY(ncclGroupStart(), c);
+    for (int q = 0; q < R_; ++q) {
+      if (q == me_) continue;
+      if (const index_t k = h.send_ptr[q + 1] - h.send_ptr[q]; k > 0)
+        LA_NCCL_TRY(ncclSend(send_.data() + h.send_ptr[q], k, nccl_type<T>(), q, c, s_), c);
+      if (const index_t k = h.recv_ptr[q + 1] - h.recv_ptr[q]; k > 0)
+        LA_NCCL_TRY(ncclRecv(v + n_ + h.recv_ptr[q], k, nccl_type<T>(), q, c, s_), c);
+    }
+    LA_NCCL_TRY(ncclGroupEnd(), c);
+  }
+  /// In place: this rank's two values at g[2 me] go to every rank's g.
+  void all_gather_pair(double* g) {
+    ncclComm_t c = comm_.get().comm;
+    LA_NCCL_TRY(ncclAllGather(g + 2 * me_, g, 2, ncclDouble, c, s_), c);
+  }
+
+  double global_dot(const T* x, const T* y) {
+    double* g = gathered_.data() + 4 * R_;
+    LA_CUDA_TRY(cudaMemsetAsync(g + 2 * me_ + 1, 0, sizeof(double), s_));
+    dist_detail::local_dot<<<vector_blocks_, detail::block_threads, 0, s_>>>(x, y, n_, partials_.data(),
+                                                                          tickets_.data() + 3, g + 2 * me_);
+    LA_CHECK_LAUNCH(s_);
+    all_gather_pair(g);
+    std::vector<double> all(2 * static_cast<std::size_t>(R_));
+    LA_CUDA_TRY(cudaMemcpyAsync(all.data(), g, all.size() * sizeof(double), cudaMemcpyDeviceToHost, s_));
+    comm_.wait();
+    double s = 0;
+    for (int r = 0; r < R_; ++r) s += all[2 * r];
+    return s;
+  }
+
+  /// out = b - A x, with x's halo exchanged through p_[0] (free outside the loop).
+  void residual(const vector& b, const vector& x, T* out) {
+    T* v = p_[0].data();
+    LA_CUDA_TRY(cudaMemcpyAsync(v, x.data(), static_cast<std::size_t>(n_) * sizeof(T), cudaMemcpyDeviceToDevice, s_));
+    exchange(v);
+    m_.with_walk(nullptr, n_, [&](auto w) {
+      dist_detail::residual_of<<<grid_of(w.items(), sms_), detail::block_threads, 0, s_>>>(w, static_cast<const T*>(v),
+                                                                                           b.data(), out);
+    });
+    LA_CHECK_LAUNCH(s_);
+  }
+
+  void queue_direction_step(T* x) {
+    ++directions_;
+    T* p_old = p_[(directions_ - 1) % 2].data();
+    T* p_new = p_[directions_ % 2].data();
+    const cg_detail::direction<T> dir{r_.data(), inv_d(), p_old, T(0)};
+    double* g = gathered_.data();
+    // The interior rows on the side stream, from the state the residual step left.
+    LA_CUDA_TRY(cudaEventRecord(comm_.get().fork, s_));
+    LA_CUDA_TRY(cudaStreamWaitEvent(side_, comm_.get().fork, 0));
+    m_.with_walk(m_.interior.data(), m_.n_interior, [&](auto w) {
+      dist_detail::direction_rows<<<interior_blocks_, detail::block_threads, 0, side_>>>(
+          w, dir, dir, p_new, q_.data(), x, control_.data(), partials_i_.data(), tickets_.data(), g + 2 * me_);
+    });
+    LA_CHECK_LAUNCH(side_);
+    LA_CUDA_TRY(cudaEventRecord(comm_.get().join, side_));
+    // Meanwhile the values other ranks need, then the boundary rows.
+    if (const index_t count = static_cast<index_t>(m_.plan.send_idx.size()); count > 0) {
+      dist_detail::pack_direction<<<grid_of(count, sms_), detail::block_threads, 0, s_>>>(dir, m_.send_idx.data(), count,
+                                                                                         send_.data(), control_.data());
+      LA_CHECK_LAUNCH(s_);
+    }
+    send_recv(p_new);
+    const dist_detail::halo_direction<T> hd{dir, p_new, n_};
+    m_.with_walk(m_.boundary.data(), m_.n_boundary, [&](auto w) {
+      dist_detail::direction_rows<<<boundary_blocks_, detail::block_threads, 0, s_>>>(
+          w, hd, dir, p_new, q_.data(), x, control_.data(), partials_.data(), tickets_.data() + 1, g + 2 * me_ + 1);
+    });
+    LA_CHECK_LAUNCH(s_);
+    LA_CUDA_TRY(cudaStreamWaitEvent(s_, comm_.get().join, 0));
+    all_gather_pair(g);
+    dist_detail::direction_decide<<<1, 32, 0, s_>>>(control_.data(), g, R_);
+    LA_CHECK_LAUNCH(s_);
+  }
+
+  void queue_iteration(T* x) {
+    double* g = gathered_.data() + 2 * R_;
+    dist_detail::residual_rows<<<vector_blocks_, detail::block_threads, 0, s_>>>(
+        r_.data(), q_.data(), inv_d(), n_, control_.data(), partials_.data(), tickets_.data() + 2, g + 2 * me_);
+    LA_CHECK_LAUNCH(s_);
+    all_gather_pair(g);
+    dist_detail::residual_decide<<<1, 32, 0, s_>>>(control_.data(), lim_, g, R_,
+                                                   history_.empty() ? nullptr : history_.data(), history_cap);
+    LA_CHECK_LAUNCH(s_);
+    queue_direction_step(x);
+  }
+
+  void capture(T* x) {
+    if (graph_exec_) {
+      LA_CUDA_TRY(cudaGraphExecDestroy(graph_exec_));
+      graph_exec_ = nullptr;
+    }
+    const std::int64_t directions = directions_;
+    cudaGraph_t g = nullptr;
+    LA_CUDA_TRY(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
+    try {
+      for (int j = 0; j < graph_iterations; ++j) queue_iteration(x);
+    } catch (...) {
+      cudaStreamEndCapture(s_, &g);
+      if (g) cudaGraphDestroy(g);
+      throw;
+    }
+    directions_ = directions;
+    LA_CUDA_TRY(cudaStreamEndCapture(s_, &g));
+    const cudaError_t e = cudaGraphInstantiate(&graph_exec_, g, 0);
+    LA_CUDA_TRY_NO_THROW(cudaGraphDestroy(g));
+    LA_CUDA_TRY(e);
+    graph_x_ = x;
+  }
+
+  dist_comm& comm_;
+  const typename dist_matrix<T>::impl& m_;
+  context& ctx_;
+  cudaStream_t s_, side_;
+  preconditioner pc_;
+  bool graph_;
+  index_t n_;
+  int R_, me_;
+  int sms_ = 1;
+  device_buffer<T> r_, q_, inv_d_, d_, send_;
+  device_buffer<T> p_[2];  // rows + halo each; they alternate
+  std::int64_t directions_ = 0;
+  device_buffer<cg_control> control_;
+  // 2 values a rank for each of: the direction step's p'q (interior, boundary), the
+  // residual step's r'r and r'z, and the start's and the norms'.
+  device_buffer<double> gathered_, partials_, partials_i_, history_;
+  device_buffer<unsigned long long> flags_;
+  device_buffer<unsigned> tickets_;  // interior, boundary, residual, dots
+  precond_report rep_;
+  cg_limits lim_;
+  cg_control* host_control_ = nullptr;
+  unsigned vector_blocks_ = 1, interior_blocks_ = 1, boundary_blocks_ = 1;
+  cudaGraphExec_t graph_exec_ = nullptr;
+  const T* graph_x_ = nullptr;
+};
+}  // namespace
+
+template <typename T>
+solve_result cg_distributed(dist_comm& comm, const dist_matrix<T>& a, const device_vector<T>& b, device_vector<T>& x,
+                            const cg_options& opt, const dist_cg_options& dopt, dist_timing* timing) {
+  if (opt.precond != preconditioner::none && opt.precond != preconditioner::jacobi)
+    throw not_supported(std::string("CG on several GPUs applies no preconditioner or Jacobi; ") + to_string(opt.precond) +
+                        " runs on one GPU");
+  detail::device_guard guard(comm.ctx().device());
+  dist_backend<T> be(comm, a, opt.precond, opt.record_history, dopt.graph);
+  solve_result r = cg(be, b, x, opt);
+  r.method = be.method();
+  if (timing) timing->exchange_seconds = be.time_exchange(50);
+  return r;
+}
+
+#endif  // LA_HAVE_NCCL
+
+#define LA_DIST_INSTANTIATE(T)                                                                                  \
+  template class dist_matrix<T>;                                                                               \
+  template dist_matrix<T>::dist_matrix(dist_comm&, const matrix_part<T, std::int32_t>&);                       \
+  template dist_matrix<T>::dist_matrix(dist_comm&, const matrix_part<T, std::int64_t>&);                       \
+  template device_vector<T> dist_row_sums(dist_comm&, const dist_matrix<T>&);                                  \
+  template solve_result cg_distributed(dist_comm&, const dist_matrix<T>&, const device_vector<T>&, device_vector<T>&, \
+                                       const cg_options&, const dist_cg_options&, dist_timing*);
+LA_DIST_INSTANTIATE(float)
+LA_DIST_INSTANTIATE(double)
+
+}  // namespace la

@@ -1,0 +1,157 @@
+// Conjugate gradients on several GPUs: a row-partitioned matrix, a halo-exchanging SpMV over
+// NCCL and the CG loop of cg.hpp over a distributed backend (target la::dist).
+//
+// A team is one rank per GPU. Ranks may be threads of one process (run_on_gpus: `la solve
+// --gpus N`) or processes (one MPI rank per GPU: `la solve --mpi`, with the NCCL id sent
+// over MPI); either way each rank runs the same code on its own dist_comm, so the two launch
+// modes are one code path. Rank r holds part r of the matrix (formats/partition.hpp: a
+// contiguous row block, columns renumbered owned-then-halo) and the matching slices of b
+// and x.
+//
+// An iteration is the single-GPU one (device_cg.hpp) with its two dots made global:
+//   direction step  the rows that need no halo (interior) run on a second stream while the
+//                   direction's values other ranks need are packed and exchanged (grouped
+//                   ncclSend/ncclRecv of only those values, received in place behind the
+//                   owned entries); then the boundary rows. x += alpha p, p = z + beta p,
+//                   q = A p and the p'q partials fused, as on one GPU.
+//   residual step   r -= alpha q fused with the r'r and r'z partials.
+// After each step every rank's partials (one value per dot and row class) are all-gathered
+// in one ncclAllGather and every rank adds them in rank order, so every rank takes the same
+// decision from the same bits and a solve is bit-identical run to run for a given number
+// of GPUs (the partition, and with it the order of the sums, depends on that number). The
+// iterations of a chunk are captured once into a CUDA graph, NCCL calls included.
+//
+// Errors: what the solver finds in the data is a status, agreed by every rank (a check that
+// fails on one rank fails on all). A CUDA or NCCL failure on one rank throws there; in one
+// process the other ranks' waits see it and abort their communicators instead of hanging
+// (la::device_error: "another GPU of the team failed"); an MPI launcher aborts the job.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../context.hpp"
+#include "../formats/partition.hpp"
+#include "../vector.hpp"
+#include "cg.hpp"
+
+namespace la {
+
+/// Whether this build has NCCL; nccl_status() says which, or why not.
+bool nccl_available() noexcept;
+std::string nccl_status();
+/// CUDA devices this process sees (0 without a driver or device).
+int visible_gpus() noexcept;
+
+/// One rank of a team of GPUs: its device, stream and NCCL communicator.
+class dist_comm {
+ public:
+  /// NCCL's bootstrap id: made by one rank (new_id), given to every rank (in memory, or
+  /// over MPI as plain bytes).
+  struct unique_id {
+    std::array<char, 128> bytes{};
+  };
+  static unique_id new_id();
+
+  /// Joins the team as rank `rank` of `ranks` on CUDA device `device`. Collective: every
+  /// rank constructs its dist_comm with the same id at about the same time. `team_failed`
+  /// is shared by the ranks of one process (run_on_gpus): a rank that fails sets it, and
+  /// the others' waits then abort instead of waiting for it forever.
+  dist_comm(int rank, int ranks, const unique_id& id, int device,
+            std::shared_ptr<std::atomic<bool>> team_failed = nullptr);
+  ~dist_comm();
+  dist_comm(const dist_comm&) = delete;
+  dist_comm& operator=(const dist_comm&) = delete;
+
+  int rank() const noexcept;
+  int ranks() const noexcept;
+  context& ctx() noexcept;
+
+  /// Every rank's `values` (the same count on each), rank after rank (collective; waits).
+  std::vector<std::int64_t> all_gather(const std::vector<std::int64_t>& values);
+  /// Waits for the stream, polling, so that a failure of another rank of the process ends
+  /// the wait with an exception instead of a hang.
+  void wait();
+  /// Marks the team failed (a rank's error path calls it before rethrowing).
+  void fail() noexcept;
+
+  struct impl;
+  impl& get() noexcept { return *p_; }
+
+ private:
+  std::unique_ptr<impl> p_;
+};
+
+/// Runs f(comm) on GPUs 0..gpus-1 of this process, one thread and rank each, and rethrows
+/// the first rank's failure after every thread has ended. NCCL_NVLS_ENABLE is set to 0
+/// unless already set (NVLink multicast stays off).
+void run_on_gpus(int gpus, const std::function<void(dist_comm&)>& f);
+
+/// Sets NCCL_NVLS_ENABLE=0 (and NVSHMEM_DISABLE_NVLS=1) unless the environment sets them:
+/// every entry point that starts NCCL calls it first.
+void keep_nvlink_multicast_off() noexcept;
+
+/// This rank's part of a row-partitioned matrix, on its GPU.
+template <typename T>
+class dist_matrix {
+ public:
+  /// Uploads a part whose send lists are set (link_sends, or symmetric_sends). Offsets
+  /// stay as the part has them (32- or 64-bit).
+  template <typename O>
+  dist_matrix(dist_comm& comm, const matrix_part<T, O>& part);
+  /// Part comm.rank() of the 5-point (dims 2) or 7-point (dims 3) Laplacian on an n^dims
+  /// grid, generated on the GPU (no copy of the matrix on the host; rows split evenly,
+  /// even_row_blocks). 32-bit offsets when the part's nonzeros fit them.
+  static dist_matrix poisson(dist_comm& comm, int dims, global_index n);
+
+  const halo_plan& plan() const noexcept;
+  global_index global_rows() const noexcept;
+  count_t nnz() const noexcept;          // this part's
+  count_t global_nnz() const noexcept;   // every part's
+  bool wide() const noexcept;            // 64-bit offsets
+  index_t interior_rows() const noexcept;
+  /// Bytes one SpMV reads of this part's matrix (values, columns, offsets, row lists).
+  double matrix_bytes() const noexcept;
+  /// The local CSR arrays, copied back (tests).
+  void download(std::vector<std::int64_t>& row_ptr, std::vector<index_t>& col_idx, std::vector<T>& values) const;
+
+  struct impl;
+  const impl& get() const noexcept { return *p_; }
+
+ private:
+  dist_matrix() = default;
+  std::shared_ptr<impl> p_;
+};
+
+/// b = A * ones, this rank's slice (the right-hand side of a known solution x = ones).
+template <typename T>
+device_vector<T> dist_row_sums(dist_comm& comm, const dist_matrix<T>& a);
+
+struct dist_cg_options {
+  /// Capture the iterations into a CUDA graph (NCCL calls included); false launches each
+  /// step (slower; for NCCL builds whose calls cannot be captured).
+  bool graph = true;
+};
+
+/// What a distributed solve measured, for benchmarks: the time one iteration's
+/// communication takes alone (the halo exchange and the two all-gathers, timed apart from
+/// the solve after it, so the share it gives is an upper bound: the exchange overlaps the
+/// interior rows).
+struct dist_timing {
+  double exchange_seconds = 0;
+};
+
+/// Solves A x = b with this rank's slices of b and x (x holds the initial guess on entry).
+/// Collective: every rank calls it with the same options. Preconditioners: none and
+/// Jacobi (others throw la::not_supported).
+template <typename T>
+solve_result cg_distributed(dist_comm& comm, const dist_matrix<T>& a, const device_vector<T>& b,
+                            device_vector<T>& x, const cg_options& opt = {}, const dist_cg_options& dopt = {},
+                            dist_timing* timing = nullptr);
+
+}  // namespace la

@@ -1,0 +1,254 @@
+// CG on several GPUs (solvers/distributed.hpp), one process driving them (run_on_gpus): the
+// part generated on the GPU against the host's, the solve against the one-GPU solve (same
+// status, iterations within 1%, solutions within the tolerance) on 2 and 4 GPUs,
+// bit-identical reruns, statuses agreed by every rank, and a failing rank that ends the
+// team instead of hanging it. Each test skips, saying why, without NCCL or with fewer GPUs
+// than it needs. The MPI launch is tested through the CLI (dist_cli.sh).
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include <la/formats/generate.hpp>
+#include <la/kernels/reference/spmv.hpp>
+#include <la/solvers/device_cg.hpp>
+#include <la/solvers/distributed.hpp>
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+#define LA_SKIP_WITHOUT_GPUS(n)                                                                         \
+  do {                                                                                                  \
+    if (!nccl_available()) GTEST_SKIP() << "several GPUs: " << nccl_status();                          \
+    if (visible_gpus() < (n))                                                                           \
+      GTEST_SKIP() << "needs " << (n) << " GPUs, " << visible_gpus() << " visible (" << cuda_status() << ")"; \
+  } while (0)
+
+/// One rank's outcome, kept for the test's thread.
+struct rank_result {
+  solve_result r;
+  std::vector<double> x;  // the rank's slice
+  global_index first = 0;
+};
+
+/// Solves on `gpus` GPUs: `make` gives rank r's matrix; b = A * ones unless `b` is given
+/// (the whole vector). Returns every rank's outcome.
+template <typename Make>
+std::vector<rank_result> solve_on(int gpus, Make make, const cg_options& opt, const std::vector<double>* b = nullptr) {
+  std::vector<rank_result> out(static_cast<std::size_t>(gpus));
+  run_on_gpus(gpus, [&](dist_comm& comm) {
+    dist_matrix<double> A = make(comm);
+    const halo_plan& h = A.plan();
+    device_vector<double> db =
+        b ? to_device(comm.ctx(), std::vector<double>(b->begin() + h.first_row, b->begin() + h.first_row + h.rows))
+          : dist_row_sums(comm, A);
+    device_vector<double> x = to_device(comm.ctx(), std::vector<double>(static_cast<std::size_t>(h.rows), 0.0));
+    rank_result& mine = out[static_cast<std::size_t>(comm.rank())];
+    mine.r = cg_distributed(comm, A, db, x, opt);
+    mine.x = to_host(comm.ctx(), x);
+    mine.first = h.first_row;
+  });
+  return out;
+}
+std::vector<double> whole(const std::vector<rank_result>& parts) {
+  std::vector<double> x;
+  for (const auto& p : parts) x.insert(x.end(), p.x.begin(), p.x.end());
+  return x;
+}
+
+/// The one-GPU solve of the same system (b = A * ones unless given).
+solve_result one_gpu(const csr_matrix<double>& A, const cg_options& opt, std::vector<double>& x,
+                     const std::vector<double>* b = nullptr) {
+  context ctx;
+  std::vector<double> bh(static_cast<std::size_t>(A.rows()));
+  if (b) bh = *b;
+  else reference::spmv(1.0, A, std::vector<double>(bh.size(), 1.0), 0.0, bh);
+  const auto dA = to_device(ctx, A);
+  const auto db = to_device(ctx, bh);
+  auto dx = to_device(ctx, std::vector<double>(bh.size(), 0.0));
+  const solve_result r = cg_device(ctx, dA, db, dx, opt);
+  x = to_host(ctx, dx);
+  return r;
+}
+
+double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0, n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) d += (a[i] - b[i]) * (a[i] - b[i]), n += b[i] * b[i];
+  return std::sqrt(d / std::max(n, 1e-300));
+}
+
+TEST(Distributed, GeneratedPartEqualsTheHostPart) {
+  // dist_matrix::poisson builds each part on its GPU from the stencil; its CSR arrays equal
+  // make_part's from poisson_rows, entry for entry, also for parts thinner than a plane.
+  LA_SKIP_WITHOUT_GPUS(2);
+  for (int gpus : {2, 4}) {
+    if (visible_gpus() < gpus) continue;
+    for (int dims : {2, 3})
+      for (global_index n : {global_index(5), global_index(31)}) {
+        SCOPED_TRACE(std::to_string(gpus) + " GPUs, " + std::to_string(dims) + "D, n = " + std::to_string(n));
+        const global_index rows = poisson_size(dims, n);
+        const auto bounds = even_row_blocks(rows, gpus);
+        std::mutex m;
+        run_on_gpus(gpus, [&](dist_comm& comm) {
+          const auto A = dist_matrix<double>::poisson(comm, dims, n);
+          std::vector<std::int64_t> rp;
+          std::vector<index_t> ci;
+          std::vector<double> v;
+          A.download(rp, ci, v);
+          const int p = comm.rank();
+          const auto g = poisson_rows<double>(dims, n, bounds[p], bounds[p + 1]);
+          const auto part = make_part<double, std::int64_t>(p, bounds, rows, g.ptr, g.cols, g.vals);
+          std::lock_guard<std::mutex> lock(m);
+          EXPECT_EQ(rp, part.local.row_ptr());
+          EXPECT_EQ(ci, part.local.col_idx());
+          EXPECT_EQ(v, part.local.values());
+          EXPECT_EQ(A.global_rows(), rows);
+          EXPECT_EQ(A.interior_rows(), static_cast<index_t>(part.interior.size()));
+        });
+      }
+  }
+}
+
+TEST(Distributed, MatchesTheOneGpuSolveOnTwoAndFourGpus) {
+  // Same status, iterations within 1%, solutions within the tolerance's reach (rtol 1e-10:
+  // the two solutions differ by rounding amplified by at most cond(A) ~ 1e3 here, so 1e-6
+  // relative), on a generated system (made on the GPUs), a file's system uploaded part by
+  // part, and with Jacobi on a system that needs it.
+  LA_SKIP_WITHOUT_GPUS(2);
+  struct sys {
+    std::string name;
+    preconditioner pc;
+  };
+  for (const sys& s : {sys{"poisson3d:40", preconditioner::none}, sys{"poisson2d:150", preconditioner::jacobi},
+                       sys{"bcsstk21.mtx", preconditioner::jacobi}, sys{"gr_30_30.mtx", preconditioner::none}})
+    for (int gpus : {2, 4}) {
+      if (visible_gpus() < gpus) continue;
+      SCOPED_TRACE(s.name + " on " + std::to_string(gpus) + " GPUs");
+      const auto A = test::system_matrix(s.name, test::data_dir());
+      cg_options opt;
+      opt.rtol = 1e-10;
+      opt.precond = s.pc;
+      std::vector<double> x1;
+      const solve_result one = one_gpu(A, opt, x1);
+      const bool gen = s.name.rfind("poisson", 0) == 0;
+      const int dims = s.name.rfind("poisson3d", 0) == 0 ? 3 : 2;
+      const global_index n = gen ? std::stoll(s.name.substr(10)) : 0;
+      std::vector<matrix_part<double>> parts;
+      if (!gen) parts = partition_rows(A, gpus);
+      const auto res = solve_on(
+          gpus,
+          [&](dist_comm& comm) {
+            return gen ? dist_matrix<double>::poisson(comm, dims, n)
+                       : dist_matrix<double>(comm, parts[static_cast<std::size_t>(comm.rank())]);
+          },
+          opt);
+      for (const auto& r : res) {  // every rank reports the same
+        EXPECT_EQ(r.r.status, res[0].r.status);
+        EXPECT_EQ(r.r.iterations, res[0].r.iterations);
+        EXPECT_EQ(r.r.residual, res[0].r.residual);
+      }
+      EXPECT_EQ(res[0].r.status, one.status) << res[0].r.message;
+      EXPECT_TRUE(res[0].r.converged()) << res[0].r.message;
+      EXPECT_LE(std::abs(double(res[0].r.iterations - one.iterations)), std::max(1.0, 0.01 * one.iterations))
+          << res[0].r.iterations << " vs " << one.iterations;
+      EXPECT_LT(relative_difference(whole(res), x1), 1e-6);
+      EXPECT_LE(res[0].r.true_residual, 100 * opt.rtol);
+    }
+}
+
+TEST(Distributed, RerunsAreBitIdentical) {
+  // The same GPU count gives the same iterates, history and solution bits run after run
+  // (every sum in a fixed order; the all-gathered partials added in rank order).
+  LA_SKIP_WITHOUT_GPUS(2);
+  for (int gpus : {2, 4}) {
+    if (visible_gpus() < gpus) continue;
+    cg_options opt;
+    opt.rtol = 1e-9;
+    opt.precond = preconditioner::jacobi;
+    opt.record_history = true;
+    auto make = [](dist_comm& comm) { return dist_matrix<double>::poisson(comm, 3, 33); };
+    const auto a = solve_on(gpus, make, opt), b = solve_on(gpus, make, opt);
+    EXPECT_GT(a[0].r.iterations, 20);
+    EXPECT_EQ(a[0].r.iterations, b[0].r.iterations);
+    EXPECT_EQ(a[0].r.history, b[0].r.history);
+    const auto xa = whole(a), xb = whole(b);
+    EXPECT_EQ(std::memcmp(xa.data(), xb.data(), xa.size() * sizeof(double)), 0);
+  }
+}
+
+TEST(Distributed, StatusesAreAgreedByEveryRank) {
+  // What one rank finds (a NaN in its slice of b, a non-positive diagonal in its rows) is
+  // every rank's status, named once; the iteration limit stops every rank at once.
+  LA_SKIP_WITHOUT_GPUS(2);
+  const int gpus = 2;
+  auto A = poisson_2d<double>(40);
+  std::vector<double> b(static_cast<std::size_t>(A.rows()), 1.0);
+  b[b.size() - 3] = std::nan("");  // in the last rank's slice
+  auto parts = partition_rows(A, gpus);
+  auto make = [&](dist_comm& comm) { return dist_matrix<double>(comm, parts[static_cast<std::size_t>(comm.rank())]); };
+  cg_options opt;
+  auto res = solve_on(gpus, make, opt, &b);
+  for (const auto& r : res) {
+    EXPECT_EQ(r.r.status, solve_status::non_finite);
+    EXPECT_NE(r.r.message.find("right-hand side"), std::string::npos) << r.r.message;
+    EXPECT_NE(r.r.message.find("rank 1"), std::string::npos) << r.r.message;
+  }
+  // A negative diagonal entry in rank 1's rows: Jacobi does not exist.
+  auto bad = A;
+  const index_t row = A.rows() - 5;
+  for (auto k = bad.row_ptr()[row]; k < bad.row_ptr()[row + 1]; ++k)
+    if (bad.col_idx()[k] == row) bad.values()[k] = -4;
+  parts = partition_rows(bad, gpus);
+  opt.precond = preconditioner::jacobi;
+  res = solve_on(gpus, make, opt);
+  for (const auto& r : res) {
+    EXPECT_EQ(r.r.status, solve_status::breakdown);
+    EXPECT_NE(r.r.message.find("A(" + std::to_string(row + 1) + "," + std::to_string(row + 1) + ")"), std::string::npos)
+        << r.r.message;
+  }
+  // The iteration limit.
+  parts = partition_rows(A, gpus);
+  opt.precond = preconditioner::none;
+  opt.max_iterations = 7;
+  res = solve_on(gpus, make, opt);
+  for (const auto& r : res) {
+    EXPECT_EQ(r.r.status, solve_status::max_iterations);
+    EXPECT_EQ(r.r.iterations, 7);
+  }
+}
+
+TEST(Distributed, AFailingRankEndsTheTeamWithItsOwnError) {
+  // Rank 1 throws before a collective that rank 0 is already waiting in: rank 0's wait sees
+  // the team failed and aborts its communicator; run_on_gpus rethrows rank 1's error.
+  LA_SKIP_WITHOUT_GPUS(2);
+  test::expect_throw_with<invalid_argument>(
+      [] {
+        run_on_gpus(2, [](dist_comm& comm) {
+          if (comm.rank() == 1) throw invalid_argument("rank 1 gave up");
+          comm.all_gather({1});
+        });
+      },
+      {"rank 1 gave up"});
+  // The team works again afterwards.
+  run_on_gpus(2, [](dist_comm& comm) { EXPECT_EQ(comm.all_gather({comm.rank()}), (std::vector<std::int64_t>{0, 1})); });
+}
+
+TEST(Distributed, RefusesWhatItCannotDo) {
+  LA_SKIP_WITHOUT_GPUS(1);
+  test::expect_throw_with<invalid_argument>([] { run_on_gpus(visible_gpus() + 1, [](dist_comm&) {}); }, {"visible"});
+  test::expect_throw_with<not_supported>(
+      [] {
+        run_on_gpus(1, [](dist_comm& comm) {
+          const auto A = dist_matrix<double>::poisson(comm, 2, 8);
+          auto b = dist_row_sums(comm, A);
+          device_vector<double> x(comm.ctx(), A.plan().rows);
+          cg_options opt;
+          opt.precond = preconditioner::ic0;
+          cg_distributed(comm, A, b, x, opt);
+        });
+      },
+      {"ic0", "one GPU"});
+}
+
+}  // namespace
+}  // namespace la

@@ -1,0 +1,52 @@
+// What `la solve` shares between its one-GPU (or CPU) and several-GPU forms: the files a
+// solve writes and the progress line.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <la/atomic_file.hpp>
+#include <la/solvers/cg.hpp>
+#include "args.hpp"
+
+namespace la::cli {
+
+/// The progress line: on stderr when it is a terminal, from about a second in, at most a
+/// few times a second; erased when the solve ends. It reads what the solver's loop read
+/// anyway (the control block between chunks), so it costs the device nothing.
+class progress_line {
+ public:
+  explicit progress_line(bool on) : on_(on && isatty(2)) {}
+  ~progress_line() { clear(); }
+  void operator()(const cg_progress& p) {
+    if (!on_ || p.seconds < 1.0 || p.seconds - shown_ < 0.25) return;
+    shown_ = p.seconds;
+    std::fprintf(stderr, "\r\033[Kiteration %lld  residual %.3e  %.0f it/s", static_cast<long long>(p.iteration),
+                 p.residual, p.iteration / p.seconds);
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+  void clear() {
+    if (drawn_) std::fprintf(stderr, "\r\033[K"), std::fflush(stderr);
+    drawn_ = false;
+  }
+
+ private:
+  bool on_;
+  bool drawn_ = false;
+  double shown_ = -1;
+};
+
+/// The files a solve writes, each opened (its temporary created) before anything is read.
+struct solve_outputs {
+  atomic_file* x = nullptr;        // -o
+  atomic_file* history = nullptr;  // --history
+  std::FILE* report = stdout;      // stderr when an output is stdout
+};
+
+/// The distributed solve (solve_dist.cpp): `--gpus N` (one process, N GPUs) or `--mpi` (one
+/// rank per GPU). It opens the output files itself, on rank 0 only (the rank that writes).
+int solve_distributed(const args& a, const std::vector<std::string>& inputs);
+
+}  // namespace la::cli
