@@ -32,6 +32,8 @@ void keep_nvlink_multicast_off() noexcept {
   // setenv with overwrite 0 keeps a value the user set (NCCL reads these at its first call).
   setenv("NCCL_NVLS_ENABLE", "0", 0);
   setenv("NVSHMEM_DISABLE_NVLS", "1", 0);
+  // Collectives' connections made at initialization, not at a first call (see dist_comm).
+  setenv("NCCL_RUNTIME_CONNECT", "0", 0);
 }
 
 namespace {
@@ -201,6 +203,19 @@ dist_comm::dist_comm(int rank, int ranks, const unique_id& id, int device, std::
   ncclUniqueId nid;
   std::memcpy(&nid, id.bytes.data(), sizeof nid);
   LA_NCCL_TRY(ncclCommInitRank(&p_->comm, ranks, nid, rank), nullptr);
+  // Connect every pair now, while every rank is here: NCCL otherwise connects peers at
+  // their first send or collective, inside the host call, where a rank waiting for a peer
+  // that failed would block beyond the reach of wait()'s abort.
+  device_buffer<double> probe = p_->ctx->allocate<double>(2 * static_cast<std::size_t>(ranks));
+  LA_CUDA_TRY(cudaMemsetAsync(probe.data(), 0, probe.size() * sizeof(double), p_->ctx->stream()));
+  LA_NCCL_TRY(ncclGroupStart(), p_->comm);
+  for (int q = 0; q < ranks; ++q)
+    if (q != rank) {
+      LA_NCCL_TRY(ncclSend(probe.data() + rank, 1, ncclDouble, q, p_->comm, p_->ctx->stream()), p_->comm);
+      LA_NCCL_TRY(ncclRecv(probe.data() + ranks + q, 1, ncclDouble, q, p_->comm, p_->ctx->stream()), p_->comm);
+    }
+  LA_NCCL_TRY(ncclGroupEnd(), p_->comm);
+  all_gather({0});
 }
 
 dist_comm::~dist_comm() {

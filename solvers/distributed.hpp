@@ -92,8 +92,9 @@ class dist_comm {
 /// unless already set (NVLink multicast stays off).
 void run_on_gpus(int gpus, const std::function<void(dist_comm&)>& f);
 
-/// Sets NCCL_NVLS_ENABLE=0 (and NVSHMEM_DISABLE_NVLS=1) unless the environment sets them:
-/// every entry point that starts NCCL calls it first.
+/// Sets NCCL_NVLS_ENABLE=0 (and NVSHMEM_DISABLE_NVLS=1) unless the environment sets them,
+/// and NCCL_RUNTIME_CONNECT=0 (connections made at initialization, so no later call blocks
+/// on a peer that failed): every entry point that starts NCCL calls it first.
 void keep_nvlink_multicast_off() noexcept;
 
 /// This rank's part of a row-partitioned matrix, on its GPU.
