@@ -271,10 +271,11 @@ std::vector<std::int64_t> dist_comm::all_gather(const std::vector<std::int64_t>&
   std::int64_t* mine = buf.data() + k * static_cast<std::size_t>(p_->rank);
   LA_CUDA_TRY(cudaMemcpyAsync(mine, values.data(), k * sizeof(std::int64_t), cudaMemcpyHostToDevice, p_->ctx->stream()));
   LA_NCCL_TRY(ncclAllGather(mine, buf.data(), k, ncclInt64, p_->comm, p_->ctx->stream()), p_->comm);
-  std::vector<std::int64_t> out(k * R);
-  LA_CUDA_TRY(cudaMemcpyAsync(out.data(), buf.data(), k * R * sizeof(std::int64_t), cudaMemcpyDeviceToHost,
-                              p_->ctx->stream()));
+  // Wait first: a copy into pageable memory would block the host until the stream reaches
+  // it, out of wait()'s reach if a peer failed.
   wait();
+  std::vector<std::int64_t> out(k * R);
+  LA_CUDA_TRY(cudaMemcpy(out.data(), buf.data(), k * R * sizeof(std::int64_t), cudaMemcpyDeviceToHost));
   return out;
 }
 
@@ -298,10 +299,11 @@ struct listed_rows {
   const O* rp;
   const index_t* ci;
   const T* v;
-  const index_t* list;
+  const index_t* list;  // null: the rows first, first + 1, ...
+  index_t first;
   long long count;
   long long items() const { return count * W; }
-  __device__ __forceinline__ long long row(long long k) const { return list ? list[k] : k; }
+  __device__ __forceinline__ long long row(long long k) const { return list ? list[k] : first + k; }
   template <typename X, typename F>
   __device__ __forceinline__ void each(const X& x, F&& f) const {
     if constexpr (W == 1) {
@@ -560,18 +562,33 @@ struct dist_matrix<T>::impl {
   device_buffer<std::int64_t> rp64;
   device_buffer<index_t> col;
   device_buffer<T> val;
-  device_buffer<index_t> interior, boundary, send_idx;
+  device_buffer<index_t> interior, boundary, send_idx;  // interior, boundary: empty when contiguous
   index_t n_interior = 0, n_boundary = 0;
+  index_t interior_first = 0, boundary_first = 0;  // the first row of a contiguous class
+
+  /// Uploads a class of rows, or keeps only its first row when the rows are contiguous
+  /// (the interior of a banded part, every row of a single part): a walk over a range
+  /// reads no list, which made the one-part solve 1.2x slower per iteration than without
+  /// (bench/RESULTS.md, "CG on several GPUs").
+  static void upload_rows(context& ctx, const std::vector<index_t>& rows, device_buffer<index_t>& list, index_t& first) {
+    const bool contiguous = rows.empty() || rows.back() - rows.front() + 1 == static_cast<index_t>(rows.size());
+    first = rows.empty() ? 0 : rows.front();
+    if (!contiguous) list = upload_async(ctx, rows);
+  }
+  template <typename F>
+  void with_interior(F&& f) const { with_walk(interior.empty() ? nullptr : interior.data(), interior_first, n_interior, f); }
+  template <typename F>
+  void with_boundary(F&& f) const { with_walk(boundary.empty() ? nullptr : boundary.data(), boundary_first, n_boundary, f); }
   int width = 1;  // lanes a row
 
-  /// f(walk over `list` of `count` rows; null: every row).
+  /// f(walk over `list` of `count` rows; null: the rows first, first + 1, ...).
   template <typename F>
-  void with_walk(const index_t* list, long long count, F&& f) const {
+  void with_walk(const index_t* list, index_t first, long long count, F&& f) const {
     auto go = [&](auto* rp) {
       using O = std::remove_const_t<std::remove_pointer_t<decltype(rp)>>;
-      if (width == 1) f(dist_detail::listed_rows<1, T, O>{rp, col.data(), val.data(), list, count});
-      else if (width == 8) f(dist_detail::listed_rows<8, T, O>{rp, col.data(), val.data(), list, count});
-      else f(dist_detail::listed_rows<32, T, O>{rp, col.data(), val.data(), list, count});
+      if (width == 1) f(dist_detail::listed_rows<1, T, O>{rp, col.data(), val.data(), list, first, count});
+      else if (width == 8) f(dist_detail::listed_rows<8, T, O>{rp, col.data(), val.data(), list, first, count});
+      else f(dist_detail::listed_rows<32, T, O>{rp, col.data(), val.data(), list, first, count});
     };
     if (wide) go(static_cast<const std::int64_t*>(rp64.data()));
     else go(static_cast<const std::int32_t*>(rp32.data()));
@@ -608,8 +625,8 @@ dist_matrix<T>::dist_matrix(dist_comm& comm, const matrix_part<T, O>& part) : p_
   else m.rp32 = upload_async(*m.ctx, part.local.row_ptr());
   m.col = upload_async(*m.ctx, part.local.col_idx());
   m.val = upload_async(*m.ctx, part.local.values());
-  m.interior = upload_async(*m.ctx, part.interior);
-  m.boundary = upload_async(*m.ctx, part.boundary);
+  impl::upload_rows(*m.ctx, part.interior, m.interior, m.interior_first);
+  impl::upload_rows(*m.ctx, part.boundary, m.boundary, m.boundary_first);
   m.send_idx = upload_async(*m.ctx, h.send_idx);
   m.n_interior = static_cast<index_t>(part.interior.size());
   m.n_boundary = static_cast<index_t>(part.boundary.size());
@@ -635,8 +652,8 @@ dist_matrix<T> dist_matrix<T>::poisson(dist_comm& comm, int dims, global_index n
     else interior.push_back(i);
   }
   m.n_interior = static_cast<index_t>(interior.size()), m.n_boundary = static_cast<index_t>(boundary.size());
-  m.interior = upload_async(ctx, interior);
-  m.boundary = upload_async(ctx, boundary);
+  impl::upload_rows(ctx, interior, m.interior, m.interior_first);
+  impl::upload_rows(ctx, boundary, m.boundary, m.boundary_first);
   m.send_idx = upload_async(ctx, m.plan.send_idx);
   device_buffer<global_index> halo = upload_async(ctx, m.plan.halo);
   const dist_detail::poisson_part part{dims, n, m.plan.first_row, rows, halo.data(), m.plan.halo_size()};
@@ -685,7 +702,7 @@ template <typename T>
 double dist_matrix<T>::matrix_bytes() const noexcept {
   const impl& m = *p_;
   return double(m.nnz) * (sizeof(T) + sizeof(index_t)) + double(m.plan.rows + 1) * (m.wide ? 8 : 4) +
-         double(m.plan.rows) * sizeof(index_t);
+         double(m.interior.size() + m.boundary.size()) * sizeof(index_t);
 }
 template <typename T>
 void dist_matrix<T>::download(std::vector<std::int64_t>& row_ptr, std::vector<index_t>& col_idx,
@@ -708,7 +725,7 @@ device_vector<T> dist_row_sums(dist_comm& comm, const dist_matrix<T>& a) {
   const auto& m = a.get();
   context& ctx = comm.ctx();
   device_vector<T> b(ctx, m.plan.rows);
-  m.with_walk(nullptr, m.plan.rows, [&](auto w) {
+  m.with_walk(nullptr, 0, m.plan.rows, [&](auto w) {
     dist_detail::row_sums<<<grid_of(w.items(), ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(w, b.data());
   });
   LA_CHECK_LAUNCH(ctx.stream());
@@ -742,8 +759,8 @@ class dist_backend {
     LA_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, 4 * sizeof(unsigned), s_));
     sms_ = ctx_.sm_count();
     vector_blocks_ = grid_of(n_, sms_);
-    m_.with_walk(m_.interior.data(), m_.n_interior, [&](auto w) { interior_blocks_ = grid_of(w.items(), sms_); });
-    m_.with_walk(m_.boundary.data(), m_.n_boundary, [&](auto w) { boundary_blocks_ = grid_of(w.items(), sms_); });
+    m_.with_interior([&](auto w) { interior_blocks_ = grid_of(w.items(), sms_); });
+    m_.with_boundary([&](auto w) { boundary_blocks_ = grid_of(w.items(), sms_); });
     partials_i_ = ctx_.allocate<double>(interior_blocks_);
     partials_ = ctx_.allocate<double>(2 * static_cast<std::size_t>(std::max({vector_blocks_, boundary_blocks_})));
     if (history) history_ = ctx_.allocate<double>(history_cap);
@@ -970,9 +987,9 @@ class dist_backend {
                                                                           tickets_.data() + 3, g + 2 * me_);
     LA_CHECK_LAUNCH(s_);
     all_gather_pair(g);
+    comm_.wait();  // before the copy into pageable memory (see all_gather)
     std::vector<double> all(2 * static_cast<std::size_t>(R_));
-    LA_CUDA_TRY(cudaMemcpyAsync(all.data(), g, all.size() * sizeof(double), cudaMemcpyDeviceToHost, s_));
-    comm_.wait();
+    LA_CUDA_TRY(cudaMemcpy(all.data(), g, all.size() * sizeof(double), cudaMemcpyDeviceToHost));
     double s = 0;
     for (int r = 0; r < R_; ++r) s += all[2 * r];
     return s;
@@ -983,7 +1000,7 @@ class dist_backend {
     T* v = p_[0].data();
     LA_CUDA_TRY(cudaMemcpyAsync(v, x.data(), static_cast<std::size_t>(n_) * sizeof(T), cudaMemcpyDeviceToDevice, s_));
     exchange(v);
-    m_.with_walk(nullptr, n_, [&](auto w) {
+    m_.with_walk(nullptr, 0, n_, [&](auto w) {
       dist_detail::residual_of<<<grid_of(w.items(), sms_), detail::block_threads, 0, s_>>>(w, static_cast<const T*>(v),
                                                                                            b.data(), out);
     });
@@ -999,7 +1016,7 @@ class dist_backend {
     // The interior rows on the side stream, from the state the residual step left.
     LA_CUDA_TRY(cudaEventRecord(comm_.get().fork, s_));
     LA_CUDA_TRY(cudaStreamWaitEvent(side_, comm_.get().fork, 0));
-    m_.with_walk(m_.interior.data(), m_.n_interior, [&](auto w) {
+    m_.with_interior([&](auto w) {
       dist_detail::direction_rows<<<interior_blocks_, detail::block_threads, 0, side_>>>(
           w, dir, dir, p_new, q_.data(), x, control_.data(), partials_i_.data(), tickets_.data(), g + 2 * me_);
     });
@@ -1013,7 +1030,7 @@ class dist_backend {
     }
     send_recv(p_new);
     const dist_detail::halo_direction<T> hd{dir, p_new, n_};
-    m_.with_walk(m_.boundary.data(), m_.n_boundary, [&](auto w) {
+    m_.with_boundary([&](auto w) {
       dist_detail::direction_rows<<<boundary_blocks_, detail::block_threads, 0, s_>>>(
           w, hd, dir, p_new, q_.data(), x, control_.data(), partials_.data(), tickets_.data() + 1, g + 2 * me_ + 1);
     });
