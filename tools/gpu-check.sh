@@ -74,8 +74,13 @@ if ((tests && sanitize)); then
       [[ $tool == racecheck && $(basename "$t") == precond_gpu_test ]] && skip+=":*IterationsWithinTenPercent*"
       # The multi-GPU tests (2 and 4 GPUs, NCCL's kernels included): racecheck takes the
       # statuses and the failing rank, memcheck all of them.
-      [[ $tool == racecheck && $(basename "$t") == dist_gpu_test ]] && skip+=":*MatchesTheOneGpu*:*Generated*"
-      timeout 480 compute-sanitizer --tool $tool --error-exitcode 99 "$t" --gtest_filter=-"$skip" > "$log" 2>&1 &
+      [[ $tool == racecheck && $(basename "$t") == dist_gpu_test ]] && skip+=":*MatchesTheOneGpu*:*Generated*:*Rerun*"
+      # NCCL probes the device at initialization with calls that fail by design (kernel
+      # images for other architectures, peer access already on); those API errors are not
+      # reported for the NCCL binary, memory errors and races still are.
+      api=()
+      [[ $(basename "$t") == dist_gpu_test ]] && api=(--report-api-errors no)
+      timeout 480 compute-sanitizer --tool $tool "${api[@]}" --error-exitcode 99 "$t" --gtest_filter=-"$skip" > "$log" 2>&1 &
       pids+=("$!:$(basename "$t") $tool:$log")
     done
   done
