@@ -6,11 +6,12 @@
 // one GPU, when --big names one.
 //
 // usage: dist_bench [--systems LIST] [--gpus LIST] [--iterations N] [--precision double|float]
-//                   [--big SPEC] [--big-gpus N] [--no-single] [--out FILE.csv]
+//                   [--big SPEC] [--big-gpus N] [--no-single] [--blocks-per-sm K] [--out FILE.csv]
 //   LIST: comma-separated poisson2d:N / poisson3d:N (default poisson2d:4000,poisson3d:512);
 //   --gpus: GPU counts (default 1,2,4, those visible); --iterations: fixed count per timed
 //   solve (default 200); --big: e.g. poisson3d:1024, solved to rtol 1e-8 on --big-gpus
-//   (default every visible GPU).
+//   (default every visible GPU); --blocks-per-sm: the row walks' grid
+//   (dist_cg_options::walk_blocks_per_sm).
 //
 // Bytes model per iteration, summed over the GPUs: each part's matrix once (values, column
 // indices, row offsets, the row lists of its interior and boundary rows) plus 9 values a
@@ -67,7 +68,7 @@ std::uint64_t fnv(const void* p, std::size_t n, std::uint64_t h) {
 /// One distributed solve of `spec` on `gpus` GPUs (the matrix made on each GPU), with the
 /// bytes of an iteration and the combined copy bandwidth.
 template <typename T>
-run_out dist_solve(const std::string& spec, int gpus, const cg_options& opt, bool timing) {
+run_out dist_solve(const std::string& spec, int gpus, const cg_options& opt, bool timing, const dist_cg_options& dopt) {
   const int dims = spec.rfind("poisson3d", 0) == 0 ? 3 : 2;
   const global_index n = std::stoll(spec.substr(spec.find(':') + 1));
   run_out out;
@@ -80,10 +81,10 @@ run_out dist_solve(const std::string& spec, int gpus, const cg_options& opt, boo
     cg_options warm = opt;
     warm.max_iterations = 10;
     LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, sizeof(T) * static_cast<std::size_t>(A.plan().rows), comm.ctx().stream()));
-    cg_distributed(comm, A, b, x, warm);
+    cg_distributed(comm, A, b, x, warm, dopt);
     LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, sizeof(T) * static_cast<std::size_t>(A.plan().rows), comm.ctx().stream()));
     dist_timing t;
-    const solve_result r = cg_distributed(comm, A, b, x, opt, {}, timing ? &t : nullptr);
+    const solve_result r = cg_distributed(comm, A, b, x, opt, dopt, timing ? &t : nullptr);
     const auto xh = to_host(comm.ctx(), x);
     const double per_row = opt.precond == preconditioner::jacobi ? 11 : 9;
     const double bytes = A.matrix_bytes() + per_row * double(A.plan().rows) * sizeof(T) +
@@ -126,6 +127,7 @@ int run(int argc, char** argv) {
   std::string big, out_path;
   int big_gpus = visible_gpus();
   bool single = true;
+  dist_cg_options dopt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--systems") systems = bench::split(bench::option_value(argc, argv, i));
@@ -137,6 +139,7 @@ int run(int argc, char** argv) {
     else if (a == "--big-gpus") big_gpus = std::stoi(bench::option_value(argc, argv, i));
     else if (a == "--out") out_path = bench::option_value(argc, argv, i);
     else if (a == "--no-single") single = false;
+    else if (a == "--blocks-per-sm") dopt.walk_blocks_per_sm = std::stoi(bench::option_value(argc, argv, i));
     else if (a == "--precision") bench::option_value(argc, argv, i);
     else {
       std::fprintf(stderr, "dist_bench: unknown option %s\n", a.c_str());
@@ -164,8 +167,8 @@ int run(int argc, char** argv) {
       if (g > visible_gpus()) continue;
       row w;
       w.system = spec, w.gpus = g;
-      const run_out a = dist_solve<T>(spec, g, opt, true);
-      const run_out b = dist_solve<T>(spec, g, opt, false);
+      const run_out a = dist_solve<T>(spec, g, opt, true, dopt);
+      const run_out b = dist_solve<T>(spec, g, opt, false, dopt);
       w.iterations = a.r.iterations;
       w.us = 1e6 * a.r.iterate_seconds / std::max<std::int64_t>(1, a.r.iterations);
       w.one_gpu_us = one_us;
@@ -189,7 +192,7 @@ int run(int argc, char** argv) {
   if (!big.empty() && big_gpus <= visible_gpus()) {
     cg_options opt;
     opt.rtol = 1e-8;
-    const run_out a = dist_solve<T>(big, big_gpus, opt, true);
+    const run_out a = dist_solve<T>(big, big_gpus, opt, true, dopt);
     row w;
     w.system = big + " (to 1e-8)", w.gpus = big_gpus;
     w.iterations = a.r.iterations;

@@ -744,9 +744,9 @@ class dist_backend {
   static constexpr std::int64_t history_cap = 2 * largest_chunk;
   static constexpr int graph_iterations = 8;  // even: the direction buffers alternate
 
-  dist_backend(dist_comm& comm, const dist_matrix<T>& a, preconditioner pc, bool history, bool graph)
+  dist_backend(dist_comm& comm, const dist_matrix<T>& a, preconditioner pc, bool history, const dist_cg_options& o)
       : comm_(comm), m_(a.get()), ctx_(comm.ctx()), s_(ctx_.stream()), side_(comm.get().side), pc_(pc),
-        graph_(graph), n_(m_.plan.rows), R_(comm.ranks()), me_(comm.rank()) {
+        graph_(o.graph), n_(m_.plan.rows), R_(comm.ranks()), me_(comm.rank()) {
     const std::size_t n = static_cast<std::size_t>(n_), ext = n + static_cast<std::size_t>(m_.plan.halo_size());
     r_ = ctx_.allocate<T>(n), q_ = ctx_.allocate<T>(n);
     for (auto& p : p_) p = ctx_.allocate<T>(ext);
@@ -759,8 +759,12 @@ class dist_backend {
     LA_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, 4 * sizeof(unsigned), s_));
     sms_ = ctx_.sm_count();
     vector_blocks_ = grid_of(n_, sms_);
-    m_.with_interior([&](auto w) { interior_blocks_ = grid_of(w.items(), sms_); });
-    m_.with_boundary([&](auto w) { boundary_blocks_ = grid_of(w.items(), sms_); });
+    const int per_sm = o.walk_blocks_per_sm > 0 ? o.walk_blocks_per_sm : dist_walk_blocks_per_sm;
+    auto walk_grid = [&](long long items) {
+      return std::min<unsigned>(detail::grid_for(items), static_cast<unsigned>(per_sm * sms_));
+    };
+    m_.with_interior([&](auto w) { interior_blocks_ = walk_grid(w.items()); });
+    m_.with_boundary([&](auto w) { boundary_blocks_ = walk_grid(w.items()); });
     partials_i_ = ctx_.allocate<double>(interior_blocks_);
     partials_ = ctx_.allocate<double>(2 * static_cast<std::size_t>(std::max({vector_blocks_, boundary_blocks_})));
     if (history) history_ = ctx_.allocate<double>(history_cap);
@@ -1110,7 +1114,7 @@ solve_result cg_distributed(dist_comm& comm, const dist_matrix<T>& a, const devi
     throw not_supported(std::string("CG on several GPUs applies no preconditioner or Jacobi; ") + to_string(opt.precond) +
                         " runs on one GPU");
   detail::device_guard guard(comm.ctx().device());
-  dist_backend<T> be(comm, a, opt.precond, opt.record_history, dopt.graph);
+  dist_backend<T> be(comm, a, opt.precond, opt.record_history, dopt);
   solve_result r = cg(be, b, x, opt);
   r.method = be.method();
   if (timing) timing->exchange_seconds = be.time_exchange(50);

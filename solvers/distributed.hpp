@@ -137,7 +137,17 @@ struct dist_cg_options {
   /// Capture the iterations into a CUDA graph (NCCL calls included); false launches each
   /// step (slower; for NCCL builds whose calls cannot be captured).
   bool graph = true;
+  /// Resident blocks per multiprocessor the row walks launch (their grid: this many
+  /// blocks a multiprocessor, striding over the rows); 0: the tuned default,
+  /// dist_walk_blocks_per_sm.
+  int walk_blocks_per_sm = 0;
 };
+
+/// The row walks' grid (dist_cg_options::walk_blocks_per_sm): 4 blocks of 256 threads a
+/// multiprocessor, as the one-GPU persistent kernel (tuning note T8). A full grid (8) left
+/// a thread-per-row walk over 7-point rows 1.2-1.9x slower per iteration (bench/RESULTS.md,
+/// "CG on several GPUs").
+inline constexpr int dist_walk_blocks_per_sm = 4;
 
 /// What a distributed solve measured, for benchmarks: the time one iteration's
 /// communication takes alone (the halo exchange and the two all-gathers, timed apart from
