@@ -568,8 +568,7 @@ struct dist_matrix<T>::impl {
 
   /// Uploads a class of rows, or keeps only its first row when the rows are contiguous
   /// (the interior of a banded part, every row of a single part): a walk over a range
-  /// reads no list, which made the one-part solve 1.2x slower per iteration than without
-  /// (bench/RESULTS.md, "CG on several GPUs").
+  /// reads no list and has no dependent load before its row offsets.
   static void upload_rows(context& ctx, const std::vector<index_t>& rows, device_buffer<index_t>& list, index_t& first) {
     const bool contiguous = rows.empty() || rows.back() - rows.front() + 1 == static_cast<index_t>(rows.size());
     first = rows.empty() ? 0 : rows.front();

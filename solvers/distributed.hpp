@@ -144,9 +144,9 @@ struct dist_cg_options {
 };
 
 /// The row walks' grid (dist_cg_options::walk_blocks_per_sm): 4 blocks of 256 threads a
-/// multiprocessor, as the one-GPU persistent kernel (tuning note T8). A full grid (8) left
-/// a thread-per-row walk over 7-point rows 1.2-1.9x slower per iteration (bench/RESULTS.md,
-/// "CG on several GPUs").
+/// multiprocessor, as the one-GPU persistent kernel (tuning note T8). A full grid (8) made
+/// the 3D Laplacian's iteration 1.37x slower and 2 blocks 1.32x (bench/RESULTS.md, "CG on
+/// several GPUs", tuning note D1).
 inline constexpr int dist_walk_blocks_per_sm = 4;
 
 /// What a distributed solve measured, for benchmarks: the time one iteration's
