@@ -483,15 +483,6 @@ __global__ void inverse_diagonal(const O* rp, const index_t* ci, const T* v, ind
   }
 }
 
-/// x'y partial of this rank into *out.
-template <typename T>
-__global__ void __launch_bounds__(block_threads) local_dot(const T* x, const T* y, index_t n, double* partials,
-                                                           unsigned* ticket, double* out) {
-  double v[1] = {0}, total[1];
-  LA_GRID_STRIDE(i, n) v[0] += static_cast<double>(x[i]) * static_cast<double>(y[i]);
-  if (last_block_sum<1>(v, partials, ticket, total)) *out = total[0];
-}
-
 // ---- the Laplacian generated on the device ------------------------------------------------
 
 struct poisson_part {
@@ -986,8 +977,8 @@ class dist_backend {
   double global_dot(const T* x, const T* y) {
     double* g = gathered_.data() + 4 * R_;
     LA_CUDA_TRY(cudaMemsetAsync(g + 2 * me_ + 1, 0, sizeof(double), s_));
-    dist_detail::local_dot<<<vector_blocks_, detail::block_threads, 0, s_>>>(x, y, n_, partials_.data(),
-                                                                          tickets_.data() + 3, g + 2 * me_);
+    cg_detail::dot_kernel<<<vector_blocks_, detail::block_threads, 0, s_>>>(x, y, n_, g + 2 * me_, partials_.data(),
+                                                                         tickets_.data() + 3);
     LA_CHECK_LAUNCH(s_);
     all_gather_pair(g);
     comm_.wait();  // before the copy into pageable memory (see all_gather)

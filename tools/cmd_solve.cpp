@@ -244,27 +244,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   if (gpu) std::fprintf(rep, ", %.3f ms GPU start-up, %.3f ms transfers", startup_ms, transfer_ms);
   const double other = solve_ms - startup_ms - transfer_ms - 1e3 * (r.setup_seconds + r.iterate_seconds);
   std::fprintf(rep, ", %.3f ms other; %.3f ms reading or generating the matrix\n", std::max(0.0, other), read_ms);
-  if (atomic_file* history = out.history) {
-    std::string csv = "iteration,relative_residual\n";
-    char line[64];
-    for (std::size_t i = 0; i < r.history.size(); ++i)
-      csv.append(line, std::snprintf(line, sizeof line, "%zu,%.17g\n", i + 1, r.history[i]));
-    history->write(csv);
-    history->commit();
-    std::fprintf(rep, "history:    %zu residuals written to %s\n", r.history.size(), printable(history->path()).c_str());
-  }
-  if (out.x) {
-    if (r.converged() || (a.has("--write-unconverged") && r.status != solve_status::invalid_input)) {
-      out.x->write(format_matrix_market_vector(x));
-      out.x->commit();
-      std::fprintf(rep, "solution:   written to %s%s\n", printable(out.x->path()).c_str(),
-                   r.converged() ? "" : " (not converged: the last iterate, as --write-unconverged asks)");
-    } else {
-      std::fprintf(rep, "solution:   not written: the solve did not converge, so %s is left as it was "
-                        "(--write-unconverged writes the last iterate)\n",
-                   printable(out.x->path()).c_str());
-    }
-  }
+  write_outputs(a, r, x, out);
   return r.converged() ? 0 : 1;
 }
 }  // namespace

@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include <la/atomic_file.hpp>
+#include <la/formats/matrix_market.hpp>
 #include <la/solvers/cg.hpp>
 #include "args.hpp"
 
@@ -44,6 +47,33 @@ struct solve_outputs {
   atomic_file* history = nullptr;  // --history
   std::FILE* report = stdout;      // stderr when an output is stdout
 };
+
+/// Writes --history (every residual) and -o (the solution, when the solve converged or
+/// --write-unconverged asks), and reports each on `rep`.
+template <typename T>
+void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x, const solve_outputs& out) {
+  std::FILE* rep = out.report;
+  if (atomic_file* history = out.history) {
+    std::string csv = "iteration,relative_residual\n";
+    char line[64];
+    for (std::size_t i = 0; i < r.history.size(); ++i)
+      csv.append(line, std::snprintf(line, sizeof line, "%zu,%.17g\n", i + 1, r.history[i]));
+    history->write(csv);
+    history->commit();
+    std::fprintf(rep, "history:    %zu residuals written to %s\n", r.history.size(), printable(history->path()).c_str());
+  }
+  if (!out.x) return;
+  if (r.converged() || (a.has("--write-unconverged") && r.status != solve_status::invalid_input)) {
+    out.x->write(format_matrix_market_vector(x));
+    out.x->commit();
+    std::fprintf(rep, "solution:   written to %s%s\n", printable(out.x->path()).c_str(),
+                 r.converged() ? "" : " (not converged: the last iterate, as --write-unconverged asks)");
+  } else {
+    std::fprintf(rep, "solution:   not written: the solve did not converge, so %s is left as it was "
+                      "(--write-unconverged writes the last iterate)\n",
+                 printable(out.x->path()).c_str());
+  }
+}
 
 /// The distributed solve (solve_dist.cpp): `--gpus N` (one process, N GPUs) or `--mpi` (one
 /// rank per GPU). It opens the output files itself, on rank 0 only (the rank that writes).

@@ -352,27 +352,7 @@ int run(const args& a, const std::vector<std::string>& inputs) {
   if (r.iterations > 0) std::fprintf(rep, " (%.2f us/iteration)", 1e6 * r.iterate_seconds / double(r.iterations));
   std::fprintf(rep, ", %.3f ms solver setup, %.3f ms making or uploading the parts, %.3f ms in all; %.3f ms reading\n",
                1e3 * r.setup_seconds, res.setup_ms, solve_ms, read_ms);
-  if (atomic_file* history = out.history) {
-    std::string csv = "iteration,relative_residual\n";
-    char line[64];
-    for (std::size_t i = 0; i < r.history.size(); ++i)
-      csv.append(line, std::snprintf(line, sizeof line, "%zu,%.17g\n", i + 1, r.history[i]));
-    history->write(csv);
-    history->commit();
-    std::fprintf(rep, "history:    %zu residuals written to %s\n", r.history.size(), printable(history->path()).c_str());
-  }
-  if (out.x) {
-    if (r.converged() || (a.has("--write-unconverged") && r.status != solve_status::invalid_input)) {
-      std::vector<T> x(res.x.begin(), res.x.end());
-      out.x->write(format_matrix_market_vector(x));
-      out.x->commit();
-      std::fprintf(rep, "solution:   written to %s\n", printable(out.x->path()).c_str());
-    } else {
-      std::fprintf(rep, "solution:   not written: the solve did not converge, so %s is left as it was "
-                        "(--write-unconverged writes the last iterate)\n",
-                   printable(out.x->path()).c_str());
-    }
-  }
+  write_outputs(a, r, std::vector<T>(res.x.begin(), res.x.end()), out);
   return r.converged() ? exit_ok : exit_not_good;
 }
 }  // namespace
