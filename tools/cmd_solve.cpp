@@ -17,6 +17,10 @@
 #include "commands.hpp"
 #include "solve_common.hpp"
 
+#ifndef LA_DIST_MODULE
+#define LA_DIST_MODULE "libla_cli_dist.so"
+#endif
+
 namespace la::cli {
 namespace {
 const char* usage =
@@ -250,10 +254,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
 }  // namespace
 
 int cmd_solve(int argc, char** argv) {
-  args a(argc, argv, 2,
-         {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--device", "--format", "--precision",
-          "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop", "--ic-shift", "--block-size", "--gpus"},
-         {"--force", "--quiet", "--write-unconverged", "--mpi"});
+  const args a = solve_args(argc, argv);
   if (a.help()) return std::printf(usage, reader_usage, cg_options{}.true_residual_factor), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string device = a.get_choice("--device", "auto", {"auto", "cpu", "gpu"});
@@ -267,7 +268,8 @@ int cmd_solve(int argc, char** argv) {
     if (a.has("--gpus") && a.has("--mpi"))
       throw usage_error("--gpus N (one process driving N GPUs) and --mpi (one MPI rank a GPU) are two launch "
                         "modes: pick one");
-    return solve_distributed(a, inputs);
+    // NCCL and MPI live in a module that only these runs load (solve_dist.cpp).
+    return run_module(LA_DIST_MODULE, "la_cli_dist_main", "the multi-GPU solver (NCCL, MPI)", argc, argv, true);
   }
   outputs files(a, inputs);
   solve_outputs out;

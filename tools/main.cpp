@@ -51,28 +51,38 @@ std::string exe_dir() {
   return p.substr(0, p.find_last_of('/'));
 }
 
-/// gemm and bench live in a module loaded at run time (tools/vendor_commands.cpp).
-int run_vendor_command(int argc, char** argv) {
+}  // namespace
+
+namespace la::cli {
+int run_module(const char* file, const char* entry, const char* what, int argc, char** argv, bool global) {
   const std::string dir = exe_dir();
   std::string tried;
-  for (const std::string& path :
-       {dir + "/" + LA_VENDOR_MODULE, dir + "/" + LA_VENDOR_MODULE_FROM_BIN + "/" + LA_VENDOR_MODULE}) {
-    void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  for (const std::string& path : {dir + "/" + file, dir + "/" + LA_VENDOR_MODULE_FROM_BIN + "/" + file}) {
+    // RTLD_GLOBAL for a module whose libraries load plugins of their own that need its
+    // symbols (an MPI's components).
+    void* h = ::dlopen(path.c_str(), RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL));
     if (!h) {
       tried += std::string("\n  ") + ::dlerror();
       continue;
     }
-    using entry = int (*)(int, char**);
-    auto f = reinterpret_cast<entry>(::dlsym(h, "la_cli_vendor_main"));
+    using entry_fn = int (*)(int, char**);
+    auto f = reinterpret_cast<entry_fn>(::dlsym(h, entry));
     if (!f) {
-      tried += "\n  " + la::printable(path) + ": no entry point la_cli_vendor_main";
+      tried += "\n  " + la::printable(path) + ": no entry point " + entry;
       continue;
     }
     return f(argc, argv);  // the module stays loaded until exit
   }
-  std::fprintf(stderr, "la %s: the module with the cuBLAS/cuSPARSE comparisons cannot be loaded:%s\n", argv[1],
-               tried.c_str());
-  return la::cli::exit_device;
+  std::fprintf(stderr, "la %s: the module with %s cannot be loaded:%s\n", argv[1], what, tried.c_str());
+  return exit_device;
+}
+}  // namespace la::cli
+
+namespace {
+/// gemm and bench live in a module loaded at run time (tools/vendor_commands.cpp).
+int run_vendor_command(int argc, char** argv) {
+  return la::cli::run_module(LA_VENDOR_MODULE, "la_cli_vendor_main", "the cuBLAS/cuSPARSE comparisons", argc, argv,
+                             false);
 }
 }  // namespace
 

@@ -75,6 +75,15 @@ void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x
   }
 }
 
+/// la solve's options (cmd_solve.cpp, and the multi-GPU module, which parses them again).
+inline args solve_args(int argc, char** argv) {
+  return args(argc, argv, 2,
+              {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--device", "--format",
+               "--precision", "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop",
+               "--ic-shift", "--block-size", "--gpus"},
+              {"--force", "--quiet", "--write-unconverged", "--mpi"});
+}
+
 /// The distributed solve (solve_dist.cpp): `--gpus N` (one process, N GPUs) or `--mpi` (one
 /// rank per GPU). It opens the output files itself, on rank 0 only (the rank that writes).
 int solve_distributed(const args& a, const std::vector<std::string>& inputs);

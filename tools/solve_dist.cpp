@@ -8,7 +8,9 @@
 //             reads the file and sends every other rank its part over MPI, and sends the
 //             NCCL id the same way.
 // A generated system (gen:poisson2d:N, gen:poisson3d:N) is made on each GPU, part by part.
-// Rank 0 reports, and writes -o and --history.
+// Rank 0 reports, and writes -o and --history. Built as a module (with NCCL and MPI) that
+// `la solve` loads only for --gpus and --mpi: linked into the executable, they slowed every
+// command's start-up, `la --help` included.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -393,3 +395,12 @@ int solve_distributed(const args& a, const std::vector<std::string>& inputs) {
 }
 
 }  // namespace la::cli
+
+extern "C" __attribute__((visibility("default"))) int la_cli_dist_main(int argc, char** argv) {
+  return la::cli::run_command("solve", [&] {
+    const la::cli::args a = la::cli::solve_args(argc, argv);
+    std::vector<std::string> inputs{a.positional().at(0)};
+    if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));
+    return la::cli::solve_distributed(a, inputs);
+  });
+}
