@@ -182,6 +182,7 @@ int run(const args& a, const std::vector<std::string>& inputs) {
   if (a.get_choice("--device", "auto", {"auto", "cpu", "gpu"}) == "cpu")
     throw usage_error("--gpus and --mpi solve on GPUs; --device cpu contradicts them");
 
+  if (!nccl_available()) throw not_supported(std::string(mpi ? "--mpi" : "--gpus") + ": " + nccl_status());
   int rank = 0, ranks = 1;
   [[maybe_unused]] int local = 0;
 #if LA_HAVE_MPI
@@ -198,7 +199,6 @@ int run(const args& a, const std::vector<std::string>& inputs) {
     throw not_supported("--mpi: this build of la has no MPI (cmake found no mpicc; install an MPI and reconfigure)");
 #endif
   const int gpus = mpi ? ranks : static_cast<int>(a.get_int("--gpus", 1, 1, 1024));
-  if (!nccl_available()) throw not_supported(std::string(mpi ? "--mpi" : "--gpus") + ": " + nccl_status());
   if (!mpi && gpus > visible_gpus())
     throw no_gpu_error("--gpus " + std::to_string(gpus) + ": " + std::to_string(visible_gpus()) +
                        " GPU(s) visible" + (visible_gpus() ? "" : " (" + cuda_status() + ")"));
