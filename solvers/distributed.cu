@@ -350,7 +350,7 @@ __device__ __forceinline__ void set_beta(halo_direction<T>& h, T beta) { h.dir.b
 /// The step's decision waits for every rank's partials (direction_decide).
 template <typename Walk, typename X, typename T>
 __global__ void __launch_bounds__(block_threads)
-    direction_rows(Walk w, X gather, cg_detail::direction<T> dir, T* p_new, T* q, T* x, const cg_control* c,
+    direction_part(Walk w, X gather, cg_detail::direction<T> dir, T* p_new, T* q, T* x, const cg_control* c,
                    double* partials, unsigned* ticket, double* out) {
   const bool running = c->status == cg_running, owe = c->x_pending;
   if (!running && !owe) return;
@@ -359,13 +359,7 @@ __global__ void __launch_bounds__(block_threads)
   set_beta(gather, dir.beta);
   double v[1] = {0}, total[1];
   if (running) {
-    w.each(gather, [&](long long i, T qi) {
-      const T pi = dir[i];
-      if (owe) x[i] += alpha * dir.p_old[i];
-      p_new[i] = pi;
-      q[i] = qi;
-      v[0] += static_cast<double>(pi) * static_cast<double>(qi);
-    });
+    v[0] = cg_detail::direction_rows(w, gather, dir, p_new, q, x, alpha, owe);
   } else {
     // Settle the debt on these rows only: each row is in one class.
     LA_GRID_STRIDE(k, w.count) {
@@ -1011,7 +1005,7 @@ class dist_backend {
     LA_CUDA_TRY(cudaEventRecord(comm_.get().fork, s_));
     LA_CUDA_TRY(cudaStreamWaitEvent(side_, comm_.get().fork, 0));
     m_.with_interior([&](auto w) {
-      dist_detail::direction_rows<<<interior_blocks_, detail::block_threads, 0, side_>>>(
+      dist_detail::direction_part<<<interior_blocks_, detail::block_threads, 0, side_>>>(
           w, dir, dir, p_new, q_.data(), x, control_.data(), partials_i_.data(), tickets_.data(), g + 2 * me_);
     });
     LA_CHECK_LAUNCH(side_);
@@ -1025,7 +1019,7 @@ class dist_backend {
     send_recv(p_new);
     const dist_detail::halo_direction<T> hd{dir, p_new, n_};
     m_.with_boundary([&](auto w) {
-      dist_detail::direction_rows<<<boundary_blocks_, detail::block_threads, 0, s_>>>(
+      dist_detail::direction_part<<<boundary_blocks_, detail::block_threads, 0, s_>>>(
           w, hd, dir, p_new, q_.data(), x, control_.data(), partials_.data(), tickets_.data() + 1, g + 2 * me_ + 1);
     });
     LA_CHECK_LAUNCH(s_);

@@ -41,6 +41,25 @@ struct direction_args {
   index_t n;
 };
 
+/// The direction step's work on the rows walk w visits, gathering the direction through
+/// `gather` (the direction itself, or a view of it that also reads received halo values):
+/// x += alpha p_old where owed, p_new = dir, q = A p_new, and this thread's share of p'q,
+/// returned. One body for every kernel that fuses the direction step (the step kernel, both
+/// persistent kernels, the distributed solver's), so each computes the same bits.
+template <typename Walk, typename X, typename T>
+__device__ __forceinline__ double direction_rows(const Walk& w, const X& gather, const direction<T>& dir, T* p_new, T* q,
+                                                 T* x, T alpha, bool owe) {
+  double v = 0;
+  w.each(gather, [&](long long i, T qi) {
+    const T pi = dir[i];
+    if (owe) x[i] += alpha * dir.p_old[i];
+    p_new[i] = pi;
+    q[i] = qi;
+    v += static_cast<double>(pi) * static_cast<double>(qi);
+  });
+  return v;
+}
+
 /// The direction step, fused: x += alpha p_old (owed by the residual step), p_new = z + beta p_old, q = A p_new
 /// and the p'q partials; the last block stores p'q and clears the debt. Once stopped it
 /// settles the debt and does nothing else.
@@ -53,13 +72,7 @@ __global__ void __launch_bounds__(block_threads) direction_step_fused(Walk w, di
   s.dir.beta = static_cast<T>(c->beta);
   double v[1] = {0}, total[1];
   if (running) {
-    w.each(s.dir, [&](long long i, T qi) {
-      const T pi = s.dir[i];
-      if (owe) s.x[i] += alpha * s.dir.p_old[i];
-      s.p_new[i] = pi;
-      s.q[i] = qi;
-      v[0] += static_cast<double>(pi) * static_cast<double>(qi);
-    });
+    v[0] = direction_rows(w, s.dir, s.dir, s.p_new, s.q, s.x, alpha, owe);
   } else {
     LA_GRID_STRIDE(i, s.n) s.x[i] += alpha * s.dir.p_old[i];
   }
@@ -266,6 +279,39 @@ __global__ void __launch_bounds__(block_threads) dot_kernel(const T* x, const T*
 /// the unbounded three (bench/RESULTS.md, tuning note T8).
 constexpr int persistent_min_blocks = 4;
 
+/// The persistent kernels' direction step, after the residual step's decision (in c, each
+/// block's shared copy): the rows, then the p'q partials, summed by every block after a grid
+/// barrier. The direction buffers alternate: direction step number `step` reads
+/// p[(step - 1) % 2] and writes p[step % 2]. Returns false once stopped (x settled): the
+/// caller leaves its loop, and no block reads anything written after that point.
+template <typename Walk, typename T>
+__device__ __forceinline__ bool persistent_direction(cgx::grid_group& grid, const Walk& w, cg_control& c, const T* z,
+                                                     const T* inv_d, T* p0, T* p1, T* q, T* x, index_t n,
+                                                     std::int64_t step, double* partials) {
+  const bool running = c.status == cg_running, owe = c.x_pending;
+  const T a = static_cast<T>(c.alpha);
+  T* p_old = step % 2 ? p0 : p1;
+  T* p_new = step % 2 ? p1 : p0;
+  const direction<T> dir{z, inv_d, p_old, static_cast<T>(c.beta)};
+  double v1[1] = {0};
+  if (running) {
+    v1[0] = direction_rows(w, dir, dir, p_new, q, x, a, owe);
+  } else if (owe) {
+    LA_GRID_STRIDE(i, n) x[i] += a * p_old[i];
+  }
+  __syncthreads();  // every thread has read c
+  if (threadIdx.x == 0) c.x_pending = 0;
+  if (!running) return false;
+  block_sum(v1);
+  if (threadIdx.x == 0) partials[blockIdx.x] = v1[0];
+  grid.sync();
+  double t1[1];
+  sum_partials<1>(partials, gridDim.x, t1);
+  if (threadIdx.x == 0) c.pq = t1[0];
+  __syncthreads();
+  return true;
+}
+
 /// Up to k iterations (the residual step, then the direction step) in one cooperative launch. Every block keeps its own
 /// copy of the control block and takes the same decisions from the same fixed-order sums
 /// (each block adds all block partials in block order), so no block waits for another's
@@ -305,33 +351,7 @@ __global__ void __launch_bounds__(block_threads, persistent_min_blocks) persiste
     __syncthreads();
 
     // The direction step.
-    const bool running = c.status == cg_running, owe = c.x_pending;
-    const T a = static_cast<T>(c.alpha);
-    T* p_old = step % 2 ? p0 : p1;
-    T* p_new = step % 2 ? p1 : p0;
-    const direction<T> dir{r, inv_d, p_old, static_cast<T>(c.beta)};
-    double v1[1] = {0};
-    if (running) {
-      w.each(dir, [&](long long i, T qi) {
-        const T pi = dir[i];
-        if (owe) x[i] += a * p_old[i];
-        p_new[i] = pi;
-        q[i] = qi;
-        v1[0] += static_cast<double>(pi) * static_cast<double>(qi);
-      });
-    } else if (owe) {
-      LA_GRID_STRIDE(i, n) x[i] += a * p_old[i];
-    }
-    __syncthreads();  // every thread has read c
-    if (threadIdx.x == 0) c.x_pending = 0;
-    if (!running) break;  // no block reads anything written after this point
-    block_sum(v1);
-    if (threadIdx.x == 0) partials[blockIdx.x] = v1[0];
-    grid.sync();
-    double t1[1];
-    sum_partials<1>(partials, G, t1);
-    if (threadIdx.x == 0) c.pq = t1[0];
-    __syncthreads();
+    if (!persistent_direction(grid, w, c, static_cast<const T*>(r), inv_d, p0, p1, q, x, n, step, partials)) break;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) *global = c;
 }
@@ -387,33 +407,9 @@ __global__ void __launch_bounds__(block_threads, persistent_min_blocks)
     __syncthreads();
 
     // The direction step, as in `persistent`, with z for M^-1 r.
-    const bool running = c.status == cg_running, owe = c.x_pending;
-    const T a = static_cast<T>(c.alpha);
-    T* p_old = step % 2 ? p0 : p1;
-    T* p_new = step % 2 ? p1 : p0;
-    const direction<T> dir{z, nullptr, p_old, static_cast<T>(c.beta)};
-    double v1[1] = {0};
-    if (running) {
-      w.each(dir, [&](long long i, T qi) {
-        const T pi = dir[i];
-        if (owe) x[i] += a * p_old[i];
-        p_new[i] = pi;
-        q[i] = qi;
-        v1[0] += static_cast<double>(pi) * static_cast<double>(qi);
-      });
-    } else if (owe) {
-      LA_GRID_STRIDE(i, n) x[i] += a * p_old[i];
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) c.x_pending = 0;
-    if (!running) break;
-    block_sum(v1);
-    if (threadIdx.x == 0) partials[blockIdx.x] = v1[0];
-    grid.sync();
-    double t1[1];
-    sum_partials<1>(partials, G, t1);
-    if (threadIdx.x == 0) c.pq = t1[0];
-    __syncthreads();
+    if (!persistent_direction(grid, w, c, static_cast<const T*>(z), static_cast<const T*>(nullptr), p0, p1, q, x, n,
+                              step, partials))
+      break;
   }
   if (blockIdx.x == 0 && threadIdx.x == 0) *global = c;
 }
