@@ -363,6 +363,25 @@ struct ilu0_row {
 
 // ---- FSAI ----------------------------------------------------------------------------------
 
+/// In place, the Cholesky factor L of the p x p SPD matrix m (row-major; the lower triangle
+/// read and written): false at the first pivot that is not positive and finite (m is then
+/// partly factored). The dense factorization of FSAI's rows and block-Jacobi's blocks.
+__device__ __forceinline__ bool dense_cholesky(double* m, int p) {
+  for (int c = 0; c < p; ++c) {
+    double d = m[c * p + c];
+    for (int k = 0; k < c; ++k) d -= m[c * p + k] * m[c * p + k];
+    if (!(d > 0) || !isfinite(d)) return false;
+    d = sqrt(d);
+    m[c * p + c] = d;
+    for (int r = c + 1; r < p; ++r) {
+      double s = m[r * p + c];
+      for (int k = 0; k < c; ++k) s -= m[r * p + k] * m[c * p + k];
+      m[r * p + c] = s / d;
+    }
+  }
+  return true;
+}
+
 /// Rows [r0, r1) of G: row i's dense block A[P, P] gathered into scratch at off[i] - base,
 /// Cholesky, then M y = e_last and g = y / sqrt(y_last): fsai_factor's steps in double.
 template <typename T, typename O>
@@ -383,23 +402,7 @@ __global__ void fsai_rows(csr_view<const T, O> a, csr_view<T, O> g, index_t r0, 
       }
       while (c < p) m[r * p + c++] = 0;
     }
-    bool ok = true;
-    for (int c = 0; c < p && ok; ++c) {
-      double d = m[c * p + c];
-      for (int k = 0; k < c; ++k) d -= m[c * p + k] * m[c * p + k];
-      if (!(d > 0) || !isfinite(d)) {
-        ok = false;
-        break;
-      }
-      d = sqrt(d);
-      m[c * p + c] = d;
-      for (int r = c + 1; r < p; ++r) {
-        double s = m[r * p + c];
-        for (int k = 0; k < c; ++k) s -= m[r * p + k] * m[c * p + k];
-        m[r * p + c] = s / d;
-      }
-    }
-    if (!ok) {
+    if (!dense_cholesky(m, p)) {
       atomicMin(bad, static_cast<unsigned long long>(i));
       continue;
     }
@@ -514,22 +517,7 @@ __global__ void invert_blocks(csr_view<const T, O> a, const index_t* starts, con
         const index_t c = a.col_idx[k] - s0;
         if (c >= 0 && c < s) l[r * s + c] = a.values[k];
       }
-    bool ok = true;
-    for (int c = 0; c < s && ok; ++c) {
-      double d = l[c * s + c];
-      for (int k = 0; k < c; ++k) d -= l[c * s + k] * l[c * s + k];
-      if (!(d > 0) || !isfinite(d)) ok = false;
-      else {
-        d = sqrt(d);
-        l[c * s + c] = d;
-        for (int r = c + 1; r < s; ++r) {
-          double v = l[r * s + c];
-          for (int k = 0; k < c; ++k) v -= l[r * s + k] * l[c * s + k];
-          l[r * s + c] = v / d;
-        }
-      }
-    }
-    if (!ok) {
+    if (!dense_cholesky(l, s)) {
       atomicMin(bad, static_cast<unsigned long long>(b));
       continue;
     }
