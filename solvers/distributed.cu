@@ -14,6 +14,7 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include "detail/backend_util.cuh"
 #include "detail/cg_kernels.cuh"
 #endif
 
@@ -251,9 +252,7 @@ void dist_comm::wait() {
     ncclResult_t async = ncclSuccess;
     if (p_->comm && ncclCommGetAsyncError(p_->comm, &async) == ncclSuccess && async != ncclSuccess &&
         async != ncclInProgress) {
-      ncclComm_t c = p_->comm;
       const std::string why = std::string("NCCL failed: ") + ncclGetErrorString(async);
-      (void)c;
       p_->abort();
       throw device_error(why + " on rank " + std::to_string(p_->rank));
     }
@@ -370,12 +369,10 @@ __global__ void __launch_bounds__(block_threads)
   if (last_block_sum<1>(v, partials, ticket, total)) *out = total[0];
 }
 
-/// The values other ranks need, packed: buf[k] = v[send_idx[k]] (v the direction computed
-/// on the fly, or a plain vector).
-template <typename X, typename T>
-__global__ void __launch_bounds__(block_threads) pack(X v, const index_t* send_idx, index_t count, T* buf,
-                                                      const cg_control* c) {
-  if (c && c->status != cg_running) return;
+/// The values other ranks need, packed: buf[k] = v[send_idx[k]] (a vector's, for r = b - A x),
+/// or the new direction's, computed on the fly while running.
+template <typename T>
+__global__ void __launch_bounds__(block_threads) pack(const T* v, const index_t* send_idx, index_t count, T* buf) {
   LA_GRID_STRIDE(k, count) buf[k] = v[send_idx[k]];
 }
 template <typename T>
@@ -462,21 +459,6 @@ __global__ void __launch_bounds__(block_threads) row_sums(Walk w, T* out) {
   w.each(ones<T>{}, [&](long long i, T s) { out[i] = s; });
 }
 
-/// 1 / A(i,i) over the local rows (the owned diagonal is local column i), and the first
-/// row whose diagonal is not positive.
-template <typename T, typename O>
-__global__ void inverse_diagonal(const O* rp, const index_t* ci, const T* v, index_t n, T* inv_d, T* d,
-                                 unsigned long long* first_bad) {
-  LA_GRID_STRIDE(i, n) {
-    T x = T(0);
-    for (O k = rp[i]; k < rp[i + 1]; ++k)
-      if (ci[k] == i) x = v[k];
-    d[i] = x;
-    inv_d[i] = T(1) / x;
-    if (!(x > T(0))) atomicMin(first_bad, static_cast<unsigned long long>(i));
-  }
-}
-
 // ---- the Laplacian generated on the device ------------------------------------------------
 
 struct poisson_part {
@@ -528,11 +510,7 @@ __global__ void poisson_fill(poisson_part p, const std::int64_t* rp64, O* rp, in
 }
 }  // namespace dist_detail
 
-namespace {
-unsigned grid_of(long long items, int sms) {
-  return std::min<unsigned>(detail::grid_for(items), static_cast<unsigned>(8 * sms));
-}
-}  // namespace
+using cg_detail::blocks_for;
 
 // ---- the distributed matrix ------------------------------------------------------------------
 
@@ -644,7 +622,7 @@ dist_matrix<T> dist_matrix<T>::poisson(dist_comm& comm, int dims, global_index n
   // Offsets: counts, then a scan, in 64 bits; 32-bit copies when the part's nonzeros fit.
   device_buffer<std::int64_t> rp64 = ctx.allocate<std::int64_t>(static_cast<std::size_t>(rows) + 1);
   LA_CUDA_TRY(cudaMemsetAsync(rp64.data(), 0, sizeof(std::int64_t), ctx.stream()));
-  dist_detail::poisson_counts<<<grid_of(rows, ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(part, rp64.data() + 1);
+  dist_detail::poisson_counts<<<blocks_for(rows, ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(part, rp64.data() + 1);
   LA_CHECK_LAUNCH(ctx.stream());
   std::size_t temp = 0;
   LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp, rp64.data() + 1, rp64.data() + 1, rows, ctx.stream()));
@@ -661,7 +639,7 @@ dist_matrix<T> dist_matrix<T>::poisson(dist_comm& comm, int dims, global_index n
     m.rp32 = ctx.allocate<std::int32_t>(static_cast<std::size_t>(rows) + 1);
     LA_CUDA_TRY(cudaMemsetAsync(m.rp32.data(), 0, sizeof(std::int32_t), ctx.stream()));
   }
-  dist_detail::poisson_fill<T, std::int32_t><<<grid_of(rows, ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(
+  dist_detail::poisson_fill<T, std::int32_t><<<blocks_for(rows, ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(
       part, rp64.data(), m.wide ? nullptr : m.rp32.data(), m.col.data(), m.val.data());
   LA_CHECK_LAUNCH(ctx.stream());
   if (m.wide) m.rp64 = std::move(rp64);
@@ -710,7 +688,7 @@ device_vector<T> dist_row_sums(dist_comm& comm, const dist_matrix<T>& a) {
   context& ctx = comm.ctx();
   device_vector<T> b(ctx, m.plan.rows);
   m.with_walk(nullptr, 0, m.plan.rows, [&](auto w) {
-    dist_detail::row_sums<<<grid_of(w.items(), ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(w, b.data());
+    dist_detail::row_sums<<<blocks_for(w.items(), ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(w, b.data());
   });
   LA_CHECK_LAUNCH(ctx.stream());
   return b;
@@ -742,7 +720,7 @@ class dist_backend {
     tickets_ = ctx_.allocate<unsigned>(4);
     LA_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, 4 * sizeof(unsigned), s_));
     sms_ = ctx_.sm_count();
-    vector_blocks_ = grid_of(n_, sms_);
+    vector_blocks_ = blocks_for(n_, sms_);
     const int per_sm = o.walk_blocks_per_sm > 0 ? o.walk_blocks_per_sm : dist_walk_blocks_per_sm;
     auto walk_grid = [&](long long items) {
       return std::min<unsigned>(detail::grid_for(items), static_cast<unsigned>(per_sm * sms_));
@@ -784,7 +762,7 @@ class dist_backend {
     LA_CUDA_TRY(cudaMemcpyAsync(flags_.data(), f.data(), 3 * sizeof(none), cudaMemcpyHostToDevice, s_));
     auto scan = [&](const T* v, long long count, int slot) {
       if (count == 0) return;
-      cg_detail::first_non_finite<<<grid_of(count, sms_), detail::block_threads, 0, s_>>>(v, count, flags_.data() + slot);
+      cg_detail::first_non_finite<<<blocks_for(count, sms_), detail::block_threads, 0, s_>>>(v, count, flags_.data() + slot);
       LA_CHECK_LAUNCH(s_);
     };
     scan(m_.val.data(), m_.nnz, 0);
@@ -814,9 +792,13 @@ class dist_backend {
     const unsigned long long none = ~0ull;
     unsigned long long bad = none;
     LA_CUDA_TRY(cudaMemcpyAsync(flags_.data() + 3, &none, sizeof(none), cudaMemcpyHostToDevice, s_));
+    // The part's rows as a CSR view: the owned diagonal is local column i.
     auto go = [&](const auto* rp) {
-      dist_detail::inverse_diagonal<<<grid_of(n_, sms_), detail::block_threads, 0, s_>>>(
-          rp, m_.col.data(), m_.val.data(), n_, inv_d_.data(), d_.data(), flags_.data() + 3);
+      using O = std::remove_const_t<std::remove_pointer_t<decltype(rp)>>;
+      const csr_view<const T, O> a{n_, n_ + m_.plan.halo_size(), static_cast<O>(m_.nnz), rp, m_.col.data(),
+                                   m_.val.data()};
+      cg_detail::csr_inverse_diagonal<<<blocks_for(n_, sms_), detail::block_threads, 0, s_>>>(a, inv_d_.data(),
+                                                                                            d_.data(), flags_.data() + 3);
     };
     if (m_.wide) go(m_.rp64.data());
     else go(m_.rp32.data());
@@ -888,14 +870,7 @@ class dist_backend {
   }
 
   void history(std::int64_t first, std::int64_t last, std::vector<double>& out) {
-    const std::size_t old = out.size();
-    out.resize(old + static_cast<std::size_t>(last - first + 1));
-    for (std::int64_t i = first; i <= last;) {
-      const std::int64_t slot = (i - 1) % history_cap, count = std::min(last - i + 1, history_cap - slot);
-      LA_CUDA_TRY(cudaMemcpyAsync(out.data() + old + (i - first), history_.data() + slot, count * sizeof(double),
-                                  cudaMemcpyDeviceToHost, s_));
-      i += count;
-    }
+    cg_detail::read_history_async(history_.data(), history_cap, first, last, out, s_);
     comm_.wait();
   }
 
@@ -942,9 +917,9 @@ class dist_backend {
   void exchange(T* v) {
     const index_t count = static_cast<index_t>(m_.plan.send_idx.size());
     if (count > 0) {
-      dist_detail::pack<<<grid_of(count, sms_), detail::block_threads, 0, s_>>>(static_cast<const T*>(v),
-                                                                               m_.send_idx.data(), count, send_.data(),
-                                                                               static_cast<const cg_control*>(nullptr));
+      dist_detail::pack<<<blocks_for(count, sms_), detail::block_threads, 0, s_>>>(static_cast<const T*>(v),
+                                                                                   m_.send_idx.data(), count,
+                                                                                   send_.data());
       LA_CHECK_LAUNCH(s_);
     }
     send_recv(v);
@@ -989,7 +964,7 @@ class dist_backend {
     LA_CUDA_TRY(cudaMemcpyAsync(v, x.data(), static_cast<std::size_t>(n_) * sizeof(T), cudaMemcpyDeviceToDevice, s_));
     exchange(v);
     m_.with_walk(nullptr, 0, n_, [&](auto w) {
-      dist_detail::residual_of<<<grid_of(w.items(), sms_), detail::block_threads, 0, s_>>>(w, static_cast<const T*>(v),
+      dist_detail::residual_of<<<blocks_for(w.items(), sms_), detail::block_threads, 0, s_>>>(w, static_cast<const T*>(v),
                                                                                            b.data(), out);
     });
     LA_CHECK_LAUNCH(s_);
@@ -1012,7 +987,7 @@ class dist_backend {
     LA_CUDA_TRY(cudaEventRecord(comm_.get().join, side_));
     // Meanwhile the values other ranks need, then the boundary rows.
     if (const index_t count = static_cast<index_t>(m_.plan.send_idx.size()); count > 0) {
-      dist_detail::pack_direction<<<grid_of(count, sms_), detail::block_threads, 0, s_>>>(dir, m_.send_idx.data(), count,
+      dist_detail::pack_direction<<<blocks_for(count, sms_), detail::block_threads, 0, s_>>>(dir, m_.send_idx.data(), count,
                                                                                          send_.data(), control_.data());
       LA_CHECK_LAUNCH(s_);
     }
@@ -1042,25 +1017,11 @@ class dist_backend {
   }
 
   void capture(T* x) {
-    if (graph_exec_) {
-      LA_CUDA_TRY(cudaGraphExecDestroy(graph_exec_));
-      graph_exec_ = nullptr;
-    }
     const std::int64_t directions = directions_;
-    cudaGraph_t g = nullptr;
-    LA_CUDA_TRY(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
-    try {
+    cg_detail::capture_graph(s_, graph_exec_, [&] {
       for (int j = 0; j < graph_iterations; ++j) queue_iteration(x);
-    } catch (...) {
-      cudaStreamEndCapture(s_, &g);
-      if (g) cudaGraphDestroy(g);
-      throw;
-    }
+    });
     directions_ = directions;
-    LA_CUDA_TRY(cudaStreamEndCapture(s_, &g));
-    const cudaError_t e = cudaGraphInstantiate(&graph_exec_, g, 0);
-    LA_CUDA_TRY_NO_THROW(cudaGraphDestroy(g));
-    LA_CUDA_TRY(e);
     graph_x_ = x;
   }
 

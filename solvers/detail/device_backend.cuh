@@ -13,14 +13,11 @@
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
+#include "backend_util.cuh"
 #include "cg_kernels.cuh"
 #include "cg_walks.cuh"
 
 namespace la::cg_detail {
-
-unsigned blocks_for(long long items, int sm_count) {
-  return std::min<unsigned>(grid_for(items), static_cast<unsigned>(8 * sm_count));
-}
 
 template <typename T>
 class device_backend {
@@ -207,14 +204,7 @@ class device_backend {
   }
 
   void history(std::int64_t first, std::int64_t last, std::vector<double>& out) {
-    const std::size_t old = out.size();
-    out.resize(old + static_cast<std::size_t>(last - first + 1));
-    for (std::int64_t i = first; i <= last;) {  // at most two copies (the ring wraps once)
-      const std::int64_t slot = (i - 1) % history_cap, count = std::min(last - i + 1, history_cap - slot);
-      LA_CUDA_TRY(cudaMemcpyAsync(out.data() + old + (i - first), history_.data() + slot, count * sizeof(double),
-                                  cudaMemcpyDeviceToHost, s_));
-      i += count;
-    }
+    read_history_async(history_.data(), history_cap, first, last, out, s_);
     ctx_.synchronize();
   }
 
@@ -305,27 +295,13 @@ class device_backend {
   }
 
   void capture(T* x) {
-    if (graph_) {
-      LA_CUDA_TRY(cudaGraphExecDestroy(graph_));
-      graph_ = nullptr;
-    }
-    cudaGraph_t g = nullptr;
     // An even number of iterations, so every replay starts with the same buffer roles.
     static_assert(graph_iterations % 2 == 0, "the direction buffers alternate: capture an even count");
     const std::int64_t directions = directions_, residuals = residuals_;
-    LA_CUDA_TRY(cudaStreamBeginCapture(s_, cudaStreamCaptureModeThreadLocal));
-    try {
+    capture_graph(s_, graph_, [&] {
       for (int j = 0; j < graph_iterations; ++j) queue_iteration(x);
-      directions_ = directions, residuals_ = residuals;
-    } catch (...) {
-      cudaStreamEndCapture(s_, &g);
-      if (g) cudaGraphDestroy(g);
-      throw;
-    }
-    LA_CUDA_TRY(cudaStreamEndCapture(s_, &g));
-    const cudaError_t e = cudaGraphInstantiate(&graph_, g, 0);
-    LA_CUDA_TRY_NO_THROW(cudaGraphDestroy(g));
-    LA_CUDA_TRY(e);
+    });
+    directions_ = directions, residuals_ = residuals;
     graph_x_ = x;
   }
 
