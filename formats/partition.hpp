@@ -142,22 +142,23 @@ matrix_part<T, O> make_part(int p, const std::vector<global_index>& bounds, glob
   return out;
 }
 
-/// Part p of matrix a (the file read once, on the host).
-template <typename T, typename O>
-matrix_part<T, O> make_part(const csr_matrix<T, O>& a, int p, const std::vector<global_index>& bounds) {
+/// Part p of matrix a (the file read once, on the host), with offsets of type PO (a's by
+/// default; 64-bit for a part that travels between ranks in one form).
+template <typename T, typename O, typename PO = O>
+matrix_part<T, PO> make_part(const csr_matrix<T, O>& a, int p, const std::vector<global_index>& bounds) {
   LA_EXPECTS(bounds.size() >= 2 && bounds.front() == 0 && bounds.back() == a.rows(),
              "partition: the bounds do not cover the matrix's rows");
   const int parts = static_cast<int>(bounds.size()) - 1;
   LA_EXPECTS(p >= 0 && p < parts, "partition: part " + std::to_string(p) + " of " + std::to_string(parts));
   const global_index first = bounds[p], last = bounds[p + 1];
-  std::vector<O> ptr{0};
+  std::vector<PO> ptr{0};
   std::vector<global_index> cols;
   std::vector<T> vals;
   for (global_index i = first; i < last; ++i) {
     for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) cols.push_back(a.col_idx()[k]), vals.push_back(a.values()[k]);
-    ptr.push_back(static_cast<O>(cols.size()));
+    ptr.push_back(static_cast<PO>(cols.size()));
   }
-  return make_part<T, O>(p, bounds, a.cols(), ptr, cols, vals);
+  return make_part<T, PO>(p, bounds, a.cols(), ptr, cols, vals);
 }
 
 /// Fills every part's send lists from the others' receive lists (all parts in one
@@ -180,13 +181,14 @@ void link_sends(std::vector<matrix_part<T, O>>& parts) {
   }
 }
 
-/// Every part of a, balanced by nonzeros, with send lists linked.
-template <typename T, typename O>
-std::vector<matrix_part<T, O>> partition_rows(const csr_matrix<T, O>& a, int parts) {
+/// Every part of a, balanced by nonzeros, with send lists linked; offsets of type PO (a's by
+/// default).
+template <typename T, typename O, typename PO = O>
+std::vector<matrix_part<T, PO>> partition_rows(const csr_matrix<T, O>& a, int parts) {
   const std::vector<global_index> bounds = balanced_row_blocks(a.row_ptr().data(), a.rows(), parts);
-  std::vector<matrix_part<T, O>> out;
+  std::vector<matrix_part<T, PO>> out;
   out.reserve(static_cast<std::size_t>(parts));
-  for (int p = 0; p < parts; ++p) out.push_back(make_part(a, p, bounds));
+  for (int p = 0; p < parts; ++p) out.push_back(make_part<T, O, PO>(a, p, bounds));
   link_sends(out);
   return out;
 }

@@ -177,8 +177,7 @@ int run(const args& a, const std::vector<std::string>& inputs) {
   opt.precond = *parse_preconditioner(pc);
   for (const char* o : {"--path", "--fsai-pattern", "--fsai-drop", "--ic-shift", "--block-size", "--threads"})
     if (a.has(o)) throw usage_error(std::string(o) + " applies to the solve on one GPU or the CPU, not --gpus/--mpi");
-  const std::string fmt = a.get_choice("--format", "auto", {"auto", "csr"});
-  (void)fmt;
+  (void)a.get_choice("--format", "auto", {"auto", "csr"});  // the parts are CSR
   if (a.get_choice("--device", "auto", {"auto", "cpu", "gpu"}) == "cpu")
     throw usage_error("--gpus and --mpi solve on GPUs; --device cpu contradicts them");
 
@@ -236,12 +235,8 @@ int run(const args& a, const std::vector<std::string>& inputs) {
             throw invalid_argument("'" + printable(input) + "' is " + std::to_string(A.rows()) + " x " +
                                    std::to_string(A.cols()) + "; CG needs a square (symmetric positive definite) matrix");
           rows = A.rows();
-          const csr_matrix<T, std::int64_t> A64 =
-              csr_matrix<T, std::int64_t>(A.rows(), A.cols(),
-                                          std::vector<std::int64_t>(A.row_ptr().begin(), A.row_ptr().end()),
-                                          std::vector<index_t>(A.col_idx().begin(), A.col_idx().end()),
-                                          std::vector<T>(A.values().begin(), A.values().end()));
-          parts = partition_rows(A64, gpus);
+          using O = std::decay_t<decltype(A.row_ptr()[0])>;
+          parts = partition_rows<T, O, std::int64_t>(A, gpus);  // 64-bit parts: one form to send over MPI
           return 0;
         },
         nullptr, {"poisson2d", "poisson3d"});
