@@ -607,14 +607,25 @@ dist_matrix<T> dist_matrix<T>::poisson(dist_comm& comm, int dims, global_index n
   std::vector<index_t> boundary;
   m.plan = poisson_plan(dims, n, bounds, comm.rank(), &boundary);
   const index_t rows = m.plan.rows;
-  std::vector<index_t> interior;
-  interior.reserve(static_cast<std::size_t>(rows) - boundary.size());
-  for (index_t i = 0, b = 0; i < rows; ++i) {
-    if (b < static_cast<index_t>(boundary.size()) && boundary[b] == i) ++b;
-    else interior.push_back(i);
+  // The interior is the boundary's complement: one range when the boundary is a prefix and
+  // a suffix of the rows (a part thicker than the stencil's reach), listed only otherwise.
+  const index_t nb = static_cast<index_t>(boundary.size());
+  index_t prefix = 0;
+  while (prefix < nb && boundary[prefix] == prefix) ++prefix;
+  bool range = true;
+  for (index_t j = prefix; j < nb && range; ++j) range = boundary[j] == rows - (nb - j);
+  m.n_interior = rows - nb, m.n_boundary = nb;
+  if (range) {
+    m.interior_first = prefix;
+  } else {
+    std::vector<index_t> interior;
+    interior.reserve(static_cast<std::size_t>(rows - nb));
+    for (index_t i = 0, b = 0; i < rows; ++i) {
+      if (b < nb && boundary[b] == i) ++b;
+      else interior.push_back(i);
+    }
+    impl::upload_rows(ctx, interior, m.interior, m.interior_first);
   }
-  m.n_interior = static_cast<index_t>(interior.size()), m.n_boundary = static_cast<index_t>(boundary.size());
-  impl::upload_rows(ctx, interior, m.interior, m.interior_first);
   impl::upload_rows(ctx, boundary, m.boundary, m.boundary_first);
   m.send_idx = upload_async(ctx, m.plan.send_idx);
   device_buffer<global_index> halo = upload_async(ctx, m.plan.halo);
