@@ -363,6 +363,19 @@ struct ilu0_row {
 
 // ---- FSAI ----------------------------------------------------------------------------------
 
+/// Row r of the dense block A[P, P] into m[r * p ..]: row P[r] of A against the sorted
+/// pattern P (a merge), zeros where A has no entry.
+template <typename T, typename O>
+__device__ __forceinline__ void pattern_row(const csr_view<const T, O>& a, const index_t* P, int p, int r, double* m) {
+  int c = 0;
+  for (O k = a.row_ptr[P[r]]; k < a.row_ptr[P[r] + 1] && c < p; ++k) {
+    const index_t col = a.col_idx[k];
+    while (c < p && P[c] < col) m[r * p + c++] = 0;
+    if (c < p && P[c] == col) m[r * p + c++] = a.values[k];
+  }
+  while (c < p) m[r * p + c++] = 0;
+}
+
 /// In place, the Cholesky factor L of the p x p SPD matrix m (row-major; the lower triangle
 /// read and written): false at the first pivot that is not positive and finite (m is then
 /// partly factored). The dense factorization of FSAI's rows and block-Jacobi's blocks.
@@ -393,14 +406,7 @@ __global__ void fsai_rows(csr_view<const T, O> a, csr_view<T, O> g, index_t r0, 
     const index_t* P = g.col_idx + g0;
     double* m = scratch + (off[i] - base);
     for (int r = 0; r < p; ++r) {
-      // Row P[r] of A against the sorted pattern (a merge).
-      int c = 0;
-      for (O k = a.row_ptr[P[r]]; k < a.row_ptr[P[r] + 1] && c < p; ++k) {
-        const index_t col = a.col_idx[k];
-        while (c < p && P[c] < col) m[r * p + c++] = 0;
-        if (c < p && P[c] == col) m[r * p + c++] = a.values[k];
-      }
-      while (c < p) m[r * p + c++] = 0;
+      pattern_row(a, P, p, r, m);
     }
     if (!dense_cholesky(m, p)) {
       atomicMin(bad, static_cast<unsigned long long>(i));
@@ -434,13 +440,7 @@ __global__ void fsai_rows_warp(csr_view<const T, O> a, csr_view<T, O> g, index_t
     const index_t* P = g.col_idx + g0;
     double* m = scratch + (off[i] - base);
     for (int r = lane; r < p; r += 32) {
-      int c = 0;
-      for (O k = a.row_ptr[P[r]]; k < a.row_ptr[P[r] + 1] && c < p; ++k) {
-        const index_t col = a.col_idx[k];
-        while (c < p && P[c] < col) m[r * p + c++] = 0;
-        if (c < p && P[c] == col) m[r * p + c++] = a.values[k];
-      }
-      while (c < p) m[r * p + c++] = 0;
+      pattern_row(a, P, p, r, m);
     }
     __syncwarp();
     bool ok = true;
