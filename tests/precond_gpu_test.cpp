@@ -120,10 +120,13 @@ TYPED_TEST_SUITE(GpuPrecond, test::value_types);
 // 1e-9 in double, 1e-3 in float (the triangular solves and the small dense Cholesky
 // factors amplify a rounding by the condition of the diagonal blocks, up to about 1e5 on
 // bcsstk09).
+template <typename T>
+constexpr double apply_tolerance = sizeof(T) == 8 ? 1e-9 : 1e-3;
+
 TYPED_TEST(GpuPrecond, ApplyMatchesTheHostOracle) {
   LA_SKIP_WITHOUT_GPU();
   using T = TypeParam;
-  const double tol = sizeof(T) == 8 ? 1e-9 : 1e-3;
+  const double tol = apply_tolerance<T>;
   context ctx;
   std::mt19937 g(11);
   for (const std::string name : {"blocked:1", "blocked:11", "blocked:333", "poisson2d:31", "poisson3d:10",
@@ -154,7 +157,7 @@ TYPED_TEST(GpuPrecond, ApplyMatchesTheHostOracle) {
 TYPED_TEST(GpuPrecond, Ilu0ApplyMatchesTheHostOracle) {
   LA_SKIP_WITHOUT_GPU();
   using T = TypeParam;
-  const double tol = sizeof(T) == 8 ? 1e-9 : 1e-3;
+  const double tol = apply_tolerance<T>;
   context ctx;
   std::mt19937 g(13);
   for (const std::string name : {"nonsym:1", "nonsym:31", "nonsym:1000", "blocked:333", "poisson3d:10", "gr_30_30.mtx"}) {
