@@ -3,10 +3,12 @@
 // only the parts that need no NCCL are built and the rest throws la::not_supported.
 #include <la/solvers/distributed.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <thread>
 
 #if LA_HAVE_NCCL
@@ -16,6 +18,7 @@
 
 #include "detail/backend_util.cuh"
 #include "detail/cg_kernels.cuh"
+#include <la/solvers/device_precond.hpp>
 #endif
 
 namespace la {
@@ -102,6 +105,7 @@ int dist_comm::rank() const noexcept { return 0; }
 int dist_comm::ranks() const noexcept { return 1; }
 context& dist_comm::ctx() noexcept { std::abort(); }
 std::vector<std::int64_t> dist_comm::all_gather(const std::vector<std::int64_t>&) { return {}; }
+std::string dist_comm::agree(const std::string& why) { return why; }
 void dist_comm::wait() {}
 void dist_comm::fail() noexcept {}
 
@@ -262,6 +266,25 @@ void dist_comm::wait() {
     }
     if (spin > 2000) std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
+}
+
+std::string dist_comm::agree(const std::string& why) {
+  const auto lengths = all_gather({static_cast<std::int64_t>(why.size())});
+  int first = -1;
+  std::size_t longest = 0;
+  for (int r = 0; r < p_->ranks; ++r) {
+    if (first < 0 && lengths[r] > 0) first = r;
+    longest = std::max(longest, static_cast<std::size_t>(lengths[r]));
+  }
+  if (first < 0) return {};
+  // Every rank's text, 8 bytes a value, padded to the longest.
+  const std::size_t words = (longest + 7) / 8;
+  std::vector<std::int64_t> mine(words, 0);
+  std::memcpy(mine.data(), why.data(), why.size());
+  const auto all = all_gather(mine);
+  std::string out(static_cast<std::size_t>(lengths[first]), '\0');
+  std::memcpy(out.data(), all.data() + static_cast<std::size_t>(first) * words, out.size());
+  return out;
 }
 
 std::vector<std::int64_t> dist_comm::all_gather(const std::vector<std::int64_t>& values) {
@@ -425,17 +448,36 @@ __global__ void residual_decide(cg_control* c, cg_limits lim, const double* all,
   if (history) history[(c->iteration - 1) % history_cap] = cg_relative(*c, lim);
 }
 
-/// The start: r'r and r'z of the first residual (local partials into out) ...
+/// r'r and r'z with z = M^-1 r given (z), or Jacobi's or none's from r (z null): local
+/// partials into out[0..2).
 template <typename T>
-__global__ void __launch_bounds__(block_threads) start_rows(const T* r, const T* inv_d, index_t n, double* partials,
-                                                            unsigned* ticket, double* out) {
+__device__ __forceinline__ void rr_rz(const T* r, const T* inv_d, const T* z, index_t n, double* partials,
+                                      unsigned* ticket, double* out) {
   double v[2] = {0, 0}, total[2];
   LA_GRID_STRIDE(i, n) {
     const T ri = r[i];
     v[0] += static_cast<double>(ri) * ri;
-    v[1] += static_cast<double>(ri) * cg_detail::apply_precond(inv_d, i, ri);
+    v[1] += static_cast<double>(ri) * (z ? z[i] : cg_detail::apply_precond(inv_d, i, ri));
   }
   if (last_block_sum<2>(v, partials, ticket, total)) out[0] = total[0], out[1] = total[1];
+}
+
+/// With a preconditioner built on the part's rows (device_preconditioner): after r -= alpha q
+/// (cg_detail::residual_only) and z = M^-1 r, the r'r and r'z partials.
+template <typename T>
+__global__ void __launch_bounds__(block_threads) residual_dots(const T* r, const T* z, index_t n, const cg_control* c,
+                                                               double* partials, unsigned* ticket, double* out) {
+  if (c->status != cg_running) return;
+  double alpha = 0;
+  if (!cg_step_length(*c, alpha)) return;  // residual_decide records the breakdown
+  rr_rz(r, static_cast<const T*>(nullptr), z, n, partials, ticket, out);
+}
+
+/// The start: r'r and r'z of the first residual (local partials into out) ...
+template <typename T>
+__global__ void __launch_bounds__(block_threads) start_rows(const T* r, const T* inv_d, const T* z, index_t n,
+                                                            double* partials, unsigned* ticket, double* out) {
+  rr_rz(r, inv_d, z, n, partials, ticket, out);
 }
 /// ... and the start decision from every rank's.
 __global__ void start_decide(cg_control* c, cg_limits lim, const double* all, int ranks) {
@@ -443,6 +485,26 @@ __global__ void start_decide(cg_control* c, cg_limits lim, const double* all, in
   double rr = 0, rz = 0;
   for (int r = 0; r < ranks; ++r) rr += all[2 * r], rz += all[2 * r + 1];
   cg_decide_start(*c, lim, rr, rz);
+}
+
+/// The part's diagonal block (its rows, its owned columns: local columns below n, which
+/// come first in each row): a row's count into counts[i] ...
+template <typename O>
+__global__ void owned_counts(const O* rp, const index_t* col, index_t n, O* counts) {
+  LA_GRID_STRIDE(i, n) {
+    O c = 0;
+    for (O k = rp[i]; k < rp[i + 1]; ++k) c += col[k] < n ? 1 : 0;
+    counts[i] = c;
+  }
+}
+/// ... and, after a scan into block.ptr, its entries.
+template <typename T, typename O>
+__global__ void owned_copy(const O* rp, const index_t* col, const T* val, index_t n, csr_view<T, O> block) {
+  LA_GRID_STRIDE(i, n) {
+    O at = block.row_ptr[i];
+    for (O k = rp[i]; k < rp[i + 1]; ++k)
+      if (col[k] < n) block.col_idx[at] = col[k], block.values[at] = val[k], ++at;
+  }
 }
 
 /// out = b - A v (v with its halo filled), or A * ones when b is null and v is null.
@@ -717,13 +779,15 @@ class dist_backend {
   static constexpr std::int64_t history_cap = 2 * largest_chunk;
   static constexpr int graph_iterations = 8;  // even: the direction buffers alternate
 
-  dist_backend(dist_comm& comm, const dist_matrix<T>& a, preconditioner pc, bool history, const dist_cg_options& o)
-      : comm_(comm), m_(a.get()), ctx_(comm.ctx()), s_(ctx_.stream()), side_(comm.get().side), pc_(pc),
+  dist_backend(dist_comm& comm, const dist_matrix<T>& a, preconditioner pc, const precond_options& popt, bool history,
+               const dist_cg_options& o)
+      : comm_(comm), m_(a.get()), ctx_(comm.ctx()), s_(ctx_.stream()), side_(comm.get().side), pc_(pc), popt_(popt),
         graph_(o.graph), n_(m_.plan.rows), R_(comm.ranks()), me_(comm.rank()) {
     const std::size_t n = static_cast<std::size_t>(n_), ext = n + static_cast<std::size_t>(m_.plan.halo_size());
     r_ = ctx_.allocate<T>(n), q_ = ctx_.allocate<T>(n);
     for (auto& p : p_) p = ctx_.allocate<T>(ext);
     if (pc == preconditioner::jacobi) inv_d_ = ctx_.allocate<T>(n), d_ = ctx_.allocate<T>(n);
+    if (general(pc)) z_ = ctx_.allocate<T>(n);
     send_ = ctx_.allocate<T>(m_.plan.send_idx.size());
     control_ = ctx_.allocate<cg_control>(1);
     gathered_ = ctx_.allocate<double>(3 * 2 * static_cast<std::size_t>(R_));  // direction, residual, other
@@ -760,11 +824,7 @@ class dist_backend {
     else if (x.size() != n_)
       why = "initial guess slice of rank " + std::to_string(me_) + " has " + std::to_string(x.size()) +
             " entries, expected " + std::to_string(n_);
-    const auto all = comm_.all_gather({why.empty() ? 0 : 1});
-    if (!why.empty()) return why;
-    for (int r = 0; r < R_; ++r)
-      if (all[r]) return "the right-hand side or initial guess slice of rank " + std::to_string(r) + " has the wrong size";
-    return {};
+    return comm_.agree(why);
   }
 
   std::string check_values(const vector& b, const vector& x) {
@@ -797,6 +857,7 @@ class dist_backend {
 
   std::string check_preconditioner() {
     rep_.kind = pc_;
+    if (general(pc_)) return build_block_preconditioner();
     if (pc_ != preconditioner::jacobi) return {};
     const auto t0 = std::chrono::steady_clock::now();
     rep_.bytes = 2.0 * double(n_) * sizeof(T);
@@ -839,6 +900,60 @@ class dist_backend {
   }
   precond_report describe_preconditioner() const { return rep_; }
 
+  /// M^-1 built by device_preconditioner on the part's diagonal block (its rows and owned
+  /// columns): the block-diagonal preconditioner of the partition, one block a GPU, applied
+  /// with no communication. A block it does not exist for ends the solve on every rank with
+  /// the failing rank's message.
+  std::string build_block_preconditioner() {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string why;
+    auto go = [&](const auto* rp) {
+      using O = std::remove_const_t<std::remove_pointer_t<decltype(rp)>>;
+      device_csr<T, O> block = owned_block(rp);
+      try {
+        pre_.emplace(ctx_, block, pc_, popt_);
+      } catch (const invalid_argument& e) {
+        why = "rank " + std::to_string(me_) + " (global rows " + std::to_string(m_.plan.first_row + 1) + " to " +
+              std::to_string(m_.plan.first_row + n_) + ", its block's rows counted from the first): " + e.what();
+      }
+    };
+    if (m_.wide) go(m_.rp64.data());
+    else go(m_.rp32.data());
+    why = comm_.agree(why);
+    if (!why.empty()) return why;
+    rep_ = pre_->report();
+    rep_.detail = "on each GPU's diagonal block" + (rep_.detail.empty() ? std::string() : ", " + rep_.detail);
+    rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return {};
+  }
+
+  /// The part's diagonal block as a device CSR matrix (rows x rows, the part's offset type).
+  template <typename O>
+  device_csr<T, O> owned_block(const O* rp) {
+    auto ptr = ctx_.allocate<O>(static_cast<std::size_t>(n_) + 1);
+    LA_CUDA_TRY(cudaMemsetAsync(ptr.data(), 0, sizeof(O), s_));
+    O nnz = 0;
+    if (n_ > 0) {
+      dist_detail::owned_counts<<<blocks_for(n_, sms_), detail::block_threads, 0, s_>>>(rp, m_.col.data(), n_,
+                                                                                      ptr.data() + 1);
+      LA_CHECK_LAUNCH(s_);
+      std::size_t temp = 0;
+      LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp, ptr.data() + 1, ptr.data() + 1, n_, s_));
+      void* scratch = ctx_.scratch(std::max<std::size_t>(temp, 1));
+      LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(scratch, temp, ptr.data() + 1, ptr.data() + 1, n_, s_));
+      LA_CUDA_TRY(cudaMemcpyAsync(&nnz, ptr.data() + n_, sizeof nnz, cudaMemcpyDeviceToHost, s_));
+      comm_.wait();
+    }
+    device_csr<T, O> block(detail::trusted, n_, n_, std::move(ptr), ctx_.allocate<index_t>(static_cast<std::size_t>(nnz)),
+                           ctx_.allocate<T>(static_cast<std::size_t>(nnz)));
+    if (n_ > 0) {
+      dist_detail::owned_copy<<<blocks_for(n_, sms_), detail::block_threads, 0, s_>>>(rp, m_.col.data(), m_.val.data(),
+                                                                                    n_, block.view());
+      LA_CHECK_LAUNCH(s_);
+    }
+    return block;
+  }
+
   double nrm2(const vector& v) { return std::sqrt(global_dot(v.data(), v.data())); }
   void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
 
@@ -848,8 +963,9 @@ class dist_backend {
     residual(b, x, r_.data());
     for (auto& p : p_) LA_CUDA_TRY(cudaMemsetAsync(p.data(), 0, p.size() * sizeof(T), s_));
     double* g = gathered_.data() + 4 * R_;
-    dist_detail::start_rows<<<vector_blocks_, detail::block_threads, 0, s_>>>(r_.data(), inv_d(), n_, partials_.data(),
-                                                                           tickets_.data() + 2, g + 2 * me_);
+    if (pre_) pre_->apply(r_.data(), z_.data(), s_);
+    dist_detail::start_rows<<<vector_blocks_, detail::block_threads, 0, s_>>>(
+        r_.data(), inv_d(), pre_ ? z_.data() : nullptr, n_, partials_.data(), tickets_.data() + 2, g + 2 * me_);
     LA_CHECK_LAUNCH(s_);
     all_gather_pair(g);
     dist_detail::start_decide<<<1, 32, 0, s_>>>(control_.data(), lim_, g, R_);
@@ -923,6 +1039,7 @@ class dist_backend {
 
  private:
   const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
+  static bool general(preconditioner pc) { return pc != preconditioner::none && pc != preconditioner::jacobi; }
 
   /// Fills v's halo (v[rows..rows + halo)) from the other ranks' owned entries.
   void exchange(T* v) {
@@ -985,7 +1102,7 @@ class dist_backend {
     ++directions_;
     T* p_old = p_[(directions_ - 1) % 2].data();
     T* p_new = p_[directions_ % 2].data();
-    const cg_detail::direction<T> dir{r_.data(), inv_d(), p_old, T(0)};
+    const cg_detail::direction<T> dir{pre_ ? z_.data() : r_.data(), inv_d(), p_old, T(0)};
     double* g = gathered_.data();
     // The interior rows on the side stream, from the state the residual step left.
     LA_CUDA_TRY(cudaEventRecord(comm_.get().fork, s_));
@@ -1017,8 +1134,17 @@ class dist_backend {
 
   void queue_iteration(T* x) {
     double* g = gathered_.data() + 2 * R_;
-    dist_detail::residual_rows<<<vector_blocks_, detail::block_threads, 0, s_>>>(
-        r_.data(), q_.data(), inv_d(), n_, control_.data(), partials_.data(), tickets_.data() + 2, g + 2 * me_);
+    if (pre_) {
+      cg_detail::residual_only<<<vector_blocks_, detail::block_threads, 0, s_>>>(r_.data(), q_.data(), n_,
+                                                                               control_.data());
+      LA_CHECK_LAUNCH(s_);
+      pre_->apply(r_.data(), z_.data(), s_);
+      dist_detail::residual_dots<<<vector_blocks_, detail::block_threads, 0, s_>>>(
+          r_.data(), z_.data(), n_, control_.data(), partials_.data(), tickets_.data() + 2, g + 2 * me_);
+    } else {
+      dist_detail::residual_rows<<<vector_blocks_, detail::block_threads, 0, s_>>>(
+          r_.data(), q_.data(), inv_d(), n_, control_.data(), partials_.data(), tickets_.data() + 2, g + 2 * me_);
+    }
     LA_CHECK_LAUNCH(s_);
     all_gather_pair(g);
     dist_detail::residual_decide<<<1, 32, 0, s_>>>(control_.data(), lim_, g, R_,
@@ -1041,11 +1167,13 @@ class dist_backend {
   context& ctx_;
   cudaStream_t s_, side_;
   preconditioner pc_;
+  precond_options popt_;
+  std::optional<device_preconditioner<T>> pre_;
   bool graph_;
   index_t n_;
   int R_, me_;
   int sms_ = 1;
-  device_buffer<T> r_, q_, inv_d_, d_, send_;
+  device_buffer<T> r_, q_, inv_d_, d_, z_, send_;
   device_buffer<T> p_[2];  // rows + halo each; they alternate
   std::int64_t directions_ = 0;
   device_buffer<cg_control> control_;
@@ -1066,11 +1194,8 @@ class dist_backend {
 template <typename T>
 solve_result cg_distributed(dist_comm& comm, const dist_matrix<T>& a, const device_vector<T>& b, device_vector<T>& x,
                             const cg_options& opt, const dist_cg_options& dopt, dist_timing* timing) {
-  if (opt.precond != preconditioner::none && opt.precond != preconditioner::jacobi)
-    throw not_supported(std::string("CG on several GPUs applies no preconditioner or Jacobi; ") + to_string(opt.precond) +
-                        " runs on one GPU");
   detail::device_guard guard(comm.ctx().device());
-  dist_backend<T> be(comm, a, opt.precond, opt.record_history, dopt);
+  dist_backend<T> be(comm, a, opt.precond, opt.precond_opt, opt.record_history, dopt);
   solve_result r = cg(be, b, x, opt);
   r.method = be.method();
   if (timing) timing->exchange_seconds = be.time_exchange(50);

@@ -15,6 +15,8 @@
 //                   owned entries); then the boundary rows. x += alpha p, p = z + beta p,
 //                   q = A p and the p'q partials fused, as on one GPU.
 //   residual step   r -= alpha q fused with the r'r and r'z partials.
+// With a preconditioner other than Jacobi (built on the part's diagonal block), the residual
+// step is r -= alpha q, z = M^-1 r on the part, then the r'r and r'z partials.
 // After each step every rank's partials (one value per dot and row class) are all-gathered
 // in one ncclAllGather and every rank adds them in rank order, so every rank takes the same
 // decision from the same bits and a solve is bit-identical run to run for a given number
@@ -74,6 +76,9 @@ class dist_comm {
 
   /// Every rank's `values` (the same count on each), rank after rank (collective; waits).
   std::vector<std::int64_t> all_gather(const std::vector<std::int64_t>& values);
+  /// The message of the first rank whose `why` is not empty, on every rank (empty when every
+  /// rank's is); collective. How a check that fails on one rank ends the solve on all.
+  std::string agree(const std::string& why);
   /// Waits for the stream, polling, so that a failure of another rank of the process ends
   /// the wait with an exception instead of a hang.
   void wait();
@@ -158,8 +163,11 @@ struct dist_timing {
 };
 
 /// Solves A x = b with this rank's slices of b and x (x holds the initial guess on entry).
-/// Collective: every rank calls it with the same options. Preconditioners: none and
-/// Jacobi (others throw la::not_supported).
+/// Collective: every rank calls it with the same options. Preconditioners: none, Jacobi,
+/// and the others of device_preconditioner (block-Jacobi, FSAI, IC(0), ILU(0), auto) built
+/// on each part's diagonal block (its rows and owned columns): a block-diagonal M^-1, one
+/// block a GPU, applied without communication; so with more GPUs it drops more of A and
+/// may take more iterations than on one.
 template <typename T>
 solve_result cg_distributed(dist_comm& comm, const dist_matrix<T>& a, const device_vector<T>& b,
                             device_vector<T>& x, const cg_options& opt = {}, const dist_cg_options& dopt = {},

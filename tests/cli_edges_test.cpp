@@ -517,14 +517,14 @@ TEST(CliEdges, HelpIsSmallAndQuick) {
 
 TEST(CliEdges, SeveralGpusRefuseWhatTheyCannotDoBeforeAnyWork) {
   // --gpus / --mpi: options of the one-GPU or CPU solve, the two modes together, and a
-  // preconditioner that runs on one GPU are usage errors (exit 2), named, whether or not
+  // preconditioner's option without its preconditioner are usage errors (exit 2), named, whether or not
   // this build has NCCL or the machine a GPU; the output file is not created.
   struct c {
     std::string args, says;
   };
   const std::string out = ::testing::TempDir() + "la_dist_refused.mtx";
   std::remove(out.c_str());
-  for (const c& k : {c{"--gpus 2 --mpi", "pick one"}, c{"--gpus 2 --precond ic0", "runs on one GPU"},
+  for (const c& k : {c{"--gpus 2 --mpi", "pick one"}, c{"--gpus 2 --precond jacobi --ic-shift 1", "--ic-shift applies"},
                      c{"--gpus 2 --path graph", "--path applies"}, c{"--gpus 2 --device cpu", "--device cpu"},
                      c{"--gpus 0", "--gpus"}, c{"--gpus 2 --format ell", "--format"}}) {
     SCOPED_TRACE(k.args);

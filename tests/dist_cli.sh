@@ -39,6 +39,15 @@ for sys in gen:poisson3d:48 "$src/data/bcsstk21.mtx"; do
     echo "$name on $n GPUs: $g iterations (--gpus), $m (--mpi), one GPU $one; solutions identical across modes"
   done
 done
+# FSAI built on each GPU's rows: converged, and the same bits in both modes.
+"$la" solve "$src/data/bcsstk21.mtx" --precond fsai --gpus 2 --quiet -o "$tmp/f.mtx" > "$tmp/f.txt" 2>&1
+"${mpi[@]}" 2 "$la" solve "$src/data/bcsstk21.mtx" --precond fsai --mpi --quiet -o "$tmp/fm.mtx" > "$tmp/fm.txt" 2>&1
+f=$(iterations "$tmp/f.txt")
+if [[ -z $f ]] || ! cmp -s "$tmp/f.mtx" "$tmp/fm.mtx"; then
+  echo "FAIL bcsstk21 with fsai on 2 GPUs: not converged, or --gpus and --mpi differ"; cat "$tmp/f.txt" "$tmp/fm.txt"; fail=1
+else
+  echo "bcsstk21 with fsai on each GPU's block, 2 GPUs: $f iterations; solutions identical across modes"
+fi
 # A rank that fails ends the MPI job (no hang): a right-hand side of the wrong length.
 printf '%%%%MatrixMarket matrix array real general\n3 1\n1\n2\n3\n' > "$tmp/b.mtx"
 timeout 120 "${mpi[@]}" 2 "$la" solve "$src/data/bcsstk21.mtx" --rhs "$tmp/b.mtx" --mpi > "$tmp/bad.txt" 2>&1

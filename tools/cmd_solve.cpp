@@ -80,9 +80,10 @@ const char* usage =
     "  --quiet               no progress line (shown only on a terminal, after about a second)\n"
     "  --gpus N              solve on N GPUs of this process (a thread each; NCCL): the rows\n"
     "                        split in blocks balanced by nonzeros, a file read once and its parts\n"
-    "                        uploaded, a gen: system made on each GPU part by part. Jacobi or no\n"
-    "                        preconditioner; deterministic for a given N. CUDA_VISIBLE_DEVICES\n"
-    "                        picks the GPUs\n"
+    "                        uploaded, a gen: system made on each GPU part by part. Any --precond:\n"
+    "                        those other than jacobi built on each GPU's diagonal block (its\n"
+    "                        rows and their columns), so more GPUs can take more iterations.\n"
+    "                        Deterministic for a given N. CUDA_VISIBLE_DEVICES picks the GPUs\n"
     "  --mpi                 the same with one MPI rank a GPU (mpirun -n N la solve ... --mpi;\n"
     "                        each rank takes the GPU of its rank on its node), NCCL bootstrapped\n"
     "                        over MPI; rank 0 reads the file, reports and writes\n"
@@ -152,25 +153,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
       a.get_choice("--format", "auto", format_choices());
   std::FILE* rep = out.report;
 
-  cg_options opt;
-  opt.rtol = a.get_double("--tol", 1e-8, 0.0);
-  opt.atol = a.get_double("--atol", 0, 0.0);
-  opt.max_iterations = a.get_int("--maxit", -1, 0, std::numeric_limits<std::int64_t>::max());
-  const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "auto"});
-  opt.precond = *parse_preconditioner(pc);
-  const bool fsai = pc == "fsai" || pc == "auto";
-  for (const char* o : {"--fsai-pattern", "--fsai-drop"})
-    if (a.has(o) && !fsai) throw usage_error(std::string(o) + " applies to --precond fsai (or auto)");
-  if (a.has("--ic-shift") && pc != "ic0") throw usage_error("--ic-shift applies to --precond ic0");
-  if (a.has("--block-size") && pc != "block-jacobi") throw usage_error("--block-size applies to --precond block-jacobi");
-  opt.precond_opt.fsai.pattern = a.get_choice("--fsai-pattern", "lower", {"lower", "squared"}) == "squared"
-                                     ? fsai_pattern::lower_squared
-                                     : fsai_pattern::lower;
-  opt.precond_opt.fsai.drop = a.get_double("--fsai-drop", 0, 0.0);
-  if (a.has("--fsai-drop") && opt.precond_opt.fsai.pattern != fsai_pattern::lower_squared)
-    throw usage_error("--fsai-drop applies to --fsai-pattern squared");
-  opt.precond_opt.max_shift = a.get_double("--ic-shift", 1, 0.0);
-  opt.precond_opt.max_block = static_cast<int>(a.get_int("--block-size", 32, 1, 32));
+  cg_options opt = cg_args(a);
   opt.record_history = out.history != nullptr;
   progress_line progress(!a.has("--quiet"));
   opt.progress = [&](const cg_progress& p) { progress(p); };

@@ -4,7 +4,9 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,31 @@ void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x
                       "(--write-unconverged writes the last iterate)\n",
                  printable(out.x->path()).c_str());
   }
+}
+
+/// The CG options every form of `la solve` reads the same way: tolerances, the iteration
+/// limit, the preconditioner and its options (each refused where it does not apply).
+inline cg_options cg_args(const args& a) {
+  cg_options opt;
+  opt.rtol = a.get_double("--tol", 1e-8, 0.0);
+  opt.atol = a.get_double("--atol", 0, 0.0);
+  opt.max_iterations = a.get_int("--maxit", -1, 0, std::numeric_limits<std::int64_t>::max());
+  const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "auto"});
+  opt.precond = *parse_preconditioner(pc);
+  const bool fsai = pc == "fsai" || pc == "auto";
+  for (const char* o : {"--fsai-pattern", "--fsai-drop"})
+    if (a.has(o) && !fsai) throw usage_error(std::string(o) + " applies to --precond fsai (or auto)");
+  if (a.has("--ic-shift") && pc != "ic0") throw usage_error("--ic-shift applies to --precond ic0");
+  if (a.has("--block-size") && pc != "block-jacobi") throw usage_error("--block-size applies to --precond block-jacobi");
+  opt.precond_opt.fsai.pattern = a.get_choice("--fsai-pattern", "lower", {"lower", "squared"}) == "squared"
+                                     ? fsai_pattern::lower_squared
+                                     : fsai_pattern::lower;
+  opt.precond_opt.fsai.drop = a.get_double("--fsai-drop", 0, 0.0);
+  if (a.has("--fsai-drop") && opt.precond_opt.fsai.pattern != fsai_pattern::lower_squared)
+    throw usage_error("--fsai-drop applies to --fsai-pattern squared");
+  opt.precond_opt.max_shift = a.get_double("--ic-shift", 1, 0.0);
+  opt.precond_opt.max_block = static_cast<int>(a.get_int("--block-size", 32, 1, 32));
+  return opt;
 }
 
 /// la solve's options (cmd_solve.cpp, and the multi-GPU module, which parses them again).

@@ -167,15 +167,8 @@ template <typename T>
 int run(const args& a, const std::vector<std::string>& inputs) {
   const std::string& input = a.positional()[0];
   const bool mpi = a.has("--mpi");
-  cg_options opt;
-  opt.rtol = a.get_double("--tol", 1e-8, 0.0);
-  opt.atol = a.get_double("--atol", 0, 0.0);
-  opt.max_iterations = a.get_int("--maxit", -1, 0, std::numeric_limits<std::int64_t>::max());
-  const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "auto"});
-  if (pc != "none" && pc != "jacobi")
-    throw usage_error("--precond " + pc + " runs on one GPU; with --gpus or --mpi: none or jacobi");
-  opt.precond = *parse_preconditioner(pc);
-  for (const char* o : {"--path", "--fsai-pattern", "--fsai-drop", "--ic-shift", "--block-size", "--threads"})
+  cg_options opt = cg_args(a);
+  for (const char* o : {"--path", "--threads"})
     if (a.has(o)) throw usage_error(std::string(o) + " applies to the solve on one GPU or the CPU, not --gpus/--mpi");
   (void)a.get_choice("--format", "auto", {"auto", "csr"});  // the parts are CSR
   if (a.get_choice("--device", "auto", {"auto", "cpu", "gpu"}) == "cpu")
