@@ -74,8 +74,9 @@ if ((tests && sanitize)); then
       # takes the apply tests, the automatic and float solves, and the refusals.
       [[ $tool == racecheck && $(basename "$t") == precond_gpu_test ]] && skip+=":*IterationsWithinTenPercent*"
       # The multi-GPU tests (2 and 4 GPUs, NCCL's kernels included): racecheck takes the
-      # statuses and the failing rank, memcheck all of them.
-      [[ $tool == racecheck && $(basename "$t") == dist_gpu_test ]] && skip+=":*MatchesTheOneGpu*:*Generated*:*Rerun*:*Preconditioners*"
+      # failing rank (the statuses test, its setup solves included, passed 280 s under it
+      # beside the other sanitizer runs), memcheck all of them.
+      [[ $tool == racecheck && $(basename "$t") == dist_gpu_test ]] && skip+=":*MatchesTheOneGpu*:*Generated*:*Rerun*:*Preconditioners*:*Statuses*"
       # NCCL probes the device at initialization with calls that fail by design (kernel
       # images for other architectures, peer access already on); those API errors are not
       # reported for the NCCL binary, memory errors and races still are.
