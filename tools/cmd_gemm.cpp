@@ -20,18 +20,27 @@ const char* usage =
     "one GEMM variant, validates 512 sampled entries against a double-precision host reference,\n"
     "and times it (median of --reps runs, CUDA events) next to the cuBLAS call of the same\n"
     "precision class in the same run.\n"
-    "  --algo NAME           naive, smem_tiled, joint_rs, reg_tiled, split_k_atomic,\n"
-    "                        split_k_workspace, wmma_tf32, wmma_f16, or auto (default)\n"
+    "  --algo NAME           auto (default) or one of the registry's variants:\n"
+    "%s"
     "  --reduced-precision   let auto pick tensor-core TF32\n"
     "  --reps N              timed runs (default 20)\n"
-    "wmma_f16 converts A and B to half once, before timing. Exit status: 0 validated,\n"
-    "1 validation failed, 2 bad usage, 3 no usable GPU, or a CUDA or internal failure.\n";
+    "The half-input variants (wmma_f16, wgmma_f16) get A and B converted to half once, before\n"
+    "timing; the sm_90a ones run on compute capability 9.0 devices (H100, H200) only.\n"
+    "Exit status: 0 validated, 1 validation failed, 2 bad usage, 3 no usable GPU, or a CUDA or\n"
+    "internal failure.\n";
 
 }  // namespace
 
 int cmd_gemm(int argc, char** argv) {
   args a(argc, argv, 2, {"--algo", "--reps", "--alpha", "--beta"}, {"--reduced-precision"});
-  if (a.help()) return std::fputs(usage, stdout), 0;
+  if (a.help()) {
+    std::string list;
+    for (const auto& v : gemm_variants())
+      list += "                          " + std::string(v.name) + std::string(22 - std::min<std::size_t>(v.name.size(), 21), ' ') +
+              to_string(v.precision) + (v.teaching ? ", teaching rung" : "") + (v.splits_k ? ", splits K" : "") +
+              (v.sm90a ? ", sm_90a" : "") + "\n";
+    return std::printf(usage, list.c_str()), 0;
+  }
   if (a.positional().size() != 3) throw usage_error("expected M N K");
   index_t dims[3];
   for (int i = 0; i < 3; ++i) {
@@ -61,6 +70,9 @@ int cmd_gemm(int argc, char** argv) {
   const index_t m = dims[0], n = dims[1], k = dims[2];
   const gemm_problem p{m, n, k, ctx.sm_count()};
   const gemm_variant& v = algo == "auto" ? select_gemm(p, gemm_input::f32, a.has("--reduced-precision")) : find_gemm(algo);
+  if (v.sm90a && !sm90a_kernels_available())
+    throw not_supported("algorithm '" + std::string(v.name) + "' needs a compute capability 9.0 GPU (H100, H200) and a build "
+                        "whose CMAKE_CUDA_ARCHITECTURES holds 90; this GPU is " + ctx.properties().name);
   LA_EXPECTS(v.can_implement(p), "algorithm '" + std::string(v.name) + "' cannot run this shape");
 
   std::mt19937 g(1);

@@ -59,6 +59,9 @@ struct gemm_variant {
   /// Splits K over blocks (detail::split_k_count); where that count is 1 it is the
   /// unsplit kernel plus overhead, and benchmarks skip it.
   bool splits_k;
+  /// Needs the sm_90a target (wgmma, setmaxnreg): built only when the architecture list holds
+  /// 90, and can_implement says no on any device that is not compute capability 9.0.
+  bool sm90a;
   bool (*can_implement)(const gemm_problem&);
   std::size_t (*workspace_bytes)(const gemm_problem&);
   void (*run)(const gemm_args&, cudaStream_t);  // checks its launches; throws la::cuda_error
@@ -84,6 +87,9 @@ inline double gemm_tolerance(gemm_precision p, index_t k, bool reference_from_fl
   }
   return f32;
 }
+
+/// Whether this build holds the sm_90a kernels and the current device runs them (9.0).
+bool sm90a_kernels_available() noexcept;
 
 /// Every variant, in ladder order.
 const std::vector<gemm_variant>& gemm_variants();

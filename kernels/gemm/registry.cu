@@ -27,18 +27,22 @@ std::size_t no_workspace(const gemm_problem&) { return 0; }
 
 const std::vector<gemm_variant>& gemm_variants() {
   static const std::vector<gemm_variant> list = {
-      {"naive", gemm_input::f32, gemm_precision::fp32, true, false, fits_grid<8>, no_workspace, run_naive},
-      {"smem_tiled", gemm_input::f32, gemm_precision::fp32, true, false, fits_grid<32>, no_workspace, run_smem_tiled},
-      {"joint_rs", gemm_input::f32, gemm_precision::fp32, true, false, fits_grid<128>, no_workspace, run_joint_rs},
-      {"reg_tiled", gemm_input::f32, gemm_precision::fp32, false, false, fits_grid<128>, no_workspace, run_reg_tiled},
-      {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, false, true, fits_grid<128>, no_workspace, run_split_k_atomic},
-      {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, false, true, fits_grid<128>, split_k_workspace_bytes,
+      {"naive", gemm_input::f32, gemm_precision::fp32, true, false, false, fits_grid<8>, no_workspace, run_naive},
+      {"smem_tiled", gemm_input::f32, gemm_precision::fp32, true, false, false, fits_grid<32>, no_workspace, run_smem_tiled},
+      {"joint_rs", gemm_input::f32, gemm_precision::fp32, true, false, false, fits_grid<128>, no_workspace, run_joint_rs},
+      {"reg_tiled", gemm_input::f32, gemm_precision::fp32, false, false, false, fits_grid<128>, no_workspace, run_reg_tiled},
+      {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, false, true, false, fits_grid<128>, no_workspace, run_split_k_atomic},
+      {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, false, true, false, fits_grid<128>, split_k_workspace_bytes,
        run_split_k_workspace},
-      {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, false, false, fits_grid<128>, no_workspace, run_wmma_tf32},
-      {"wmma_f16", gemm_input::f16, gemm_precision::fp16, false, false, fits_grid<128>, no_workspace, run_wmma_f16},
+      {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, false, false, false, fits_grid<128>, no_workspace, run_wmma_tf32},
+      {"wmma_f16", gemm_input::f16, gemm_precision::fp16, false, false, false, fits_grid<128>, no_workspace, run_wmma_f16},
+      {"wgmma_f16", gemm_input::f16, gemm_precision::fp16, false, false, true, wgmma_can_implement, no_workspace,
+       run_wgmma_f16},
   };
   return list;
 }
+
+bool sm90a_kernels_available() noexcept { return wgmma_supported(); }
 
 const gemm_variant& find_gemm(std::string_view name) {
   for (const auto& v : gemm_variants())
@@ -49,7 +53,7 @@ const gemm_variant& find_gemm(std::string_view name) {
 }
 
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision) {
-  if (input == gemm_input::f16) return find_gemm("wmma_f16");
+  if (input == gemm_input::f16) return find_gemm(wgmma_can_implement(p) ? "wgmma_f16" : "wmma_f16");
   // Split-K when the output has fewer 128x128 tiles than the GPU has SMs and K is long
   // enough to split (bench/RESULTS.md, tuning note T1). The workspace
   // form is deterministic, and its size stays small under this rule (splits * M * N is about

@@ -1,0 +1,360 @@
+// wgmma_f16: half inputs, float accumulation, on Hopper's warpgroup MMA (wgmma, sm_90a) fed
+// by the tensor memory accelerator (TMA). The top rung of the ladder (issue 18).
+//
+//   tile      128 x 256 x 64 a block: A 128 x 64 and B 64 x 256 a stage, 48 KiB; 4 stages.
+//   roles     warpgroup 0 produces: one thread issues the stage's TMA loads (A as one 64 x 128
+//             box, B as four 64 x 64 boxes, 128-byte swizzled) on the stage's "full" mbarrier.
+//             Warpgroups 1 and 2 consume: each multiplies its 64 rows of A by all of B with
+//             m64n256k16 wgmma (4 a stage), then frees the stage on its "empty" mbarrier.
+//             setmaxnreg gives the producer 40 registers and each consumer 232 (128 of them
+//             the accumulators).
+//   schedule  persistent: a block a multiprocessor walks the tiles, grouped by 8 tile-rows
+//             (the blocks resident at one time share rows of A and columns of B in L2); the
+//             producer runs ahead into the next tile while the consumers store this one.
+//   operands  A row-major (K-major for wgmma), B row-major (N-major: wgmma's transposed B).
+//             Descriptors: A's SBO 1024 (8 rows of 128 bytes), a k-step +32 bytes; B's LBO
+//             8192 (the next 64 columns: the next box), SBO 1024 (the next 8 rows of K), a
+//             k-step +2048 bytes.
+//   edges     TMA fills what lies beyond M, N and K with zeros; the epilogue stores only
+//             rows < M and columns < N (float2 where ldc and C allow). TMA needs 16-byte
+//             aligned rows: a lda or ldb that is not a multiple of 8 halves (or a misaligned
+//             pointer) is first copied into a stream-ordered buffer with an aligned pitch.
+//   epilogue  C = alpha * acc + beta * C from the accumulators' registers; beta == 0 never
+//             reads C.
+// Built for sm_90a only when the architecture list holds 90 (CMakeLists.txt); elsewhere the
+// kernel is empty and can_implement says no, as it does on a device that is not 9.0.
+#include <cuda.h>  // CUtensorMap and cuTensorMapEncodeTiled's types (the function comes from the runtime)
+#include <cuda_bf16.h>
+
+#include <optional>
+#include <type_traits>
+
+#include <la/kernels/gemm/detail/common.cuh>
+#include <la/kernels/gemm/detail/variants.hpp>
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define LA_WGMMA_DEVICE 1
+#else
+#define LA_WGMMA_DEVICE 0
+#endif
+
+namespace la::gemm_detail {
+namespace {
+
+constexpr int wg_bm = 128, wg_bn = 256, wg_bk = 64, wg_stages = 4;
+constexpr int wg_consumers = 2, wg_threads = 128 * (1 + wg_consumers);
+constexpr int wg_a_bytes = wg_bm * wg_bk * 2, wg_b_bytes = wg_bk * wg_bn * 2;
+constexpr int wg_stage_bytes = wg_a_bytes + wg_b_bytes;
+// Stages, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
+constexpr int wg_smem_bytes = wg_stages * wg_stage_bytes + 2 * wg_stages * 8 + 1024;
+constexpr int wg_group = 8;  // tile-rows a group of the schedule
+
+struct wg_params {
+  index_t m, n, k;
+  float* c;
+  index_t ldc;
+  float alpha, beta;
+  int tiles_m, tiles_n;
+  bool pairs;  // float2 stores into C
+};
+
+template <typename In>
+struct wgmma_op;
+
+#if LA_WGMMA_DEVICE
+__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, int parity) {
+  const std::uint32_t a = smem_addr(bar);
+  std::uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(a), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+/// A box of the tensor map at (c0 inner, c1 outer) into shared memory, completing on bar.
+__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
+      : "memory");
+}
+/// A shared-memory matrix descriptor, 128-byte swizzle.
+__device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint32_t lbo, std::uint32_t sbo) {
+  return static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<std::uint64_t>(lbo >> 4) << 16) |
+         (static_cast<std::uint64_t>(sbo >> 4) << 32) | (1ull << 62);
+}
+__device__ __forceinline__ void keep(float (&d)[128]) {
+#pragma unroll
+  for (int j = 0; j < 128; ++j) asm volatile("" : "+f"(d[j])::"memory");
+}
+
+#define LA_WGMMA_M64N256K16(TYPE)                                                                         \
+  __device__ __forceinline__ static void mma(float(&d)[128], std::uint64_t da, std::uint64_t db, int accumulate) { \
+    asm volatile(                                                                                          \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"                                                      \
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {"                                  \
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
+        "}, %128, %129, p, 1, 1, 0, 1;\n}\n"                                                           \
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+        "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), \
+        "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), \
+        "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), \
+        "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), \
+        "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), \
+        "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), \
+        "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), \
+        "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])                                                                                               \
+        : "l"(da), "l"(db), "r"(accumulate));                                                              \
+  }
+template <>
+struct wgmma_op<__half> {
+  LA_WGMMA_M64N256K16("f16")
+};
+template <>
+struct wgmma_op<__nv_bfloat16> {
+  LA_WGMMA_M64N256K16("bf16")
+};
+#undef LA_WGMMA_M64N256K16
+#endif
+
+/// Tile t of the persistent walk: groups of wg_group tile-rows, column by column inside a group.
+__device__ __forceinline__ int2 wg_tile(int t, int tiles_m, int tiles_n) {
+  const int per_group = wg_group * tiles_n;
+  const int first = (t / per_group) * wg_group;
+  const int rows = min(wg_group, tiles_m - first);
+  const int in = t % per_group;
+  return make_int2(first + in % rows, in / rows);
+}
+
+template <typename In>
+__global__ void __launch_bounds__(wg_threads, 1)
+    wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, const wg_params p) {
+#if LA_WGMMA_DEVICE
+  extern __shared__ unsigned char wg_raw[];
+  unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(wg_raw) + 1023) & ~std::uintptr_t(1023));
+  unsigned char* sa = base;                             // stages x 128 x 64
+  unsigned char* sb = base + wg_stages * wg_a_bytes;    // stages x 4 boxes of 64 x 64
+  auto* full = reinterpret_cast<std::uint64_t*>(base + wg_stages * wg_stage_bytes);
+  std::uint64_t* empty = full + wg_stages;
+  const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < wg_stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers);
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  const int tiles = p.tiles_m * p.tiles_n;
+  const int kblocks = static_cast<int>((p.k + wg_bk - 1) / wg_bk);
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+    if (tid == 0) {
+      int s = 0, phase = 0;
+      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const int2 tile = wg_tile(t, p.tiles_m, p.tiles_n);
+        for (int kb = 0; kb < kblocks; ++kb) {
+          mbar_wait(&empty[s], phase ^ 1);
+          mbar_expect_tx(&full[s], wg_stage_bytes);
+          tma_load(sa + s * wg_a_bytes, &ta, &full[s], kb * wg_bk, tile.x * wg_bm);
+#pragma unroll
+          for (int j = 0; j < wg_bn / 64; ++j)
+            tma_load(sb + s * wg_b_bytes + j * (wg_bk * 64 * 2), &tb, &full[s], tile.y * wg_bn + 64 * j, kb * wg_bk);
+          if (++s == wg_stages) s = 0, phase ^= 1;
+        }
+      }
+    }
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int c = wg - 1;
+    float d[128];
+    int s = 0, phase = 0;
+    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      const int2 tile = wg_tile(t, p.tiles_m, p.tiles_n);
+      if (kblocks == 0) {
+#pragma unroll
+        for (int j = 0; j < 128; ++j) d[j] = 0.0f;
+      }
+      for (int kb = 0; kb < kblocks; ++kb) {
+        mbar_wait(&full[s], phase);
+        const std::uint32_t a0 = smem_addr(sa + s * wg_a_bytes + c * 64 * 128);
+        const std::uint32_t b0 = smem_addr(sb + s * wg_b_bytes);
+        keep(d);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int kk = 0; kk < wg_bk / 16; ++kk)
+          wgmma_op<In>::mma(d, smem_desc(a0 + 32 * kk, 16, 1024), smem_desc(b0 + 2048 * kk, 8192, 1024),
+                            kb > 0 || kk > 0);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        keep(d);
+        if (tid == 0) mbar_arrive(&empty[s]);
+        if (++s == wg_stages) s = 0, phase ^= 1;
+      }
+      // Thread (warp w, lane l) holds rows 16w + l/4 (+8) and columns 8q + 2(l%4) (+1).
+      const int warp = tid / 32, lane = tid % 32;
+      const long row0 = static_cast<long>(tile.x) * wg_bm + c * 64 + warp * 16 + lane / 4;
+      const long col0 = static_cast<long>(tile.y) * wg_bn + 2 * (lane % 4);
+#pragma unroll
+      for (int j = 0; j < 128; j += 2) {
+        const long r = row0 + 8 * ((j / 2) % 2), col = col0 + 8 * (j / 4);
+        if (r >= p.m || col >= p.n) continue;
+        float* out = p.c + r * p.ldc + col;
+        if (p.pairs && col + 1 < p.n) {
+          float2 v = make_float2(p.alpha * d[j], p.alpha * d[j + 1]);
+          if (p.beta != 0.0f) {
+            const float2 old = *reinterpret_cast<const float2*>(out);
+            v.x += p.beta * old.x, v.y += p.beta * old.y;
+          }
+          *reinterpret_cast<float2*>(out) = v;
+        } else {
+          store_c(p.c, p.ldc, static_cast<index_t>(r), static_cast<index_t>(col), d[j], p.alpha, p.beta);
+          if (col + 1 < p.n) store_c(p.c, p.ldc, static_cast<index_t>(r), static_cast<index_t>(col + 1), d[j + 1], p.alpha, p.beta);
+        }
+      }
+    }
+  }
+#endif
+}
+
+// ---- the host side -------------------------------------------------------------------------
+
+using encode_fn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                               const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+encode_fn encoder() {
+  static const encode_fn fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    LA_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !f)
+      throw device_error("wgmma GEMM: the driver has no cuTensorMapEncodeTiled (a CUDA 12 driver is needed)");
+    return reinterpret_cast<encode_fn>(f);
+  }();
+  return fn;
+}
+
+/// The tensor map of a row-major rows x cols matrix of 16-bit values with pitch ld, read in
+/// boxes of box_rows x 64 columns (128 bytes: the swizzle's width).
+template <typename In>
+CUtensorMap tensor_map(const void* p, index_t rows, index_t cols, index_t ld, int box_rows) {
+  CUtensorMap m;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t unit[2] = {1, 1};
+  const CUtensorMapDataType type =
+      std::is_same_v<In, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUresult r = encoder()(&m, type, 2, const_cast<void*>(p), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw device_error("wgmma GEMM: cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) + ") for a " +
+                     std::to_string(rows) + " x " + std::to_string(cols) + " operand with pitch " + std::to_string(ld));
+  return m;
+}
+
+/// A stream-ordered copy of a rows x cols operand with a pitch TMA can read (a multiple of 8
+/// values, 16 bytes), freed on the stream after the product.
+struct pitched {
+  void* p = nullptr;
+  index_t ld = 0;
+  cudaStream_t s = nullptr;
+  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, cudaStream_t stream) : s(stream) {
+    ld = (cols + 7) / 8 * 8;
+    const std::size_t bytes = std::max<std::size_t>(static_cast<std::size_t>(rows) * ld * 2, 16);
+    LA_CUDA_TRY(cudaMallocAsync(&p, bytes, s));
+    LA_CUDA_TRY(cudaMemcpy2DAsync(p, static_cast<std::size_t>(ld) * 2, src, static_cast<std::size_t>(src_ld) * 2,
+                                  static_cast<std::size_t>(cols) * 2, static_cast<std::size_t>(rows),
+                                  cudaMemcpyDeviceToDevice, s));
+  }
+  ~pitched() {
+    if (p) (void)cudaFreeAsync(p, s);
+  }
+  pitched(const pitched&) = delete;
+  pitched& operator=(const pitched&) = delete;
+};
+
+bool tma_ready(const void* p, index_t ld) {
+  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 8 == 0;
+}
+
+template <typename In>
+void launch_wgmma(const gemm_args& g, cudaStream_t s) {
+  if (g.m == 0 || g.n == 0) return;
+  std::optional<pitched> pa, pb;
+  const void* a = g.a;
+  const void* b = g.b;
+  index_t lda = g.lda, ldb = g.ldb;
+  if (g.k > 0 && !tma_ready(a, lda)) pa.emplace(a, lda, g.m, g.k, s), a = pa->p, lda = pa->ld;
+  if (g.k > 0 && !tma_ready(b, ldb)) pb.emplace(b, ldb, g.k, g.n, s), b = pb->p, ldb = pb->ld;
+  // A K of 0 still needs valid maps; they are never read.
+  const index_t k = std::max<index_t>(g.k, 1);
+  const CUtensorMap ta = tensor_map<In>(a, g.m, k, std::max<index_t>(lda, 8), wg_bm);
+  const CUtensorMap tb = tensor_map<In>(b, k, g.n, std::max<index_t>(ldb, 8), wg_bk);
+  wg_params p{g.m, g.n, g.k, g.c, g.ldc, g.alpha, g.beta, ceil_div(g.m, wg_bm), ceil_div(g.n, wg_bn),
+              reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0};
+  static bool attribute_set = [] {
+    LA_CUDA_TRY(cudaFuncSetAttribute(wgmma_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg_smem_bytes));
+    return true;
+  }();
+  (void)attribute_set;
+  const long tiles = static_cast<long>(p.tiles_m) * p.tiles_n;
+  const int blocks = static_cast<int>(std::min<long>(tiles, std::max(g.sm_count, 1)));
+  wgmma_kernel<In><<<blocks, wg_threads, wg_smem_bytes, s>>>(ta, tb, p);
+  LA_CHECK_LAUNCH(s);
+}
+
+}  // namespace
+
+bool wgmma_supported() noexcept {
+#if LA_WGMMA_BUILT
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return major == 9 && minor == 0;
+#else
+  return false;
+#endif
+}
+
+bool wgmma_can_implement(const gemm_problem& p) {
+  // The tile count is an int; the grid is at most one block a multiprocessor.
+  return p.m >= 0 && p.n >= 0 && p.k >= 0 && static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_bn) < (1L << 31) &&
+         wgmma_supported();
+}
+
+void run_wgmma_f16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__half>(g, s); }
+void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__nv_bfloat16>(g, s); }
+
+}  // namespace la::gemm_detail
