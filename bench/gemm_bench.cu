@@ -195,7 +195,7 @@ void bench_cublas(benchmark::State& st, shape s, gemm_precision p) {
 bool worth_timing(const gemm_variant& v, const shape& s) {
   if (!v.can_implement({s.m, s.n, s.k, device_sm_count()})) return false;  // the sm_90a rung elsewhere
   if (v.teaching) return s.square() && s.m <= 4096;  // reported for the ladder, not the targets
-  if (v.splits_k) return detail::split_k_count({s.m, s.n, s.k, device_sm_count()}) > 1;
+  if (v.splits) return v.splits({s.m, s.n, s.k, device_sm_count()}) > 1;
   return true;
 }
 

@@ -194,7 +194,7 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
           const gemm_variant& v = select_gemm(p, in, reduced);
           EXPECT_FALSE(v.teaching) << v.name;
           EXPECT_EQ(v.input, in) << v.name;
-          if (v.splits_k) EXPECT_GT(detail::split_k_count(p), 1) << v.name << " " << m << "x" << k;
+          if (v.splits) EXPECT_GT(v.splits(p), 1) << v.name << " " << m << "x" << k;
         }
 }
 

@@ -37,7 +37,7 @@ int cmd_gemm(int argc, char** argv) {
     std::string list;
     for (const auto& v : gemm_variants())
       list += "                          " + std::string(v.name) + std::string(22 - std::min<std::size_t>(v.name.size(), 21), ' ') +
-              to_string(v.precision) + (v.teaching ? ", teaching rung" : "") + (v.splits_k ? ", splits K" : "") +
+              to_string(v.precision) + (v.teaching ? ", teaching rung" : "") + (v.splits ? ", splits K" : "") +
               (v.sm90a ? ", sm_90a" : "") + "\n";
     return std::printf(usage, list.c_str()), 0;
   }

@@ -56,9 +56,9 @@ struct gemm_variant {
   /// A lower rung of the ladder (it teaches a technique; the faster variants supersede
   /// it): benchmarks time it on square sizes up to 4096 only, and auto never picks it.
   bool teaching;
-  /// Splits K over blocks (detail::split_k_count); where that count is 1 it is the
+  /// Splits K over blocks, this many for a problem (null: never); where the count is 1 it is the
   /// unsplit kernel plus overhead, and benchmarks skip it.
-  bool splits_k;
+  int (*splits)(const gemm_problem&);
   /// Needs the sm_90a target (wgmma, setmaxnreg): built only when the architecture list holds
   /// 90, and can_implement says no on any device that is not compute capability 9.0.
   bool sm90a;

@@ -14,6 +14,7 @@ const char* to_string(gemm_precision p) noexcept {
 
 namespace {
 using namespace gemm_detail;
+using detail::split_k_count;
 
 /// Grid y (rows of tiles) is limited to 65535 blocks; the element-wise passes (split-K
 /// reduction, beta scaling) launch M*N/256 blocks along x, limited to 2^31 - 1.
@@ -27,17 +28,19 @@ std::size_t no_workspace(const gemm_problem&) { return 0; }
 
 const std::vector<gemm_variant>& gemm_variants() {
   static const std::vector<gemm_variant> list = {
-      {"naive", gemm_input::f32, gemm_precision::fp32, true, false, false, fits_grid<8>, no_workspace, run_naive},
-      {"smem_tiled", gemm_input::f32, gemm_precision::fp32, true, false, false, fits_grid<32>, no_workspace, run_smem_tiled},
-      {"joint_rs", gemm_input::f32, gemm_precision::fp32, true, false, false, fits_grid<128>, no_workspace, run_joint_rs},
-      {"reg_tiled", gemm_input::f32, gemm_precision::fp32, false, false, false, fits_grid<128>, no_workspace, run_reg_tiled},
-      {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, false, true, false, fits_grid<128>, no_workspace, run_split_k_atomic},
-      {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, false, true, false, fits_grid<128>, split_k_workspace_bytes,
+      {"naive", gemm_input::f32, gemm_precision::fp32, true, nullptr, false, fits_grid<8>, no_workspace, run_naive},
+      {"smem_tiled", gemm_input::f32, gemm_precision::fp32, true, nullptr, false, fits_grid<32>, no_workspace, run_smem_tiled},
+      {"joint_rs", gemm_input::f32, gemm_precision::fp32, true, nullptr, false, fits_grid<128>, no_workspace, run_joint_rs},
+      {"reg_tiled", gemm_input::f32, gemm_precision::fp32, false, nullptr, false, fits_grid<128>, no_workspace, run_reg_tiled},
+      {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, false, split_k_count, false, fits_grid<128>, no_workspace, run_split_k_atomic},
+      {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, false, split_k_count, false, fits_grid<128>, split_k_workspace_bytes,
        run_split_k_workspace},
-      {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, false, false, false, fits_grid<128>, no_workspace, run_wmma_tf32},
-      {"wmma_f16", gemm_input::f16, gemm_precision::fp16, false, false, false, fits_grid<128>, no_workspace, run_wmma_f16},
-      {"wgmma_f16", gemm_input::f16, gemm_precision::fp16, false, false, true, wgmma_can_implement, no_workspace,
+      {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_tf32},
+      {"wmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_f16},
+      {"wgmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, true, wgmma_can_implement, no_workspace,
        run_wgmma_f16},
+      {"wgmma_f16_split_k", gemm_input::f16, gemm_precision::fp16, false, wgmma_split_count, true, wgmma_can_implement,
+       wgmma_split_k_workspace_bytes, run_wgmma_f16_split_k},
   };
   return list;
 }
@@ -53,7 +56,13 @@ const gemm_variant& find_gemm(std::string_view name) {
 }
 
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision) {
-  if (input == gemm_input::f16) return find_gemm(wgmma_can_implement(p) ? "wgmma_f16" : "wmma_f16");
+  // Half inputs: wgmma on a 9.0 device (0.96-0.91x cuBLAS at 4096^3-8192^3 against WMMA's
+  // 0.46x, bench/RESULTS.md), split over K where its tiles leave multiprocessors idle and K
+  // is long (wgmma_split_count > 1); WMMA elsewhere.
+  if (input == gemm_input::f16) {
+    if (!wgmma_can_implement(p)) return find_gemm("wmma_f16");
+    return find_gemm(wgmma_split_count(p) > 1 ? "wgmma_f16_split_k" : "wgmma_f16");
+  }
   // Split-K when the output has fewer 128x128 tiles than the GPU has SMs and K is long
   // enough to split (bench/RESULTS.md, tuning note T1). The workspace
   // form is deterministic, and its size stays small under this rule (splits * M * N is about

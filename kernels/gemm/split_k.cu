@@ -41,6 +41,9 @@ __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) split_k_kernel(
   });
 }
 
+}  // namespace
+
+namespace {
 __global__ void scale_c_kernel(float* c, index_t ldc, index_t m, index_t n, float beta) {
   const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= static_cast<long>(m) * n) return;
@@ -58,17 +61,28 @@ __global__ void reduce_splits_kernel(gemm_args g, int splits) {
   store_c(g.c, g.ldc, static_cast<index_t>(e / g.n), static_cast<index_t>(e % g.n), s, g.alpha, g.beta);
 }
 
+}  // namespace
+
+void scale_c(float* c, index_t ldc, index_t m, index_t n, float beta, cudaStream_t s) {
+  const long mn = static_cast<long>(m) * n;
+  if (mn == 0) return;
+  scale_c_kernel<<<ceil_div(mn, 256), 256, 0, s>>>(c, ldc, m, n, beta);
+  LA_CHECK_LAUNCH(s);
+}
+void reduce_splits(const gemm_args& g, int splits, cudaStream_t s) {
+  const long mn = static_cast<long>(g.m) * g.n;
+  if (mn == 0) return;
+  reduce_splits_kernel<<<ceil_div(mn, 256), 256, 0, s>>>(g, splits);
+  LA_CHECK_LAUNCH(s);
+}
+
+namespace {
 template <combine Mode>
 void launch_split(const gemm_args& g, cudaStream_t s) {
   const int splits = detail::split_k_count({g.m, g.n, g.k, g.sm_count});
   const index_t chunk = split_chunk(g.k, splits);
   const int used = g.k > 0 ? ceil_div(g.k, chunk) : 0;  // rounding chunk up can leave fewer
-  const long mn = static_cast<long>(g.m) * g.n;
-  const int threads = 256;
-  if (Mode == combine::atomic) {
-    scale_c_kernel<<<ceil_div(mn, threads), threads, 0, s>>>(g.c, g.ldc, g.m, g.n, g.beta);
-    LA_CHECK_LAUNCH(s);
-  }
+  if (Mode == combine::atomic) scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);
   if (g.k > 0) {
     const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM), used);
     if (reg_tiled_vectorizable(g))
@@ -77,10 +91,7 @@ void launch_split(const gemm_args& g, cudaStream_t s) {
       split_k_kernel<false, Mode><<<grid, Cfg::THREADS, 0, s>>>(g, chunk);
     LA_CHECK_LAUNCH(s);
   }
-  if (Mode == combine::workspace) {
-    reduce_splits_kernel<<<ceil_div(mn, threads), threads, 0, s>>>(g, used);
-    LA_CHECK_LAUNCH(s);
-  }
+  if (Mode == combine::workspace) reduce_splits(g, used, s);
 }
 }  // namespace
 

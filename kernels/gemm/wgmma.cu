@@ -55,7 +55,9 @@ struct wg_params {
   index_t ldc;
   float alpha, beta;
   int tiles_m, tiles_n;
-  bool pairs;  // float2 stores into C
+  bool pairs;  // float2 stores into C (or the workspace)
+  int splits, split_blocks;  // K cut into `splits` ranges of split_blocks k-blocks
+  float* work;               // splits > 1: partial z of the product goes to work[z][M][N]
 };
 
 template <typename In>
@@ -171,15 +173,17 @@ __global__ void __launch_bounds__(wg_threads, 1)
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  const int tiles = p.tiles_m * p.tiles_n;
+  // A unit is a tile and a range of K: [z * split_blocks, ...) k-blocks of tile t.
+  const int units = p.tiles_m * p.tiles_n * p.splits;
   const int kblocks = static_cast<int>((p.k + wg_bk - 1) / wg_bk);
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid == 0) {
       int s = 0, phase = 0;
-      for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const int2 tile = wg_tile(t, p.tiles_m, p.tiles_n);
-        for (int kb = 0; kb < kblocks; ++kb) {
+      for (int u = blockIdx.x; u < units; u += gridDim.x) {
+        const int2 tile = wg_tile(u / p.splits, p.tiles_m, p.tiles_n);
+        const int kb1 = min(kblocks, (u % p.splits + 1) * p.split_blocks);
+        for (int kb = (u % p.splits) * p.split_blocks; kb < kb1; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);
           mbar_expect_tx(&full[s], wg_stage_bytes);
           tma_load(sa + s * wg_a_bytes, &ta, &full[s], kb * wg_bk, tile.x * wg_bm);
@@ -195,32 +199,50 @@ __global__ void __launch_bounds__(wg_threads, 1)
     const int c = wg - 1;
     float d[128];
     int s = 0, phase = 0;
-    for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
-      const int2 tile = wg_tile(t, p.tiles_m, p.tiles_n);
-      if (kblocks == 0) {
-#pragma unroll
-        for (int j = 0; j < 128; ++j) d[j] = 0.0f;
-      }
-      for (int kb = 0; kb < kblocks; ++kb) {
+    for (int u = blockIdx.x; u < units; u += gridDim.x) {
+      const int2 tile = wg_tile(u / p.splits, p.tiles_m, p.tiles_n);
+      const int kb0 = (u % p.splits) * p.split_blocks, kb1 = min(kblocks, kb0 + p.split_blocks);
+      // One k-block's wgmmas stay in flight while the next is issued; a stage is freed once
+      // the group that read it has completed.
+      int prev = -1;
+      for (int kb = kb0; kb < kb1; ++kb) {
         mbar_wait(&full[s], phase);
         const std::uint32_t a0 = smem_addr(sa + s * wg_a_bytes + c * 64 * 128);
         const std::uint32_t b0 = smem_addr(sb + s * wg_b_bytes);
-        keep(d);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int kk = 0; kk < wg_bk / 16; ++kk)
           wgmma_op<In>::mma(d, smem_desc(a0 + 32 * kk, 16, 1024), smem_desc(b0 + 2048 * kk, 8192, 1024),
-                            kb > 0 || kk > 0);
+                            kb > kb0 || kk > 0);
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-        keep(d);
-        if (tid == 0) mbar_arrive(&empty[s]);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        if (prev >= 0 && tid == 0) mbar_arrive(&empty[prev]);
+        prev = s;
         if (++s == wg_stages) s = 0, phase ^= 1;
       }
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      keep(d);
+      if (prev >= 0 && tid == 0) mbar_arrive(&empty[prev]);
       // Thread (warp w, lane l) holds rows 16w + l/4 (+8) and columns 8q + 2(l%4) (+1).
       const int warp = tid / 32, lane = tid % 32;
       const long row0 = static_cast<long>(tile.x) * wg_bm + c * 64 + warp * 16 + lane / 4;
       const long col0 = static_cast<long>(tile.y) * wg_bn + 2 * (lane % 4);
+      if (p.work) {  // a split's raw partial, reduced in order by reduce_splits
+        float* w = p.work + static_cast<long>(u % p.splits) * p.m * p.n;
+#pragma unroll
+        for (int j = 0; j < 128; j += 2) {
+          const long r = row0 + 8 * ((j / 2) % 2), col = col0 + 8 * (j / 4);
+          if (r >= p.m || col >= p.n) continue;
+          float* out = w + r * p.n + col;
+          if (p.pairs && col + 1 < p.n) {
+            *reinterpret_cast<float2*>(out) = make_float2(d[j], d[j + 1]);
+          } else {
+            out[0] = d[j];
+            if (col + 1 < p.n) out[1] = d[j + 1];
+          }
+        }
+        continue;
+      }
 #pragma unroll
       for (int j = 0; j < 128; j += 2) {
         const long r = row0 + 8 * ((j / 2) % 2), col = col0 + 8 * (j / 4);
@@ -306,30 +328,36 @@ bool tma_ready(const void* p, index_t ld) {
   return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 8 == 0;
 }
 
+/// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
 template <typename In>
-void launch_wgmma(const gemm_args& g, cudaStream_t s) {
+void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) return scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);  // alpha * 0 + beta * C
   std::optional<pitched> pa, pb;
   const void* a = g.a;
   const void* b = g.b;
   index_t lda = g.lda, ldb = g.ldb;
   if (g.k > 0 && !tma_ready(a, lda)) pa.emplace(a, lda, g.m, g.k, s), a = pa->p, lda = pa->ld;
   if (g.k > 0 && !tma_ready(b, ldb)) pb.emplace(b, ldb, g.k, g.n, s), b = pb->p, ldb = pb->ld;
-  // A K of 0 still needs valid maps; they are never read.
-  const index_t k = std::max<index_t>(g.k, 1);
-  const CUtensorMap ta = tensor_map<In>(a, g.m, k, std::max<index_t>(lda, 8), wg_bm);
-  const CUtensorMap tb = tensor_map<In>(b, k, g.n, std::max<index_t>(ldb, 8), wg_bk);
+  const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, wg_bm);
+  const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_bk);
+  const int kblocks = ceil_div(g.k, wg_bk);
+  const int per = ceil_div(kblocks, std::max(splits, 1));
+  splits = ceil_div(kblocks, per);  // rounding can leave fewer
+  float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
+  if (splits > 1 && !work) throw invalid_argument("wgmma_f16_split_k: no workspace given (see workspace_bytes)");
   wg_params p{g.m, g.n, g.k, g.c, g.ldc, g.alpha, g.beta, ceil_div(g.m, wg_bm), ceil_div(g.n, wg_bn),
-              reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0};
+              work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0, splits, per, work};
   static bool attribute_set = [] {
     LA_CUDA_TRY(cudaFuncSetAttribute(wgmma_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg_smem_bytes));
     return true;
   }();
   (void)attribute_set;
-  const long tiles = static_cast<long>(p.tiles_m) * p.tiles_n;
-  const int blocks = static_cast<int>(std::min<long>(tiles, std::max(g.sm_count, 1)));
+  const long units = static_cast<long>(p.tiles_m) * p.tiles_n * splits;
+  const int blocks = static_cast<int>(std::min<long>(units, std::max(g.sm_count, 1)));
   wgmma_kernel<In><<<blocks, wg_threads, wg_smem_bytes, s>>>(ta, tb, p);
   LA_CHECK_LAUNCH(s);
+  if (work) reduce_splits(g, splits, s);
 }
 
 }  // namespace
@@ -349,12 +377,29 @@ bool wgmma_supported() noexcept {
 }
 
 bool wgmma_can_implement(const gemm_problem& p) {
-  // The tile count is an int; the grid is at most one block a multiprocessor.
-  return p.m >= 0 && p.n >= 0 && p.k >= 0 && static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_bn) < (1L << 31) &&
+  // The unit count (tiles x splits) is an int; the grid is at most one block a multiprocessor.
+  return p.m >= 0 && p.n >= 0 && p.k >= 0 &&
+         static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_bn) * wgmma_split_count(p) < (1L << 31) &&
          wgmma_supported();
 }
 
-void run_wgmma_f16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__half>(g, s); }
-void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__nv_bfloat16>(g, s); }
+int wgmma_split_count(const gemm_problem& p) {
+  // Enough units for every multiprocessor when the tiles alone are fewer, each split at least
+  // 16 k-blocks (1024 of K) so its pipeline's fill and its partial's store stay small.
+  const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_bn);
+  const long want = (std::max(p.sm_count, 1) + tiles - 1) / std::max<long>(tiles, 1);
+  const long cap = std::max<long>(1, ceil_div(p.k, wg_bk) / 16);
+  return static_cast<int>(std::min({want, cap, 4096L}));
+}
+std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) {
+  const int splits = wgmma_split_count(p);
+  return splits > 1 ? static_cast<std::size_t>(splits) * p.m * p.n * sizeof(float) : 0;
+}
+
+void run_wgmma_f16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__half>(g, s, 1); }
+void run_wgmma_f16_split_k(const gemm_args& g, cudaStream_t s) {
+  launch_wgmma<__half>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
+}
+void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__nv_bfloat16>(g, s, 1); }
 
 }  // namespace la::gemm_detail
