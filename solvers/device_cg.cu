@@ -50,7 +50,7 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
 
   cg_path path = dopt.path;
   std::string why_path = "forced";
-  const bool general = device_backend<T>::general(opt.precond);
+  const bool general = built_apart(opt.precond);
   if (path == cg_path::automatic && general) {
     if (device_backend<T>::fsai_persistent(opt.precond, sizeof(O) == 8))
       path = cg_path::persistent, why_path = "FSAI's two products run inside the persistent kernel";

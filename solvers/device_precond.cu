@@ -8,8 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include <cub/device/device_scan.cuh>
-
 #include <la/error.hpp>
 #include <la/grid.cuh>
 #include <la/formats/device_convert.hpp>
@@ -18,6 +16,7 @@
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
 #include <la/detail/instantiate.hpp>
+#include "detail/scan_counts.cuh"
 
 namespace la {
 namespace {
@@ -74,23 +73,6 @@ device_buffer<unsigned long long> new_flag(context& ctx) {
   return f;
 }
 
-/// In-place inclusive scan of n counts into ptr[1..n] (ptr[0] = 0); returns ptr[n].
-template <typename O>
-O scan_counts(context& ctx, O* ptr, index_t n) {
-  cudaStream_t s = ctx.stream();
-  LA_CUDA_TRY(cudaMemsetAsync(ptr, 0, sizeof(O), s));
-  if (n > 0) {
-    std::size_t bytes = 0;
-    LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, bytes, ptr + 1, ptr + 1, n, s));
-    auto temp = ctx.allocate<unsigned char>(bytes);
-    LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(temp.data(), bytes, ptr + 1, ptr + 1, n, s));
-  }
-  O total = 0;
-  LA_CUDA_TRY(cudaMemcpyAsync(&total, ptr + n, sizeof(O), cudaMemcpyDeviceToHost, s));
-  ctx.synchronize();
-  return total;
-}
-
 /// tril(A) on the device, or la::invalid_argument naming the first row whose diagonal is
 /// missing or not positive (`who` starts the message, as the host builders' do).
 template <typename T, typename O>
@@ -102,7 +84,7 @@ device_csr<T, O> device_lower(context& ctx, const device_csr<T, O>& a, const cha
     count_lower<<<grid_for(n), block_threads, 0, ctx.stream()>>>(a.view(), ptr.data() + 1, bad.data());
     LA_CHECK_LAUNCH(ctx.stream());
   }
-  const O nnz = scan_counts(ctx, ptr.data(), n);
+  const O nnz = detail::scan_counts(ctx, ptr.data(), n);
   const unsigned long long row = read_flag(ctx, bad);
   if (row != no_row)
     throw invalid_argument(detail::bad_diagonal_message(who, static_cast<long long>(row)));
@@ -659,7 +641,7 @@ struct fsai_impl final : device_preconditioner<T>::impl {
       square_lengths<<<grid_for(n), block_threads, 0, s>>>(g.view().row_ptr, n, off.data() + 1);
       LA_CHECK_LAUNCH(s);
     }
-    const long long total = scan_counts(ctx, off.data(), n);
+    const long long total = detail::scan_counts(ctx, off.data(), n);
     // Batches of rows whose scratch fits the budget (one batch unless the patterns are long).
     std::vector<index_t> cuts{0};
     LA_EXPECTS(scratch_bytes >= 0 && std::isfinite(scratch_bytes), "fsai: the scratch size must be finite and non-negative");

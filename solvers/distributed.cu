@@ -14,10 +14,9 @@
 #if LA_HAVE_NCCL
 #include <nccl.h>
 
-#include <cub/device/device_scan.cuh>
-
 #include "detail/backend_util.cuh"
 #include "detail/cg_kernels.cuh"
+#include "detail/scan_counts.cuh"
 #include <la/solvers/device_precond.hpp>
 #endif
 
@@ -694,16 +693,12 @@ dist_matrix<T> dist_matrix<T>::poisson(dist_comm& comm, int dims, global_index n
   const dist_detail::poisson_part part{dims, n, m.plan.first_row, rows, halo.data(), m.plan.halo_size()};
   // Offsets: counts, then a scan, in 64 bits; 32-bit copies when the part's nonzeros fit.
   device_buffer<std::int64_t> rp64 = ctx.allocate<std::int64_t>(static_cast<std::size_t>(rows) + 1);
-  LA_CUDA_TRY(cudaMemsetAsync(rp64.data(), 0, sizeof(std::int64_t), ctx.stream()));
-  dist_detail::poisson_counts<<<blocks_for(rows, ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(part, rp64.data() + 1);
-  LA_CHECK_LAUNCH(ctx.stream());
-  std::size_t temp = 0;
-  LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp, rp64.data() + 1, rp64.data() + 1, rows, ctx.stream()));
-  void* scratch = ctx.scratch(std::max<std::size_t>(temp, 1));
-  LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(scratch, temp, rp64.data() + 1, rp64.data() + 1, rows, ctx.stream()));
-  std::int64_t nnz = 0;
-  LA_CUDA_TRY(cudaMemcpyAsync(&nnz, rp64.data() + rows, sizeof nnz, cudaMemcpyDeviceToHost, ctx.stream()));
-  comm.wait();
+  if (rows > 0) {
+    dist_detail::poisson_counts<<<blocks_for(rows, ctx.sm_count()), detail::block_threads, 0, ctx.stream()>>>(
+        part, rp64.data() + 1);
+    LA_CHECK_LAUNCH(ctx.stream());
+  }
+  const std::int64_t nnz = detail::scan_counts(ctx, rp64.data(), rows);
   m.nnz = nnz;
   m.wide = needs_64bit_offsets(nnz);
   m.col = ctx.allocate<index_t>(static_cast<std::size_t>(nnz));
@@ -787,7 +782,7 @@ class dist_backend {
     r_ = ctx_.allocate<T>(n), q_ = ctx_.allocate<T>(n);
     for (auto& p : p_) p = ctx_.allocate<T>(ext);
     if (pc == preconditioner::jacobi) inv_d_ = ctx_.allocate<T>(n), d_ = ctx_.allocate<T>(n);
-    if (general(pc)) z_ = ctx_.allocate<T>(n);
+    if (cg_detail::built_apart(pc)) z_ = ctx_.allocate<T>(n);
     send_ = ctx_.allocate<T>(m_.plan.send_idx.size());
     control_ = ctx_.allocate<cg_control>(1);
     gathered_ = ctx_.allocate<double>(3 * 2 * static_cast<std::size_t>(R_));  // direction, residual, other
@@ -857,7 +852,7 @@ class dist_backend {
 
   std::string check_preconditioner() {
     rep_.kind = pc_;
-    if (general(pc_)) return build_block_preconditioner();
+    if (cg_detail::built_apart(pc_)) return build_block_preconditioner();
     if (pc_ != preconditioner::jacobi) return {};
     const auto t0 = std::chrono::steady_clock::now();
     rep_.bytes = 2.0 * double(n_) * sizeof(T);
@@ -877,26 +872,18 @@ class dist_backend {
     LA_CHECK_LAUNCH(s_);
     LA_CUDA_TRY(cudaMemcpyAsync(&bad, flags_.data() + 3, sizeof(bad), cudaMemcpyDeviceToHost, s_));
     comm_.wait();
-    T v = T(0);
+    std::string why;
     if (bad != none) {
+      T v = T(0);
       LA_CUDA_TRY(cudaMemcpyAsync(&v, d_.data() + bad, sizeof(T), cudaMemcpyDeviceToHost, s_));
       comm_.wait();
+      const std::string i = std::to_string(m_.plan.first_row + static_cast<global_index>(bad) + 1);
+      why = "Jacobi preconditioner: diagonal entry A(" + i + "," + i + ") = " + std::to_string(static_cast<double>(v)) +
+            " is not positive, so the matrix is not symmetric positive definite";
     }
-    std::int64_t bits = 0;
-    const double dv = static_cast<double>(v);
-    std::memcpy(&bits, &dv, sizeof bits);
-    const auto all = comm_.all_gather(
-        {bad == none ? -1 : static_cast<std::int64_t>(m_.plan.first_row + static_cast<global_index>(bad)), bits});
+    why = comm_.agree(why);
     rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    for (int r = 0; r < R_; ++r)
-      if (all[2 * r] >= 0) {
-        double value;
-        std::memcpy(&value, &all[2 * r + 1], sizeof value);
-        const std::string i = std::to_string(all[2 * r] + 1);
-        return "Jacobi preconditioner: diagonal entry A(" + i + "," + i + ") = " + std::to_string(value) +
-               " is not positive, so the matrix is not symmetric positive definite";
-      }
-    return {};
+    return why;
   }
   precond_report describe_preconditioner() const { return rep_; }
 
@@ -931,19 +918,12 @@ class dist_backend {
   template <typename O>
   device_csr<T, O> owned_block(const O* rp) {
     auto ptr = ctx_.allocate<O>(static_cast<std::size_t>(n_) + 1);
-    LA_CUDA_TRY(cudaMemsetAsync(ptr.data(), 0, sizeof(O), s_));
-    O nnz = 0;
     if (n_ > 0) {
       dist_detail::owned_counts<<<blocks_for(n_, sms_), detail::block_threads, 0, s_>>>(rp, m_.col.data(), n_,
                                                                                       ptr.data() + 1);
       LA_CHECK_LAUNCH(s_);
-      std::size_t temp = 0;
-      LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(nullptr, temp, ptr.data() + 1, ptr.data() + 1, n_, s_));
-      void* scratch = ctx_.scratch(std::max<std::size_t>(temp, 1));
-      LA_CUDA_TRY(cub::DeviceScan::InclusiveSum(scratch, temp, ptr.data() + 1, ptr.data() + 1, n_, s_));
-      LA_CUDA_TRY(cudaMemcpyAsync(&nnz, ptr.data() + n_, sizeof nnz, cudaMemcpyDeviceToHost, s_));
-      comm_.wait();
     }
+    const O nnz = detail::scan_counts(ctx_, ptr.data(), n_);
     device_csr<T, O> block(detail::trusted, n_, n_, std::move(ptr), ctx_.allocate<index_t>(static_cast<std::size_t>(nnz)),
                            ctx_.allocate<T>(static_cast<std::size_t>(nnz)));
     if (n_ > 0) {
@@ -1039,7 +1019,6 @@ class dist_backend {
 
  private:
   const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
-  static bool general(preconditioner pc) { return pc != preconditioner::none && pc != preconditioner::jacobi; }
 
   /// Fills v's halo (v[rows..rows + halo)) from the other ranks' owned entries.
   void exchange(T* v) {

@@ -148,15 +148,6 @@ struct wgmma_op<__nv_bfloat16> {
 #undef LA_WGMMA_M64N256K16
 #endif
 
-/// Tile t of the persistent walk: groups of wg_group tile-rows, column by column inside a group.
-__device__ __forceinline__ int2 wg_tile(int t, int tiles_m, int tiles_n) {
-  const int per_group = wg_group * tiles_n;
-  const int first = (t / per_group) * wg_group;
-  const int rows = min(wg_group, tiles_m - first);
-  const int in = t % per_group;
-  return make_int2(first + in % rows, in / rows);
-}
-
 template <typename In>
 __global__ void __launch_bounds__(wg_threads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, const wg_params p) {
@@ -181,7 +172,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
     if (tid == 0) {
       int s = 0, phase = 0;
       for (int u = blockIdx.x; u < units; u += gridDim.x) {
-        const int2 tile = wg_tile(u / p.splits, p.tiles_m, p.tiles_n);
+        const int2 tile = grouped_tile<wg_group>(u / p.splits, p.tiles_m, p.tiles_n);
         const int kb1 = min(kblocks, (u % p.splits + 1) * p.split_blocks);
         for (int kb = (u % p.splits) * p.split_blocks; kb < kb1; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);
@@ -200,7 +191,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
     float d[128];
     int s = 0, phase = 0;
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
-      const int2 tile = wg_tile(u / p.splits, p.tiles_m, p.tiles_n);
+      const int2 tile = grouped_tile<wg_group>(u / p.splits, p.tiles_m, p.tiles_n);
       const int kb0 = (u % p.splits) * p.split_blocks, kb1 = min(kblocks, kb0 + p.split_blocks);
       // One k-block's wgmmas stay in flight while the next is issued; a stage is freed once
       // the group that read it has completed.
@@ -227,37 +218,28 @@ __global__ void __launch_bounds__(wg_threads, 1)
       const int warp = tid / 32, lane = tid % 32;
       const long row0 = static_cast<long>(tile.x) * wg_bm + c * 64 + warp * 16 + lane / 4;
       const long col0 = static_cast<long>(tile.y) * wg_bn + 2 * (lane % 4);
-      if (p.work) {  // a split's raw partial, reduced in order by reduce_splits
-        float* w = p.work + static_cast<long>(u % p.splits) * p.m * p.n;
-#pragma unroll
-        for (int j = 0; j < 128; j += 2) {
-          const long r = row0 + 8 * ((j / 2) % 2), col = col0 + 8 * (j / 4);
-          if (r >= p.m || col >= p.n) continue;
-          float* out = w + r * p.n + col;
-          if (p.pairs && col + 1 < p.n) {
-            *reinterpret_cast<float2*>(out) = make_float2(d[j], d[j + 1]);
-          } else {
-            out[0] = d[j];
-            if (col + 1 < p.n) out[1] = d[j + 1];
-          }
-        }
-        continue;
-      }
+      // Into C (alpha, beta), or a split's raw partial into its M x N slab of the workspace,
+      // reduced in order by reduce_splits (alpha 1, beta 0 there).
+      float* const out = p.work ? p.work + static_cast<long>(u % p.splits) * p.m * p.n : p.c;
+      const long ld = p.work ? p.n : p.ldc;
+      const float alpha = p.work ? 1.0f : p.alpha, beta = p.work ? 0.0f : p.beta;
 #pragma unroll
       for (int j = 0; j < 128; j += 2) {
         const long r = row0 + 8 * ((j / 2) % 2), col = col0 + 8 * (j / 4);
         if (r >= p.m || col >= p.n) continue;
-        float* out = p.c + r * p.ldc + col;
         if (p.pairs && col + 1 < p.n) {
-          float2 v = make_float2(p.alpha * d[j], p.alpha * d[j + 1]);
-          if (p.beta != 0.0f) {
-            const float2 old = *reinterpret_cast<const float2*>(out);
-            v.x += p.beta * old.x, v.y += p.beta * old.y;
+          float2* at = reinterpret_cast<float2*>(out + r * ld + col);
+          float2 v = make_float2(alpha * d[j], alpha * d[j + 1]);
+          if (beta != 0.0f) {
+            const float2 old = *at;
+            v.x += beta * old.x, v.y += beta * old.y;
           }
-          *reinterpret_cast<float2*>(out) = v;
+          *at = v;
         } else {
-          store_c(p.c, p.ldc, static_cast<index_t>(r), static_cast<index_t>(col), d[j], p.alpha, p.beta);
-          if (col + 1 < p.n) store_c(p.c, p.ldc, static_cast<index_t>(r), static_cast<index_t>(col + 1), d[j + 1], p.alpha, p.beta);
+          store_c(out, static_cast<index_t>(ld), static_cast<index_t>(r), static_cast<index_t>(col), d[j], alpha, beta);
+          if (col + 1 < p.n)
+            store_c(out, static_cast<index_t>(ld), static_cast<index_t>(r), static_cast<index_t>(col + 1), d[j + 1], alpha,
+                    beta);
         }
       }
     }
@@ -324,10 +306,6 @@ struct pitched {
   pitched& operator=(const pitched&) = delete;
 };
 
-bool tma_ready(const void* p, index_t ld) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && ld % 8 == 0;
-}
-
 /// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
 template <typename In>
 void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
@@ -337,8 +315,8 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const void* a = g.a;
   const void* b = g.b;
   index_t lda = g.lda, ldb = g.ldb;
-  if (g.k > 0 && !tma_ready(a, lda)) pa.emplace(a, lda, g.m, g.k, s), a = pa->p, lda = pa->ld;
-  if (g.k > 0 && !tma_ready(b, ldb)) pb.emplace(b, ldb, g.k, g.n, s), b = pb->p, ldb = pb->ld;
+  if (g.k > 0 && !aligned16(a, lda, 2)) pa.emplace(a, lda, g.m, g.k, s), a = pa->p, lda = pa->ld;
+  if (g.k > 0 && !aligned16(b, ldb, 2)) pb.emplace(b, ldb, g.k, g.n, s), b = pb->p, ldb = pb->ld;
   const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, wg_bm);
   const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_bk);
   const int kblocks = ceil_div(g.k, wg_bk);
@@ -348,11 +326,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   if (splits > 1 && !work) throw invalid_argument("wgmma_f16_split_k: no workspace given (see workspace_bytes)");
   wg_params p{g.m, g.n, g.k, g.c, g.ldc, g.alpha, g.beta, ceil_div(g.m, wg_bm), ceil_div(g.n, wg_bn),
               work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0, splits, per, work};
-  static bool attribute_set = [] {
-    LA_CUDA_TRY(cudaFuncSetAttribute(wgmma_kernel<In>, cudaFuncAttributeMaxDynamicSharedMemorySize, wg_smem_bytes));
-    return true;
-  }();
-  (void)attribute_set;
+  raise_smem_limit_once<wgmma_kernel<In>, wg_smem_bytes>();
   const long units = static_cast<long>(p.tiles_m) * p.tiles_n * splits;
   const int blocks = static_cast<int>(std::min<long>(units, std::max(g.sm_count, 1)));
   wgmma_kernel<In><<<blocks, wg_threads, wg_smem_bytes, s>>>(ta, tb, p);

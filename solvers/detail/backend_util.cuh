@@ -11,8 +11,13 @@
 
 #include <la/error.hpp>
 #include <la/grid.cuh>
+#include <la/solvers/precond_options.hpp>
 
 namespace la::cg_detail {
+
+/// Whether a GPU backend builds `p` as a device_preconditioner and applies it between its
+/// kernels (none and Jacobi are fused into the backends' own kernels instead).
+inline bool built_apart(preconditioner p) noexcept { return p != preconditioner::none && p != preconditioner::jacobi; }
 
 /// Blocks for `items` in a grid-stride kernel: enough to cover them, at most 8 a
 /// multiprocessor (every thread resident).

@@ -41,7 +41,7 @@ class device_backend {
     r_ = ctx.allocate<T>(n), q_ = ctx.allocate<T>(n);
     for (auto& p : p_) p = ctx.allocate<T>(n);
     if (pc == preconditioner::jacobi) inv_d_ = ctx.allocate<T>(n), d_ = ctx.allocate<T>(n);
-    if (general(pc)) z_ = ctx.allocate<T>(n);
+    if (built_apart(pc)) z_ = ctx.allocate<T>(n);
     control_ = ctx.allocate<cg_control>(1);
     scalars_ = ctx.allocate<double>(2);  // a norm; FSAI's r'r between its two kernels
     flags_ = ctx.allocate<unsigned long long>(4);
@@ -50,8 +50,8 @@ class device_backend {
     vector_blocks_ = blocks_for(n_, ctx.sm_count());
     fused_ = with_fused_walk(op.matrix(), walk_, [&](auto w) { walk_blocks_ = blocks_for(w.items(), ctx.sm_count()); });
     // With FSAI the persistent kernel is sized once the factor exists (prepare_preconditioner).
-    if (path_ == cg_path::persistent && !general(pc)) setup_persistent();
-    if (path_ == cg_path::persistent && general(pc) && !fsai_persistent(pc, a_csr_.wide))
+    if (path_ == cg_path::persistent && !built_apart(pc)) setup_persistent();
+    if (path_ == cg_path::persistent && built_apart(pc) && !fsai_persistent(pc, a_csr_.wide))
       throw not_supported(std::string("the persistent CG path applies no preconditioner, Jacobi, or FSAI in double with "
                                       "32-bit offsets inside its kernel; ") +
                           to_string(pc) + " here runs between kernels: use the graph or plain path");
@@ -93,7 +93,6 @@ class device_backend {
     return fsai && std::is_same_v<T, double> && !wide;
   }
   /// A preconditioner applied between the residual step's kernels (not fused into them).
-  static bool general(preconditioner pc) { return pc != preconditioner::none && pc != preconditioner::jacobi; }
 
  private:
   std::string find_non_finite(const vector& b, const vector& x) {
@@ -120,7 +119,7 @@ class device_backend {
   template <typename O>
   std::string prepare_preconditioner(const device_csr<T, O>& m, const precond_options& popt) {
     rep_.kind = pc_;
-    if (general(pc_)) {
+    if (built_apart(pc_)) {
       try {
         pre_.emplace(ctx_, m, pc_, popt);
       } catch (const invalid_argument& e) {

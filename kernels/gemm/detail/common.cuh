@@ -1,6 +1,9 @@
 // Pieces shared by the GEMM kernels: launch geometry helpers and the C epilogue.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+
 #include <cuda_runtime.h>
 
 #include "../gemm.hpp"
@@ -26,17 +29,34 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-/// Block-to-tile mapping that walks the grid in groups of GROUP tile-rows, column by column
-/// inside a group, so the blocks resident at one time share rows of A and columns of B in L2
-/// instead of sweeping all of B per tile-row. Returns {tile row, tile column}.
+/// Tile `id` of a tiles_m x tiles_n grid of tiles, walked in groups of GROUP tile-rows, column
+/// by column inside a group, so the blocks resident at one time share rows of A and columns of
+/// B in L2 instead of sweeping all of B per tile-row. Returns {tile row, tile column}.
 template <int GROUP = 8>
-__device__ __forceinline__ int2 grouped_tile() {
-  const int id = blockIdx.y * gridDim.x + blockIdx.x;
-  const int per_group = GROUP * gridDim.x;
+__device__ __forceinline__ int2 grouped_tile(int id, int tiles_m, int tiles_n) {
+  const int per_group = GROUP * tiles_n;
   const int first = (id / per_group) * GROUP;
-  const int rows = min(GROUP, static_cast<int>(gridDim.y) - first);
+  const int rows = min(GROUP, tiles_m - first);
   const int in = id % per_group;
   return make_int2(first + in % rows, in / rows);
+}
+/// ... with a block per tile: this block's tile.
+template <int GROUP = 8>
+__device__ __forceinline__ int2 grouped_tile() {
+  return grouped_tile<GROUP>(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x);
+}
+
+/// Raises Kernel's dynamic shared-memory limit to Bytes, once per device (the opt-in is per
+/// kernel and device; keyed on the kernel itself, since every variant has the same type).
+template <auto Kernel, std::size_t Bytes>
+void raise_smem_limit_once() {
+  static std::atomic<std::uint64_t> raised{0};  // bit d: done on device d (< 64)
+  int dev = 0;
+  LA_CUDA_TRY(cudaGetDevice(&dev));
+  const std::uint64_t bit = dev < 64 ? std::uint64_t(1) << dev : 0;
+  if (bit && (raised.load() & bit)) return;
+  LA_CUDA_TRY(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Bytes)));
+  raised |= bit;
 }
 
 /// True when a pointer and leading dimension allow 16-byte vector access along rows.

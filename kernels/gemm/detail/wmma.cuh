@@ -168,19 +168,6 @@ __global__ void __launch_bounds__(Cfg::THREADS) wmma_gemm_kernel(gemm_args g) {
     }
 }
 
-/// Raises Kernel's dynamic shared-memory limit to Bytes, once per device (the opt-in is per
-/// kernel and device; keyed on the kernel itself, since every variant has the same type).
-template <auto Kernel, std::size_t Bytes>
-void raise_smem_limit_once() {
-  static std::atomic<std::uint64_t> raised{0};  // bit d: done on device d (< 64)
-  int dev = 0;
-  LA_CUDA_TRY(cudaGetDevice(&dev));
-  const std::uint64_t bit = dev < 64 ? std::uint64_t(1) << dev : 0;
-  if (bit && (raised.load() & bit)) return;
-  LA_CUDA_TRY(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Bytes)));
-  raised |= bit;
-}
-
 template <auto Kernel, typename Cfg>
 void launch_kernel(const gemm_args& g, dim3 grid, cudaStream_t s) {
   raise_smem_limit_once<Kernel, Cfg::SMEM>();
