@@ -47,7 +47,7 @@ constexpr int wg_a_bytes = wg_bm * wg_bk * 2, wg_b_bytes = wg_bk * wg_bn * 2;
 constexpr int wg_stage_bytes = wg_a_bytes + wg_b_bytes;
 // Stages, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
 constexpr int wg_smem_bytes = wg_stages * wg_stage_bytes + 2 * wg_stages * 8 + 1024;
-constexpr int wg_group = 8;  // tile-rows a group of the schedule
+[[maybe_unused]] constexpr int wg_group = 8;  // tile-rows a group of the schedule
 
 struct wg_params {
   index_t m, n, k;
