@@ -1,12 +1,12 @@
 // GEMM ladder against cuBLAS, side by side in one run (Google Benchmark, manual timing with
 // CUDA events). Each own variant is registered next to the cuBLAS mode of its precision
 // class: fp32 -> CUBLAS_COMPUTE_32F_PEDANTIC, tf32 -> CUBLAS_COMPUTE_32F_FAST_TF32,
-// fp16 -> cublasGemmEx half/half/float. Before timing, every variant's output is checked
+// fp16 -> cublasGemmEx half/half/float, bf16 -> bf16/bf16/float. Before timing, every variant's output is checked
 // elementwise against cuBLAS PEDANTIC on the same float inputs with the one GEMM tolerance
 // rule (gemm_tolerance in gemm.hpp, relative to |A||B|, computed once per shape by cuBLAS on
 // the absolute values), widened by the reference's own fp32 term since the reference is a
 // float computation; a failed check marks the benchmark as an error. Inputs are random in
-// [-1, -0.5) U [0.5, 1) (never zero, no cancellation-free structure); half inputs are
+// [-1, -0.5) U [0.5, 1) (never zero, no cancellation-free structure); 16-bit inputs are
 // converted once per shape, outside the timed region.
 // bench/summarize.py turns the JSON output into the ratio table of bench/RESULTS.md.
 #include <benchmark/benchmark.h>
@@ -29,7 +29,9 @@ struct shape {
   bool square() const { return m == n && n == k; }
 };
 
-const shape shapes[] = {{1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192},
+// The squares are the size sweep of bench/plot_gemm.py; the rest are the issue's odd shapes.
+const shape shapes[] = {{512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
+                        {6144, 6144, 6144}, {8192, 8192, 8192},
                         {256, 256, 65536},  {128, 128, 262144}, {64, 4096, 4096},   {4096, 4096, 128}};
 
 __global__ void fill_kernel(float* p, long n, unsigned seed) {
@@ -66,6 +68,7 @@ struct fixture {
   shape s;
   device_dense<float> a, b, c, ref, mag;  // mag = |A||B|
   device_dense<__half> ah, bh;
+  device_dense<__nv_bfloat16> abf, bbf;
   bool has_ref = false;
 };
 
@@ -109,13 +112,17 @@ fixture& data_for(const shape& s) {
   LA_CHECK_LAUNCH(ctx().stream());
   f->ah = to_half(ctx(), f->a);
   f->bh = to_half(ctx(), f->b);
+  f->abf = to_bf16(ctx(), f->a);
+  f->bbf = to_bf16(ctx(), f->b);
   cur = std::move(f);
   return *cur;
 }
 
-gemm_args args_for(fixture& f, bool half) {
-  const void* a = half ? static_cast<const void*>(f.ah.view().values) : f.a.view().values;
-  const void* b = half ? static_cast<const void*>(f.bh.view().values) : f.b.view().values;
+gemm_args args_for(fixture& f, gemm_input in) {
+  const void* a = f.a.view().values;
+  const void* b = f.b.view().values;
+  if (in == gemm_input::f16) a = f.ah.view().values, b = f.bh.view().values;
+  if (in == gemm_input::bf16) a = f.abf.view().values, b = f.bbf.view().values;
   return {f.s.m, f.s.n, f.s.k, a, f.s.k, b, f.s.n, f.c.view().values, f.s.n, 1.0f, 0.0f, nullptr, ctx().sm_count()};
 }
 
@@ -123,7 +130,7 @@ gemm_args args_for(fixture& f, bool half) {
 /// relative to |A||B| (reference and magnitudes computed once per shape).
 double check(fixture& f) {
   if (!f.has_ref) {
-    gemm_args g = args_for(f, false);
+    gemm_args g = args_for(f, gemm_input::f32);
     g.c = f.ref.view().values;
     cublas_gemm(vendor(), gemm_precision::fp32, g);
     device_dense<float> abs_a(ctx(), f.s.m, f.s.k), abs_b(ctx(), f.s.k, f.s.n);
@@ -180,7 +187,7 @@ void time_it(benchmark::State& st, fixture& f, gemm_precision p, Launch&& launch
 
 void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
   fixture& f = data_for(s);
-  gemm_args g = args_for(f, v->input == gemm_input::f16);
+  gemm_args g = args_for(f, v->input);
   device_buffer<unsigned char> ws = ctx().allocate<unsigned char>(v->workspace_bytes({s.m, s.n, s.k, g.sm_count}));
   g.workspace = ws.data();
   time_it(st, f, v->precision, [&] { v->run(g, ctx().stream()); });
@@ -188,7 +195,9 @@ void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
 
 void bench_cublas(benchmark::State& st, shape s, gemm_precision p) {
   fixture& f = data_for(s);
-  const gemm_args g = args_for(f, p == gemm_precision::fp16);
+  const gemm_args g = args_for(f, p == gemm_precision::fp16   ? gemm_input::f16
+                                  : p == gemm_precision::bf16 ? gemm_input::bf16
+                                                              : gemm_input::f32);
   time_it(st, f, p, [&] { cublas_gemm(vendor(), p, g); });
 }
 
@@ -208,7 +217,7 @@ int register_all() {
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
     for (auto [name, mode] : {std::pair{"cublas_fp32", gemm_precision::fp32}, std::pair{"cublas_tf32", gemm_precision::tf32},
-                              std::pair{"cublas_f16", gemm_precision::fp16}})
+                              std::pair{"cublas_f16", gemm_precision::fp16}, std::pair{"cublas_bf16", gemm_precision::bf16}})
       benchmark::RegisterBenchmark(("gemm/" + s.name() + "/" + name).c_str(), bench_cublas, s, mode)
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);

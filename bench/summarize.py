@@ -6,8 +6,8 @@ import json
 import sys
 
 # Dense datasheet peaks, TFLOP/s (H100 SXM5 and H200 SXM share the same SMs and clocks).
-PEAK = {"fp32": 67.0, "tf32": 494.7, "fp16": 989.4}
-PEER = {"fp32": "cublas_fp32", "tf32": "cublas_tf32", "fp16": "cublas_f16"}
+PEAK = {"fp32": 67.0, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4}
+PEER = {"fp32": "cublas_fp32", "tf32": "cublas_tf32", "fp16": "cublas_f16", "bf16": "cublas_bf16"}
 
 data = json.load(open(sys.argv[1]))
 rows = {}

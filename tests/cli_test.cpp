@@ -252,6 +252,11 @@ TEST(Cli, GemmValidatesArgumentsAndNeedsAGpu) {
     r = run("gemm 64 64 64 --algo cutlass");
     EXPECT_EQ(r.status, 2);
     EXPECT_TRUE(contains(r.output, "unknown GEMM algorithm")) << r.output;
+    // 16-bit inputs through auto: the bf16 choice, validated against the bf16-rounded inputs.
+    r = run("gemm 65 63 127 --input bf16 --reps 3");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "(bf16, chosen by auto)")) << r.output;
+    EXPECT_TRUE(contains(r.output, ": ok")) << r.output;
   }
 }
 
@@ -346,6 +351,8 @@ TEST(Cli, NumericOptionsAreRangeCheckedBeforeNarrowing) {
       {"solve " + m + " --tol -1e-3", "is out of range; it needs a finite number in [0,"},
       {"info " + m + " --threads 1000", "--threads needs an integer in [0, 256]"},
       {"gemm 8 8 8 --reps 0", "--reps needs an integer in [1, 100000]"},
+      {"gemm 8 8 8 --input f64", "--input must be f32, f16 or bf16, got 'f64'"},
+      {"gemm 8 8 8 --input bf16 --algo wmma_f16", "--input chooses what auto picks for; --algo wmma_f16 brings its own"},
   };
   for (const auto& [args, message] : bad) {
     const auto r = run(args);

@@ -32,8 +32,8 @@ dense_matrix<float> abs_of(dense_matrix<float> d) {
   return d;
 }
 
-dense_matrix<float> round_to_half(dense_matrix<float> d) {
-  for (float& v : d.values()) v = __half2float(__float2half_rn(v));
+dense_matrix<float> rounded(dense_matrix<float> d, gemm_input in) {
+  for (float& v : d.values()) v = round_to_input(in, v);
   return d;
 }
 
@@ -54,8 +54,8 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
   const auto a = random_dense(s.m, s.k, pad, g), b = random_dense(s.k, s.n, pad, g);
   auto c0 = random_dense(s.m, s.n, pad, g);
   if (beta == 0.0f) std::fill(c0.values().begin(), c0.values().end(), std::numeric_limits<float>::quiet_NaN());
-  const bool half = v.input == gemm_input::f16;
-  const auto ar = half ? round_to_half(a) : a, br = half ? round_to_half(b) : b;
+  const bool half = v.input != gemm_input::f32;  // 16-bit inputs: half or bfloat16
+  const auto ar = rounded(a, v.input), br = rounded(b, v.input);
 
   dense_matrix<float> want = c0, mag(s.m, s.n);
   reference::gemm(alpha, ar, br, beta, want);
@@ -63,8 +63,10 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
 
   auto dc = upload(ctx, c0);
   const auto da = upload(ctx, a), db = upload(ctx, b);
-  if (half)
+  if (v.input == gemm_input::f16)
     gemm(ctx, to_half(ctx, da), to_half(ctx, db), dc, alpha, beta, v.name);
+  else if (v.input == gemm_input::bf16)
+    gemm(ctx, to_bf16(ctx, da), to_bf16(ctx, db), dc, alpha, beta, v.name);
   else
     gemm(ctx, da, db, dc, alpha, beta, v.name);
   const auto got = to_host(ctx, dc);
@@ -158,7 +160,11 @@ TEST(Gemm, BadArgumentsAreErrors) {
   test::expect_throw_with<invalid_argument>([&] { gemm(ctx, a, b2, c, 1, 0, "cutlass"); },
                                             {"unknown GEMM algorithm 'cutlass'", "reg_tiled"});
   const auto ah = to_half(ctx, a), bh = to_half(ctx, b2);
-  test::expect_throw_with<invalid_argument>([&] { gemm(ctx, ah, bh, c, 1, 0, "reg_tiled"); }, {"takes float inputs"});
+  test::expect_throw_with<invalid_argument>([&] { gemm(ctx, ah, bh, c, 1, 0, "reg_tiled"); },
+                                            {"takes float inputs", "wmma_f16"});
+  const auto ab = to_bf16(ctx, a), bb = to_bf16(ctx, b2);
+  test::expect_throw_with<invalid_argument>([&] { gemm(ctx, ab, bb, c, 1, 0, "wmma_f16"); },
+                                            {"'wmma_f16' takes half inputs", "wmma_bf16"});
 }
 
 TEST(GemmTolerance, OneRule) {
@@ -168,6 +174,19 @@ TEST(GemmTolerance, OneRule) {
   EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::tf32, 16), 1e-3 + 1e-5);
   EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::fp16, 16), 2e-4 + 1e-5);
   EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::fp16, 16, true), 2e-4 + 1e-5 + 1.01 / 1024);
+  EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::bf16, 16), 2e-4 + 1e-5);
+  EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::bf16, 16, true), 2e-4 + 1e-5 + 1.01 / 256);
+}
+
+TEST(GemmInputs, RoundToNearest) {  // host-only: what the 16-bit variants multiply
+  EXPECT_EQ(round_to_input(gemm_input::f32, 1.0f + 0x1p-20f), 1.0f + 0x1p-20f);
+  EXPECT_EQ(round_to_input(gemm_input::f16, 1.0f + 0x1p-12f), 1.0f);            // below half an ulp (2^-11)
+  EXPECT_EQ(round_to_input(gemm_input::f16, 1.0f + 0x1p-10f), 1.0f + 0x1p-10f);  // representable
+  EXPECT_EQ(round_to_input(gemm_input::bf16, 1.0f + 0x1p-9f), 1.0f);             // below half an ulp (2^-8)
+  EXPECT_EQ(round_to_input(gemm_input::bf16, 1.0f + 0x1p-8f), 1.0f);             // a tie, to even
+  EXPECT_EQ(round_to_input(gemm_input::bf16, 1.0f + 0x1p-7f + 0x1p-8f), 1.0f + 0x1p-6f);  // a tie, to even
+  EXPECT_NEAR(round_to_input(gemm_input::bf16, 3.0e38f), 3.0e38f, 3.0e38f * 0x1p-8f);  // bf16 keeps float's range
+  EXPECT_TRUE(std::isinf(round_to_input(gemm_input::f16, 70000.0f)));  // half does not
 }
 
 TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
@@ -183,13 +202,17 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
   // Half inputs: wgmma where the device runs sm_90a code, else WMMA.
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f16, false).name,
             sm90a_kernels_available() ? "wgmma_f16" : "wmma_f16");
+  EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::bf16, false).name,
+            sm90a_kernels_available() ? "wgmma_bf16" : "wmma_bf16");
+  EXPECT_EQ(select_gemm({256, 256, 65536, 132}, gemm_input::bf16, false).name,
+            sm90a_kernels_available() ? "wgmma_bf16_split_k" : "wmma_bf16");
   EXPECT_LT(find_gemm("split_k_workspace").workspace_bytes({1000, 1000, 1 << 24, 132}), std::size_t(64) << 20);
   // The registry's properties hold for what auto picks: never a teaching rung; a split-K
   // variant only where K is split.
   for (index_t m : {1, 64, 1000, 4096})
     for (index_t k : {1, 700, 4096, 262144})
       for (bool reduced : {false, true})
-        for (gemm_input in : {gemm_input::f32, gemm_input::f16}) {
+        for (gemm_input in : {gemm_input::f32, gemm_input::f16, gemm_input::bf16}) {
           const gemm_problem p{m, m, k, 132};
           const gemm_variant& v = select_gemm(p, in, reduced);
           EXPECT_FALSE(v.teaching) << v.name;

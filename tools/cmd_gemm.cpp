@@ -24,15 +24,17 @@ const char* usage =
     "%s"
     "  --reduced-precision   let auto pick tensor-core TF32\n"
     "  --reps N              timed runs (default 20)\n"
-    "The half-input variants (wmma_f16, wgmma_f16) get A and B converted to half once, before\n"
-    "timing; the sm_90a ones run on compute capability 9.0 devices (H100, H200) only.\n"
+    "  --input f32|f16|bf16  the element type auto picks for (default f32); a named --algo\n"
+    "                        brings its own\n"
+    "The 16-bit variants (fp16, bf16) get A and B rounded to their type once, before timing;\n"
+    "the sm_90a ones run on compute capability 9.0 devices (H100, H200) only.\n"
     "Exit status: 0 validated, 1 validation failed, 2 bad usage, 3 no usable GPU, or a CUDA or\n"
     "internal failure.\n";
 
 }  // namespace
 
 int cmd_gemm(int argc, char** argv) {
-  args a(argc, argv, 2, {"--algo", "--reps", "--alpha", "--beta"}, {"--reduced-precision"});
+  args a(argc, argv, 2, {"--algo", "--reps", "--alpha", "--beta", "--input"}, {"--reduced-precision"});
   if (a.help()) {
     std::string list;
     for (const auto& v : gemm_variants())
@@ -62,14 +64,19 @@ int cmd_gemm(int argc, char** argv) {
     } catch (const invalid_argument& e) {
       throw usage_error(e.what());
     }
+    if (a.has("--input")) throw usage_error("--input chooses what auto picks for; --algo " + algo + " brings its own");
   }
+  const std::string input_name = a.get("--input", "f32");
+  if (input_name != "f32" && input_name != "f16" && input_name != "bf16")
+    throw usage_error("--input must be f32, f16 or bf16, got '" + input_name + "'");
+  const gemm_input input = input_name == "f16" ? gemm_input::f16 : input_name == "bf16" ? gemm_input::bf16 : gemm_input::f32;
   require_gpu();
 
   context ctx;
   vendor_handles vendor(ctx);
   const index_t m = dims[0], n = dims[1], k = dims[2];
   const gemm_problem p{m, n, k, ctx.sm_count()};
-  const gemm_variant& v = algo == "auto" ? select_gemm(p, gemm_input::f32, a.has("--reduced-precision")) : find_gemm(algo);
+  const gemm_variant& v = algo == "auto" ? select_gemm(p, input, a.has("--reduced-precision")) : find_gemm(algo);
   if (v.sm90a && !sm90a_kernels_available())
     throw not_supported("algorithm '" + std::string(v.name) + "' needs a compute capability 9.0 GPU (H100, H200) and a build "
                         "whose CMAKE_CUDA_ARCHITECTURES holds 90; this GPU is " + ctx.properties().name);
@@ -85,21 +92,25 @@ int cmd_gemm(int argc, char** argv) {
   const auto ha = rnd(m, k), hb = rnd(k, n), hc = rnd(m, n);
   const auto da = to_device(ctx, ha), db = to_device(ctx, hb);
   auto dc = to_device(ctx, hc);
-  const bool half = v.input == gemm_input::f16;
+  // 16-bit inputs are rounded once, outside the timed runs.
   device_dense<__half> ah, bh;
-  if (half) ah = to_half(ctx, da), bh = to_half(ctx, db);  // once, outside the timed runs
+  device_dense<__nv_bfloat16> abf, bbf;
+  const void* a_in = da.view().values;
+  const void* b_in = db.view().values;
+  if (v.input == gemm_input::f16)
+    ah = to_half(ctx, da), bh = to_half(ctx, db), a_in = ah.view().values, b_in = bh.view().values;
+  if (v.input == gemm_input::bf16)
+    abf = to_bf16(ctx, da), bbf = to_bf16(ctx, db), a_in = abf.view().values, b_in = bbf.view().values;
 
   device_buffer<unsigned char> ws = ctx.allocate<unsigned char>(v.workspace_bytes(p));
-  const void* a_in = half ? static_cast<const void*>(ah.view().values) : da.view().values;
-  const void* b_in = half ? static_cast<const void*>(bh.view().values) : db.view().values;
   const gemm_args ga{m, n, k, a_in, k, b_in, n, dc.view().values, n, alpha, beta, ws.data(), p.sm_count};
 
   v.run(ga, ctx.stream());
   const auto got = to_host(ctx, dc);
   // Validate sampled entries against a double-precision dot product of the inputs the
-  // kernel saw (half-rounded for wmma_f16), with the one GEMM tolerance rule.
+  // kernel saw (rounded to its 16-bit input type), with the one GEMM tolerance rule.
   const double tol = gemm_tolerance(v.precision, k);
-  auto in = [&](float x) { return half ? double(__half2float(__float2half_rn(x))) : double(x); };
+  auto in = [&](float x) { return double(round_to_input(v.input, x)); };
   double worst = 0;
   std::uniform_int_distribution<index_t> ri(0, m - 1), ci(0, n - 1);
   for (int s = 0; s < 512; ++s) {

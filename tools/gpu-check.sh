@@ -99,6 +99,8 @@ if ((bench)) && [[ ,$benches, == *,gemm,* ]]; then
     --benchmark_out_format=json > "$out/gemm_bench.log" 2>&1
   summary+=("gemm_bench: exit $?")
   python3 bench/summarize.py "$out/gemm_bench.json" >> "$out/table.txt" 2>&1
+  python3 bench/plot_gemm.py "$out/gemm_bench.json" "$out/gemm.svg" --title "GEMM on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" \
+    || summary+=("plot_gemm: failed")
   $build/bench/wmma_peak | tee "$out/wmma_peak.txt" >> "$out/table.txt"
 fi
 if ((bench)) && [[ ,$benches, == *,spmv,* ]]; then

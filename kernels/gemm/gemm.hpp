@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include "../../formats/dense.hpp"
@@ -25,8 +26,10 @@ enum class gemm_precision {
   fp32,  // float multiply-add; peer: cuBLAS CUBLAS_COMPUTE_32F_PEDANTIC
   tf32,  // float inputs rounded to TF32 on tensor cores, float accumulation; peer: CUBLAS_COMPUTE_32F_FAST_TF32
   fp16,  // half inputs on tensor cores, float accumulation; peer: cublasGemmEx half/half/float
+  bf16,  // bfloat16 inputs on tensor cores, float accumulation; peer: cublasGemmEx bf16/bf16/float
 };
-enum class gemm_input { f32, f16 };
+/// The element type a variant reads A and B as: float, __half or __nv_bfloat16.
+enum class gemm_input { f32, f16, bf16 };
 
 const char* to_string(gemm_precision p) noexcept;
 
@@ -35,7 +38,17 @@ struct gemm_problem {
   int sm_count = 0;  // multiprocessors of the target device (context::sm_count()); 0: split-K never splits
 };
 
-/// What a launcher receives. a and b point to float or __half per the variant's input.
+/// x as a variant with that input holds it (rounded to nearest): what its tensor cores multiply.
+inline float round_to_input(gemm_input in, float x) {
+  switch (in) {
+    case gemm_input::f16: return __half2float(__float2half_rn(x));
+    case gemm_input::bf16: return __bfloat162float(__float2bfloat16_rn(x));
+    case gemm_input::f32: break;
+  }
+  return x;
+}
+
+/// What a launcher receives. a and b point to float, __half or __nv_bfloat16 per the variant's input.
 struct gemm_args {
   index_t m = 0, n = 0, k = 0;
   const void* a = nullptr;
@@ -76,6 +89,8 @@ struct gemm_variant {
 ///  fp16: 2e-4 + the fp32 term against half-rounded inputs, whose products are exact in
 ///        float. With `reference_from_float_inputs` (the reference saw the float inputs before
 ///        rounding to half) add 2^-10 * 1.01: two roundings of 2^-11 each per product.
+///  bf16: as fp16 (bf16 products are exact in float too); from float inputs add 2^-8 * 1.01
+///        (bf16 keeps 8 significant bits: two roundings of 2^-9 each per product).
 /// A reference computed in float (cuBLAS) rather than double adds its own fp32 term.
 inline double gemm_tolerance(gemm_precision p, index_t k, bool reference_from_float_inputs = false) {
   const double eps = 1.1920928955078125e-7;
@@ -84,6 +99,7 @@ inline double gemm_tolerance(gemm_precision p, index_t k, bool reference_from_fl
     case gemm_precision::fp32: return f32;
     case gemm_precision::tf32: return 1e-3 + f32;
     case gemm_precision::fp16: return 2e-4 + f32 + (reference_from_float_inputs ? 1.01 / 1024 : 0.0);
+    case gemm_precision::bf16: return 2e-4 + f32 + (reference_from_float_inputs ? 1.01 / 256 : 0.0);
   }
   return f32;
 }
@@ -102,7 +118,8 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
 /// Split-K variants use ctx.scratch() as their workspace (kept for the next call). "auto" uses
 /// tensor cores (TF32) only when allow_reduced_precision is true. Naming "wmma_f16" converts
 /// A and B to half on every call (an allocation and a pass over both); to keep that out of a
-/// loop, convert once with to_half() and call the half overload.
+/// loop, convert once with to_half() (to_bf16() for the bf16 variants) and call the half
+/// (bfloat16) overload.
 void gemm(context& ctx, const device_dense<float>& a, const device_dense<float>& b, device_dense<float>& c,
           float alpha, float beta, std::string_view algo = "auto", bool allow_reduced_precision = false);
 
@@ -111,8 +128,15 @@ void gemm(context& ctx, const device_dense<float>& a, const device_dense<float>&
 void gemm(context& ctx, const device_dense<__half>& a, const device_dense<__half>& b, device_dense<float>& c,
           float alpha, float beta, std::string_view algo = "auto");
 
+/// C = alpha*A*B + beta*C with bfloat16 inputs and float accumulation (tensor cores). algo: a
+/// variant that takes bfloat16 inputs, or "auto".
+void gemm(context& ctx, const device_dense<__nv_bfloat16>& a, const device_dense<__nv_bfloat16>& b,
+          device_dense<float>& c, float alpha, float beta, std::string_view algo = "auto");
+
 /// Rounds a float matrix to half (round to nearest), on the device.
 device_dense<__half> to_half(context& ctx, const device_dense<float>& a);
+/// Rounds a float matrix to bfloat16 (round to nearest), on the device.
+device_dense<__nv_bfloat16> to_bf16(context& ctx, const device_dense<float>& a);
 
 namespace detail {
 /// Splits of K that the split-K variants use for this problem (>= 1).

@@ -2,6 +2,7 @@
 // CMakeLists.txt), the automatic choice, and the public entry points.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include <la/kernels/gemm/detail/reg_tiled.cuh>
 #include <la/kernels/gemm/detail/variants.hpp>
@@ -9,7 +10,13 @@
 namespace la {
 
 const char* to_string(gemm_precision p) noexcept {
-  return p == gemm_precision::fp32 ? "fp32" : p == gemm_precision::tf32 ? "tf32" : "fp16";
+  switch (p) {
+    case gemm_precision::fp32: return "fp32";
+    case gemm_precision::tf32: return "tf32";
+    case gemm_precision::fp16: return "fp16";
+    case gemm_precision::bf16: return "bf16";
+  }
+  return "?";
 }
 
 namespace {
@@ -41,6 +48,11 @@ const std::vector<gemm_variant>& gemm_variants() {
        run_wgmma_f16},
       {"wgmma_f16_split_k", gemm_input::f16, gemm_precision::fp16, false, wgmma_split_count, true, wgmma_can_implement,
        wgmma_split_k_workspace_bytes, run_wgmma_f16_split_k},
+      {"wmma_bf16", gemm_input::bf16, gemm_precision::bf16, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_bf16},
+      {"wgmma_bf16", gemm_input::bf16, gemm_precision::bf16, false, nullptr, true, wgmma_can_implement, no_workspace,
+       run_wgmma_bf16},
+      {"wgmma_bf16_split_k", gemm_input::bf16, gemm_precision::bf16, false, wgmma_split_count, true, wgmma_can_implement,
+       wgmma_split_k_workspace_bytes, run_wgmma_bf16_split_k},
   };
   return list;
 }
@@ -59,9 +71,14 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
   // Half inputs: wgmma on a 9.0 device (0.96-0.91x cuBLAS at 4096^3-8192^3 against WMMA's
   // 0.46x, bench/RESULTS.md), split over K where its tiles leave multiprocessors idle and K
   // is long (wgmma_split_count > 1); WMMA elsewhere.
+  // bfloat16 inputs: the same rule over the same kernels.
   if (input == gemm_input::f16) {
     if (!wgmma_can_implement(p)) return find_gemm("wmma_f16");
     return find_gemm(wgmma_split_count(p) > 1 ? "wgmma_f16_split_k" : "wgmma_f16");
+  }
+  if (input == gemm_input::bf16) {
+    if (!wgmma_can_implement(p)) return find_gemm("wmma_bf16");
+    return find_gemm(wgmma_split_count(p) > 1 ? "wgmma_bf16_split_k" : "wgmma_bf16");
   }
   // Split-K when the output has fewer 128x128 tiles than the GPU has SMs and K is long
   // enough to split (bench/RESULTS.md, tuning note T1). The workspace
@@ -93,42 +110,70 @@ void run_gemm(context& ctx, const device_dense<In>& a, const device_dense<In>& b
   v.run(g, ctx.stream());
 }
 
-__global__ void to_half_kernel(const float* in, index_t ld_in, __half* out, index_t rows, index_t cols) {
+template <typename Out>
+__global__ void round_kernel(const float* in, index_t ld_in, Out* out, index_t rows, index_t cols) {
   const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= static_cast<long>(rows) * cols) return;
-  out[e] = __float2half_rn(in[(e / cols) * ld_in + e % cols]);
+  const float x = in[(e / cols) * ld_in + e % cols];
+  if constexpr (std::is_same_v<Out, __half>)
+    out[e] = __float2half_rn(x);
+  else
+    out[e] = __float2bfloat16_rn(x);
 }
-}  // namespace
 
-device_dense<__half> to_half(context& ctx, const device_dense<float>& a) {
-  device_dense<__half> h(ctx, a.rows(), a.cols());
+/// a rounded to Out (__half or __nv_bfloat16) on the device, round to nearest.
+template <typename Out>
+device_dense<Out> round_to(context& ctx, const device_dense<float>& a) {
+  device_dense<Out> h(ctx, a.rows(), a.cols());
   const long n = static_cast<long>(a.rows()) * a.cols();
   if (n > 0) {
-    to_half_kernel<<<ceil_div(n, 256), 256, 0, ctx.stream()>>>(a.view().values, a.ld(), h.view().values, a.rows(), a.cols());
+    round_kernel<Out><<<ceil_div(n, 256), 256, 0, ctx.stream()>>>(a.view().values, a.ld(), h.view().values, a.rows(), a.cols());
     LA_CHECK_LAUNCH(ctx.stream());
   }
   return h;
 }
 
+/// The 16-bit overloads: In is __half (gemm_input::f16) or __nv_bfloat16 (bf16).
+template <typename In>
+void gemm_16bit(context& ctx, const device_dense<In>& a, const device_dense<In>& b, device_dense<float>& c, float alpha,
+                float beta, std::string_view algo) {
+  constexpr gemm_input input = std::is_same_v<In, __half> ? gemm_input::f16 : gemm_input::bf16;
+  const gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.sm_count()};
+  const gemm_variant& v = algo == "auto" ? select_gemm(p, input, true) : find_gemm(algo);
+  if (v.input != input) {
+    std::string takes;
+    for (const auto& w : gemm_variants())
+      if (w.input == input) takes += (takes.empty() ? "" : ", ") + std::string(w.name);
+    throw invalid_argument("gemm: algorithm '" + std::string(v.name) + "' takes " +
+                           (v.input == gemm_input::f32 ? "float" : v.input == gemm_input::f16 ? "half" : "bfloat16") +
+                           " inputs; for these use auto or one of: " + takes);
+  }
+  run_gemm(ctx, a, b, c, alpha, beta, v);
+}
+}  // namespace
+
+device_dense<__half> to_half(context& ctx, const device_dense<float>& a) { return round_to<__half>(ctx, a); }
+device_dense<__nv_bfloat16> to_bf16(context& ctx, const device_dense<float>& a) { return round_to<__nv_bfloat16>(ctx, a); }
+
 void gemm(context& ctx, const device_dense<float>& a, const device_dense<float>& b, device_dense<float>& c, float alpha,
           float beta, std::string_view algo, bool allow_reduced_precision) {
   const gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.sm_count()};
   const gemm_variant& v = algo == "auto" ? select_gemm(p, gemm_input::f32, allow_reduced_precision) : find_gemm(algo);
-  if (v.input == gemm_input::f16) {
-    const auto ah = to_half(ctx, a), bh = to_half(ctx, b);
-    run_gemm(ctx, ah, bh, c, alpha, beta, v);
-  } else {
+  if (v.input == gemm_input::f16)
+    run_gemm(ctx, to_half(ctx, a), to_half(ctx, b), c, alpha, beta, v);
+  else if (v.input == gemm_input::bf16)
+    run_gemm(ctx, to_bf16(ctx, a), to_bf16(ctx, b), c, alpha, beta, v);
+  else
     run_gemm(ctx, a, b, c, alpha, beta, v);
-  }
 }
 
 void gemm(context& ctx, const device_dense<__half>& a, const device_dense<__half>& b, device_dense<float>& c,
           float alpha, float beta, std::string_view algo) {
-  const gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.sm_count()};
-  const gemm_variant& v = algo == "auto" ? select_gemm(p, gemm_input::f16, true) : find_gemm(algo);
-  LA_EXPECTS(v.input == gemm_input::f16, "gemm: algorithm '" + std::string(v.name) +
-                                             "' takes float inputs; pass float matrices or use wmma_f16");
-  run_gemm(ctx, a, b, c, alpha, beta, v);
+  gemm_16bit(ctx, a, b, c, alpha, beta, algo);
+}
+void gemm(context& ctx, const device_dense<__nv_bfloat16>& a, const device_dense<__nv_bfloat16>& b,
+          device_dense<float>& c, float alpha, float beta, std::string_view algo) {
+  gemm_16bit(ctx, a, b, c, alpha, beta, algo);
 }
 
 }  // namespace la

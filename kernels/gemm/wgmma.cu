@@ -323,7 +323,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const int per = ceil_div(kblocks, std::max(splits, 1));
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
-  if (splits > 1 && !work) throw invalid_argument("wgmma_f16_split_k: no workspace given (see workspace_bytes)");
+  if (splits > 1 && !work) throw invalid_argument("wgmma split-K: no workspace given (see workspace_bytes)");
   wg_params p{g.m, g.n, g.k, g.c, g.ldc, g.alpha, g.beta, ceil_div(g.m, wg_bm), ceil_div(g.n, wg_bn),
               work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0, splits, per, work};
   raise_smem_limit_once<wgmma_kernel<In>, wg_smem_bytes>();
@@ -375,5 +375,8 @@ void run_wgmma_f16_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<__half>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
 }
 void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__nv_bfloat16>(g, s, 1); }
+void run_wgmma_bf16_split_k(const gemm_args& g, cudaStream_t s) {
+  launch_wgmma<__nv_bfloat16>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
+}
 
 }  // namespace la::gemm_detail

@@ -2,7 +2,7 @@
 
 namespace la {
 void cublas_gemm(vendor_handles& h, gemm_precision p, const gemm_args& g) {
-  const cudaDataType_t in = p == gemm_precision::fp16 ? CUDA_R_16F : CUDA_R_32F;
+  const cudaDataType_t in = p == gemm_precision::fp16 ? CUDA_R_16F : p == gemm_precision::bf16 ? CUDA_R_16BF : CUDA_R_32F;
   const cublasComputeType_t ct = p == gemm_precision::fp32   ? CUBLAS_COMPUTE_32F_PEDANTIC
                                  : p == gemm_precision::tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32
                                                              : CUBLAS_COMPUTE_32F;

@@ -12,6 +12,8 @@ void run_wmma_f16(const gemm_args&, cudaStream_t);
 void run_wmma_tf32(const gemm_args&, cudaStream_t);
 void run_wgmma_f16(const gemm_args&, cudaStream_t);
 void run_wgmma_bf16(const gemm_args&, cudaStream_t);
+void run_wgmma_bf16_split_k(const gemm_args&, cudaStream_t);
+void run_wmma_bf16(const gemm_args&, cudaStream_t);
 bool wgmma_can_implement(const gemm_problem&);
 bool wgmma_supported() noexcept;
 void run_split_k_atomic(const gemm_args&, cudaStream_t);

@@ -1,5 +1,6 @@
-// Tensor Core GEMM through the WMMA API, shared by wmma_f16 (half inputs, 16x16x16) and
-// wmma_tf32 (float inputs rounded to TF32, 16x16x8); float accumulation in both.
+// Tensor Core GEMM through the WMMA API, shared by wmma_f16 and wmma_bf16 (half or bfloat16
+// inputs, 16x16x16) and wmma_tf32 (float inputs rounded to TF32, 16x16x8); float
+// accumulation in all.
 //
 //  - Block tile 128 x BN x BK (BK = 64 bytes of K: 32 halves or 16 floats) split over
 //    WARPS_M x WARPS_N warps; each warp owns a grid of 16 x 16 accumulator fragments. The
@@ -14,6 +15,7 @@
 //    shared memory and its lanes write it out with predicates, applying alpha and beta.
 #pragma once
 
+#include <cuda_bf16.h>
 #include <mma.h>
 
 #include <atomic>
@@ -30,6 +32,11 @@ struct wmma_traits;
 template <>
 struct wmma_traits<__half> {
   using frag_in = __half;  // element type of the a/b fragments
+  static constexpr int FK = 16;
+};
+template <>
+struct wmma_traits<__nv_bfloat16> {
+  using frag_in = __nv_bfloat16;
   static constexpr int FK = 16;
 };
 template <>
