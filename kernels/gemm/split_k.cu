@@ -5,7 +5,8 @@
 //               reading), then every block atomicAdds alpha * partial. Not bit-reproducible:
 //               the order of the additions varies run to run.
 //  - workspace: each split writes its partial tile to workspace[split][m][n]; a second
-//               kernel sums the splits in order 0..splits-1 and applies alpha/beta.
+//               kernel sums the splits in a fixed order (8 ranges in order, each in
+//               order; reduce_splits_kernel) and applies alpha/beta.
 //               Deterministic: bit-identical run to run. Needs splits*M*N floats.
 // The number of splits comes from detail::split_k_count (shape and SM count).
 #include <algorithm>
@@ -51,14 +52,30 @@ __global__ void scale_c_kernel(float* c, index_t ldc, index_t m, index_t n, floa
   *p = beta == 0.0f ? 0.0f : beta * *p;
 }
 
-__global__ void reduce_splits_kernel(gemm_args g, int splits) {
-  const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+// 32 consecutive elements a block (one coalesced 128-byte row of loads a warp), the splits
+// cut into rs_groups contiguous ranges, one a warp: each warp sums its range in order with
+// its loads unrolled (independent of the sum, so they are all in flight at once), then warp
+// 0 adds the ranges' sums in order. A fixed order: deterministic.
+constexpr int rs_groups = 8;
+__global__ void __launch_bounds__(32 * rs_groups) reduce_splits_kernel(gemm_args g, int splits) {
+  __shared__ float part[rs_groups][32];
   const long mn = static_cast<long>(g.m) * g.n;
-  if (e >= mn) return;
+  const long e = static_cast<long>(blockIdx.x) * 32 + threadIdx.x;
+  const int per = (splits + rs_groups - 1) / rs_groups;
+  const int z0 = threadIdx.y * per, z1 = min(splits, z0 + per);
   const float* w = static_cast<const float*>(g.workspace);
   float s = 0.0f;
-  for (int z = 0; z < splits; ++z) s += w[z * mn + e];  // fixed order: deterministic
-  store_c(g.c, g.ldc, static_cast<index_t>(e / g.n), static_cast<index_t>(e % g.n), s, g.alpha, g.beta);
+  if (e < mn) {
+#pragma unroll 8
+    for (int z = z0; z < z1; ++z) s += w[z * mn + e];
+  }
+  part[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y != 0 || e >= mn) return;
+  float t = part[0][threadIdx.x];
+#pragma unroll
+  for (int q = 1; q < rs_groups; ++q) t += part[q][threadIdx.x];
+  store_c(g.c, g.ldc, static_cast<index_t>(e / g.n), static_cast<index_t>(e % g.n), t, g.alpha, g.beta);
 }
 
 }  // namespace
@@ -72,7 +89,7 @@ void scale_c(float* c, index_t ldc, index_t m, index_t n, float beta, cudaStream
 void reduce_splits(const gemm_args& g, int splits, cudaStream_t s) {
   const long mn = static_cast<long>(g.m) * g.n;
   if (mn == 0) return;
-  reduce_splits_kernel<<<ceil_div(mn, 256), 256, 0, s>>>(g, splits);
+  reduce_splits_kernel<<<ceil_div(mn, 32), dim3(32, rs_groups), 0, s>>>(g, splits);
   LA_CHECK_LAUNCH(s);
 }
 

@@ -2,10 +2,13 @@
 // by the tensor memory accelerator (TMA). The top rung of the ladder (issue 18).
 //
 //   tile      128 x 256 x 64 a block: A 128 x 64 and B 64 x 256 a stage, 48 KiB; 4 stages.
+//             The split-K form uses 128 x 128 tiles (32 KiB stages, 6 of them, m64n128k16):
+//             its partials are a tile of floats per unit, and half the tile halves them
+//             (256 x 256 x 65536: 8 MB instead of 16 written and read again).
 //   roles     warpgroup 0 produces: one thread issues the stage's TMA loads (A as one 64 x 128
-//             box, B as four 64 x 64 boxes, 128-byte swizzled) on the stage's "full" mbarrier.
+//             box, B as BN/64 boxes of 64 x 64, 128-byte swizzled) on the stage's "full" mbarrier.
 //             Warpgroups 1 and 2 consume: each multiplies its 64 rows of A by all of B with
-//             m64n256k16 wgmma (4 a stage), then frees the stage on its "empty" mbarrier.
+//             m64nBNk16 wgmma (4 a stage), then frees the stage on its "empty" mbarrier.
 //             setmaxnreg gives the producer 40 registers and each consumer 232 (128 of them
 //             the accumulators).
 //   schedule  persistent: a block a multiprocessor walks the tiles, grouped by 8 tile-rows
@@ -41,12 +44,21 @@
 namespace la::gemm_detail {
 namespace {
 
-constexpr int wg_bm = 128, wg_bn = 256, wg_bk = 64, wg_stages = 4;
+constexpr int wg_bm = 128, wg_bk = 64;
 constexpr int wg_consumers = 2, wg_threads = 128 * (1 + wg_consumers);
-constexpr int wg_a_bytes = wg_bm * wg_bk * 2, wg_b_bytes = wg_bk * wg_bn * 2;
-constexpr int wg_stage_bytes = wg_a_bytes + wg_b_bytes;
-// Stages, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
-constexpr int wg_smem_bytes = wg_stages * wg_stage_bytes + 2 * wg_stages * 8 + 1024;
+constexpr int wg_a_bytes = wg_bm * wg_bk * 2;
+
+/// The tile's width: 256 for the plain kernel; 128 for split-K, whose partials (a tile's worth
+/// of floats per unit) then halve while each multiprocessor still has a unit.
+template <int BN>
+struct wg_shape {
+  static constexpr int b_bytes = wg_bk * BN * 2, stage_bytes = wg_a_bytes + b_bytes;
+  static constexpr int stages = 196608 / stage_bytes;  // 192 KiB of stages: 4 of 48 KiB, 6 of 32 KiB
+  // Stages, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
+  static constexpr int smem_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;
+  static constexpr int acc = BN / 2;  // accumulators a consumer thread: 64 x BN over 128 threads
+};
+constexpr int wg_split_bn = 128;
 [[maybe_unused]] constexpr int wg_group = 8;  // tile-rows a group of the schedule
 
 struct wg_params {
@@ -100,9 +112,10 @@ __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint
   return static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<std::uint64_t>(lbo >> 4) << 16) |
          (static_cast<std::uint64_t>(sbo >> 4) << 32) | (1ull << 62);
 }
-__device__ __forceinline__ void keep(float (&d)[128]) {
+template <int N>
+__device__ __forceinline__ void keep(float (&d)[N]) {
 #pragma unroll
-  for (int j = 0; j < 128; ++j) asm volatile("" : "+f"(d[j])::"memory");
+  for (int j = 0; j < N; ++j) asm volatile("" : "+f"(d[j])::"memory");
 }
 
 #define LA_WGMMA_M64N256K16(TYPE)                                                                         \
@@ -137,26 +150,51 @@ __device__ __forceinline__ void keep(float (&d)[128]) {
         "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])                                                                                               \
         : "l"(da), "l"(db), "r"(accumulate));                                                              \
   }
+#define LA_WGMMA_M64N128K16(TYPE)                                                                         \
+  __device__ __forceinline__ static void mma(float(&d)[64], std::uint64_t da, std::uint64_t db, int accumulate) { \
+    asm volatile(                                                                                          \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                      \
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {"                                  \
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
+        "}, %64, %65, p, 1, 1, 0, 1;\n}\n"                                                           \
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]) \
+        : "l"(da), "l"(db), "r"(accumulate));                                                              \
+  }
 template <>
 struct wgmma_op<__half> {
   LA_WGMMA_M64N256K16("f16")
+  LA_WGMMA_M64N128K16("f16")
 };
 template <>
 struct wgmma_op<__nv_bfloat16> {
   LA_WGMMA_M64N256K16("bf16")
+  LA_WGMMA_M64N128K16("bf16")
 };
 #undef LA_WGMMA_M64N256K16
+#undef LA_WGMMA_M64N128K16
 #endif
 
-template <typename In>
+template <typename In, int BN>
 __global__ void __launch_bounds__(wg_threads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, const wg_params p) {
 #if LA_WGMMA_DEVICE
   extern __shared__ unsigned char wg_raw[];
   unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(wg_raw) + 1023) & ~std::uintptr_t(1023));
   unsigned char* sa = base;                             // stages x 128 x 64
-  unsigned char* sb = base + wg_stages * wg_a_bytes;    // stages x 4 boxes of 64 x 64
-  auto* full = reinterpret_cast<std::uint64_t*>(base + wg_stages * wg_stage_bytes);
+  using S = wg_shape<BN>;
+  constexpr int wg_stages = S::stages;
+  unsigned char* sb = base + wg_stages * wg_a_bytes;    // stages x BN/64 boxes of 64 x 64
+  auto* full = reinterpret_cast<std::uint64_t*>(base + wg_stages * S::stage_bytes);
   std::uint64_t* empty = full + wg_stages;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
@@ -176,11 +214,11 @@ __global__ void __launch_bounds__(wg_threads, 1)
         const int kb1 = min(kblocks, (u % p.splits + 1) * p.split_blocks);
         for (int kb = (u % p.splits) * p.split_blocks; kb < kb1; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);
-          mbar_expect_tx(&full[s], wg_stage_bytes);
+          mbar_expect_tx(&full[s], S::stage_bytes);
           tma_load(sa + s * wg_a_bytes, &ta, &full[s], kb * wg_bk, tile.x * wg_bm);
 #pragma unroll
-          for (int j = 0; j < wg_bn / 64; ++j)
-            tma_load(sb + s * wg_b_bytes + j * (wg_bk * 64 * 2), &tb, &full[s], tile.y * wg_bn + 64 * j, kb * wg_bk);
+          for (int j = 0; j < BN / 64; ++j)
+            tma_load(sb + s * S::b_bytes + j * (wg_bk * 64 * 2), &tb, &full[s], tile.y * BN + 64 * j, kb * wg_bk);
           if (++s == wg_stages) s = 0, phase ^= 1;
         }
       }
@@ -188,7 +226,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int c = wg - 1;
-    float d[128];
+    float d[S::acc];
     int s = 0, phase = 0;
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
       const int2 tile = grouped_tile<wg_group>(u / p.splits, p.tiles_m, p.tiles_n);
@@ -199,7 +237,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
       for (int kb = kb0; kb < kb1; ++kb) {
         mbar_wait(&full[s], phase);
         const std::uint32_t a0 = smem_addr(sa + s * wg_a_bytes + c * 64 * 128);
-        const std::uint32_t b0 = smem_addr(sb + s * wg_b_bytes);
+        const std::uint32_t b0 = smem_addr(sb + s * S::b_bytes);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int kk = 0; kk < wg_bk / 16; ++kk)
@@ -217,14 +255,14 @@ __global__ void __launch_bounds__(wg_threads, 1)
       // Thread (warp w, lane l) holds rows 16w + l/4 (+8) and columns 8q + 2(l%4) (+1).
       const int warp = tid / 32, lane = tid % 32;
       const long row0 = static_cast<long>(tile.x) * wg_bm + c * 64 + warp * 16 + lane / 4;
-      const long col0 = static_cast<long>(tile.y) * wg_bn + 2 * (lane % 4);
+      const long col0 = static_cast<long>(tile.y) * BN + 2 * (lane % 4);
       // Into C (alpha, beta), or a split's raw partial into its M x N slab of the workspace,
       // reduced in order by reduce_splits (alpha 1, beta 0 there).
       float* const out = p.work ? p.work + static_cast<long>(u % p.splits) * p.m * p.n : p.c;
       const long ld = p.work ? p.n : p.ldc;
       const float alpha = p.work ? 1.0f : p.alpha, beta = p.work ? 0.0f : p.beta;
 #pragma unroll
-      for (int j = 0; j < 128; j += 2) {
+      for (int j = 0; j < S::acc; j += 2) {
         const long r = row0 + 8 * ((j / 2) % 2), col = col0 + 8 * (j / 4);
         if (r >= p.m || col >= p.n) continue;
         if (p.pairs && col + 1 < p.n) {
@@ -307,7 +345,7 @@ struct pitched {
 };
 
 /// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
-template <typename In>
+template <typename In, int BN>
 void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) return scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);  // alpha * 0 + beta * C
@@ -324,12 +362,12 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
   if (splits > 1 && !work) throw invalid_argument("wgmma split-K: no workspace given (see workspace_bytes)");
-  wg_params p{g.m, g.n, g.k, g.c, g.ldc, g.alpha, g.beta, ceil_div(g.m, wg_bm), ceil_div(g.n, wg_bn),
+  wg_params p{g.m, g.n, g.k, g.c, g.ldc, g.alpha, g.beta, ceil_div(g.m, wg_bm), ceil_div(g.n, BN),
               work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0, splits, per, work};
-  raise_smem_limit_once<wgmma_kernel<In>, wg_smem_bytes>();
+  raise_smem_limit_once<wgmma_kernel<In, BN>, wg_shape<BN>::smem_bytes>();
   const long units = static_cast<long>(p.tiles_m) * p.tiles_n * splits;
   const int blocks = static_cast<int>(std::min<long>(units, std::max(g.sm_count, 1)));
-  wgmma_kernel<In><<<blocks, wg_threads, wg_smem_bytes, s>>>(ta, tb, p);
+  wgmma_kernel<In, BN><<<blocks, wg_threads, wg_shape<BN>::smem_bytes, s>>>(ta, tb, p);
   LA_CHECK_LAUNCH(s);
   if (work) reduce_splits(g, splits, s);
 }
@@ -353,14 +391,14 @@ bool wgmma_supported() noexcept {
 bool wgmma_can_implement(const gemm_problem& p) {
   // The unit count (tiles x splits) is an int; the grid is at most one block a multiprocessor.
   return p.m >= 0 && p.n >= 0 && p.k >= 0 &&
-         static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_bn) * wgmma_split_count(p) < (1L << 31) &&
+         static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_split_bn) * wgmma_split_count(p) < (1L << 31) &&
          wgmma_supported();
 }
 
 int wgmma_split_count(const gemm_problem& p) {
   // Enough units for every multiprocessor when the tiles alone are fewer, each split at least
   // 16 k-blocks (1024 of K) so its pipeline's fill and its partial's store stay small.
-  const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_bn);
+  const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_split_bn);
   const long want = (std::max(p.sm_count, 1) + tiles - 1) / std::max<long>(tiles, 1);
   const long cap = std::max<long>(1, ceil_div(p.k, wg_bk) / 16);
   return static_cast<int>(std::min({want, cap, 4096L}));
@@ -370,13 +408,13 @@ std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) {
   return splits > 1 ? static_cast<std::size_t>(splits) * p.m * p.n * sizeof(float) : 0;
 }
 
-void run_wgmma_f16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__half>(g, s, 1); }
+void run_wgmma_f16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__half, 256>(g, s, 1); }
 void run_wgmma_f16_split_k(const gemm_args& g, cudaStream_t s) {
-  launch_wgmma<__half>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
+  launch_wgmma<__half, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
 }
-void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__nv_bfloat16>(g, s, 1); }
+void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__nv_bfloat16, 256>(g, s, 1); }
 void run_wgmma_bf16_split_k(const gemm_args& g, cudaStream_t s) {
-  launch_wgmma<__nv_bfloat16>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
+  launch_wgmma<__nv_bfloat16, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
 }
 
 }  // namespace la::gemm_detail
