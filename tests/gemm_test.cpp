@@ -204,7 +204,8 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
   EXPECT_EQ(select_gemm({2048, 2048, 2048, 132}, gemm_input::f32, false).name, "reg_tiled");
   EXPECT_EQ(select_gemm({1024, 1024, 1024, 132}, gemm_input::f32, false).name, "split_k_workspace");
   EXPECT_EQ(select_gemm({1024, 1024, 512, 132}, gemm_input::f32, false).name, "reg_tiled");
-  EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, true).name, "wmma_tf32");
+  EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, true).name,
+            sm90a_kernels_available() ? "wgmma_tf32" : "wmma_tf32");
   EXPECT_EQ(select_gemm({4096, 4096, 128, 132}, gemm_input::f32, false).name, "reg_tiled");
   EXPECT_EQ(select_gemm({64, 4096, 4096, 132}, gemm_input::f32, false).name, "split_k_workspace");
   // Half inputs: wgmma where the device runs sm_90a code, else WMMA.

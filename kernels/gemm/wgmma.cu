@@ -44,15 +44,18 @@
 namespace la::gemm_detail {
 namespace {
 
-constexpr int wg_bm = 128, wg_bk = 64;
+constexpr int wg_bm = 128, wg_bk = 64;  // wg_bk: the 16-bit inputs' k-block (128 bytes of K)
 constexpr int wg_consumers = 2, wg_threads = 128 * (1 + wg_consumers);
-constexpr int wg_a_bytes = wg_bm * wg_bk * 2;
+constexpr int wg_a_bytes = wg_bm * 128;  // 128 rows of 128 bytes of K
+/// K a k-block: 128 bytes of it (the swizzle's width), 64 halves or 32 floats.
+template <typename In>
+constexpr int wg_k_of = 128 / static_cast<int>(sizeof(In));
 
 /// The tile's width: 256 for the plain kernel; 128 for split-K, whose partials (a tile's worth
 /// of floats per unit) then halve while each multiprocessor still has a unit.
 template <int BN>
 struct wg_shape {
-  static constexpr int b_bytes = wg_bk * BN * 2, stage_bytes = wg_a_bytes + b_bytes;
+  static constexpr int b_bytes = 128 * BN, stage_bytes = wg_a_bytes + b_bytes;
   static constexpr int stages = 196608 / stage_bytes;  // 192 KiB of stages: 4 of 48 KiB, 6 of 32 KiB
   // Stages, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
   static constexpr int smem_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;
@@ -182,6 +185,48 @@ struct wgmma_op<__nv_bfloat16> {
 };
 #undef LA_WGMMA_M64N256K16
 #undef LA_WGMMA_M64N128K16
+// TF32 takes both operands K-major (no transpose immediates): B arrives transposed.
+template <>
+struct wgmma_op<float> {
+  __device__ __forceinline__ static void mma(float (&d)[128], std::uint64_t da, std::uint64_t db, int accumulate) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, p, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(accumulate));
+  }
+};
+/// x rounded to TF32 (nearest, ties away), as wmma_tf32 rounds: wgmma itself would ignore the
+/// low 13 bits, a truncation twice as coarse.
+__device__ __forceinline__ float to_tf32(float x) {
+  std::uint32_t u;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(u) : "f"(x));
+  return __uint_as_float(u);
+}
 #endif
 
 template <typename In, int BN>
@@ -204,7 +249,9 @@ __global__ void __launch_bounds__(wg_threads, 1)
   __syncthreads();
   // A unit is a tile and a range of K: [z * split_blocks, ...) k-blocks of tile t.
   const int units = p.tiles_m * p.tiles_n * p.splits;
-  const int kblocks = static_cast<int>((p.k + wg_bk - 1) / wg_bk);
+  constexpr int BK = wg_k_of<In>;
+  constexpr bool tf32 = std::is_same_v<In, float>;
+  const int kblocks = static_cast<int>((p.k + BK - 1) / BK);
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid == 0) {
@@ -215,10 +262,14 @@ __global__ void __launch_bounds__(wg_threads, 1)
         for (int kb = (u % p.splits) * p.split_blocks; kb < kb1; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);
           mbar_expect_tx(&full[s], S::stage_bytes);
-          tma_load(sa + s * wg_a_bytes, &ta, &full[s], kb * wg_bk, tile.x * wg_bm);
+          tma_load(sa + s * wg_a_bytes, &ta, &full[s], kb * BK, tile.x * wg_bm);
+          if constexpr (tf32) {  // B transposed: BN rows of N, 32 floats of K each
+            tma_load(sb + s * S::b_bytes, &tb, &full[s], kb * BK, tile.y * BN);
+          } else {
 #pragma unroll
-          for (int j = 0; j < BN / 64; ++j)
-            tma_load(sb + s * S::b_bytes + j * (wg_bk * 64 * 2), &tb, &full[s], tile.y * BN + 64 * j, kb * wg_bk);
+            for (int j = 0; j < BN / 64; ++j)
+              tma_load(sb + s * S::b_bytes + j * (BK * 128), &tb, &full[s], tile.y * BN + 64 * j, kb * BK);
+          }
           if (++s == wg_stages) s = 0, phase ^= 1;
         }
       }
@@ -238,11 +289,26 @@ __global__ void __launch_bounds__(wg_threads, 1)
         mbar_wait(&full[s], phase);
         const std::uint32_t a0 = smem_addr(sa + s * wg_a_bytes + c * 64 * 128);
         const std::uint32_t b0 = smem_addr(sb + s * S::b_bytes);
+        if constexpr (tf32) {
+          // Round this warpgroup's 64 rows of A to TF32 in place (B was rounded when it was
+          // transposed), then hand them to the async proxy that wgmma reads through.
+          float4* t = reinterpret_cast<float4*>(sa + s * wg_a_bytes + c * 64 * 128);
+#pragma unroll
+          for (int i = tid; i < 64 * 128 / 16; i += 128) {
+            float4 v = t[i];
+            v.x = to_tf32(v.x), v.y = to_tf32(v.y), v.z = to_tf32(v.z), v.w = to_tf32(v.w);
+            t[i] = v;
+          }
+          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+          asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+        }
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-        for (int kk = 0; kk < wg_bk / 16; ++kk)
-          wgmma_op<In>::mma(d, smem_desc(a0 + 32 * kk, 16, 1024), smem_desc(b0 + 2048 * kk, 8192, 1024),
-                            kb > kb0 || kk > 0);
+        for (int kk = 0; kk < 4; ++kk) {  // 4 MMAs of 32 bytes of K
+          // B: N-major boxes (16-bit), the next 8 rows of K 2048 bytes on; K-major (tf32) as A.
+          const std::uint64_t db = tf32 ? smem_desc(b0 + 32 * kk, 16, 1024) : smem_desc(b0 + 2048 * kk, 8192, 1024);
+          wgmma_op<In>::mma(d, smem_desc(a0 + 32 * kk, 16, 1024), db, kb > kb0 || kk > 0);
+        }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
         if (prev >= 0 && tid == 0) mbar_arrive(&empty[prev]);
@@ -303,17 +369,18 @@ encode_fn encoder() {
   return fn;
 }
 
-/// The tensor map of a row-major rows x cols matrix of 16-bit values with pitch ld, read in
-/// boxes of box_rows x 64 columns (128 bytes: the swizzle's width).
+/// The tensor map of a row-major rows x cols matrix of In with pitch ld, read in boxes of
+/// box_rows x 128 bytes (the swizzle's width).
 template <typename In>
 CUtensorMap tensor_map(const void* p, index_t rows, index_t cols, index_t ld, int box_rows) {
   CUtensorMap m;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 2};
-  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(box_rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * sizeof(In)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(wg_k_of<In>), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t unit[2] = {1, 1};
-  const CUtensorMapDataType type =
-      std::is_same_v<In, __half> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUtensorMapDataType type = std::is_same_v<In, __half>  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                   : std::is_same_v<In, float> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                                               : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const CUresult r = encoder()(&m, type, 2, const_cast<void*>(p), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -323,18 +390,18 @@ CUtensorMap tensor_map(const void* p, index_t rows, index_t cols, index_t ld, in
   return m;
 }
 
-/// A stream-ordered copy of a rows x cols operand with a pitch TMA can read (a multiple of 8
-/// values, 16 bytes), freed on the stream after the product.
+/// A stream-ordered copy of a rows x cols operand of e-byte values with a pitch TMA can read
+/// (16 bytes a multiple), freed on the stream after the product.
 struct pitched {
   void* p = nullptr;
   index_t ld = 0;
   cudaStream_t s = nullptr;
-  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, cudaStream_t stream) : s(stream) {
-    ld = (cols + 7) / 8 * 8;
-    const std::size_t bytes = std::max<std::size_t>(static_cast<std::size_t>(rows) * ld * 2, 16);
+  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, cudaStream_t stream) : s(stream) {
+    ld = (cols + 16 / e - 1) / (16 / e) * (16 / e);
+    const std::size_t bytes = std::max<std::size_t>(static_cast<std::size_t>(rows) * ld * e, 16);
     LA_CUDA_TRY(cudaMallocAsync(&p, bytes, s));
-    LA_CUDA_TRY(cudaMemcpy2DAsync(p, static_cast<std::size_t>(ld) * 2, src, static_cast<std::size_t>(src_ld) * 2,
-                                  static_cast<std::size_t>(cols) * 2, static_cast<std::size_t>(rows),
+    LA_CUDA_TRY(cudaMemcpy2DAsync(p, static_cast<std::size_t>(ld) * e, src, static_cast<std::size_t>(src_ld) * e,
+                                  static_cast<std::size_t>(cols) * e, static_cast<std::size_t>(rows),
                                   cudaMemcpyDeviceToDevice, s));
   }
   ~pitched() {
@@ -344,20 +411,59 @@ struct pitched {
   pitched& operator=(const pitched&) = delete;
 };
 
+/// t (cols x rows, pitch ldt) = the TF32 rounding of b^T (b rows x cols, pitch ldb), through
+/// 32 x 33 tiles of shared memory (both sides coalesced).
+__global__ void transpose_tf32_kernel(const float* b, index_t ldb, index_t rows, index_t cols, float* t, index_t ldt) {
+  __shared__ float tile[32][33];
+  const long c0 = static_cast<long>(blockIdx.x) * 32;
+  for (long r0 = static_cast<long>(blockIdx.y) * 32; r0 < rows; r0 += static_cast<long>(gridDim.y) * 32) {
+    for (int i = threadIdx.y; i < 32; i += 8) {
+      const long r = r0 + i, c = c0 + threadIdx.x;
+      float v = r < rows && c < cols ? b[r * ldb + c] : 0.0f;
+#if LA_WGMMA_DEVICE
+      v = to_tf32(v);
+#endif
+      tile[i][threadIdx.x] = v;
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += 8) {
+      const long c = c0 + i, r = r0 + threadIdx.x;
+      if (c < cols && r < rows) t[c * ldt + r] = tile[threadIdx.x][i];
+    }
+    __syncthreads();
+  }
+}
+void transpose_to_tf32(const float* b, index_t ldb, index_t rows, index_t cols, float* t, index_t ldt, cudaStream_t s) {
+  const dim3 grid(ceil_div(cols, 32), std::min(ceil_div(rows, 32), 65535));
+  transpose_tf32_kernel<<<grid, dim3(32, 8), 0, s>>>(b, ldb, rows, cols, t, ldt);
+  LA_CHECK_LAUNCH(s);
+}
+
 /// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
 template <typename In, int BN>
 void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) return scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);  // alpha * 0 + beta * C
+  constexpr int e = sizeof(In);
   std::optional<pitched> pa, pb;
   const void* a = g.a;
   const void* b = g.b;
   index_t lda = g.lda, ldb = g.ldb;
-  if (g.k > 0 && !aligned16(a, lda, 2)) pa.emplace(a, lda, g.m, g.k, s), a = pa->p, lda = pa->ld;
-  if (g.k > 0 && !aligned16(b, ldb, 2)) pb.emplace(b, ldb, g.k, g.n, s), b = pb->p, ldb = pb->ld;
+  if (!aligned16(a, lda, e)) pa.emplace(a, lda, g.m, g.k, e, s), a = pa->p, lda = pa->ld;
+  CUtensorMap tb;
+  if constexpr (std::is_same_v<In, float>) {
+    // TF32 wgmma reads B K-major: B^T (N x K, pitch K rounded up to 4), rounded to TF32, in
+    // the workspace (wgmma_tf32_workspace_bytes).
+    if (!g.workspace) throw invalid_argument("wgmma_tf32: no workspace given (see workspace_bytes)");
+    const index_t ldt = (g.k + 3) / 4 * 4;
+    transpose_to_tf32(static_cast<const float*>(b), ldb, g.k, g.n, static_cast<float*>(g.workspace), ldt, s);
+    tb = tensor_map<In>(g.workspace, g.n, g.k, ldt, BN);
+  } else {
+    if (!aligned16(b, ldb, e)) pb.emplace(b, ldb, g.k, g.n, e, s), b = pb->p, ldb = pb->ld;
+    tb = tensor_map<In>(b, g.k, g.n, ldb, wg_bk);
+  }
   const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, wg_bm);
-  const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_bk);
-  const int kblocks = ceil_div(g.k, wg_bk);
+  const int kblocks = ceil_div(g.k, wg_k_of<In>);
   const int per = ceil_div(kblocks, std::max(splits, 1));
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
@@ -403,6 +509,9 @@ int wgmma_split_count(const gemm_problem& p) {
   const long cap = std::max<long>(1, ceil_div(p.k, wg_bk) / 16);
   return static_cast<int>(std::min({want, cap, 4096L}));
 }
+std::size_t wgmma_tf32_workspace_bytes(const gemm_problem& p) {
+  return static_cast<std::size_t>(p.n) * ((p.k + 3) / 4 * 4) * sizeof(float);
+}
 std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) {
   const int splits = wgmma_split_count(p);
   return splits > 1 ? static_cast<std::size_t>(splits) * p.m * p.n * sizeof(float) : 0;
@@ -413,6 +522,7 @@ void run_wgmma_f16_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<__half, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
 }
 void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__nv_bfloat16, 256>(g, s, 1); }
+void run_wgmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wgmma<float, 256>(g, s, 1); }
 void run_wgmma_bf16_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<__nv_bfloat16, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
 }

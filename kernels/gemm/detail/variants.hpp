@@ -14,6 +14,9 @@ void run_wgmma_f16(const gemm_args&, cudaStream_t);
 void run_wgmma_bf16(const gemm_args&, cudaStream_t);
 void run_wgmma_bf16_split_k(const gemm_args&, cudaStream_t);
 void run_wmma_bf16(const gemm_args&, cudaStream_t);
+void run_wgmma_tf32(const gemm_args&, cudaStream_t);
+/// B^T rounded to TF32: N x K floats, K padded to a multiple of 4.
+std::size_t wgmma_tf32_workspace_bytes(const gemm_problem&);
 bool wgmma_can_implement(const gemm_problem&);
 bool wgmma_supported() noexcept;
 void run_split_k_atomic(const gemm_args&, cudaStream_t);
