@@ -1,5 +1,6 @@
-// wgmma_f16: half inputs, float accumulation, on Hopper's warpgroup MMA (wgmma, sm_90a) fed
-// by the tensor memory accelerator (TMA). The top rung of the ladder (issue 18).
+// wgmma_f16, wgmma_bf16, wgmma_tf32 (and the 16-bit split-K forms): half, bfloat16 or TF32
+// inputs, float accumulation, on Hopper's warpgroup MMA (wgmma, sm_90a) fed by the tensor
+// memory accelerator (TMA). The top rung of the ladder (issue 18).
 //
 //   tile      128 x 256 x 64 a block: A 128 x 64 and B 64 x 256 a stage, 48 KiB; 4 stages.
 //             The split-K form uses 128 x 128 tiles (32 KiB stages, 6 of them, m64n128k16):
@@ -24,6 +25,11 @@
 //             pointer) is first copied into a stream-ordered buffer with an aligned pitch.
 //   epilogue  C = alpha * acc + beta * C from the accumulators' registers; beta == 0 never
 //             reads C.
+//   tf32      wgmma_tf32 (m64n256k8) reads both operands K-major: a first kernel writes B^T,
+//             rounded to TF32, into the workspace (N x K floats); A arrives raw, and warps
+//             1-3 of the producer warpgroup round each stage of it in shared memory before
+//             the consumers may read it (a third mbarrier a stage, "ready"). Rounding, not
+//             wgmma's own truncation of the low 13 bits, keeps wmma_tf32's error bound.
 // Built for sm_90a only when the architecture list holds 90 (CMakeLists.txt); elsewhere the
 // kernel is empty and can_implement says no, as it does on a device that is not 9.0.
 #include <cuda.h>  // CUtensorMap and cuTensorMapEncodeTiled's types (the function comes from the runtime)
@@ -46,6 +52,7 @@ namespace {
 
 constexpr int wg_bm = 128, wg_bk = 64;  // wg_bk: the 16-bit inputs' k-block (128 bytes of K)
 constexpr int wg_consumers = 2, wg_threads = 128 * (1 + wg_consumers);
+constexpr int wg_rounders = 96;  // tf32: the producer warpgroup's warps 1-3
 constexpr int wg_a_bytes = wg_bm * 128;  // 128 rows of 128 bytes of K
 /// K a k-block: 128 bytes of it (the swizzle's width), 64 halves or 32 floats.
 template <typename In>
@@ -58,7 +65,7 @@ struct wg_shape {
   static constexpr int b_bytes = 128 * BN, stage_bytes = wg_a_bytes + b_bytes;
   static constexpr int stages = 196608 / stage_bytes;  // 192 KiB of stages: 4 of 48 KiB, 6 of 32 KiB
   // Stages, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
-  static constexpr int smem_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;
+  static constexpr int smem_bytes = stages * stage_bytes + 3 * stages * 8 + 1024;
   static constexpr int acc = BN / 2;  // accumulators a consumer thread: 64 x BN over 128 threads
 };
 constexpr int wg_split_bn = 128;
@@ -222,7 +229,7 @@ struct wgmma_op<float> {
 };
 /// x rounded to TF32 (nearest, ties away), as wmma_tf32 rounds: wgmma itself would ignore the
 /// low 13 bits, a truncation twice as coarse.
-__device__ __forceinline__ float to_tf32(float x) {
+__device__ __forceinline__ float round_tf32(float x) {
   std::uint32_t u;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(u) : "f"(x));
   return __uint_as_float(u);
@@ -241,9 +248,11 @@ __global__ void __launch_bounds__(wg_threads, 1)
   unsigned char* sb = base + wg_stages * wg_a_bytes;    // stages x BN/64 boxes of 64 x 64
   auto* full = reinterpret_cast<std::uint64_t*>(base + wg_stages * S::stage_bytes);
   std::uint64_t* empty = full + wg_stages;
+  std::uint64_t* ready = empty + wg_stages;  // tf32: the stage's A is rounded (else unused)
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < wg_stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers);
+    for (int s = 0; s < wg_stages; ++s)
+      mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers), mbar_init(&ready[s], wg_rounders);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -273,6 +282,26 @@ __global__ void __launch_bounds__(wg_threads, 1)
           if (++s == wg_stages) s = 0, phase ^= 1;
         }
       }
+    } else if (tf32 && tid >= 32) {
+      // Warps 1-3 round each stage's A to TF32 in place once it lands (B was rounded when it
+      // was transposed), hand it to the async proxy that wgmma reads through, and mark it
+      // ready: the consumers' tensor cores never wait on the rounding.
+      int s = 0, phase = 0;
+      for (int u = blockIdx.x; u < units; u += gridDim.x) {
+        const int kb0 = (u % p.splits) * p.split_blocks, kb1 = min(kblocks, kb0 + p.split_blocks);
+        for (int kb = kb0; kb < kb1; ++kb) {
+          mbar_wait(&full[s], phase);
+          float4* t = reinterpret_cast<float4*>(sa + s * wg_a_bytes);
+          for (int i = tid - 32; i < wg_a_bytes / 16; i += wg_rounders) {
+            float4 v = t[i];
+            v.x = round_tf32(v.x), v.y = round_tf32(v.y), v.z = round_tf32(v.z), v.w = round_tf32(v.w);
+            t[i] = v;
+          }
+          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+          mbar_arrive(&ready[s]);
+          if (++s == wg_stages) s = 0, phase ^= 1;
+        }
+      }
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
@@ -286,22 +315,9 @@ __global__ void __launch_bounds__(wg_threads, 1)
       // the group that read it has completed.
       int prev = -1;
       for (int kb = kb0; kb < kb1; ++kb) {
-        mbar_wait(&full[s], phase);
+        mbar_wait(tf32 ? &ready[s] : &full[s], phase);
         const std::uint32_t a0 = smem_addr(sa + s * wg_a_bytes + c * 64 * 128);
         const std::uint32_t b0 = smem_addr(sb + s * S::b_bytes);
-        if constexpr (tf32) {
-          // Round this warpgroup's 64 rows of A to TF32 in place (B was rounded when it was
-          // transposed), then hand them to the async proxy that wgmma reads through.
-          float4* t = reinterpret_cast<float4*>(sa + s * wg_a_bytes + c * 64 * 128);
-#pragma unroll
-          for (int i = tid; i < 64 * 128 / 16; i += 128) {
-            float4 v = t[i];
-            v.x = to_tf32(v.x), v.y = to_tf32(v.y), v.z = to_tf32(v.z), v.w = to_tf32(v.w);
-            t[i] = v;
-          }
-          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-          asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-        }
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {  // 4 MMAs of 32 bytes of K
@@ -412,30 +428,39 @@ struct pitched {
 };
 
 /// t (cols x rows, pitch ldt) = the TF32 rounding of b^T (b rows x cols, pitch ldb), through
-/// 32 x 33 tiles of shared memory (both sides coalesced).
-__global__ void transpose_tf32_kernel(const float* b, index_t ldb, index_t rows, index_t cols, float* t, index_t ldt) {
-  __shared__ float tile[32][33];
-  const long c0 = static_cast<long>(blockIdx.x) * 32;
-  for (long r0 = static_cast<long>(blockIdx.y) * 32; r0 < rows; r0 += static_cast<long>(gridDim.y) * 32) {
-    for (int i = threadIdx.y; i < 32; i += 8) {
-      const long r = r0 + i, c = c0 + threadIdx.x;
-      float v = r < rows && c < cols ? b[r * ldb + c] : 0.0f;
+/// 64 x 65 tiles of shared memory (both sides coalesced; 16 loads in flight a thread).
+constexpr int tt = 64;
+__global__ void __launch_bounds__(256) transpose_tf32_kernel(const float* b, index_t ldb, index_t rows, index_t cols,
+                                                             float* t, index_t ldt) {
+  __shared__ float tile[tt][tt + 1];
+  const int x = threadIdx.x % 64, y = threadIdx.x / 64;  // 64 x 4 threads
+  const long c0 = static_cast<long>(blockIdx.x) * tt;
+  for (long r0 = static_cast<long>(blockIdx.y) * tt; r0 < rows; r0 += static_cast<long>(gridDim.y) * tt) {
+    float v[tt / 4];
+#pragma unroll
+    for (int i = 0; i < tt / 4; ++i) {
+      const long r = r0 + y + 4 * i, c = c0 + x;
+      v[i] = r < rows && c < cols ? b[r * ldb + c] : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < tt / 4; ++i) {
 #if LA_WGMMA_DEVICE
-      v = to_tf32(v);
+      v[i] = round_tf32(v[i]);
 #endif
-      tile[i][threadIdx.x] = v;
+      tile[y + 4 * i][x] = v[i];
     }
     __syncthreads();
-    for (int i = threadIdx.y; i < 32; i += 8) {
-      const long c = c0 + i, r = r0 + threadIdx.x;
-      if (c < cols && r < rows) t[c * ldt + r] = tile[threadIdx.x][i];
+#pragma unroll
+    for (int i = 0; i < tt / 4; ++i) {
+      const long c = c0 + y + 4 * i, r = r0 + x;
+      if (c < cols && r < rows) t[c * ldt + r] = tile[x][y + 4 * i];
     }
     __syncthreads();
   }
 }
 void transpose_to_tf32(const float* b, index_t ldb, index_t rows, index_t cols, float* t, index_t ldt, cudaStream_t s) {
-  const dim3 grid(ceil_div(cols, 32), std::min(ceil_div(rows, 32), 65535));
-  transpose_tf32_kernel<<<grid, dim3(32, 8), 0, s>>>(b, ldb, rows, cols, t, ldt);
+  const dim3 grid(ceil_div(cols, tt), std::min(ceil_div(rows, tt), 65535));
+  transpose_tf32_kernel<<<grid, 256, 0, s>>>(b, ldb, rows, cols, t, ldt);
   LA_CHECK_LAUNCH(s);
 }
 
