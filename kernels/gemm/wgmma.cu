@@ -26,9 +26,9 @@
 //   epilogue  C = alpha * acc + beta * C from the accumulators' registers; beta == 0 never
 //             reads C.
 //   tf32      wgmma_tf32 (m64n256k8) reads both operands K-major: a first kernel writes B^T,
-//             rounded to TF32, into the workspace (N x K floats); A arrives raw, and warps
-//             1-3 of the producer warpgroup round each stage of it in shared memory before
-//             the consumers may read it (a third mbarrier a stage, "ready"). Rounding, not
+//             rounded to TF32, into the workspace (N x K floats); A arrives raw, and
+//             each consumer warpgroup rounds its rows of the next stage in shared memory
+//             while the tensor cores work on the current one. Rounding, not
 //             wgmma's own truncation of the low 13 bits, keeps wmma_tf32's error bound.
 // Built for sm_90a only when the architecture list holds 90 (CMakeLists.txt); elsewhere the
 // kernel is empty and can_implement says no, as it does on a device that is not 9.0.
@@ -52,7 +52,6 @@ namespace {
 
 constexpr int wg_bm = 128, wg_bk = 64;  // wg_bk: the 16-bit inputs' k-block (128 bytes of K)
 constexpr int wg_consumers = 2, wg_threads = 128 * (1 + wg_consumers);
-constexpr int wg_rounders = 96;  // tf32: the producer warpgroup's warps 1-3
 constexpr int wg_a_bytes = wg_bm * 128;  // 128 rows of 128 bytes of K
 /// K a k-block: 128 bytes of it (the swizzle's width), 64 halves or 32 floats.
 template <typename In>
@@ -65,7 +64,7 @@ struct wg_shape {
   static constexpr int b_bytes = 128 * BN, stage_bytes = wg_a_bytes + b_bytes;
   static constexpr int stages = 196608 / stage_bytes;  // 192 KiB of stages: 4 of 48 KiB, 6 of 32 KiB
   // Stages, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
-  static constexpr int smem_bytes = stages * stage_bytes + 3 * stages * 8 + 1024;
+  static constexpr int smem_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;
   static constexpr int acc = BN / 2;  // accumulators a consumer thread: 64 x BN over 128 threads
 };
 constexpr int wg_split_bn = 128;
@@ -248,11 +247,9 @@ __global__ void __launch_bounds__(wg_threads, 1)
   unsigned char* sb = base + wg_stages * wg_a_bytes;    // stages x BN/64 boxes of 64 x 64
   auto* full = reinterpret_cast<std::uint64_t*>(base + wg_stages * S::stage_bytes);
   std::uint64_t* empty = full + wg_stages;
-  std::uint64_t* ready = empty + wg_stages;  // tf32: the stage's A is rounded (else unused)
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < wg_stages; ++s)
-      mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers), mbar_init(&ready[s], wg_rounders);
+    for (int s = 0; s < wg_stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
@@ -282,40 +279,37 @@ __global__ void __launch_bounds__(wg_threads, 1)
           if (++s == wg_stages) s = 0, phase ^= 1;
         }
       }
-    } else if (tf32 && tid >= 32) {
-      // Warps 1-3 round each stage's A to TF32 in place once it lands (B was rounded when it
-      // was transposed), hand it to the async proxy that wgmma reads through, and mark it
-      // ready: the consumers' tensor cores never wait on the rounding.
-      int s = 0, phase = 0;
-      for (int u = blockIdx.x; u < units; u += gridDim.x) {
-        const int kb0 = (u % p.splits) * p.split_blocks, kb1 = min(kblocks, kb0 + p.split_blocks);
-        for (int kb = kb0; kb < kb1; ++kb) {
-          mbar_wait(&full[s], phase);
-          float4* t = reinterpret_cast<float4*>(sa + s * wg_a_bytes);
-          for (int i = tid - 32; i < wg_a_bytes / 16; i += wg_rounders) {
-            float4 v = t[i];
-            v.x = round_tf32(v.x), v.y = round_tf32(v.y), v.z = round_tf32(v.z), v.w = round_tf32(v.w);
-            t[i] = v;
-          }
-          asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-          mbar_arrive(&ready[s]);
-          if (++s == wg_stages) s = 0, phase ^= 1;
-        }
-      }
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int c = wg - 1;
     float d[S::acc];
     int s = 0, phase = 0;
+    // tf32: this warpgroup's 64 rows of A in stage st, rounded to TF32 in place (B was
+    // rounded when it was transposed) once it lands, and handed to the async proxy that
+    // wgmma reads through. Done a stage ahead, while the tensor cores work on the current one.
+    [[maybe_unused]] auto round_a = [&](int st, int ph) {
+      mbar_wait(&full[st], ph);
+      float4* t = reinterpret_cast<float4*>(sa + st * wg_a_bytes + c * 64 * 128);
+#pragma unroll
+      for (int i = tid; i < 64 * 128 / 16; i += 128) {
+        float4 v = t[i];
+        v.x = round_tf32(v.x), v.y = round_tf32(v.y), v.z = round_tf32(v.z), v.w = round_tf32(v.w);
+        t[i] = v;
+      }
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    };
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
       const int2 tile = grouped_tile<wg_group>(u / p.splits, p.tiles_m, p.tiles_n);
       const int kb0 = (u % p.splits) * p.split_blocks, kb1 = min(kblocks, kb0 + p.split_blocks);
       // One k-block's wgmmas stay in flight while the next is issued; a stage is freed once
       // the group that read it has completed.
       int prev = -1;
+      if constexpr (tf32)
+        if (kb0 < kb1) round_a(s, phase);
       for (int kb = kb0; kb < kb1; ++kb) {
-        mbar_wait(tf32 ? &ready[s] : &full[s], phase);
+        mbar_wait(&full[s], phase);
+        if constexpr (tf32) asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");  // all 64 rows rounded
         const std::uint32_t a0 = smem_addr(sa + s * wg_a_bytes + c * 64 * 128);
         const std::uint32_t b0 = smem_addr(sb + s * S::b_bytes);
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
@@ -326,6 +320,8 @@ __global__ void __launch_bounds__(wg_threads, 1)
           wgmma_op<In>::mma(d, smem_desc(a0 + 32 * kk, 16, 1024), db, kb > kb0 || kk > 0);
         }
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        if constexpr (tf32)  // the next stage: neither this one nor the one still in flight
+          if (kb + 1 < kb1) round_a(s + 1 == wg_stages ? 0 : s + 1, s + 1 == wg_stages ? phase ^ 1 : phase);
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
         if (prev >= 0 && tid == 0) mbar_arrive(&empty[prev]);
         prev = s;
