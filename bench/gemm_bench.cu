@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 
 #include <la/kernels/detail/vendor/cublas_gemm.hpp>
 #include <la/event_timer.hpp>
@@ -193,11 +194,9 @@ void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
   time_it(st, f, v->precision, [&] { v->run(g, ctx().stream()); });
 }
 
-void bench_cublas(benchmark::State& st, shape s, gemm_precision p) {
+void bench_cublas(benchmark::State& st, shape s, gemm_precision p, gemm_input in) {
   fixture& f = data_for(s);
-  const gemm_args g = args_for(f, p == gemm_precision::fp16   ? gemm_input::f16
-                                  : p == gemm_precision::bf16 ? gemm_input::bf16
-                                                              : gemm_input::f32);
+  const gemm_args g = args_for(f, in);
   time_it(st, f, p, [&] { cublas_gemm(vendor(), p, g); });
 }
 
@@ -216,9 +215,14 @@ int register_all() {
         benchmark::RegisterBenchmark(("gemm/" + s.name() + "/" + std::string(v.name)).c_str(), bench_variant, s, &v)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
-    for (auto [name, mode] : {std::pair{"cublas_fp32", gemm_precision::fp32}, std::pair{"cublas_tf32", gemm_precision::tf32},
-                              std::pair{"cublas_f16", gemm_precision::fp16}, std::pair{"cublas_bf16", gemm_precision::bf16}})
-      benchmark::RegisterBenchmark(("gemm/" + s.name() + "/" + name).c_str(), bench_cublas, s, mode)
+    // Each cuBLAS call with the inputs of its precision class.
+    const std::tuple<const char*, gemm_precision, gemm_input> peers[] = {
+        {"cublas_fp32", gemm_precision::fp32, gemm_input::f32},
+        {"cublas_tf32", gemm_precision::tf32, gemm_input::f32},
+        {"cublas_f16", gemm_precision::fp16, gemm_input::f16},
+        {"cublas_bf16", gemm_precision::bf16, gemm_input::bf16}};
+    for (auto [name, mode, in] : peers)
+      benchmark::RegisterBenchmark(("gemm/" + s.name() + "/" + name).c_str(), bench_cublas, s, mode, in)
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond);
   }

@@ -70,17 +70,14 @@ const gemm_variant& find_gemm(std::string_view name) {
 }
 
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision) {
-  // Half inputs: wgmma on a 9.0 device (0.96-0.91x cuBLAS at 4096^3-8192^3 against WMMA's
-  // 0.46x, bench/RESULTS.md), split over K where its tiles leave multiprocessors idle and K
-  // is long (wgmma_split_count > 1); WMMA elsewhere.
-  // bfloat16 inputs: the same rule over the same kernels.
-  if (input == gemm_input::f16) {
-    if (!wgmma_can_implement(p)) return find_gemm("wmma_f16");
-    return find_gemm(wgmma_split_count(p) > 1 ? "wgmma_f16_split_k" : "wgmma_f16");
-  }
-  if (input == gemm_input::bf16) {
-    if (!wgmma_can_implement(p)) return find_gemm("wmma_bf16");
-    return find_gemm(wgmma_split_count(p) > 1 ? "wgmma_bf16_split_k" : "wgmma_bf16");
+  // Half and bfloat16 inputs: wgmma on a 9.0 device (0.94-1.03x cuBLAS at 4096^3-8192^3
+  // against WMMA's 0.38-0.48x, bench/RESULTS.md), split over K where its 128x128 tiles leave
+  // multiprocessors idle and K is long (wgmma_split_count > 1); WMMA elsewhere.
+  if (input != gemm_input::f32) {
+    const bool bf = input == gemm_input::bf16;
+    if (!wgmma_can_implement(p)) return find_gemm(bf ? "wmma_bf16" : "wmma_f16");
+    if (wgmma_split_count(p) > 1) return find_gemm(bf ? "wgmma_bf16_split_k" : "wgmma_f16_split_k");
+    return find_gemm(bf ? "wgmma_bf16" : "wgmma_f16");
   }
   // Split-K when the output has fewer 128x128 tiles than the GPU has SMs and K is long
   // enough to split (bench/RESULTS.md, tuning note T1). The workspace
