@@ -19,6 +19,7 @@
 #include <tuple>
 
 #include <la/kernels/detail/vendor/cublas_gemm.hpp>
+#include <la/kernels/gemm/detail/variants.hpp>
 #include <la/event_timer.hpp>
 
 namespace {
@@ -30,10 +31,12 @@ struct shape {
   bool square() const { return m == n && n == k; }
 };
 
-// The squares are the size sweep of bench/plot_gemm.py; the rest are the issue's odd shapes.
+// The squares are the size sweep of bench/plot_gemm.py; then the issue's odd shapes, and
+// 4096x4096x512 for reg_tiled's short-K rule.
 const shape shapes[] = {{512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
                         {6144, 6144, 6144}, {8192, 8192, 8192},
-                        {256, 256, 65536},  {128, 128, 262144}, {64, 4096, 4096},   {4096, 4096, 128}};
+                        {256, 256, 65536},  {128, 128, 262144}, {64, 4096, 4096},   {4096, 4096, 128},
+                        {4096, 4096, 512}};
 
 __global__ void fill_kernel(float* p, long n, unsigned seed) {
   for (long i = blockIdx.x * long(blockDim.x) + threadIdx.x; i < n; i += long(gridDim.x) * blockDim.x) {
@@ -194,6 +197,13 @@ void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
   time_it(st, f, v->precision, [&] { v->run(g, ctx().stream()); });
 }
 
+/// One of reg_tiled's tile shapes, forced (the variant picks one by size; this times each).
+void bench_rt_shape(benchmark::State& st, shape s, const gemm_detail::rt_shape* r) {
+  fixture& f = data_for(s);
+  const gemm_args g = args_for(f, gemm_input::f32);
+  time_it(st, f, gemm_precision::fp32, [&] { r->run(g, ctx().stream()); });
+}
+
 void bench_cublas(benchmark::State& st, shape s, gemm_precision p, gemm_input in) {
   fixture& f = data_for(s);
   const gemm_args g = args_for(f, in);
@@ -213,6 +223,12 @@ int register_all() {
     for (const auto& v : gemm_variants())
       if (worth_timing(v, s))
         benchmark::RegisterBenchmark(("gemm/" + s.name() + "/" + std::string(v.name)).c_str(), bench_variant, s, &v)
+            ->UseManualTime()
+            ->Unit(benchmark::kMicrosecond);
+    // reg_tiled's tile shapes one by one, where K is not so long that split-K takes over.
+    if (device_sm_count() > 0 && s.k <= s.m * 4)
+      for (const auto& r : gemm_detail::reg_tiled_shapes())
+        benchmark::RegisterBenchmark(("gemm/" + s.name() + "/reg_tiled_" + r.name).c_str(), bench_rt_shape, s, &r)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
     // Each cuBLAS call with the inputs of its precision class.

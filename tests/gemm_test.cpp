@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include <la/kernels/gemm/detail/variants.hpp>
 #include <la/kernels/gemm/gemm.hpp>
 #include <la/kernels/reference/gemm.hpp>
 #include "test_util.hpp"
@@ -48,7 +49,9 @@ void PrintTo(const param& p, std::ostream* os) { *os << p.variant << " " << p.s.
 
 class GemmVariants : public ::testing::TestWithParam<param> {};
 
-void check_variant(const gemm_variant& v, const shape& s, float alpha, float beta, index_t pad, std::uint32_t seed) {
+/// v (by name through gemm()), or with `forced`, one of reg_tiled's tile shapes called directly.
+void check_variant(const gemm_variant& v, const shape& s, float alpha, float beta, index_t pad, std::uint32_t seed,
+                   const gemm_detail::rt_shape* forced = nullptr) {
   context ctx;
   std::mt19937 g(seed);
   const auto a = random_dense(s.m, s.k, pad, g), b = random_dense(s.k, s.n, pad, g);
@@ -63,7 +66,11 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
 
   auto dc = upload(ctx, c0);
   const auto da = upload(ctx, a), db = upload(ctx, b);
-  if (v.input == gemm_input::f16)
+  if (forced) {
+    const gemm_args args{s.m,     s.n,   s.k,  da.view().values, da.ld(), db.view().values, db.ld(), dc.view().values,
+                         dc.ld(), alpha, beta, nullptr,          ctx.sm_count()};
+    if (s.m > 0 && s.n > 0) forced->run(args, ctx.stream());
+  } else if (v.input == gemm_input::f16)
     gemm(ctx, to_half(ctx, da), to_half(ctx, db), dc, alpha, beta, v.name);
   else if (v.input == gemm_input::bf16)
     gemm(ctx, to_bf16(ctx, da), to_bf16(ctx, db), dc, alpha, beta, v.name);
@@ -79,7 +86,7 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
       const double err = std::abs(double(got(i, j)) - want(i, j));
       if (!(err <= tol * scale + 1e-30)) {  // NaN fails
         ++bad;
-        ADD_FAILURE() << v.name << " " << s.m << "x" << s.n << "x" << s.k << " alpha " << alpha << " beta " << beta
+        ADD_FAILURE() << v.name << (forced ? std::string(" ") + forced->name : "") << " " << s.m << "x" << s.n << "x" << s.k << " alpha " << alpha << " beta " << beta
                       << " pad " << pad << ": C(" << i << "," << j << ") = " << got(i, j) << ", reference " << want(i, j)
                       << ", |err| " << err << " > " << tol << " * " << scale;
       }
@@ -126,6 +133,18 @@ INSTANTIATE_TEST_SUITE_P(Registry, GemmVariants, ::testing::ValuesIn(all_params(
   const auto& p = info.param;
   return p.variant + "_" + std::to_string(p.s.m) + "x" + std::to_string(p.s.n) + "x" + std::to_string(p.s.k);
 });
+
+TEST(Gemm, EveryRegTiledTileShapeMatchesReference) {
+  // reg_tiled picks its tile by size (reg_tiled_shape_for); each tile on every shape.
+  LA_SKIP_WITHOUT_GPU();
+  const gemm_variant& v = find_gemm("reg_tiled");
+  for (const auto& r : gemm_detail::reg_tiled_shapes())
+    for (const auto& s : shapes) {
+      check_variant(v, s, 1.0f, 0.0f, 0, 1, &r);
+      check_variant(v, s, -0.5f, 1.25f, 0, 2, &r);
+      check_variant(v, s, 2.0f, 0.0f, 3, 3, &r);
+    }
+}
 
 TEST(Gemm, SplitKWorkspaceIsBitIdenticalRunToRun) {
   // Every variant that reduces its splits through a workspace (split_k_workspace, the wgmma
@@ -202,7 +221,8 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
   EXPECT_EQ(select_gemm({128, 128, 262144, 132}, gemm_input::f32, false).name, "split_k_workspace");
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, false).name, "reg_tiled");
   EXPECT_EQ(select_gemm({2048, 2048, 2048, 132}, gemm_input::f32, false).name, "reg_tiled");
-  EXPECT_EQ(select_gemm({1024, 1024, 1024, 132}, gemm_input::f32, false).name, "split_k_workspace");
+  EXPECT_EQ(select_gemm({1024, 1024, 1024, 132}, gemm_input::f32, false).name, "reg_tiled");  // 64x64 tiles fill it
+  EXPECT_EQ(select_gemm({512, 512, 4096, 132}, gemm_input::f32, false).name, "split_k_workspace");
   EXPECT_EQ(select_gemm({1024, 1024, 512, 132}, gemm_input::f32, false).name, "reg_tiled");
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, true).name,
             sm90a_kernels_available() ? "wgmma_tf32" : "wmma_tf32");
@@ -228,6 +248,16 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
           EXPECT_EQ(v.input, in) << v.name;
           if (v.splits) EXPECT_GT(v.splits(p), 1) << v.name << " " << m << "x" << k;
         }
+}
+
+TEST(GemmSelect, RegTiledTileFollowsShape) {  // host-only
+  const auto& shapes = gemm_detail::reg_tiled_shapes();
+  auto tile = [&](const gemm_problem& p) { return std::string(shapes.at(gemm_detail::reg_tiled_shape_for(p)).name); };
+  EXPECT_EQ(tile({4096, 4096, 4096, 132}), "128x128x8");
+  EXPECT_EQ(tile({2048, 2048, 2048, 132}), "128x128x8");  // 256 tiles of 128x128
+  EXPECT_EQ(tile({1024, 1024, 1024, 132}), "64x64x16");   // 64 tiles of 128x128: SMs idle
+  EXPECT_EQ(tile({4096, 4096, 128, 132}), "64x64x16");    // short K
+  EXPECT_EQ(tile({5000000, 1, 100, 132}), "128x128x8");   // 64-row tiles: grid too tall
 }
 
 TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only

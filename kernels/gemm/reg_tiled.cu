@@ -1,22 +1,42 @@
-// reg_tiled: the full joint register and shared-memory tiling (see reg_tiled.cuh):
-// 128 x 128 x 8 block tiles, 256 threads, 8 x 8 outputs per thread, warp tiles of 64 x 32,
-// A transposed in shared memory, float4 global loads, double-buffered.
+// reg_tiled: the full joint register and shared-memory tiling (see reg_tiled.cuh), in two
+// tile shapes; run_reg_tiled picks one by the problem's size (reg_tiled_shape_for).
 #include <la/kernels/gemm/detail/reg_tiled.cuh>
 #include <la/kernels/gemm/detail/variants.hpp>
 
 namespace la::gemm_detail {
 namespace {
-using Cfg = rt_config;
-
-template <bool Vec>
+template <typename Cfg, bool Vec>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) reg_tiled_kernel(gemm_args g) {
+  extern __shared__ __align__(16) float rt_smem[];
   const int2 tile = grouped_tile();
   const index_t row0 = static_cast<index_t>(tile.x) * Cfg::BM, col0 = static_cast<index_t>(tile.y) * Cfg::BN;
   float acc[Cfg::TM][Cfg::TN] = {};
-  reg_tiled_mainloop<Vec>(static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb, g.m, g.n, 0,
-                          g.k, row0, col0, acc);
-  for_each_output(acc, row0, col0, g.m, g.n,
-                  [&](index_t r, index_t c, float v) { store_c(g.c, g.ldc, r, c, v, g.alpha, g.beta); });
+  reg_tiled_mainloop<Cfg, Vec>(rt_smem, static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb,
+                               g.m, g.n, 0, g.k, row0, col0, acc);
+  for_each_output<Cfg>(acc, row0, col0, g.m, g.n,
+                       [&](index_t r, index_t c, float v) { store_c(g.c, g.ldc, r, c, v, g.alpha, g.beta); });
+}
+
+template <typename Cfg, bool Vec>
+void launch(const gemm_args& g, cudaStream_t s) {
+  constexpr auto kernel = reg_tiled_kernel<Cfg, Vec>;
+  if constexpr (Cfg::SMEM_BYTES > 48 * 1024) raise_smem_limit_once<kernel, Cfg::SMEM_BYTES>();
+  const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM));
+  kernel<<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, s>>>(g);
+  LA_CHECK_LAUNCH(s);
+}
+
+template <typename Cfg>
+void run_shape(const gemm_args& g, cudaStream_t s) {
+  if (reg_tiled_vectorizable(g))
+    launch<Cfg, true>(g, s);
+  else
+    launch<Cfg, false>(g, s);
+}
+
+template <typename Cfg>
+rt_shape shape_entry(const char* name) {
+  return {name, Cfg::BM, Cfg::BN, run_shape<Cfg>};
 }
 }  // namespace
 
@@ -24,12 +44,20 @@ bool reg_tiled_vectorizable(const gemm_args& g) {
   return aligned16(g.a, g.lda, 4) && aligned16(g.b, g.ldb, 4);
 }
 
+const std::vector<rt_shape>& reg_tiled_shapes() {
+  static const std::vector<rt_shape> list = {shape_entry<rt_config>("128x128x8"), shape_entry<rt_small>("64x64x16")};
+  return list;
+}
+
+int reg_tiled_shape_for(const gemm_problem& p) {
+  // The small tile where 128x128 tiles leave SMs idle or K is too short to amortize a big
+  // tile's prologue and epilogue (H100: 1.0x vs 0.59x cuBLAS at 1024^3, 0.96x vs 0.82x at
+  // 4096x4096x128; 0.93x vs 0.82x the other way at 4096^3; bench/RESULTS.md, tuning note T2).
+  const bool small = rt_tiles<rt_config>(p) < p.sm_count || p.k < 512;
+  return small && ceil_div(p.m, rt_small::BM) <= 65535 ? 1 : 0;
+}
+
 void run_reg_tiled(const gemm_args& g, cudaStream_t s) {
-  const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM));
-  if (reg_tiled_vectorizable(g))
-    reg_tiled_kernel<true><<<grid, Cfg::THREADS, 0, s>>>(g);
-  else
-    reg_tiled_kernel<false><<<grid, Cfg::THREADS, 0, s>>>(g);
-  LA_CHECK_LAUNCH(s);
+  reg_tiled_shapes()[reg_tiled_shape_for({g.m, g.n, g.k, g.sm_count})].run(g, s);
 }
 }  // namespace la::gemm_detail

@@ -79,11 +79,11 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
     if (wgmma_split_count(p) > 1) return find_gemm(bf ? "wgmma_bf16_split_k" : "wgmma_f16_split_k");
     return find_gemm(bf ? "wgmma_bf16" : "wgmma_f16");
   }
-  // Split-K when the output has fewer 128x128 tiles than the GPU has SMs and K is long
-  // enough to split (bench/RESULTS.md, tuning note T1). The workspace
+  // Split-K when even reg_tiled's small 64x64 tiles leave SMs idle and K is long enough to
+  // split (bench/RESULTS.md, tuning note T1). The workspace
   // form is deterministic, and its size stays small under this rule (splits * M * N is about
   // 2 * SMs * 128 * 128 floats, ~17 MB on 132 SMs), so auto never needs the atomic form.
-  if (rt_tiles(p) < p.sm_count && p.k >= 1024) return find_gemm("split_k_workspace");
+  if (rt_tiles<rt_small>(p) < p.sm_count && p.k >= 1024) return find_gemm("split_k_workspace");
   if (allow_reduced_precision) return find_gemm(wgmma_can_implement(p) ? "wgmma_tf32" : "wmma_tf32");
   return find_gemm("reg_tiled");
 }

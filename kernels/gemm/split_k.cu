@@ -17,6 +17,7 @@
 namespace la::gemm_detail {
 namespace {
 using Cfg = rt_config;
+static_assert(Cfg::SMEM_BYTES <= 48 * 1024, "split_k launches without raising the shared-memory limit");
 
 enum class combine { atomic, workspace };
 
@@ -30,11 +31,12 @@ template <bool Vec, combine Mode>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) split_k_kernel(gemm_args g, index_t chunk) {
   const index_t row0 = static_cast<index_t>(blockIdx.y) * Cfg::BM, col0 = static_cast<index_t>(blockIdx.x) * Cfg::BN;
   const index_t k0 = static_cast<index_t>(blockIdx.z) * chunk, k1 = min(g.k, k0 + chunk);
+  extern __shared__ __align__(16) float rt_smem[];
   float acc[Cfg::TM][Cfg::TN] = {};
-  reg_tiled_mainloop<Vec>(static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb, g.m, g.n, k0,
-                          k1, row0, col0, acc);
+  reg_tiled_mainloop<Cfg, Vec>(rt_smem, static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb,
+                               g.m, g.n, k0, k1, row0, col0, acc);
   float* w = static_cast<float*>(g.workspace) + static_cast<long>(blockIdx.z) * g.m * g.n;
-  for_each_output(acc, row0, col0, g.m, g.n, [&](index_t r, index_t c, float v) {
+  for_each_output<Cfg>(acc, row0, col0, g.m, g.n, [&](index_t r, index_t c, float v) {
     if constexpr (Mode == combine::atomic)
       atomicAdd(g.c + static_cast<long>(r) * g.ldc + c, g.alpha * v);
     else
@@ -103,9 +105,9 @@ void launch_split(const gemm_args& g, cudaStream_t s) {
   if (g.k > 0) {
     const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM), used);
     if (reg_tiled_vectorizable(g))
-      split_k_kernel<true, Mode><<<grid, Cfg::THREADS, 0, s>>>(g, chunk);
+      split_k_kernel<true, Mode><<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, s>>>(g, chunk);
     else
-      split_k_kernel<false, Mode><<<grid, Cfg::THREADS, 0, s>>>(g, chunk);
+      split_k_kernel<false, Mode><<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, s>>>(g, chunk);
     LA_CHECK_LAUNCH(s);
   }
   if (Mode == combine::workspace) reduce_splits(g, used, s);

@@ -1,43 +1,63 @@
 // The register-tiled main loop, shared by reg_tiled and split_k: a block computes a BM x BN
-// tile of A[:, k0:k1] * B[k0:k1, :] into per-thread 8x8 register accumulators.
+// tile of A[:, k0:k1] * B[k0:k1, :] into per-thread TM x TN register accumulators (the tile
+// shapes are rt_tile instances; reg_tiled.cu lists the ones it runs).
 //
-//  - Global -> shared: 16-byte loads (when rows are 16-byte aligned: the Vec parameter),
-//    each thread loading BM*BK/4/THREADS float4 of A and BK*BN/4/THREADS of B. Edges are
-//    predicated element by element and filled with zeros.
-//  - A is stored transposed in shared memory (as[k][m]) so a thread reads its 8 rows of A
-//    for one k as two float4; rows padded by 4 floats so the transposing stores of the two
-//    k-halves of a row land in different banks.
-//  - Warp tiling: 8 warps as 2 (M) x 4 (N), each warp a 64 x 32 tile; a lane owns rows
-//    {4*tm .. 4*tm+3} and {32+4*tm ..} of the warp tile and columns {4*tn ..} and {16+4*tn ..},
-//    so every shared-memory read is a float4 that is either broadcast or conflict-free.
-//  - Double buffering: the next K-tile is fetched into registers while the current one is
-//    multiplied out of shared memory, then stored into the other buffer; one barrier per tile.
-//    Inside the tile, the fragments of step k+1 are read from shared memory before step k's
-//    multiply-adds, and tiles wholly inside the matrix are fetched without predicates.
+//  - Global -> shared: A through registers, 16-byte loads when rows are 16-byte aligned (the
+//    Vec parameter), stored transposed (as[k][m]) so a thread reads 4 rows of A for one k as
+//    a float4; rows padded by 4 floats so the transposing stores of the k-quarters of a row
+//    land in different banks. B with cp.async, 16 bytes (4-byte copies at ragged edges),
+//    no staging registers. Edges are predicated element by element and filled with zeros;
+//    tiles wholly inside the matrix are fetched without predicates.
+//  - Warp tiling: a warp's lanes form a LANES_M x LANES_N grid; a lane owns groups of 4 rows
+//    repeating every 4*LANES_M rows of the warp tile and groups of 4 columns every
+//    4*LANES_N, so every shared-memory read is a float4 that is broadcast or conflict-free.
+//  - Double buffering: the next K-tile is in flight while the current one is multiplied out
+//    of shared memory; one barrier per tile. Inside the tile, the fragments of step k+1 are
+//    read before step k's multiply-adds, and the barrier comes before the last step, whose
+//    multiply-adds cover the reads of the next tile's first fragments. The loop body is
+//    unrolled over the two buffers so every shared-memory offset is a constant (this alone
+//    took 128x128x8 from 0.84x to 0.93x cuBLAS on the H100; bench/RESULTS.md, tuning note T2).
 #pragma once
+
+#include <type_traits>
 
 #include "common.cuh"
 
 namespace la::gemm_detail {
 
-// 128x128x8, 2 blocks/SM: the fastest of the configurations tried; the others and their
-// figures are in bench/RESULTS.md, tuning note T2.
-struct rt_config {
-  static constexpr int BM = 128, BN = 128, BK = 8, THREADS = 256, TM = 8, TN = 8, MIN_BLOCKS = 2;
-  static constexpr int WARPS_M = 2, WARPS_N = 4, WM = BM / WARPS_M, WN = BN / WARPS_N;
-  static constexpr int A_PAD = 4;
+/// A reg_tiled tile shape. A block of THREADS = 32 * WARPS_M * WARPS_N threads computes a
+/// BM x BN tile, BK of K at a time; each thread owns TM x TN outputs, its warp a WM x WN
+/// tile (WM = LANES_M * TM, WN = LANES_N * TN). MIN_BLOCKS is the __launch_bounds__ residency
+/// (it caps the registers).
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int LANES_M_, int MIN_BLOCKS_>
+struct rt_tile {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, MIN_BLOCKS = MIN_BLOCKS_;
+  static constexpr int LANES_M = LANES_M_, LANES_N = 32 / LANES_M_;
+  static constexpr int WM = LANES_M * TM, WN = LANES_N * TN, WARPS_M = BM / WM, WARPS_N = BN / WN;
+  static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+  static constexpr int A_PAD = 4;                        // see the stash in reg_tiled_mainloop
   static constexpr int A_LOADS = BM * BK / 4 / THREADS;  // float4 per thread per tile
   static constexpr int B_LOADS = BK * BN / 4 / THREADS;
-  static_assert(WARPS_M * WARPS_N * 32 == THREADS, "reg_tiled: warp grid must use every thread");
-  static_assert(WM == 8 * TM && WN == 4 * TN, "reg_tiled: a warp is 8 x 4 lanes of TM x TN outputs");
+  static constexpr int A_FLOATS = BK * (BM + A_PAD), B_FLOATS = BK * BN;  // one buffer each
+  static constexpr std::size_t SMEM_BYTES = 2 * (A_FLOATS + B_FLOATS) * sizeof(float);
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "reg_tiled: thread tiles are groups of 4 x 4");
+  static_assert(LANES_M * LANES_N == 32 && BM % WM == 0 && BN % WN == 0, "reg_tiled: warps must tile the block");
   static_assert(A_LOADS >= 1 && (BM * BK / 4) % THREADS == 0, "reg_tiled: A tile must split into float4 per thread");
   static_assert(B_LOADS >= 1 && (BK * BN / 4) % THREADS == 0, "reg_tiled: B tile must split into float4 per thread");
-  static_assert(BK % 4 == 0, "reg_tiled: BK must be a multiple of 4 (float4 loads along K)");
+  static_assert(BK % 8 == 0, "reg_tiled: BK a multiple of 8 (float4 loads along K; the fragment buffers alternate)");
 };
 
-/// Output tiles of a problem at the reg_tiled tile size (split-K sizing and selection).
+/// 128x128x8, 8 warps of 64x32, 8x8 a thread, 2 blocks/SM: reg_tiled's tile where the output
+/// has enough tiles, and split_k's.
+using rt_config = rt_tile<128, 128, 8, 8, 8, 8, 2>;
+/// 64x64x16, 4 warps of 64x16, 8x4 a thread, 4 blocks/SM: reg_tiled's tile for outputs with
+/// fewer 128x128 tiles than SMs, or short K (bench/RESULTS.md, tuning note T2).
+using rt_small = rt_tile<64, 64, 16, 8, 4, 8, 4>;
+
+/// Output tiles of a problem at tile size BM x BN.
+template <typename Cfg = rt_config>
 inline long rt_tiles(const gemm_problem& p) {
-  return static_cast<long>(ceil_div(p.m, rt_config::BM)) * ceil_div(p.n, rt_config::BN);
+  return static_cast<long>(ceil_div(p.m, Cfg::BM)) * ceil_div(p.n, Cfg::BN);
 }
 
 /// Four consecutive elements of row r from column c; zeros outside [0,rows) x [0,cols).
@@ -54,23 +74,43 @@ __device__ __forceinline__ float4 load4(const float* p, index_t ld, index_t r, i
   return v;
 }
 
-template <bool Vec>
-__device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, index_t lda, const float* __restrict__ b,
-                                                   index_t ldb, index_t m, index_t n, index_t k0, index_t k1,
-                                                   index_t row0, index_t col0, float (&acc)[rt_config::TM][rt_config::TN]) {
-  using Cfg = rt_config;
-  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK;
-  __shared__ __align__(16) float as[2][BK][BM + Cfg::A_PAD];  // A transposed: [k][m]
-  __shared__ __align__(16) float bs[2][BK][BN];
+/// The main loop over K in [k0, k1) of the Cfg tile at (row0, col0), accumulating into acc.
+/// smem: Cfg::SMEM_BYTES of dynamic shared memory, 16-byte aligned.
+template <typename Cfg, bool Vec>
+__device__ __forceinline__ void reg_tiled_mainloop(float* smem, const float* __restrict__ a, index_t lda,
+                                                   const float* __restrict__ b, index_t ldb, index_t m, index_t n,
+                                                   index_t k0, index_t k1, index_t row0, index_t col0,
+                                                   float (&acc)[Cfg::TM][Cfg::TN]) {
+  constexpr int BM = Cfg::BM, BN = Cfg::BN, BK = Cfg::BK, TM = Cfg::TM, TN = Cfg::TN, LDA_S = BM + Cfg::A_PAD;
+  float* const as = smem;                       // [2][BK][LDA_S]: A transposed, as[k][m]
+  float* const bs = smem + 2 * Cfg::A_FLOATS;  // [2][BK][BN]
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
   const int wm = warp / Cfg::WARPS_N, wn = warp % Cfg::WARPS_N;
-  const int tm = lane / 4, tn = lane % 4;
+  const int tm = lane / Cfg::LANES_N, tn = lane % Cfg::LANES_N;
   const int ar = wm * Cfg::WM + tm * 4;  // first of this thread's rows in the tile
   const int bc = wn * Cfg::WN + tn * 4;  // first of its columns
 
-  float4 ra[Cfg::A_LOADS], rb[Cfg::B_LOADS];
+  float4 ra[Cfg::A_LOADS];
   const bool interior = Vec && row0 + BM <= m && col0 + BN <= n;
-  auto fetch = [&](index_t kt) {
+  // B's float4 i of K-tile kt into buffer buf with cp.async; `whole`: the tile is inside.
+  auto fetch_b = [&](int i, index_t kt, int buf, bool whole) {
+    const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;  // tile [BK][BN]
+    float* const dst = bs + buf * Cfg::B_FLOATS + r * BN + c;
+    const index_t gr = kt + r, gc = col0 + c;
+    const float* const src = b + static_cast<long>(gr) * ldb + gc;
+    if (whole || (Vec && gr < k1 && gc + 3 < n)) {
+      cp_async16(dst, src, true);
+      return;
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const bool in = gr < k1 && gc + q < n;
+      cp_async4(dst + q, in ? src + q : b, in);
+    }
+  };
+  // Starts loading K-tile kt: A into registers (stash stores it), B into buffer buf
+  // (cp.async, committed as one group).
+  auto fetch = [&](index_t kt, int buf) {
     if (interior && kt + BK <= k1) {  // whole tile inside: 16-byte loads, no predicates
 #pragma unroll
       for (int i = 0; i < Cfg::A_LOADS; ++i) {
@@ -78,10 +118,8 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
         ra[i] = *reinterpret_cast<const float4*>(a + static_cast<long>(row0 + r) * lda + kt + kc);
       }
 #pragma unroll
-      for (int i = 0; i < Cfg::B_LOADS; ++i) {
-        const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;
-        rb[i] = *reinterpret_cast<const float4*>(b + static_cast<long>(kt + r) * ldb + col0 + c);
-      }
+      for (int i = 0; i < Cfg::B_LOADS; ++i) fetch_b(i, kt, buf, true);
+      cp_async_commit();
       return;
     }
 #pragma unroll
@@ -90,74 +128,89 @@ __device__ __forceinline__ void reg_tiled_mainloop(const float* __restrict__ a, 
       ra[i] = load4<Vec>(a, lda, row0 + r, kt + kc, m, k1);
     }
 #pragma unroll
-    for (int i = 0; i < Cfg::B_LOADS; ++i) {
-      const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;  // tile [BK][BN]
-      rb[i] = load4<Vec>(b, ldb, kt + r, col0 + c, k1, n);
-    }
+    for (int i = 0; i < Cfg::B_LOADS; ++i) fetch_b(i, kt, buf, false);
+    cp_async_commit();
   };
+  // A transposed into buffer buf. The k-quarters of a row go to rows of as that are
+  // 4 * LDA_S floats apart, 16 banks with A_PAD = 4: with BK = 8 a warp's stores are
+  // conflict-free (BK = 16: 2-way).
   auto stash = [&](int buf) {
+    float* const ab = as + buf * Cfg::A_FLOATS;
 #pragma unroll
     for (int i = 0; i < Cfg::A_LOADS; ++i) {
       const int e = t + i * Cfg::THREADS, r = e / (BK / 4), kc = (e % (BK / 4)) * 4;
-      as[buf][kc + 0][r] = ra[i].x;
-      as[buf][kc + 1][r] = ra[i].y;
-      as[buf][kc + 2][r] = ra[i].z;
-      as[buf][kc + 3][r] = ra[i].w;
+      ab[(kc + 0) * LDA_S + r] = ra[i].x;
+      ab[(kc + 1) * LDA_S + r] = ra[i].y;
+      ab[(kc + 2) * LDA_S + r] = ra[i].z;
+      ab[(kc + 3) * LDA_S + r] = ra[i].w;
     }
+  };
+  // Fragments of two k-steps: those of step k+1 are read before step k's multiply-adds.
+  float fa[2][TM], fb[2][TN];
+  auto load_frags = [&](int buf, int k, int f) {
+    const float* const ab = as + buf * Cfg::A_FLOATS + ar + k * LDA_S;
+    const float* const bb = bs + buf * Cfg::B_FLOATS + bc + k * BN;
 #pragma unroll
-    for (int i = 0; i < Cfg::B_LOADS; ++i) {
-      const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;
-      *reinterpret_cast<float4*>(&bs[buf][r][c]) = rb[i];
-    }
+    for (int g = 0; g < TM / 4; ++g)
+      *reinterpret_cast<float4*>(&fa[f][4 * g]) = *reinterpret_cast<const float4*>(ab + g * 4 * Cfg::LANES_M);
+#pragma unroll
+    for (int g = 0; g < TN / 4; ++g)
+      *reinterpret_cast<float4*>(&fb[f][4 * g]) = *reinterpret_cast<const float4*>(bb + g * 4 * Cfg::LANES_N);
+  };
+  auto fma_step = [&](int f) {
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] += fa[f][i] * fb[f][j];
   };
 
   if (k0 >= k1) return;
-  fetch(k0);
+  fetch(k0, 0);
   stash(0);
+  cp_async_wait<0>();
   __syncthreads();
-  int cur = 0;
-  for (index_t kt = k0; kt < k1; kt += BK) {
+  load_frags(0, 0, 0);
+  // One K-tile out of buffer `cur` (a constant), the next one fetched into cur ^ 1. Its last
+  // step uses fragment buffer 1 (BK even), so the next tile's first fragments go to buffer 0.
+  auto tile = [&](auto buf, index_t kt) {
+    constexpr int cur = decltype(buf)::value;
     const bool more = kt + BK < k1;
-    if (more) fetch(kt + BK);  // in flight while we multiply
-    float fa[2][Cfg::TM], fb[2][Cfg::TN];  // fragments of steps k and k+1
-    auto load_frags = [&](int k, int f) {
-      *reinterpret_cast<float4*>(&fa[f][0]) = *reinterpret_cast<const float4*>(&as[cur][k][ar]);
-      *reinterpret_cast<float4*>(&fa[f][4]) = *reinterpret_cast<const float4*>(&as[cur][k][ar + 32]);
-      *reinterpret_cast<float4*>(&fb[f][0]) = *reinterpret_cast<const float4*>(&bs[cur][k][bc]);
-      *reinterpret_cast<float4*>(&fb[f][4]) = *reinterpret_cast<const float4*>(&bs[cur][k][bc + 16]);
-    };
-    load_frags(0, 0);
+    if (more) fetch(kt + BK, cur ^ 1);  // in flight while we multiply
 #pragma unroll
-    for (int k = 0; k < BK; ++k) {
-      const int f = k % 2;
-      if (k + 1 < BK) load_frags(k + 1, (k + 1) % 2);
-#pragma unroll
-      for (int i = 0; i < Cfg::TM; ++i)
-#pragma unroll
-        for (int j = 0; j < Cfg::TN; ++j) acc[i][j] += fa[f][i] * fb[f][j];
+    for (int k = 0; k + 1 < BK; ++k) {
+      load_frags(cur, k + 1, (k + 1) % 2);
+      fma_step(k % 2);
     }
-    if (more) stash(cur ^ 1);
-    __syncthreads();
-    cur ^= 1;
+    if (more) {
+      stash(cur ^ 1);
+      cp_async_wait<0>();
+      __syncthreads();
+      load_frags(cur ^ 1, 0, 0);
+    }
+    fma_step(1);
+    return more;
+  };
+  for (index_t kt = k0;; kt += 2 * BK) {
+    if (!tile(std::integral_constant<int, 0>{}, kt)) break;
+    if (!tile(std::integral_constant<int, 1>{}, kt + BK)) break;
   }
 }
 
 /// Calls out(r, c, v) for every accumulator of this thread that lies inside m x n, with its
 /// global row and column (the epilogue of reg_tiled and split_k).
-template <typename Out>
-__device__ __forceinline__ void for_each_output(const float (&acc)[rt_config::TM][rt_config::TN], index_t row0,
-                                                index_t col0, index_t m, index_t n, Out&& out) {
-  using Cfg = rt_config;
+template <typename Cfg, typename Out>
+__device__ __forceinline__ void for_each_output(const float (&acc)[Cfg::TM][Cfg::TN], index_t row0, index_t col0,
+                                                index_t m, index_t n, Out&& out) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const index_t r_base = row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / 4) * 4;
-  const index_t c_base = col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % 4) * 4;
+  const index_t r_base = row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / Cfg::LANES_N) * 4;
+  const index_t c_base = col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % Cfg::LANES_N) * 4;
 #pragma unroll
   for (int i = 0; i < Cfg::TM; ++i) {
-    const index_t r = r_base + (i % 4) + (i / 4) * 32;  // rows {4tm..4tm+3} and 32 below
+    const index_t r = r_base + (i % 4) + (i / 4) * 4 * Cfg::LANES_M;  // groups of 4 rows, 4*LANES_M apart
     if (r >= m) continue;
 #pragma unroll
     for (int j = 0; j < Cfg::TN; ++j) {
-      const index_t c = c_base + (j % 4) + (j / 4) * 16;  // columns {4tn..4tn+3} and 16 right
+      const index_t c = c_base + (j % 4) + (j / 4) * 4 * Cfg::LANES_N;
       if (c < n) out(r, c, acc[i][j]);
     }
   }

@@ -1,6 +1,8 @@
 // The GEMM variants' run functions (one .cu file each); registry.cu lists them.
 #pragma once
 
+#include <vector>
+
 #include "../gemm.hpp"
 
 namespace la::gemm_detail {
@@ -31,4 +33,13 @@ std::size_t wgmma_split_k_workspace_bytes(const gemm_problem&);
 /// Splits of K wgmma_f16_split_k uses (>= 1).
 int wgmma_split_count(const gemm_problem&);
 bool reg_tiled_vectorizable(const gemm_args&);
+/// One of reg_tiled's tile shapes: gemm_bench times each and gemm_test runs each.
+struct rt_shape {
+  const char* name;  // "BMxBNxBK"
+  int bm, bn;
+  void (*run)(const gemm_args&, cudaStream_t);
+};
+const std::vector<rt_shape>& reg_tiled_shapes();
+/// The shape run_reg_tiled uses for a problem: an index into reg_tiled_shapes().
+int reg_tiled_shape_for(const gemm_problem&);
 }  // namespace la::gemm_detail
