@@ -264,6 +264,11 @@ TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only
   EXPECT_EQ(detail::split_k_count({4096, 4096, 4096, 132}), 1);
   EXPECT_GT(detail::split_k_count({128, 128, 262144, 132}), 100);
   EXPECT_EQ(detail::split_k_count({128, 128, 700, 132}), 1);  // K too short to split
+  // M = 64: 64x64 tiles (4 blocks an SM): 64 tiles, 9 splits to fill 528 slots, capped at K/512.
+  EXPECT_TRUE(gemm_detail::split_k_small_tile({64, 4096, 4096, 132}));
+  EXPECT_FALSE(gemm_detail::split_k_small_tile({256, 256, 65536, 132}));
+  EXPECT_EQ(detail::split_k_count({64, 4096, 4096, 132}), 8);
+  EXPECT_EQ(detail::split_k_count({64, 4096, 65536, 132}), 9);
   for (const auto& v : gemm_variants()) {
     // The sm_90a kernels run on a 9.0 device of a build for 90 only (none here without a GPU).
     EXPECT_EQ(v.can_implement({1000, 1000, 1000, 132}), !v.sm90a || sm90a_kernels_available()) << v.name;

@@ -51,8 +51,7 @@ const std::vector<rt_shape>& reg_tiled_shapes() {
 
 int reg_tiled_shape_for(const gemm_problem& p) {
   // The small tile where 128x128 tiles leave SMs idle or K is too short to amortize a big
-  // tile's prologue and epilogue (H100: 1.0x vs 0.59x cuBLAS at 1024^3, 0.96x vs 0.82x at
-  // 4096x4096x128; 0.93x vs 0.82x the other way at 4096^3; bench/RESULTS.md, tuning note T2).
+  // tile's prologue and epilogue (bench/RESULTS.md, tuning note T2).
   const bool small = rt_tiles<rt_config>(p) < p.sm_count || p.k < 512;
   return small && ceil_div(p.m, rt_small::BM) <= 65535 ? 1 : 0;
 }

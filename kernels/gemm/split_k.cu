@@ -8,7 +8,9 @@
 //               kernel sums the splits in a fixed order (8 ranges in order, each in
 //               order; reduce_splits_kernel) and applies alpha/beta.
 //               Deterministic: bit-identical run to run. Needs splits*M*N floats.
-// The number of splits comes from detail::split_k_count (shape and SM count).
+// The number of splits comes from detail::split_k_count (shape and SM count). The tile is
+// reg_tiled's 128x128x8, or its 64x64x16 where M or N is at most 64 (split_k_small_tile),
+// so a 64-wide output does not pay for a half-empty tile.
 #include <algorithm>
 
 #include <la/kernels/gemm/detail/reg_tiled.cuh>
@@ -16,18 +18,25 @@
 
 namespace la::gemm_detail {
 namespace {
-using Cfg = rt_config;
-static_assert(Cfg::SMEM_BYTES <= 48 * 1024, "split_k launches without raising the shared-memory limit");
+static_assert(rt_config::SMEM_BYTES <= 48 * 1024 && rt_small::SMEM_BYTES <= 48 * 1024,
+              "split_k launches without raising the shared-memory limit");
 
 enum class combine { atomic, workspace };
+}  // namespace
 
-/// K range of split z: [z*chunk, min(k, (z+1)*chunk)), chunk a multiple of BK.
-index_t split_chunk(index_t k, int splits) {
-  const index_t per = (k + splits - 1) / splits;
-  return (per + Cfg::BK - 1) / Cfg::BK * Cfg::BK;
+bool split_k_small_tile(const gemm_problem& p) {
+  return (p.m <= 64 || p.n <= 64) && ceil_div(p.m, rt_small::BM) <= 65535;
 }
 
-template <bool Vec, combine Mode>
+namespace {
+
+/// K range of split z: [z*chunk, min(k, (z+1)*chunk)), chunk a multiple of BK.
+index_t split_chunk(index_t k, int splits, int bk) {
+  const index_t per = (k + splits - 1) / splits;
+  return (per + bk - 1) / bk * bk;
+}
+
+template <typename Cfg, bool Vec, combine Mode>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) split_k_kernel(gemm_args g, index_t chunk) {
   const index_t row0 = static_cast<index_t>(blockIdx.y) * Cfg::BM, col0 = static_cast<index_t>(blockIdx.x) * Cfg::BN;
   const index_t k0 = static_cast<index_t>(blockIdx.z) * chunk, k1 = min(g.k, k0 + chunk);
@@ -96,21 +105,29 @@ void reduce_splits(const gemm_args& g, int splits, cudaStream_t s) {
 }
 
 namespace {
-template <combine Mode>
+template <typename Cfg, combine Mode>
 void launch_split(const gemm_args& g, cudaStream_t s) {
   const int splits = detail::split_k_count({g.m, g.n, g.k, g.sm_count});
-  const index_t chunk = split_chunk(g.k, splits);
+  const index_t chunk = split_chunk(g.k, splits, Cfg::BK);
   const int used = g.k > 0 ? ceil_div(g.k, chunk) : 0;  // rounding chunk up can leave fewer
   if (Mode == combine::atomic) scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);
   if (g.k > 0) {
     const dim3 grid(ceil_div(g.n, Cfg::BN), ceil_div(g.m, Cfg::BM), used);
     if (reg_tiled_vectorizable(g))
-      split_k_kernel<true, Mode><<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, s>>>(g, chunk);
+      split_k_kernel<Cfg, true, Mode><<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, s>>>(g, chunk);
     else
-      split_k_kernel<false, Mode><<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, s>>>(g, chunk);
+      split_k_kernel<Cfg, false, Mode><<<grid, Cfg::THREADS, Cfg::SMEM_BYTES, s>>>(g, chunk);
     LA_CHECK_LAUNCH(s);
   }
   if (Mode == combine::workspace) reduce_splits(g, used, s);
+}
+
+template <combine Mode>
+void launch_split(const gemm_args& g, cudaStream_t s) {
+  if (split_k_small_tile({g.m, g.n, g.k, g.sm_count}))
+    launch_split<rt_small, Mode>(g, s);
+  else
+    launch_split<rt_config, Mode>(g, s);
 }
 }  // namespace
 
@@ -124,11 +141,12 @@ std::size_t split_k_workspace_bytes(const gemm_problem& p) {
 
 namespace la::detail {
 int split_k_count(const gemm_problem& p) {
-  // Aim for the resident blocks per SM that reg_tiled runs (MIN_BLOCKS), but keep at least
-  // 512 of K per split so each block's main loop amortizes its prologue and epilogue.
-  using la::gemm_detail::rt_config;
-  const long tiles = la::gemm_detail::rt_tiles(p);
-  const long resident = static_cast<long>(rt_config::MIN_BLOCKS) * p.sm_count;
+  // Aim for the resident blocks per SM of the tile (MIN_BLOCKS), but keep at least 512 of K
+  // per split so each block's main loop amortizes its prologue and epilogue.
+  using namespace la::gemm_detail;
+  const bool small = split_k_small_tile(p);
+  const long tiles = small ? rt_tiles<rt_small>(p) : rt_tiles<rt_config>(p);
+  const long resident = static_cast<long>(small ? rt_small::MIN_BLOCKS : rt_config::MIN_BLOCKS) * p.sm_count;
   const long want = std::max<long>(1, (resident + tiles - 1) / std::max<long>(tiles, 1));
   const long cap = std::max<long>(1, p.k / 512);
   return static_cast<int>(std::min({want, cap, 65535L}));

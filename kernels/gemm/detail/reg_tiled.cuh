@@ -15,8 +15,8 @@
 //    of shared memory; one barrier per tile. Inside the tile, the fragments of step k+1 are
 //    read before step k's multiply-adds, and the barrier comes before the last step, whose
 //    multiply-adds cover the reads of the next tile's first fragments. The loop body is
-//    unrolled over the two buffers so every shared-memory offset is a constant (this alone
-//    took 128x128x8 from 0.84x to 0.93x cuBLAS on the H100; bench/RESULTS.md, tuning note T2).
+//    unrolled over the two buffers so every shared-memory offset is a constant (the largest
+//    single gain; bench/RESULTS.md, tuning note T2).
 #pragma once
 
 #include <type_traits>

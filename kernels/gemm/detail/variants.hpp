@@ -24,6 +24,8 @@ bool wgmma_supported() noexcept;
 void run_split_k_atomic(const gemm_args&, cudaStream_t);
 void run_split_k_workspace(const gemm_args&, cudaStream_t);
 std::size_t split_k_workspace_bytes(const gemm_problem&);
+/// split_k runs reg_tiled's 64x64x16 tile (not 128x128x8): M or N is at most 64.
+bool split_k_small_tile(const gemm_problem&);
 /// C = beta * C (beta == 0 writes zeros without reading C).
 void scale_c(float* c, index_t ldc, index_t m, index_t n, float beta, cudaStream_t s);
 /// C = alpha * (sum of g.workspace's `splits` M x N partials, in a fixed order) + beta * C.
