@@ -12,6 +12,8 @@
 // reg_tiled's 128x128x8, or its 64x64x16 where M or N is at most 64 (split_k_small_tile),
 // so a 64-wide output does not pay for a half-empty tile.
 #include <algorithm>
+#include <cstdint>
+#include <type_traits>
 
 #include <la/kernels/gemm/detail/reg_tiled.cuh>
 #include <la/kernels/gemm/detail/variants.hpp>
@@ -63,30 +65,47 @@ __global__ void scale_c_kernel(float* c, index_t ldc, index_t m, index_t n, floa
   *p = beta == 0.0f ? 0.0f : beta * *p;
 }
 
-// 32 consecutive elements a block (one coalesced 128-byte row of loads a warp), the splits
-// cut into rs_groups contiguous ranges, one a warp: each warp sums its range in order with
-// its loads unrolled (independent of the sum, so they are all in flight at once), then warp
-// 0 adds the ranges' sums in order. A fixed order: deterministic.
+// 32 runs of V consecutive elements a block (V = 4: float4 loads; one coalesced row of loads a
+// warp), the splits cut into rs_groups contiguous ranges, one a warp: each warp sums its range
+// in order with its loads unrolled (independent of the sum, so they are all in flight at
+// once), then warp 0 adds the ranges' sums in order. A fixed order: deterministic. Launched as
+// a programmatic dependent of the split kernel where that kernel triggers it early (pdl):
+// griddepcontrol.wait then holds it until the split kernel has finished and its partials are
+// visible.
 constexpr int rs_groups = 8;
+template <int V>
 __global__ void __launch_bounds__(32 * rs_groups) reduce_splits_kernel(gemm_args g, int splits) {
-  __shared__ float part[rs_groups][32];
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+  using vec = std::conditional_t<V == 4, float4, float>;
+  __shared__ vec part[rs_groups][32];
   const long mn = static_cast<long>(g.m) * g.n;
-  const long e = static_cast<long>(blockIdx.x) * 32 + threadIdx.x;
+  const long e = (static_cast<long>(blockIdx.x) * 32 + threadIdx.x) * V;  // first of V in one row (n % V == 0)
   const int per = (splits + rs_groups - 1) / rs_groups;
   const int z0 = threadIdx.y * per, z1 = min(splits, z0 + per);
   const float* w = static_cast<const float*>(g.workspace);
-  float s = 0.0f;
+  auto add = [](vec& a, const vec& b) {
+    if constexpr (V == 4)
+      a.x += b.x, a.y += b.y, a.z += b.z, a.w += b.w;
+    else
+      a += b;
+  };
+  vec s{};
   if (e < mn) {
 #pragma unroll 8
-    for (int z = z0; z < z1; ++z) s += w[z * mn + e];
+    for (int z = z0; z < z1; ++z) add(s, *reinterpret_cast<const vec*>(w + z * mn + e));
   }
   part[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
   if (threadIdx.y != 0 || e >= mn) return;
-  float t = part[0][threadIdx.x];
+  vec t = part[0][threadIdx.x];
 #pragma unroll
-  for (int q = 1; q < rs_groups; ++q) t += part[q][threadIdx.x];
-  store_c(g.c, g.ldc, static_cast<index_t>(e / g.n), static_cast<index_t>(e % g.n), t, g.alpha, g.beta);
+  for (int q = 1; q < rs_groups; ++q) add(t, part[q][threadIdx.x]);
+  const float* tv = reinterpret_cast<const float*>(&t);
+  const auto r = static_cast<index_t>(e / g.n), c = static_cast<index_t>(e % g.n);
+#pragma unroll
+  for (int i = 0; i < V; ++i) store_c(g.c, g.ldc, r, c + i, tv[i], g.alpha, g.beta);
 }
 
 }  // namespace
@@ -97,10 +116,21 @@ void scale_c(float* c, index_t ldc, index_t m, index_t n, float beta, cudaStream
   scale_c_kernel<<<ceil_div(mn, 256), 256, 0, s>>>(c, ldc, m, n, beta);
   LA_CHECK_LAUNCH(s);
 }
-void reduce_splits(const gemm_args& g, int splits, cudaStream_t s) {
+void reduce_splits(const gemm_args& g, int splits, cudaStream_t s, bool pdl) {
   const long mn = static_cast<long>(g.m) * g.n;
   if (mn == 0) return;
-  reduce_splits_kernel<<<ceil_div(mn, 32), dim3(32, rs_groups), 0, s>>>(g, splits);
+  const bool vec4 = g.n % 4 == 0 && reinterpret_cast<std::uintptr_t>(g.workspace) % 16 == 0;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(ceil_div(mn, 32 * (vec4 ? 4 : 1)));
+  cfg.blockDim = dim3(32, rs_groups);
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  LA_CUDA_TRY(vec4 ? cudaLaunchKernelEx(&cfg, reduce_splits_kernel<4>, g, splits)
+                   : cudaLaunchKernelEx(&cfg, reduce_splits_kernel<1>, g, splits));
   LA_CHECK_LAUNCH(s);
 }
 

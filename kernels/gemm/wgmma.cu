@@ -301,6 +301,9 @@ __global__ void __launch_bounds__(wg_threads, 1)
       }
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
       keep(d);
+      // Split-K: this block's last unit is multiplied, so the reduction may be scheduled (it
+      // waits for the whole grid to finish before reading; reduce_splits' pdl).
+      if (p.work && u + static_cast<int>(gridDim.x) >= units) asm volatile("griddepcontrol.launch_dependents;\n");
       if (prev >= 0 && tid == 0) mbar_arrive(&empty[prev]);
       // Thread (warp w, lane l) holds rows 16w + l/4 (+8) and columns 8q + 2(l%4) (+1).
       const int warp = tid / 32, lane = tid % 32;
@@ -468,7 +471,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const int blocks = static_cast<int>(std::min<long>(units, std::max(g.sm_count, 1)));
   wgmma_kernel<In, BN><<<blocks, wg_threads, wg_shape<BN>::smem_bytes, s>>>(ta, tb, p);
   LA_CHECK_LAUNCH(s);
-  if (work) reduce_splits(g, splits, s);
+  if (work) reduce_splits(g, splits, s, /*pdl=*/true);
 }
 
 }  // namespace

@@ -29,7 +29,9 @@ bool split_k_small_tile(const gemm_problem&);
 /// C = beta * C (beta == 0 writes zeros without reading C).
 void scale_c(float* c, index_t ldc, index_t m, index_t n, float beta, cudaStream_t s);
 /// C = alpha * (sum of g.workspace's `splits` M x N partials, in a fixed order) + beta * C.
-void reduce_splits(const gemm_args& g, int splits, cudaStream_t s);
+/// pdl: launch it as a programmatic dependent of the kernel before it on s (that kernel
+/// triggers it with griddepcontrol.launch_dependents; compute capability 9.0 and up).
+void reduce_splits(const gemm_args& g, int splits, cudaStream_t s, bool pdl = false);
 void run_wgmma_f16_split_k(const gemm_args&, cudaStream_t);
 std::size_t wgmma_split_k_workspace_bytes(const gemm_problem&);
 /// Splits of K wgmma_f16_split_k uses (>= 1).
