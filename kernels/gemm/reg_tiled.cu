@@ -36,7 +36,7 @@ void run_shape(const gemm_args& g, cudaStream_t s) {
 
 template <typename Cfg>
 rt_shape shape_entry(const char* name) {
-  return {name, Cfg::BM, Cfg::BN, run_shape<Cfg>};
+  return {name, run_shape<Cfg>};
 }
 }  // namespace
 

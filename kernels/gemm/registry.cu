@@ -81,8 +81,8 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
   }
   // Split-K when even reg_tiled's small 64x64 tiles leave SMs idle and K is long enough to
   // split (bench/RESULTS.md, tuning note T1). The workspace
-  // form is deterministic, and its size stays small under this rule (splits * M * N is about
-  // 2 * SMs * 128 * 128 floats, ~17 MB on 132 SMs), so auto never needs the atomic form.
+  // form is deterministic, and its size stays small under this rule (splits * M * N is at most
+  // about 2 * SMs * 128 * 128 floats, ~17 MB on 132 SMs), so auto never needs the atomic form.
   if (rt_tiles<rt_small>(p) < p.sm_count && p.k >= 1024) return find_gemm("split_k_workspace");
   if (allow_reduced_precision) return find_gemm(wgmma_can_implement(p) ? "wgmma_tf32" : "wmma_tf32");
   return find_gemm("reg_tiled");

@@ -40,7 +40,6 @@ bool reg_tiled_vectorizable(const gemm_args&);
 /// One of reg_tiled's tile shapes: gemm_bench times each and gemm_test runs each.
 struct rt_shape {
   const char* name;  // "BMxBNxBK"
-  int bm, bn;
   void (*run)(const gemm_args&, cudaStream_t);
 };
 const std::vector<rt_shape>& reg_tiled_shapes();
