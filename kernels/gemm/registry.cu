@@ -70,9 +70,9 @@ const gemm_variant& find_gemm(std::string_view name) {
 }
 
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision) {
-  // Half and bfloat16 inputs: wgmma on a 9.0 device (0.94-1.03x cuBLAS at 4096^3-8192^3
-  // against WMMA's 0.38-0.48x, bench/RESULTS.md), split over K where its 128x128 tiles leave
-  // multiprocessors idle and K is long (wgmma_split_count > 1); WMMA elsewhere.
+  // Half and bfloat16 inputs: wgmma on a 9.0 device (about twice WMMA's rate; bench/RESULTS.md,
+  // "Hopper rung"), split over K where its 128x128 tiles leave multiprocessors idle and K is
+  // long (wgmma_split_count > 1); WMMA elsewhere.
   if (input != gemm_input::f32) {
     const bool bf = input == gemm_input::bf16;
     if (!wgmma_can_implement(p)) return find_gemm(bf ? "wmma_bf16" : "wmma_f16");

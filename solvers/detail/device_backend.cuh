@@ -92,7 +92,6 @@ class device_backend {
                       (pc == preconditioner::automatic && select_preconditioner() == preconditioner::fsai);
     return fsai && std::is_same_v<T, double> && !wide;
   }
-  /// A preconditioner applied between the residual step's kernels (not fused into them).
 
  private:
   std::string find_non_finite(const vector& b, const vector& x) {

@@ -18,9 +18,6 @@
 #include <cuda_bf16.h>
 #include <mma.h>
 
-#include <atomic>
-#include <cstdint>
-
 #include "common.cuh"
 
 namespace la::gemm_detail {
