@@ -147,8 +147,8 @@ TEST(Gemm, EveryRegTiledTileShapeMatchesReference) {
 }
 
 TEST(Gemm, SplitKWorkspaceIsBitIdenticalRunToRun) {
-  // Every variant that reduces its splits through a workspace (split_k_workspace, the wgmma
-  // split-K forms where the device runs them): bit-identical results run to run.
+  // Every variant that reduces its splits through a workspace (split_k_workspace, the three
+  // wgmma split-K forms where the device runs them): bit-identical results run to run.
   LA_SKIP_WITHOUT_GPU();
   context ctx;
   std::mt19937 g(9);
@@ -174,7 +174,37 @@ TEST(Gemm, SplitKWorkspaceIsBitIdenticalRunToRun) {
     EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), runs[0].size() * 4), 0) << v.name;
     EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), runs[0].size() * 4), 0) << v.name;
   }
-  EXPECT_GE(checked, sm90a_kernels_available() ? 3 : 1);
+  EXPECT_GE(checked, sm90a_kernels_available() ? 4 : 1);
+}
+
+TEST(Gemm, Tf32RoundsToNearest) {
+  // Every TF32 variant rounds both operands to nearest (wgmma_tf32 through TMA's TFLOAT32
+  // tensor maps, wmma_tf32 in registers), where truncation would be twice as coarse. With
+  // every a = b = 1 + 3 * 2^-12 (three quarters of a TF32 ulp above 1): rounding gives
+  // (1 + 2^-10)^2 per product, truncation 1, the exact product (1 + 3 * 2^-12)^2 (5e-4 and
+  // 2e-3 below rounding's sum). K = 77 and 33 x 130 are not tile multiples; float sums of 77
+  // terms stay within 77 * 2^-24 < 1e-5 of the rounded sum.
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const index_t m = 33, n = 130, k = 77;
+  const float x = 1.0f + 3 * 0x1p-12f;
+  const dense_matrix<float> ah(m, k, k, std::vector<float>(static_cast<std::size_t>(m) * k, x));
+  const dense_matrix<float> bh(k, n, n, std::vector<float>(static_cast<std::size_t>(k) * n, x));
+  const auto a = upload(ctx, ah), b = upload(ctx, bh);
+  const double rounded = k * (1 + 0x1p-10) * (1 + 0x1p-10), truncated = k;
+  int checked = 0;
+  for (const auto& v : gemm_variants()) {
+    if (v.precision != gemm_precision::tf32 || !v.can_implement({m, n, k, ctx.sm_count()})) continue;
+    ++checked;
+    device_dense<float> c(ctx, m, n);
+    gemm(ctx, a, b, c, 1.0f, 0.0f, v.name);
+    const auto got = to_host(ctx, c);
+    for (index_t i = 0; i < m; ++i)
+      for (index_t j = 0; j < n; ++j)
+        ASSERT_NEAR(got(i, j), rounded, 1e-5 * rounded)
+            << v.name << " C(" << i << "," << j << "); truncating both operands gives " << truncated;
+  }
+  EXPECT_GE(checked, sm90a_kernels_available() ? 2 : 1);
 }
 
 TEST(Gemm, BadArgumentsAreErrors) {
@@ -227,6 +257,11 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, true).name,
             sm90a_kernels_available() ? "wgmma_tf32" : "wmma_tf32");
   EXPECT_EQ(select_gemm({4096, 4096, 128, 132}, gemm_input::f32, false).name, "reg_tiled");
+  // TF32 allowed: wgmma_tf32, split over K where its 256x128 tiles leave SMs idle.
+  EXPECT_EQ(select_gemm({256, 256, 65536, 132}, gemm_input::f32, true).name,
+            sm90a_kernels_available() ? "wgmma_tf32_split_k" : "split_k_workspace");
+  EXPECT_EQ(select_gemm({4096, 4096, 128, 132}, gemm_input::f32, true).name,
+            sm90a_kernels_available() ? "wgmma_tf32" : "wmma_tf32");
   EXPECT_EQ(select_gemm({64, 4096, 4096, 132}, gemm_input::f32, false).name, "split_k_workspace");
   // Half inputs: wgmma where the device runs sm_90a code, else WMMA.
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f16, false).name,
@@ -269,6 +304,12 @@ TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only
   EXPECT_FALSE(gemm_detail::split_k_small_tile({256, 256, 65536, 132}));
   EXPECT_EQ(detail::split_k_count({64, 4096, 4096, 132}), 8);
   EXPECT_EQ(detail::split_k_count({64, 4096, 65536, 132}), 9);
+  // wgmma: 128x128 tiles (16-bit) or 256x128 (tf32), splits to fill the SMs, each >= 1024 of K.
+  EXPECT_EQ(gemm_detail::wgmma_split_count({256, 256, 65536, 132}), 33);
+  EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({256, 256, 65536, 132}), 64);  // 2 tiles; K caps it
+  EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({128, 128, 262144, 132}), 132);
+  EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({4096, 4096, 4096, 132}), 1);
+  EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({256, 256, 1500, 132}), 1);  // K too short for 2 splits
   for (const auto& v : gemm_variants()) {
     // The sm_90a kernels run on a 9.0 device of a build for 90 only (none here without a GPU).
     EXPECT_EQ(v.can_implement({1000, 1000, 1000, 132}), !v.sm90a || sm90a_kernels_available()) << v.name;

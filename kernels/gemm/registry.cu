@@ -43,8 +43,10 @@ const std::vector<gemm_variant>& gemm_variants() {
       {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, false, split_k_count, false, fits_grid<128>, split_k_workspace_bytes,
        run_split_k_workspace},
       {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_tf32},
-      {"wgmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, true, wgmma_can_implement,
-       wgmma_tf32_workspace_bytes, run_wgmma_tf32},
+      {"wgmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, true, wgmma_can_implement, no_workspace,
+       run_wgmma_tf32},
+      {"wgmma_tf32_split_k", gemm_input::f32, gemm_precision::tf32, false, wgmma_tf32_split_count, true,
+       wgmma_can_implement, wgmma_tf32_split_k_workspace_bytes, run_wgmma_tf32_split_k},
       {"wmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_f16},
       {"wgmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, true, wgmma_can_implement, no_workspace,
        run_wgmma_f16},
@@ -83,8 +85,11 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
   // split (bench/RESULTS.md, tuning note T1). The workspace
   // form is deterministic, and its size stays small under this rule (splits * M * N is at most
   // about 2 * SMs * 128 * 128 floats, ~17 MB on 132 SMs), so auto never needs the atomic form.
+  // TF32 allowed, on a 9.0 device: wgmma_tf32, split over K by the rule of the 16-bit forms.
+  if (allow_reduced_precision && wgmma_can_implement(p))
+    return find_gemm(wgmma_tf32_split_count(p) > 1 ? "wgmma_tf32_split_k" : "wgmma_tf32");
   if (rt_tiles<rt_small>(p) < p.sm_count && p.k >= 1024) return find_gemm("split_k_workspace");
-  if (allow_reduced_precision) return find_gemm(wgmma_can_implement(p) ? "wgmma_tf32" : "wmma_tf32");
+  if (allow_reduced_precision) return find_gemm("wmma_tf32");
   return find_gemm("reg_tiled");
 }
 

@@ -5,7 +5,8 @@
 //   tile      128 x 256 x 64 a block: A 128 x 64 and B 64 x 256 a stage, 48 KiB; 4 stages.
 //             The split-K form uses 128 x 128 tiles (32 KiB stages, 6 of them, m64n128k16):
 //             its partials are a tile of floats per unit, and half the tile halves them
-//             (256 x 256 x 65536: 8 MB instead of 16 written and read again).
+//             (256 x 256 x 65536: 8 MB instead of 16 written and read again). tf32 (below)
+//             uses 256 x 128 tiles, plain and split alike.
 //   roles     warpgroup 0 produces: one thread issues the stage's TMA loads (A as one 64 x 128
 //             box, B as BN/64 boxes of 64 x 64, 128-byte swizzled) on the stage's "full" mbarrier.
 //             Warpgroups 1 and 2 consume: each multiplies its 64 rows of A by all of B with
@@ -25,11 +26,17 @@
 //             pointer) is first copied into a stream-ordered buffer with an aligned pitch.
 //   epilogue  C = alpha * acc + beta * C from the accumulators' registers; beta == 0 never
 //             reads C.
-//   tf32      wgmma_tf32 (m64n256k8) reads both operands K-major: a first kernel writes B^T,
-//             rounded to TF32, into the workspace (N x K floats); A arrives raw, and
-//             each consumer warpgroup rounds its rows of the next stage in shared memory
-//             while the tensor cores work on the current one. Rounding, not
-//             wgmma's own truncation of the low 13 bits, keeps wmma_tf32's error bound.
+//   tf32      wgmma reads a TF32 operand from shared memory only K-major, and B is N-major,
+//             so wgmma_tf32 computes C^T = B^T A^T with m64n256k8: wgmma's A is B^T, from
+//             registers (each thread loads its fragment: 4 boxes of 32 floats of N by 32 rows
+//             of K a stage), wgmma's B is A, K-major in shared memory (256 rows a stage). A
+//             tile is 256 rows of C by 128 columns; each consumer holds 64 columns of C as the
+//             rows of its accumulator and stores them transposed. The fragments of two stages
+//             alternate between two register sets, so none is rewritten while a wgmma group
+//             still reads it (ptxas would otherwise serialize the wgmmas). Both operands come
+//             through tensor maps of type TFLOAT32, and TMA rounds them to TF32 (to nearest)
+//             as they land: the rounding wmma_tf32 does, where wgmma on raw floats would
+//             truncate the low 13 bits (twice the error). Gemm.Tf32RoundsToNearest pins it.
 // Built for sm_90a only when the architecture list holds 90 (CMakeLists.txt); elsewhere the
 // kernel is empty and can_implement says no, as it does on a device that is not 9.0.
 #include <cuda.h>  // CUtensorMap and cuTensorMapEncodeTiled's types (the function comes from the runtime)
@@ -50,22 +57,26 @@
 namespace la::gemm_detail {
 namespace {
 
-constexpr int wg_bm = 128, wg_bk = 64;  // wg_bk: the 16-bit inputs' k-block (128 bytes of K)
+constexpr int wg_bm = 128;  // the 16-bit inputs' tile height
 constexpr int wg_consumers = 2, wg_threads = 128 * (1 + wg_consumers);
-constexpr int wg_a_bytes = wg_bm * 128;  // 128 rows of 128 bytes of K
 /// K a k-block: 128 bytes of it (the swizzle's width), 64 halves or 32 floats.
 template <typename In>
 constexpr int wg_k_of = 128 / static_cast<int>(sizeof(In));
 
-/// The tile's width: 256 for the plain kernel; 128 for split-K, whose partials (a tile's worth
-/// of floats per unit) then halve while each multiprocessor still has a unit.
-template <int BN>
+/// A block's tile and stages. 16-bit inputs: 128 rows of C by BN columns, BN = 256 for the
+/// plain kernel, 128 for split-K (whose partials, a tile of floats per unit, then halve while
+/// each multiprocessor still has a unit). tf32: 256 rows by BN = 128 columns, computed as the
+/// transposed product (C^T = B^T A^T, see the header).
+template <typename In, int BN>
 struct wg_shape {
-  static constexpr int b_bytes = 128 * BN, stage_bytes = wg_a_bytes + b_bytes;
+  static constexpr bool tf32 = std::is_same_v<In, float>;
+  static constexpr int bm = tf32 ? 256 : 128;
+  static constexpr int a_bytes = bm * 128;  // bm rows of 128 bytes of K
+  static constexpr int b_bytes = 128 * BN, stage_bytes = a_bytes + b_bytes;
   static constexpr int stages = 196608 / stage_bytes;  // 192 KiB of stages: 4 of 48 KiB, 6 of 32 KiB
   // Stages, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
   static constexpr int smem_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;
-  static constexpr int acc = BN / 2;  // accumulators a consumer thread: 64 x BN over 128 threads
+  static constexpr int acc = bm * BN / (128 * wg_consumers);  // accumulators a consumer thread
 };
 constexpr int wg_split_bn = 128;
 [[maybe_unused]] constexpr int wg_group = 8;  // tile-rows a group of the schedule
@@ -174,47 +185,48 @@ struct wgmma_op<__nv_bfloat16> {
   LA_WGMMA_M64N128K16("bf16")
 };
 #undef LA_WGMMA_M64N128K16
-// TF32 takes both operands K-major (no transpose immediates): B arrives transposed.
+// TF32 reads its shared-memory operand K-major only (no transpose immediates), so the kernel
+// computes C^T = B^T A^T: wgmma's A is B^T from registers (any layout: loaded by the threads),
+// its B is A, K-major in shared memory.
 template <>
 struct wgmma_op<float> {
-  LA_WGMMA_N256("m64n256k8.f32.tf32.tf32", "")
+  __device__ __forceinline__ static void mma(float (&d)[128], const std::uint32_t (&a)[4], std::uint64_t db,
+                                             int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" LA_WG_REGS_0 ", " LA_WG_REGS_64
+                 "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+                 : LA_WG_D64(0), LA_WG_D64(64)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate));
+  }
 };
 #undef LA_WGMMA_N256
 #undef LA_WG_D64
 #undef LA_WG_D8
 #undef LA_WG_REGS_64
 #undef LA_WG_REGS_0
-/// x rounded to TF32 (nearest, ties away), as wmma_tf32 rounds: wgmma itself would ignore the
-/// low 13 bits, a truncation twice as coarse.
-__device__ __forceinline__ float round_tf32(float x) {
-  std::uint32_t u;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(u) : "f"(x));
-  return __uint_as_float(u);
-}
 #endif
 
 template <typename In, int BN>
 __global__ void __launch_bounds__(wg_threads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, const wg_params p) {
 #if LA_WGMMA_DEVICE
+  using S = wg_shape<In, BN>;
+  constexpr bool tf32 = S::tf32;
+  constexpr int stages = S::stages, BK = wg_k_of<In>;
   extern __shared__ unsigned char wg_raw[];
   unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(wg_raw) + 1023) & ~std::uintptr_t(1023));
-  unsigned char* sa = base;                             // stages x 128 x 64
-  using S = wg_shape<BN>;
-  constexpr int wg_stages = S::stages;
-  unsigned char* sb = base + wg_stages * wg_a_bytes;    // stages x BN/64 boxes of 64 x 64
-  auto* full = reinterpret_cast<std::uint64_t*>(base + wg_stages * S::stage_bytes);
-  std::uint64_t* empty = full + wg_stages;
+  unsigned char* sa = base;                          // stages x bm rows x 128 bytes of K
+  unsigned char* sb = base + stages * S::a_bytes;    // stages x boxes of 128-byte rows (see the producer)
+  auto* full = reinterpret_cast<std::uint64_t*>(base + stages * S::stage_bytes);
+  std::uint64_t* empty = full + stages;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   if (threadIdx.x == 0) {
-    for (int s = 0; s < wg_stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers);
+    for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
   // A unit is a tile and a range of K: [z * split_blocks, ...) k-blocks of tile t.
   const int units = p.tiles_m * p.tiles_n * p.splits;
-  constexpr int BK = wg_k_of<In>;
-  constexpr bool tf32 = std::is_same_v<In, float>;
   const int kblocks = static_cast<int>((p.k + BK - 1) / BK);
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
@@ -226,64 +238,87 @@ __global__ void __launch_bounds__(wg_threads, 1)
         for (int kb = (u % p.splits) * p.split_blocks; kb < kb1; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);
           mbar_expect_tx(&full[s], S::stage_bytes);
-          tma_load(sa + s * wg_a_bytes, &ta, &full[s], kb * BK, tile.x * wg_bm);
-          if constexpr (tf32) {  // B transposed: BN rows of N, 32 floats of K each
-            tma_load(sb + s * S::b_bytes, &tb, &full[s], kb * BK, tile.y * BN);
-          } else {
+          tma_load(sa + s * S::a_bytes, &ta, &full[s], kb * BK, tile.x * S::bm);
+          // B: BN columns in boxes of 128 bytes of N (64 halves, or 32 floats) by BK rows of K.
+          constexpr int box_n = 128 / sizeof(In), box_bytes = BK * 128;
 #pragma unroll
-            for (int j = 0; j < BN / 64; ++j)
-              tma_load(sb + s * S::b_bytes + j * (BK * 128), &tb, &full[s], tile.y * BN + 64 * j, kb * BK);
-          }
-          if (++s == wg_stages) s = 0, phase ^= 1;
+          for (int j = 0; j < BN / box_n; ++j)
+            tma_load(sb + s * S::b_bytes + j * box_bytes, &tb, &full[s], tile.y * BN + box_n * j, kb * BK);
+          if (++s == stages) s = 0, phase ^= 1;
         }
       }
     }
   } else {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int c = wg - 1;
+    const int c = wg - 1, warp = tid / 32, lane = tid % 32;
     float d[S::acc];
     int s = 0, phase = 0;
-    // tf32: this warpgroup's 64 rows of A in stage st, rounded to TF32 in place (B was
-    // rounded when it was transposed) once it lands, and handed to the async proxy that
-    // wgmma reads through. Done a stage ahead, while the tensor cores work on the current one.
-    [[maybe_unused]] auto round_a = [&](int st, int ph) {
-      mbar_wait(&full[st], ph);
-      float4* t = reinterpret_cast<float4*>(sa + st * wg_a_bytes + c * 64 * 128);
+    // tf32: where this thread's B^T fragment lies in a stage's B (4 boxes of 32 floats of N by
+    // 32 rows of K, 128-byte swizzled: the 16-byte chunk q of row k sits at q ^ (k % 8)).
+    // Fragment register i holds (n = 64c + 16 warp + lane/4 + 8 (i % 2), k = 8 kk + lane%4 + 4 (i / 2))
+    // of the k-step kk, which adds 8 rows (1024 bytes).
+    [[maybe_unused]] std::uint32_t frag_off[4];
+    if constexpr (tf32) {
+      const int g = lane / 4, t = lane % 4, q = 4 * (warp % 2) + g / 4;
 #pragma unroll
-      for (int i = tid; i < 64 * 128 / 16; i += 128) {
-        float4 v = t[i];
-        v.x = round_tf32(v.x), v.y = round_tf32(v.y), v.z = round_tf32(v.z), v.w = round_tf32(v.w);
-        t[i] = v;
+      for (int i = 0; i < 4; ++i) {
+        const int k = t + 4 * (i / 2);
+        frag_off[i] = (2 * c + warp / 2) * 4096 + k * 128 + (((q + 2 * (i % 2)) ^ k) * 16) + (g % 4) * 4;
       }
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    };
+    }
     for (int u = blockIdx.x; u < units; u += gridDim.x) {
       const int2 tile = grouped_tile<wg_group>(u / p.splits, p.tiles_m, p.tiles_n);
       const int kb0 = (u % p.splits) * p.split_blocks, kb1 = min(kblocks, kb0 + p.split_blocks);
       // One k-block's wgmmas stay in flight while the next is issued; a stage is freed once
       // the group that read it has completed.
       int prev = -1;
-      if constexpr (tf32)
-        if (kb0 < kb1) round_a(s, phase);
-      for (int kb = kb0; kb < kb1; ++kb) {
-        mbar_wait(&full[s], phase);
-        if constexpr (tf32) asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");  // all 64 rows rounded
-        const std::uint32_t a0 = smem_addr(sa + s * wg_a_bytes + c * 64 * 128);
-        const std::uint32_t b0 = smem_addr(sb + s * S::b_bytes);
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {  // 4 MMAs of 32 bytes of K
-          // B: N-major boxes (16-bit), the next 8 rows of K 2048 bytes on; K-major (tf32) as A.
-          const std::uint64_t db = tf32 ? smem_desc(b0 + 32 * kk, 16, 1024) : smem_desc(b0 + 2048 * kk, 8192, 1024);
-          wgmma_op<In>::mma(d, smem_desc(a0 + 32 * kk, 16, 1024), db, kb > kb0 || kk > 0);
-        }
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        if constexpr (tf32)  // the next stage: neither this one nor the one still in flight
-          if (kb + 1 < kb1) round_a(s + 1 == wg_stages ? 0 : s + 1, s + 1 == wg_stages ? phase ^ 1 : phase);
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+      auto release_prev = [&] {
         if (prev >= 0 && tid == 0) mbar_arrive(&empty[prev]);
         prev = s;
-        if (++s == wg_stages) s = 0, phase ^= 1;
+        if (++s == stages) s = 0, phase ^= 1;
+      };
+      if constexpr (tf32) {
+        // The B^T fragments of a k-block, two sets: the registers a wgmma group reads stay
+        // untouched until the group completes (kept live up to the wait that follows it).
+        std::uint32_t f0[4][4] = {}, f1[4][4] = {};
+        auto step = [&](std::uint32_t (&f)[4][4], std::uint32_t (&done)[4][4], int kb) {
+          mbar_wait(&full[s], phase);
+          const std::uint32_t a0 = smem_addr(sa + s * S::a_bytes), b0 = smem_addr(sb + s * S::b_bytes);
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+              asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(f[kk][i]) : "r"(b0 + kk * 1024 + frag_off[i]) : "memory");
+          asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)  // 4 MMAs of 8 of K; A as wgmma's B: 256 rows, K-major
+            wgmma_op<float>::mma(d, f[kk], smem_desc(a0 + 32 * kk, 16, 1024), kb > kb0 || kk > 0);
+          asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+          asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(done[kk][i])::"memory");
+          release_prev();
+        };
+        // Two steps a trip, unconditionally, so that no path rewrites a set still being read.
+        int kb = kb0;
+        for (; kb + 1 < kb1; kb += 2) step(f0, f1, kb), step(f1, f0, kb + 1);
+        if (kb < kb1) step(f0, f1, kb);
+      } else {
+        for (int kb = kb0; kb < kb1; ++kb) {
+          mbar_wait(&full[s], phase);
+          const std::uint32_t a0 = smem_addr(sa + s * S::a_bytes + c * 64 * 128);
+          const std::uint32_t b0 = smem_addr(sb + s * S::b_bytes);
+          asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk)  // 4 MMAs of 32 bytes of K; B: the next 8 rows of K 2048 bytes on
+            wgmma_op<In>::mma(d, smem_desc(a0 + 32 * kk, 16, 1024), smem_desc(b0 + 2048 * kk, 8192, 1024),
+                              kb > kb0 || kk > 0);
+          asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+          asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+          release_prev();
+        }
       }
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
       keep(d);
@@ -291,15 +326,27 @@ __global__ void __launch_bounds__(wg_threads, 1)
       // waits for the whole grid to finish before reading; reduce_splits' pdl).
       if (p.work && u + static_cast<int>(gridDim.x) >= units) asm volatile("griddepcontrol.launch_dependents;\n");
       if (prev >= 0 && tid == 0) mbar_arrive(&empty[prev]);
-      // Thread (warp w, lane l) holds rows 16w + l/4 (+8) and columns 8q + 2(l%4) (+1).
-      const int warp = tid / 32, lane = tid % 32;
-      const long row0 = static_cast<long>(tile.x) * wg_bm + c * 64 + warp * 16 + lane / 4;
-      const long col0 = static_cast<long>(tile.y) * BN + 2 * (lane % 4);
+      // Thread (warp w, lane l) holds accumulator rows 16w + l/4 (+8) and columns 8q + 2(l%4) (+1).
       // Into C (alpha, beta), or a split's raw partial into its M x N slab of the workspace,
       // reduced in order by reduce_splits (alpha 1, beta 0 there).
       float* const out = p.work ? p.work + static_cast<long>(u % p.splits) * p.m * p.n : p.c;
       const long ld = p.work ? p.n : p.ldc;
       const float alpha = p.work ? 1.0f : p.alpha, beta = p.work ? 0.0f : p.beta;
+      if constexpr (tf32) {
+        // The accumulator is a 64 x 256 block of C^T: its rows are columns of C. A warp's store
+        // writes 8 consecutive floats in each of 4 rows: whole 32-byte sectors.
+        const long col0 = static_cast<long>(tile.y) * BN + c * 64 + warp * 16 + lane / 4;
+        const long row0 = static_cast<long>(tile.x) * S::bm + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < S::acc; ++j) {
+          const long r = row0 + j % 2 + 8 * (j / 4), col = col0 + 8 * ((j / 2) % 2);
+          if (r < p.m && col < p.n)
+            store_c(out, static_cast<index_t>(ld), static_cast<index_t>(r), static_cast<index_t>(col), d[j], alpha, beta);
+        }
+        continue;
+      }
+      const long row0 = static_cast<long>(tile.x) * S::bm + c * 64 + warp * 16 + lane / 4;
+      const long col0 = static_cast<long>(tile.y) * BN + 2 * (lane % 4);
 #pragma unroll
       for (int j = 0; j < S::acc; j += 2) {
         const long r = row0 + 8 * ((j / 2) % 2), col = col0 + 8 * (j / 4);
@@ -351,8 +398,9 @@ CUtensorMap tensor_map(const void* p, index_t rows, index_t cols, index_t ld, in
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * sizeof(In)};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(wg_k_of<In>), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t unit[2] = {1, 1};
+  // Floats are read as TFLOAT32: TMA rounds them to TF32 (to nearest) as they land.
   const CUtensorMapDataType type = std::is_same_v<In, __half>  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                                   : std::is_same_v<In, float> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                   : std::is_same_v<In, float> ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
                                                                : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   const CUresult r = encoder()(&m, type, 2, const_cast<void*>(p), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
@@ -384,43 +432,6 @@ struct pitched {
   pitched& operator=(const pitched&) = delete;
 };
 
-/// t (cols x rows, pitch ldt) = the TF32 rounding of b^T (b rows x cols, pitch ldb), through
-/// 64 x 65 tiles of shared memory (both sides coalesced; 16 loads in flight a thread).
-constexpr int tt = 64;
-__global__ void __launch_bounds__(256) transpose_tf32_kernel(const float* b, index_t ldb, index_t rows, index_t cols,
-                                                             float* t, index_t ldt) {
-  __shared__ float tile[tt][tt + 1];
-  const int x = threadIdx.x % 64, y = threadIdx.x / 64;  // 64 x 4 threads
-  const long c0 = static_cast<long>(blockIdx.x) * tt;
-  for (long r0 = static_cast<long>(blockIdx.y) * tt; r0 < rows; r0 += static_cast<long>(gridDim.y) * tt) {
-    float v[tt / 4];
-#pragma unroll
-    for (int i = 0; i < tt / 4; ++i) {
-      const long r = r0 + y + 4 * i, c = c0 + x;
-      v[i] = r < rows && c < cols ? b[r * ldb + c] : 0.0f;
-    }
-#pragma unroll
-    for (int i = 0; i < tt / 4; ++i) {
-#if LA_WGMMA_DEVICE
-      v[i] = round_tf32(v[i]);
-#endif
-      tile[y + 4 * i][x] = v[i];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < tt / 4; ++i) {
-      const long c = c0 + y + 4 * i, r = r0 + x;
-      if (c < cols && r < rows) t[c * ldt + r] = tile[x][y + 4 * i];
-    }
-    __syncthreads();
-  }
-}
-void transpose_to_tf32(const float* b, index_t ldb, index_t rows, index_t cols, float* t, index_t ldt, cudaStream_t s) {
-  const dim3 grid(ceil_div(cols, tt), std::min(ceil_div(rows, tt), 65535));
-  transpose_tf32_kernel<<<grid, 256, 0, s>>>(b, ldb, rows, cols, t, ldt);
-  LA_CHECK_LAUNCH(s);
-}
-
 /// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
 template <typename In, int BN>
 void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
@@ -432,30 +443,21 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const void* b = g.b;
   index_t lda = g.lda, ldb = g.ldb;
   if (!aligned16(a, lda, e)) pa.emplace(a, lda, g.m, g.k, e, s), a = pa->p, lda = pa->ld;
-  CUtensorMap tb;
-  if constexpr (std::is_same_v<In, float>) {
-    // TF32 wgmma reads B K-major: B^T (N x K, pitch K rounded up to 4), rounded to TF32, in
-    // the workspace (wgmma_tf32_workspace_bytes).
-    if (!g.workspace) throw invalid_argument("wgmma_tf32: no workspace given (see workspace_bytes)");
-    const index_t ldt = (g.k + 3) / 4 * 4;
-    transpose_to_tf32(static_cast<const float*>(b), ldb, g.k, g.n, static_cast<float*>(g.workspace), ldt, s);
-    tb = tensor_map<In>(g.workspace, g.n, g.k, ldt, BN);
-  } else {
-    if (!aligned16(b, ldb, e)) pb.emplace(b, ldb, g.k, g.n, e, s), b = pb->p, ldb = pb->ld;
-    tb = tensor_map<In>(b, g.k, g.n, ldb, wg_bk);
-  }
-  const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, wg_bm);
+  if (!aligned16(b, ldb, e)) pb.emplace(b, ldb, g.k, g.n, e, s), b = pb->p, ldb = pb->ld;
+  using S = wg_shape<In, BN>;
+  const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, S::bm);
+  const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_k_of<In>);
   const int kblocks = ceil_div(g.k, wg_k_of<In>);
   const int per = ceil_div(kblocks, std::max(splits, 1));
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
   if (splits > 1 && !work) throw invalid_argument("wgmma split-K: no workspace given (see workspace_bytes)");
-  wg_params p{g.m, g.n, g.k, g.c, g.ldc, g.alpha, g.beta, ceil_div(g.m, wg_bm), ceil_div(g.n, BN),
+  wg_params p{g.m, g.n, g.k, g.c, g.ldc, g.alpha, g.beta, ceil_div(g.m, S::bm), ceil_div(g.n, BN),
               work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0, splits, per, work};
-  raise_smem_limit_once<wgmma_kernel<In, BN>, wg_shape<BN>::smem_bytes>();
+  raise_smem_limit_once<wgmma_kernel<In, BN>, S::smem_bytes>();
   const long units = static_cast<long>(p.tiles_m) * p.tiles_n * splits;
   const int blocks = static_cast<int>(std::min<long>(units, std::max(g.sm_count, 1)));
-  wgmma_kernel<In, BN><<<blocks, wg_threads, wg_shape<BN>::smem_bytes, s>>>(ta, tb, p);
+  wgmma_kernel<In, BN><<<blocks, wg_threads, S::smem_bytes, s>>>(ta, tb, p);
   LA_CHECK_LAUNCH(s);
   if (work) reduce_splits(g, splits, s, /*pdl=*/true);
 }
@@ -476,6 +478,22 @@ bool wgmma_supported() noexcept {
 #endif
 }
 
+namespace {
+/// Splits of K for tiles of bm x bn: enough units for every multiprocessor when the tiles
+/// alone are fewer, each split at least 1024 of K so its pipeline's fill and its partial's
+/// store stay small.
+int split_count(const gemm_problem& p, int bm, int bn) {
+  const long tiles = static_cast<long>(ceil_div(p.m, bm)) * ceil_div(p.n, bn);
+  const long want = (std::max(p.sm_count, 1) + tiles - 1) / std::max<long>(tiles, 1);
+  const long cap = std::max<long>(1, ceil_div(p.k, 64) / 16);
+  return static_cast<int>(std::min({want, cap, 4096L}));
+}
+constexpr int wg_tf32_bm = wg_shape<float, wg_split_bn>::bm;
+std::size_t split_workspace(const gemm_problem& p, int splits) {
+  return splits > 1 ? static_cast<std::size_t>(splits) * p.m * p.n * sizeof(float) : 0;
+}
+}  // namespace
+
 bool wgmma_can_implement(const gemm_problem& p) {
   // The unit count (tiles x splits) is an int; the grid is at most one block a multiprocessor.
   return p.m >= 0 && p.n >= 0 && p.k >= 0 &&
@@ -483,20 +501,11 @@ bool wgmma_can_implement(const gemm_problem& p) {
          wgmma_supported();
 }
 
-int wgmma_split_count(const gemm_problem& p) {
-  // Enough units for every multiprocessor when the tiles alone are fewer, each split at least
-  // 16 k-blocks (1024 of K) so its pipeline's fill and its partial's store stay small.
-  const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_split_bn);
-  const long want = (std::max(p.sm_count, 1) + tiles - 1) / std::max<long>(tiles, 1);
-  const long cap = std::max<long>(1, ceil_div(p.k, wg_bk) / 16);
-  return static_cast<int>(std::min({want, cap, 4096L}));
-}
-std::size_t wgmma_tf32_workspace_bytes(const gemm_problem& p) {
-  return static_cast<std::size_t>(p.n) * ((p.k + 3) / 4 * 4) * sizeof(float);
-}
-std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) {
-  const int splits = wgmma_split_count(p);
-  return splits > 1 ? static_cast<std::size_t>(splits) * p.m * p.n * sizeof(float) : 0;
+int wgmma_split_count(const gemm_problem& p) { return split_count(p, wg_bm, wg_split_bn); }
+int wgmma_tf32_split_count(const gemm_problem& p) { return split_count(p, wg_tf32_bm, wg_split_bn); }
+std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) { return split_workspace(p, wgmma_split_count(p)); }
+std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem& p) {
+  return split_workspace(p, wgmma_tf32_split_count(p));
 }
 
 void run_wgmma_f16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__half, 256>(g, s, 1); }
@@ -504,7 +513,10 @@ void run_wgmma_f16_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<__half, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
 }
 void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__nv_bfloat16, 256>(g, s, 1); }
-void run_wgmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wgmma<float, 256>(g, s, 1); }
+void run_wgmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wgmma<float, wg_split_bn>(g, s, 1); }
+void run_wgmma_tf32_split_k(const gemm_args& g, cudaStream_t s) {
+  launch_wgmma<float, wg_split_bn>(g, s, wgmma_tf32_split_count({g.m, g.n, g.k, g.sm_count}));
+}
 void run_wgmma_bf16_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<__nv_bfloat16, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
 }

@@ -17,8 +17,6 @@ void run_wgmma_bf16(const gemm_args&, cudaStream_t);
 void run_wgmma_bf16_split_k(const gemm_args&, cudaStream_t);
 void run_wmma_bf16(const gemm_args&, cudaStream_t);
 void run_wgmma_tf32(const gemm_args&, cudaStream_t);
-/// B^T rounded to TF32: N x K floats, K padded to a multiple of 4.
-std::size_t wgmma_tf32_workspace_bytes(const gemm_problem&);
 bool wgmma_can_implement(const gemm_problem&);
 bool wgmma_supported() noexcept;
 void run_split_k_atomic(const gemm_args&, cudaStream_t);
@@ -34,6 +32,10 @@ void scale_c(float* c, index_t ldc, index_t m, index_t n, float beta, cudaStream
 void reduce_splits(const gemm_args& g, int splits, cudaStream_t s, bool pdl = false);
 void run_wgmma_f16_split_k(const gemm_args&, cudaStream_t);
 std::size_t wgmma_split_k_workspace_bytes(const gemm_problem&);
+void run_wgmma_tf32_split_k(const gemm_args&, cudaStream_t);
+std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem&);
+/// Splits of K wgmma_tf32_split_k uses (>= 1; its tiles are 256 x 128).
+int wgmma_tf32_split_count(const gemm_problem&);
 /// Splits of K wgmma_f16_split_k uses (>= 1).
 int wgmma_split_count(const gemm_problem&);
 bool reg_tiled_vectorizable(const gemm_args&);
