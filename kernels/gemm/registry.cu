@@ -81,13 +81,14 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
     if (wgmma_split_count(p) > 1) return find_gemm(bf ? "wgmma_bf16_split_k" : "wgmma_f16_split_k");
     return find_gemm(bf ? "wgmma_bf16" : "wgmma_f16");
   }
+  // TF32 allowed, on a 9.0 device: wgmma_tf32, split over K by the rule of the 16-bit forms
+  // (bench/RESULTS.md, tuning note T1).
+  if (allow_reduced_precision && wgmma_can_implement(p))
+    return find_gemm(wgmma_tf32_split_count(p) > 1 ? "wgmma_tf32_split_k" : "wgmma_tf32");
   // Split-K when even reg_tiled's small 64x64 tiles leave SMs idle and K is long enough to
   // split (bench/RESULTS.md, tuning note T1). The workspace
   // form is deterministic, and its size stays small under this rule (splits * M * N is at most
   // about 2 * SMs * 128 * 128 floats, ~17 MB on 132 SMs), so auto never needs the atomic form.
-  // TF32 allowed, on a 9.0 device: wgmma_tf32, split over K by the rule of the 16-bit forms.
-  if (allow_reduced_precision && wgmma_can_implement(p))
-    return find_gemm(wgmma_tf32_split_count(p) > 1 ? "wgmma_tf32_split_k" : "wgmma_tf32");
   if (rt_tiles<rt_small>(p) < p.sm_count && p.k >= 1024) return find_gemm("split_k_workspace");
   if (allow_reduced_precision) return find_gemm("wmma_tf32");
   return find_gemm("reg_tiled");
