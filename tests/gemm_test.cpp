@@ -57,7 +57,7 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
   const auto a = random_dense(s.m, s.k, pad, g), b = random_dense(s.k, s.n, pad, g);
   auto c0 = random_dense(s.m, s.n, pad, g);
   if (beta == 0.0f) std::fill(c0.values().begin(), c0.values().end(), std::numeric_limits<float>::quiet_NaN());
-  const bool half = v.input != gemm_input::f32;  // 16-bit inputs: half or bfloat16
+  const bool sixteen_bit = v.input != gemm_input::f32;  // half or bfloat16
   const auto ar = rounded(a, v.input), br = rounded(b, v.input);
 
   dense_matrix<float> want = c0, mag(s.m, s.n);
@@ -95,7 +95,7 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
   for (index_t i = 0; i < s.m; ++i)
     for (index_t j = s.n; j < s.n + pad; ++j)
       ASSERT_TRUE(std::memcmp(&got.values()[i * got.ld() + j], &c0.values()[i * c0.ld() + j], 4) == 0) << "padding written";
-  if (half) {  // the same result against the unrounded float inputs
+  if (sixteen_bit) {  // the same result against the unrounded float inputs
     dense_matrix<float> full = c0;
     reference::gemm(alpha, a, b, beta, full);
     const double tol_float_inputs = gemm_tolerance(v.precision, s.k, /*reference_from_float_inputs=*/true);

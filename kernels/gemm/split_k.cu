@@ -164,9 +164,10 @@ void launch_split(const gemm_args& g, cudaStream_t s) {
 void run_split_k_atomic(const gemm_args& g, cudaStream_t s) { launch_split<combine::atomic>(g, s); }
 void run_split_k_workspace(const gemm_args& g, cudaStream_t s) { launch_split<combine::workspace>(g, s); }
 
-std::size_t split_k_workspace_bytes(const gemm_problem& p) {
-  return static_cast<std::size_t>(detail::split_k_count(p)) * p.m * p.n * sizeof(float);
+std::size_t partials_bytes(const gemm_problem& p, int splits) {
+  return static_cast<std::size_t>(splits) * p.m * p.n * sizeof(float);
 }
+std::size_t split_k_workspace_bytes(const gemm_problem& p) { return partials_bytes(p, detail::split_k_count(p)); }
 }  // namespace la::gemm_detail
 
 namespace la::detail {

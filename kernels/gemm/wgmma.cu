@@ -343,27 +343,27 @@ __global__ void __launch_bounds__(wg_threads, 1)
           if (r < p.m && col < p.n)
             store_c(out, static_cast<index_t>(ld), static_cast<index_t>(r), static_cast<index_t>(col), d[j], alpha, beta);
         }
-        continue;
-      }
-      const long row0 = static_cast<long>(tile.x) * S::bm + c * 64 + warp * 16 + lane / 4;
-      const long col0 = static_cast<long>(tile.y) * BN + 2 * (lane % 4);
+      } else {
+        const long row0 = static_cast<long>(tile.x) * S::bm + c * 64 + warp * 16 + lane / 4;
+        const long col0 = static_cast<long>(tile.y) * BN + 2 * (lane % 4);
 #pragma unroll
-      for (int j = 0; j < S::acc; j += 2) {
-        const long r = row0 + 8 * ((j / 2) % 2), col = col0 + 8 * (j / 4);
-        if (r >= p.m || col >= p.n) continue;
-        if (p.pairs && col + 1 < p.n) {
-          float2* at = reinterpret_cast<float2*>(out + r * ld + col);
-          float2 v = make_float2(alpha * d[j], alpha * d[j + 1]);
-          if (beta != 0.0f) {
-            const float2 old = *at;
-            v.x += beta * old.x, v.y += beta * old.y;
+        for (int j = 0; j < S::acc; j += 2) {
+          const long r = row0 + 8 * ((j / 2) % 2), col = col0 + 8 * (j / 4);
+          if (r >= p.m || col >= p.n) continue;
+          if (p.pairs && col + 1 < p.n) {
+            float2* at = reinterpret_cast<float2*>(out + r * ld + col);
+            float2 v = make_float2(alpha * d[j], alpha * d[j + 1]);
+            if (beta != 0.0f) {
+              const float2 old = *at;
+              v.x += beta * old.x, v.y += beta * old.y;
+            }
+            *at = v;
+          } else {
+            store_c(out, static_cast<index_t>(ld), static_cast<index_t>(r), static_cast<index_t>(col), d[j], alpha, beta);
+            if (col + 1 < p.n)
+              store_c(out, static_cast<index_t>(ld), static_cast<index_t>(r), static_cast<index_t>(col + 1), d[j + 1],
+                      alpha, beta);
           }
-          *at = v;
-        } else {
-          store_c(out, static_cast<index_t>(ld), static_cast<index_t>(r), static_cast<index_t>(col), d[j], alpha, beta);
-          if (col + 1 < p.n)
-            store_c(out, static_cast<index_t>(ld), static_cast<index_t>(r), static_cast<index_t>(col + 1), d[j + 1], alpha,
-                    beta);
         }
       }
     }
@@ -489,9 +489,7 @@ int split_count(const gemm_problem& p, int bm, int bn) {
   return static_cast<int>(std::min({want, cap, 4096L}));
 }
 constexpr int wg_tf32_bm = wg_shape<float, wg_split_bn>::bm;
-std::size_t split_workspace(const gemm_problem& p, int splits) {
-  return splits > 1 ? static_cast<std::size_t>(splits) * p.m * p.n * sizeof(float) : 0;
-}
+std::size_t split_workspace(const gemm_problem& p, int splits) { return splits > 1 ? partials_bytes(p, splits) : 0; }
 }  // namespace
 
 bool wgmma_can_implement(const gemm_problem& p) {

@@ -30,6 +30,8 @@ void scale_c(float* c, index_t ldc, index_t m, index_t n, float beta, cudaStream
 /// pdl: launch it as a programmatic dependent of the kernel before it on s (that kernel
 /// triggers it with griddepcontrol.launch_dependents; compute capability 9.0 and up).
 void reduce_splits(const gemm_args& g, int splits, cudaStream_t s, bool pdl = false);
+/// Bytes of the partials reduce_splits sums: `splits` M x N slabs of floats.
+std::size_t partials_bytes(const gemm_problem& p, int splits);
 void run_wgmma_f16_split_k(const gemm_args&, cudaStream_t);
 std::size_t wgmma_split_k_workspace_bytes(const gemm_problem&);
 void run_wgmma_tf32_split_k(const gemm_args&, cudaStream_t);
