@@ -16,6 +16,10 @@
 //   schedule  persistent: a block a multiprocessor walks the tiles, grouped by 8 tile-rows
 //             (the blocks resident at one time share rows of A and columns of B in L2); the
 //             producer runs ahead into the next tile while the consumers store this one.
+//   clusters  16-bit: 2 blocks a cluster on neighbouring tiles in M, which read the same B.
+//             Each loads its own A and half of B's boxes, multicast to both blocks' stages; a
+//             stage is refilled once the consumers of both blocks have freed it (an "empty"
+//             barrier counts 4 arrivals, 2 of them remote).
 //   operands  A row-major (K-major for wgmma), B row-major (N-major: wgmma's transposed B).
 //             Descriptors: A's SBO 1024 (8 rows of 128 bytes), a k-step +32 bytes; B's LBO
 //             8192 (the next 64 columns: the next box), SBO 1024 (the next 8 rows of K), a
@@ -24,8 +28,11 @@
 //             rows < M and columns < N (float2 where ldc and C allow). TMA needs 16-byte
 //             aligned rows: a lda or ldb that is not a multiple of 8 halves (or a misaligned
 //             pointer) is first copied into a stream-ordered buffer with an aligned pitch.
-//   epilogue  C = alpha * acc + beta * C from the accumulators' registers; beta == 0 never
-//             reads C.
+//   epilogue  16-bit with beta == 0 (or into the split-K workspace), N a multiple of 4 and C's
+//             rows 16-byte aligned: each consumer writes its accumulators (times alpha) in
+//             chunks of 64 rows x 32 floats into a swizzled staging buffer (two a consumer,
+//             alternating) and TMA stores them while the next chunk is written. Otherwise
+//             C = alpha * acc + beta * C from the registers; beta == 0 never reads C.
 //   tf32      wgmma reads a TF32 operand from shared memory only K-major, and B is N-major,
 //             so wgmma_tf32 computes C^T = B^T A^T with m64n256k8: wgmma's A is B^T, from
 //             registers (each thread loads its fragment: 4 boxes of 32 floats of N by 32 rows
@@ -42,6 +49,7 @@
 #include <cuda.h>  // CUtensorMap and cuTensorMapEncodeTiled's types (the function comes from the runtime)
 #include <cuda_bf16.h>
 
+#include <atomic>
 #include <optional>
 #include <type_traits>
 
@@ -74,9 +82,15 @@ struct wg_shape {
   static constexpr int a_bytes = bm * 128;  // bm rows of 128 bytes of K
   static constexpr int b_bytes = 128 * BN, stage_bytes = a_bytes + b_bytes;
   static constexpr int stages = 196608 / stage_bytes;  // 192 KiB of stages: 4 of 48 KiB, 6 of 32 KiB
-  // Stages, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
-  static constexpr int smem_bytes = stages * stage_bytes + 2 * stages * 8 + 1024;
+  // The 16-bit epilogue's staging: per consumer two chunks of 64 rows x 32 floats (128-byte
+  // rows, swizzled), each stored to C by TMA while the next is written.
+  static constexpr int chunk_bytes = 64 * 128, staging_bytes = tf32 ? 0 : wg_consumers * 2 * chunk_bytes;
+  // Stages, staging, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
+  static constexpr int smem_bytes = stages * stage_bytes + staging_bytes + 2 * stages * 8 + 1024;
   static constexpr int acc = bm * BN / (128 * wg_consumers);  // accumulators a consumer thread
+  // Blocks a cluster: 16-bit tiles pair up in M and share B's loads. (tf32's tiles would share
+  // A, pairing in N; not built.)
+  static constexpr int cluster = tf32 ? 1 : 2;
 };
 constexpr int wg_split_bn = 128;
 [[maybe_unused]] constexpr int wg_group = 8;  // tile-rows a group of the schedule
@@ -88,6 +102,7 @@ struct wg_params {
   float alpha, beta;
   int tiles_m, tiles_n;
   bool pairs;  // float2 stores into C (or the workspace)
+  bool tma_store;  // 16-bit: the epilogue stores through tc (beta 0, C or the workspace 16-byte aligned)
   int splits, split_blocks;  // K cut into `splits` ranges of split_blocks k-blocks
   float* work;               // splits > 1: partial z of the product goes to work[z][M][N]
 };
@@ -126,6 +141,31 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std:
           smem_addr(dst)),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
       : "memory");
+}
+/// The same box into the same offset of every block of the cluster in mask, completing on
+/// each one's barrier at bar's offset.
+__device__ __forceinline__ void tma_load_multicast(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1,
+                                                   std::uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "h"(mask)
+      : "memory");
+}
+__device__ __forceinline__ int cluster_rank() {
+  std::uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return static_cast<int>(r);
+}
+/// Every thread of every block of the cluster; what each wrote before is visible after.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+}
+/// An arrival on the barrier at bar's offset in the cluster's block `rank`.
+__device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, int rank) {
+  std::uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(bar)), "r"(rank));
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
 }
 /// A shared-memory matrix descriptor, 128-byte swizzle.
 __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint32_t lbo, std::uint32_t sbo) {
@@ -206,9 +246,12 @@ struct wgmma_op<float> {
 #undef LA_WG_REGS_0
 #endif
 
-template <typename In, int BN>
+/// CL: blocks a cluster (1 or 2), on CL tiles that are neighbours in M and share their B: each
+/// block loads its own A and 1/CL of B, multicast to the cluster.
+template <typename In, int BN, int CL>
 __global__ void __launch_bounds__(wg_threads, 1)
-    wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, const wg_params p) {
+    wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
+                 const __grid_constant__ CUtensorMap tc, const wg_params p) {
 #if LA_WGMMA_DEVICE
   using S = wg_shape<In, BN>;
   constexpr bool tf32 = S::tf32;
@@ -217,23 +260,35 @@ __global__ void __launch_bounds__(wg_threads, 1)
   unsigned char* base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(wg_raw) + 1023) & ~std::uintptr_t(1023));
   unsigned char* sa = base;                          // stages x bm rows x 128 bytes of K
   unsigned char* sb = base + stages * S::a_bytes;    // stages x boxes of 128-byte rows (see the producer)
-  auto* full = reinterpret_cast<std::uint64_t*>(base + stages * S::stage_bytes);
+  unsigned char* staging = base + stages * S::stage_bytes;
+  auto* full = reinterpret_cast<std::uint64_t*>(staging + S::staging_bytes);
   std::uint64_t* empty = full + stages;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  // A stage is refilled once every consumer of the cluster has freed it: the multicast writes
+  // into every block's copy.
   if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers);
+    for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers * CL);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  __syncthreads();
-  // A unit is a tile and a range of K: [z * split_blocks, ...) k-blocks of tile t.
-  const int units = p.tiles_m * p.tiles_n * p.splits;
+  if constexpr (CL > 1) cluster_sync();  // no block's loads reach a barrier not yet initialized
+  else __syncthreads();
+  const int rank = CL > 1 ? cluster_rank() : 0, cluster = blockIdx.x / CL, clusters = gridDim.x / CL;
+  // A unit is CL tiles (rows of tiles CL x + rank) and a range of K: [z * split_blocks, ...)
+  // k-blocks. The blocks of a cluster walk the same units.
+  const int cl_rows = (p.tiles_m + CL - 1) / CL;
+  const int units = cl_rows * p.tiles_n * p.splits;
   const int kblocks = static_cast<int>((p.k + BK - 1) / BK);
+  auto tile_of = [&](int u) {
+    int2 t = grouped_tile<wg_group / CL>(u / p.splits, cl_rows, p.tiles_n);
+    t.x = t.x * CL + rank;  // beyond M when tiles_m is odd: TMA reads zeros, nothing is stored
+    return t;
+  };
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid == 0) {
       int s = 0, phase = 0;
-      for (int u = blockIdx.x; u < units; u += gridDim.x) {
-        const int2 tile = grouped_tile<wg_group>(u / p.splits, p.tiles_m, p.tiles_n);
+      for (int u = cluster; u < units; u += clusters) {
+        const int2 tile = tile_of(u);
         const int kb1 = min(kblocks, (u % p.splits + 1) * p.split_blocks);
         for (int kb = (u % p.splits) * p.split_blocks; kb < kb1; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);
@@ -242,8 +297,15 @@ __global__ void __launch_bounds__(wg_threads, 1)
           // B: BN columns in boxes of 128 bytes of N (64 halves, or 32 floats) by BK rows of K.
           constexpr int box_n = 128 / sizeof(In), box_bytes = BK * 128;
 #pragma unroll
-          for (int j = 0; j < BN / box_n; ++j)
-            tma_load(sb + s * S::b_bytes + j * box_bytes, &tb, &full[s], tile.y * BN + box_n * j, kb * BK);
+          for (int j = 0; j < BN / box_n; ++j) {
+            unsigned char* dst = sb + s * S::b_bytes + j * box_bytes;
+            if constexpr (CL > 1) {
+              if (j % CL == rank)
+                tma_load_multicast(dst, &tb, &full[s], tile.y * BN + box_n * j, kb * BK, (1u << CL) - 1);
+            } else {
+              tma_load(dst, &tb, &full[s], tile.y * BN + box_n * j, kb * BK);
+            }
+          }
           if (++s == stages) s = 0, phase ^= 1;
         }
       }
@@ -266,14 +328,23 @@ __global__ void __launch_bounds__(wg_threads, 1)
         frag_off[i] = (2 * c + warp / 2) * 4096 + k * 128 + (((q + 2 * (i % 2)) ^ k) * 16) + (g % 4) * 4;
       }
     }
-    for (int u = blockIdx.x; u < units; u += gridDim.x) {
-      const int2 tile = grouped_tile<wg_group>(u / p.splits, p.tiles_m, p.tiles_n);
+    // The stage's consumer here is done with it: one arrival on every block's "empty" barrier.
+    auto free_stage = [&](int st) {
+      if (tid == 0)
+#pragma unroll
+        for (int r = 0; r < CL; ++r) {
+          if (r == rank) mbar_arrive(&empty[st]);
+          else mbar_arrive_cluster(&empty[st], r);
+        }
+    };
+    for (int u = cluster; u < units; u += clusters) {
+      const int2 tile = tile_of(u);
       const int kb0 = (u % p.splits) * p.split_blocks, kb1 = min(kblocks, kb0 + p.split_blocks);
       // One k-block's wgmmas stay in flight while the next is issued; a stage is freed once
       // the group that read it has completed.
       int prev = -1;
       auto release_prev = [&] {
-        if (prev >= 0 && tid == 0) mbar_arrive(&empty[prev]);
+        if (prev >= 0) free_stage(prev);
         prev = s;
         if (++s == stages) s = 0, phase ^= 1;
       };
@@ -324,11 +395,47 @@ __global__ void __launch_bounds__(wg_threads, 1)
       keep(d);
       // Split-K: this block's last unit is multiplied, so the reduction may be scheduled (it
       // waits for the whole grid to finish before reading; reduce_splits' pdl).
-      if (p.work && u + static_cast<int>(gridDim.x) >= units) asm volatile("griddepcontrol.launch_dependents;\n");
-      if (prev >= 0 && tid == 0) mbar_arrive(&empty[prev]);
+      if (p.work && u + clusters >= units) asm volatile("griddepcontrol.launch_dependents;\n");
+      if (prev >= 0) free_stage(prev);
       // Thread (warp w, lane l) holds accumulator rows 16w + l/4 (+8) and columns 8q + 2(l%4) (+1).
       // Into C (alpha, beta), or a split's raw partial into its M x N slab of the workspace,
       // reduced in order by reduce_splits (alpha 1, beta 0 there).
+      if constexpr (!tf32) {
+        if (p.tma_store) {
+          // Chunks of 64 rows x 32 columns through the staging (two a consumer, alternating):
+          // wait until TMA has read the chunk stored from this buffer two chunks ago, write
+          // this one (alpha applied; the 16-byte column group q of row r at q ^ (r % 8)), then
+          // one thread has TMA store it while the warpgroup writes the next.
+          const int row = tile.x * S::bm + c * 64;
+          if (row >= p.m) continue;  // a cluster's tile beyond M
+          const float alpha = p.work ? 1.0f : p.alpha;
+          const int r0 = warp * 16 + lane / 4;
+#pragma unroll
+          for (int ch = 0; ch < BN / 32; ++ch) {
+            if (tile.y * BN + 32 * ch >= p.n) break;
+            unsigned char* buf = staging + (2 * c + ch % 2) * S::chunk_bytes;
+            if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+#pragma unroll
+            for (int jj = 0; jj < 16; jj += 2) {
+              const int j = 16 * ch + jj, r = r0 + 8 * ((jj / 2) % 2), q = 2 * (jj / 4) + (lane % 4) / 2;
+              const float2 v = make_float2(alpha * d[j], alpha * d[j + 1]);
+              *reinterpret_cast<float2*>(buf + r * 128 + ((q ^ (r % 8)) * 16) + (lane % 2) * 8) = v;
+            }
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+            if (tid == 0) {
+              asm volatile(
+                  "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+                      reinterpret_cast<std::uint64_t>(&tc)),
+                  "r"(smem_addr(buf)), "r"(tile.y * BN + 32 * ch), "r"(row), "r"(p.work ? u % p.splits : 0)
+                  : "memory");
+              asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            }
+          }
+          continue;
+        }
+      }
       float* const out = p.work ? p.work + static_cast<long>(u % p.splits) * p.m * p.n : p.c;
       const long ld = p.work ? p.n : p.ldc;
       const float alpha = p.work ? 1.0f : p.alpha, beta = p.work ? 0.0f : p.beta;
@@ -368,6 +475,10 @@ __global__ void __launch_bounds__(wg_threads, 1)
       }
     }
   }
+  // The staging is read by TMA until the last stores complete.
+  if (!tf32 && p.tma_store && wg > 0 && tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+  // No block leaves while another may still write into its stages or arrive on its barriers.
+  if constexpr (CL > 1) cluster_sync();
 #endif
 }
 
@@ -411,6 +522,24 @@ CUtensorMap tensor_map(const void* p, index_t rows, index_t cols, index_t ld, in
   return m;
 }
 
+/// The tensor map of `layers` row-major rows x cols float matrices, one after another, that
+/// the epilogue stores in boxes of 64 rows x 32 floats (128 bytes, swizzled).
+CUtensorMap store_map(float* p, index_t rows, index_t cols, index_t ld, int layers) {
+  CUtensorMap m;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(layers)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld) * sizeof(float),
+                                 static_cast<cuuint64_t>(ld) * rows * sizeof(float)};
+  const cuuint32_t box[3] = {32, 64, 1}, unit[3] = {1, 1, 1};
+  const CUresult r = encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, p, dims, strides, box, unit,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                               CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw device_error("wgmma GEMM: cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) +
+                       ") for the output, " + std::to_string(rows) + " x " + std::to_string(cols) + " with pitch " +
+                       std::to_string(ld));
+  return m;
+}
+
 /// A stream-ordered copy of a rows x cols operand of e-byte values with a pitch TMA can read
 /// (16 bytes a multiple), freed on the stream after the product.
 struct pitched {
@@ -432,6 +561,35 @@ struct pitched {
   pitched& operator=(const pitched&) = delete;
 };
 
+/// Clusters of CL blocks of Kernel (Bytes of shared memory each) resident at once: the
+/// persistent grid's limit. Asked once per device.
+template <auto Kernel, int CL, int Bytes>
+int resident_clusters(int sm_count) {
+  if constexpr (CL == 1) {
+    return sm_count;
+  } else {
+    static std::atomic<int> known[64] = {};  // 0: not asked yet
+    int dev = 0;
+    LA_CUDA_TRY(cudaGetDevice(&dev));
+    if (dev < 64 && known[dev] > 0) return known[dev];
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(CL);
+    cfg.blockDim = dim3(wg_threads);
+    cfg.dynamicSmemBytes = Bytes;
+    cudaLaunchAttribute attr{};
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = CL, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr, cfg.numAttrs = 1;
+    int n = 0;
+    LA_CUDA_TRY(cudaOccupancyMaxActiveClusters(&n, Kernel, &cfg));
+    if (n < 1)
+      throw device_error("wgmma GEMM: no cluster of " + std::to_string(CL) + " blocks with " + std::to_string(Bytes / 1024) +
+                         " KiB of shared memory each fits on this device (a MIG slice or MPS limit?)");
+    if (dev < 64) known[dev] = n;
+    return n;
+  }
+}
+
 /// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
 template <typename In, int BN>
 void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
@@ -452,12 +610,45 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
   if (splits > 1 && !work) throw invalid_argument("wgmma split-K: no workspace given (see workspace_bytes)");
-  wg_params p{g.m, g.n, g.k, g.c, g.ldc, g.alpha, g.beta, ceil_div(g.m, S::bm), ceil_div(g.n, BN),
-              work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0, splits, per, work};
-  raise_smem_limit_once<wgmma_kernel<In, BN>, S::smem_bytes>();
-  const long units = static_cast<long>(p.tiles_m) * p.tiles_n * splits;
-  const int blocks = static_cast<int>(std::min<long>(units, std::max(g.sm_count, 1)));
-  wgmma_kernel<In, BN><<<blocks, wg_threads, S::smem_bytes, s>>>(ta, tb, p);
+  // The 16-bit epilogue stores through TMA when nothing is read from C and rows are 16-byte from registers.
+  // aligned; otherwise from registers. N a multiple of 4: TMA writes the last 16 bytes of a
+  // row whole (measured: columns past N, in the padding, were overwritten).
+  const bool tma_store = !S::tf32 && g.n % 4 == 0 &&
+                         (work ? reinterpret_cast<std::uintptr_t>(work) % 16 == 0
+                               : g.beta == 0.0f && aligned16(g.c, g.ldc, sizeof(float)));
+  wg_params p{g.m,
+              g.n,
+              g.k,
+              g.c,
+              g.ldc,
+              g.alpha,
+              g.beta,
+              ceil_div(g.m, S::bm),
+              ceil_div(g.n, BN),
+              work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0,
+              tma_store,
+              splits,
+              per,
+              work};
+  CUtensorMap tc{};
+  if (tma_store) tc = work ? store_map(work, g.m, g.n, g.n, splits) : store_map(g.c, g.m, g.n, g.ldc, 1);
+  constexpr int CL = S::cluster;
+  constexpr auto kernel = wgmma_kernel<In, BN, CL>;
+  raise_smem_limit_once<kernel, S::smem_bytes>();
+  // A cluster a unit (CL tiles and a range of K), as many clusters as are resident at once.
+  const long units = static_cast<long>(ceil_div(p.tiles_m, CL)) * p.tiles_n * splits;
+  const long clusters = std::min<long>({units, std::max(g.sm_count / CL, 1),
+                                        resident_clusters<kernel, CL, S::smem_bytes>(g.sm_count)});
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(clusters * CL));
+  cfg.blockDim = dim3(wg_threads);
+  cfg.dynamicSmemBytes = S::smem_bytes;
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = CL, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr, cfg.numAttrs = CL > 1 ? 1 : 0;
+  LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p));
   LA_CHECK_LAUNCH(s);
   if (work) reduce_splits(g, splits, s, /*pdl=*/true);
 }
