@@ -66,23 +66,25 @@ __global__ void scale_c_kernel(float* c, index_t ldc, index_t m, index_t n, floa
 }
 
 // 32 runs of V consecutive elements a block (V = 4: float4 loads; one coalesced row of loads a
-// warp), the splits cut into rs_groups contiguous ranges, one a warp: each warp sums its range
-// in order with its loads unrolled (independent of the sum, so they are all in flight at
-// once), then warp 0 adds the ranges' sums in order. A fixed order: deterministic. Launched as
+// warp), the splits cut into G contiguous ranges, one a warp: each warp sums its range in
+// order with its loads unrolled (independent of the sum, so they are all in flight at once);
+// warp q < 8 then adds ranges G/8 q .. G/8 (q+1) - 1 in order, and warp 0 those 8 sums in
+// order. A fixed order: deterministic. G = 32 where there are at least 64 splits (128 x 128 x
+// 262144: 128 splits over 128 blocks, 4 loads a warp instead of 16), else 8 (64 x 4096 x 4096:
+// 5 splits, where 32 warps a block would mostly idle). Launched as
 // a programmatic dependent of the split kernel where that kernel triggers it early (pdl):
 // griddepcontrol.wait then holds it until the split kernel has finished and its partials are
 // visible.
-constexpr int rs_groups = 8;
-template <int V>
-__global__ void __launch_bounds__(32 * rs_groups) reduce_splits_kernel(gemm_args g, int splits) {
+template <int V, int G>
+__global__ void __launch_bounds__(32 * G) reduce_splits_kernel(gemm_args g, int splits) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
   using vec = std::conditional_t<V == 4, float4, float>;
-  __shared__ vec part[rs_groups][32];
+  __shared__ vec part[G][32];
   const long mn = static_cast<long>(g.m) * g.n;
   const long e = (static_cast<long>(blockIdx.x) * 32 + threadIdx.x) * V;  // first of V in one row (n % V == 0)
-  const int per = (splits + rs_groups - 1) / rs_groups;
+  const int per = (splits + G - 1) / G;
   const int z0 = threadIdx.y * per, z1 = min(splits, z0 + per);
   const float* w = static_cast<const float*>(g.workspace);
   auto add = [](vec& a, const vec& b) {
@@ -98,10 +100,20 @@ __global__ void __launch_bounds__(32 * rs_groups) reduce_splits_kernel(gemm_args
   }
   part[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
+  constexpr int fold = G / 8;
+  if (threadIdx.y < 8) {
+    vec t = part[fold * threadIdx.y][threadIdx.x];
+#pragma unroll
+    for (int q = 1; q < fold; ++q) add(t, part[fold * threadIdx.y + q][threadIdx.x]);
+    s = t;
+  }
+  __syncthreads();  // every range read before warps 1-7 overwrite their first
+  if (threadIdx.y < 8) part[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
   if (threadIdx.y != 0 || e >= mn) return;
   vec t = part[0][threadIdx.x];
 #pragma unroll
-  for (int q = 1; q < rs_groups; ++q) add(t, part[q][threadIdx.x]);
+  for (int q = 1; q < 8; ++q) add(t, part[q][threadIdx.x]);
   const float* tv = reinterpret_cast<const float*>(&t);
   const auto r = static_cast<index_t>(e / g.n), c = static_cast<index_t>(e % g.n);
 #pragma unroll
@@ -122,15 +134,18 @@ void reduce_splits(const gemm_args& g, int splits, cudaStream_t s, bool pdl) {
   const bool vec4 = g.n % 4 == 0 && reinterpret_cast<std::uintptr_t>(g.workspace) % 16 == 0;
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(ceil_div(mn, 32 * (vec4 ? 4 : 1)));
-  cfg.blockDim = dim3(32, rs_groups);
+  const bool wide = splits >= 64;
+  cfg.blockDim = dim3(32, wide ? 32 : 8);
   cfg.stream = s;
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = pdl ? 1 : 0;
-  LA_CUDA_TRY(vec4 ? cudaLaunchKernelEx(&cfg, reduce_splits_kernel<4>, g, splits)
-                   : cudaLaunchKernelEx(&cfg, reduce_splits_kernel<1>, g, splits));
+  LA_CUDA_TRY(vec4 ? (wide ? cudaLaunchKernelEx(&cfg, reduce_splits_kernel<4, 32>, g, splits)
+                           : cudaLaunchKernelEx(&cfg, reduce_splits_kernel<4, 8>, g, splits))
+                   : (wide ? cudaLaunchKernelEx(&cfg, reduce_splits_kernel<1, 32>, g, splits)
+                           : cudaLaunchKernelEx(&cfg, reduce_splits_kernel<1, 8>, g, splits)));
   LA_CHECK_LAUNCH(s);
 }
 

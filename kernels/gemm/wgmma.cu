@@ -102,6 +102,7 @@ struct wg_params {
   float alpha, beta;
   int tiles_m, tiles_n;
   bool pairs;  // float2 stores into C (or the workspace)
+  int cluster;     // blocks a cluster: 1, or the kernel's CL
   bool tma_store;  // 16-bit: the epilogue stores through tc (beta 0, C or the workspace 16-byte aligned)
   int splits, split_blocks;  // K cut into `splits` ranges of split_blocks k-blocks
   float* work;               // splits > 1: partial z of the product goes to work[z][M][N]
@@ -246,8 +247,9 @@ struct wgmma_op<float> {
 #undef LA_WG_REGS_0
 #endif
 
-/// CL: blocks a cluster (1 or 2), on CL tiles that are neighbours in M and share their B: each
-/// block loads its own A and 1/CL of B, multicast to the cluster.
+/// CL: the most blocks a cluster (1 or 2), on tiles that are neighbours in M and share their B:
+/// each block loads its own A and its share of B, multicast to the cluster. p.cluster: this
+/// launch's (1 where M has a single row of tiles, whose neighbour would be empty).
 template <typename In, int BN, int CL>
 __global__ void __launch_bounds__(wg_threads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
@@ -264,23 +266,25 @@ __global__ void __launch_bounds__(wg_threads, 1)
   auto* full = reinterpret_cast<std::uint64_t*>(staging + S::staging_bytes);
   std::uint64_t* empty = full + stages;
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+  const int cl = CL > 1 ? p.cluster : 1;
   // A stage is refilled once every consumer of the cluster has freed it: the multicast writes
   // into every block's copy.
   if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers * CL);
+    for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers * cl);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
-  if constexpr (CL > 1) cluster_sync();  // no block's loads reach a barrier not yet initialized
+  if (cl > 1) cluster_sync();  // no block's loads reach a barrier not yet initialized
   else __syncthreads();
-  const int rank = CL > 1 ? cluster_rank() : 0, cluster = blockIdx.x / CL, clusters = gridDim.x / CL;
-  // A unit is CL tiles (rows of tiles CL x + rank) and a range of K: [z * split_blocks, ...)
+  const int rank = cl > 1 ? cluster_rank() : 0, cluster = blockIdx.x / cl, clusters = gridDim.x / cl;
+  // A unit is cl tiles (rows of tiles cl x + rank) and a range of K: [z * split_blocks, ...)
   // k-blocks. The blocks of a cluster walk the same units.
-  const int cl_rows = (p.tiles_m + CL - 1) / CL;
+  const int cl_rows = (p.tiles_m + cl - 1) / cl;
   const int units = cl_rows * p.tiles_n * p.splits;
   const int kblocks = static_cast<int>((p.k + BK - 1) / BK);
   auto tile_of = [&](int u) {
-    int2 t = grouped_tile<wg_group / CL>(u / p.splits, cl_rows, p.tiles_n);
-    t.x = t.x * CL + rank;  // beyond M when tiles_m is odd: TMA reads zeros, nothing is stored
+    int2 t = cl > 1 ? grouped_tile<wg_group / 2>(u / p.splits, cl_rows, p.tiles_n)
+                    : grouped_tile<wg_group>(u / p.splits, cl_rows, p.tiles_n);
+    t.x = t.x * cl + rank;  // beyond M when tiles_m is odd: TMA reads zeros, nothing is stored
     return t;
   };
   if (wg == 0) {
@@ -299,12 +303,10 @@ __global__ void __launch_bounds__(wg_threads, 1)
 #pragma unroll
           for (int j = 0; j < BN / box_n; ++j) {
             unsigned char* dst = sb + s * S::b_bytes + j * box_bytes;
-            if constexpr (CL > 1) {
-              if (j % CL == rank)
-                tma_load_multicast(dst, &tb, &full[s], tile.y * BN + box_n * j, kb * BK, (1u << CL) - 1);
-            } else {
+            if (cl == 1)
               tma_load(dst, &tb, &full[s], tile.y * BN + box_n * j, kb * BK);
-            }
+            else if (j % cl == rank)
+              tma_load_multicast(dst, &tb, &full[s], tile.y * BN + box_n * j, kb * BK, (1u << cl) - 1);
           }
           if (++s == stages) s = 0, phase ^= 1;
         }
@@ -333,6 +335,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
       if (tid == 0)
 #pragma unroll
         for (int r = 0; r < CL; ++r) {
+          if (r >= cl) break;
           if (r == rank) mbar_arrive(&empty[st]);
           else mbar_arrive_cluster(&empty[st], r);
         }
@@ -478,7 +481,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
   // The staging is read by TMA until the last stores complete.
   if (!tf32 && p.tma_store && wg > 0 && tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   // No block leaves while another may still write into its stages or arrive on its barriers.
-  if constexpr (CL > 1) cluster_sync();
+  if (cl > 1) cluster_sync();
 #endif
 }
 
@@ -626,6 +629,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
               ceil_div(g.m, S::bm),
               ceil_div(g.n, BN),
               work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0,
+              1,
               tma_store,
               splits,
               per,
@@ -634,20 +638,22 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   if (tma_store) tc = work ? store_map(work, g.m, g.n, g.n, splits) : store_map(g.c, g.m, g.n, g.ldc, 1);
   constexpr int CL = S::cluster;
   constexpr auto kernel = wgmma_kernel<In, BN, CL>;
+  p.cluster = CL > 1 && p.tiles_m > 1 ? CL : 1;
   raise_smem_limit_once<kernel, S::smem_bytes>();
-  // A cluster a unit (CL tiles and a range of K), as many clusters as are resident at once.
-  const long units = static_cast<long>(ceil_div(p.tiles_m, CL)) * p.tiles_n * splits;
-  const long clusters = std::min<long>({units, std::max(g.sm_count / CL, 1),
-                                        resident_clusters<kernel, CL, S::smem_bytes>(g.sm_count)});
+  // A cluster a unit (p.cluster tiles and a range of K), as many clusters as are resident.
+  const int cl = p.cluster;
+  const long units = static_cast<long>(ceil_div(p.tiles_m, cl)) * p.tiles_n * splits;
+  const long clusters = std::min<long>({units, std::max(g.sm_count / cl, 1),
+                                        cl > 1 ? resident_clusters<kernel, CL, S::smem_bytes>(g.sm_count) : g.sm_count});
   cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(clusters * CL));
+  cfg.gridDim = dim3(static_cast<unsigned>(clusters * cl));
   cfg.blockDim = dim3(wg_threads);
   cfg.dynamicSmemBytes = S::smem_bytes;
   cfg.stream = s;
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeClusterDimension;
   attr.val.clusterDim.x = CL, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr, cfg.numAttrs = CL > 1 ? 1 : 0;
+  cfg.attrs = &attr, cfg.numAttrs = cl > 1 ? 1 : 0;
   LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p));
   LA_CHECK_LAUNCH(s);
   if (work) reduce_splits(g, splits, s, /*pdl=*/true);
