@@ -20,7 +20,9 @@ struct shape {
 // that make split-K split and an empty K.
 const std::vector<shape> shapes = {{1, 1, 1},      {7, 16, 17},    {17, 7, 63},     {16, 16, 16},   {63, 65, 64},
                                    {64, 64, 64},   {65, 63, 127},  {127, 1000, 65}, {1000, 127, 17}, {1, 1000, 1000},
-                                   {1000, 1, 7},   {64, 63, 8191}, {17, 127, 4096}, {129, 257, 1000}, {33, 31, 0}};
+                                   {1000, 1, 7},   {64, 63, 8191}, {17, 127, 4096}, {129, 257, 1000}, {33, 31, 0},
+                                   // three rows of 128-row tiles: the wgmma kernels' second block of a cluster past M
+                                   {300, 132, 200}};
 
 /// dense rows x cols with leading dimension cols + pad, random nonzero values, junk padding.
 dense_matrix<float> random_dense(index_t rows, index_t cols, index_t pad, std::mt19937& g) {

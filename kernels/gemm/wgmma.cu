@@ -19,7 +19,9 @@
 //   clusters  16-bit: 2 blocks a cluster on neighbouring tiles in M, which read the same B.
 //             Each loads its own A and half of B's boxes, multicast to both blocks' stages; a
 //             stage is refilled once the consumers of both blocks have freed it (an "empty"
-//             barrier counts 4 arrivals, 2 of them remote).
+//             barrier counts 4 arrivals, 2 of them remote). Where M has one row of tiles the
+//             launch is unclustered; with an odd number of rows the last cluster's second block
+//             multiplies TMA's zeros past M and stores nothing.
 //   operands  A row-major (K-major for wgmma), B row-major (N-major: wgmma's transposed B).
 //             Descriptors: A's SBO 1024 (8 rows of 128 bytes), a k-step +32 bytes; B's LBO
 //             8192 (the next 64 columns: the next box), SBO 1024 (the next 8 rows of K), a
@@ -103,7 +105,7 @@ struct wg_params {
   int tiles_m, tiles_n;
   bool pairs;  // float2 stores into C (or the workspace)
   int cluster;     // blocks a cluster: 1, or the kernel's CL
-  bool tma_store;  // 16-bit: the epilogue stores through tc (beta 0, C or the workspace 16-byte aligned)
+  bool tma_store;  // 16-bit: the epilogue stores through tc (launch_wgmma says when)
   int splits, split_blocks;  // K cut into `splits` ranges of split_blocks k-blocks
   float* work;               // splits > 1: partial z of the product goes to work[z][M][N]
 };
