@@ -5,8 +5,8 @@
 //               reading), then every block atomicAdds alpha * partial. Not bit-reproducible:
 //               the order of the additions varies run to run.
 //  - workspace: each split writes its partial tile to workspace[split][m][n]; a second
-//               kernel sums the splits in a fixed order (8 ranges in order, each in
-//               order; reduce_splits_kernel) and applies alpha/beta.
+//               kernel sums the splits in a fixed order (8 or 32 ranges in order,
+//               each in order; reduce_splits_kernel) and applies alpha/beta.
 //               Deterministic: bit-identical run to run. Needs splits*M*N floats.
 // The number of splits comes from detail::split_k_count (shape and SM count). The tile is
 // reg_tiled's 128x128x8, or its 64x64x16 where M or N is at most 64 (split_k_small_tile),
@@ -142,10 +142,9 @@ void reduce_splits(const gemm_args& g, int splits, cudaStream_t s, bool pdl) {
   attr.val.programmaticStreamSerializationAllowed = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = pdl ? 1 : 0;
-  LA_CUDA_TRY(vec4 ? (wide ? cudaLaunchKernelEx(&cfg, reduce_splits_kernel<4, 32>, g, splits)
-                           : cudaLaunchKernelEx(&cfg, reduce_splits_kernel<4, 8>, g, splits))
-                   : (wide ? cudaLaunchKernelEx(&cfg, reduce_splits_kernel<1, 32>, g, splits)
-                           : cudaLaunchKernelEx(&cfg, reduce_splits_kernel<1, 8>, g, splits)));
+  void (*const kernel)(gemm_args, int) = vec4 ? (wide ? reduce_splits_kernel<4, 32> : reduce_splits_kernel<4, 8>)
+                                              : (wide ? reduce_splits_kernel<1, 32> : reduce_splits_kernel<1, 8>);
+  LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, g, splits));
   LA_CHECK_LAUNCH(s);
 }
 

@@ -566,33 +566,38 @@ struct pitched {
   pitched& operator=(const pitched&) = delete;
 };
 
+/// The launch of `blocks` wgmma blocks of `bytes` shared memory each on s, in clusters of cl
+/// (1: no cluster attribute). attr must outlive the returned configuration.
+cudaLaunchConfig_t wg_launch_config(unsigned blocks, int bytes, int cl, cudaStream_t s, cudaLaunchAttribute& attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(wg_threads);
+  cfg.dynamicSmemBytes = bytes;
+  cfg.stream = s;
+  attr = {};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cl, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr, cfg.numAttrs = cl > 1 ? 1 : 0;
+  return cfg;
+}
+
 /// Clusters of CL blocks of Kernel (Bytes of shared memory each) resident at once: the
 /// persistent grid's limit. Asked once per device.
 template <auto Kernel, int CL, int Bytes>
-int resident_clusters(int sm_count) {
-  if constexpr (CL == 1) {
-    return sm_count;
-  } else {
-    static std::atomic<int> known[64] = {};  // 0: not asked yet
-    int dev = 0;
-    LA_CUDA_TRY(cudaGetDevice(&dev));
-    if (dev < 64 && known[dev] > 0) return known[dev];
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(CL);
-    cfg.blockDim = dim3(wg_threads);
-    cfg.dynamicSmemBytes = Bytes;
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = CL, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr, cfg.numAttrs = 1;
-    int n = 0;
-    LA_CUDA_TRY(cudaOccupancyMaxActiveClusters(&n, Kernel, &cfg));
-    if (n < 1)
-      throw device_error("wgmma GEMM: no cluster of " + std::to_string(CL) + " blocks with " + std::to_string(Bytes / 1024) +
-                         " KiB of shared memory each fits on this device (a MIG slice or MPS limit?)");
-    if (dev < 64) known[dev] = n;
-    return n;
-  }
+int resident_clusters() {
+  static std::atomic<int> known[64] = {};  // 0: not asked yet
+  int dev = 0;
+  LA_CUDA_TRY(cudaGetDevice(&dev));
+  if (dev < 64 && known[dev] > 0) return known[dev];
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = wg_launch_config(CL, Bytes, CL, nullptr, attr);
+  int n = 0;
+  LA_CUDA_TRY(cudaOccupancyMaxActiveClusters(&n, Kernel, &cfg));
+  if (n < 1)
+    throw device_error("wgmma GEMM: no cluster of " + std::to_string(CL) + " blocks with " + std::to_string(Bytes / 1024) +
+                       " KiB of shared memory each fits on this device (a MIG slice or MPS limit?)");
+  if (dev < 64) known[dev] = n;
+  return n;
 }
 
 /// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
@@ -615,12 +620,16 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
   if (splits > 1 && !work) throw invalid_argument("wgmma split-K: no workspace given (see workspace_bytes)");
-  // The 16-bit epilogue stores through TMA when nothing is read from C and rows are 16-byte from registers.
+  // The 16-bit epilogue stores through TMA when nothing is read from C and rows are 16-byte
   // aligned; otherwise from registers. N a multiple of 4: TMA writes the last 16 bytes of a
   // row whole (measured: columns past N, in the padding, were overwritten).
   const bool tma_store = !S::tf32 && g.n % 4 == 0 &&
                          (work ? reinterpret_cast<std::uintptr_t>(work) % 16 == 0
                                : g.beta == 0.0f && aligned16(g.c, g.ldc, sizeof(float)));
+  // Clusters of S::cluster blocks, but none where M has one row of tiles (a neighbour would
+  // only multiply TMA's zeros).
+  constexpr int CL = S::cluster;
+  const int tiles_m = ceil_div(g.m, S::bm), cl = CL > 1 && tiles_m > 1 ? CL : 1;
   wg_params p{g.m,
               g.n,
               g.k,
@@ -628,34 +637,25 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
               g.ldc,
               g.alpha,
               g.beta,
-              ceil_div(g.m, S::bm),
+              tiles_m,
               ceil_div(g.n, BN),
               work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0,
-              1,
+              cl,
               tma_store,
               splits,
               per,
               work};
   CUtensorMap tc{};
   if (tma_store) tc = work ? store_map(work, g.m, g.n, g.n, splits) : store_map(g.c, g.m, g.n, g.ldc, 1);
-  constexpr int CL = S::cluster;
   constexpr auto kernel = wgmma_kernel<In, BN, CL>;
-  p.cluster = CL > 1 && p.tiles_m > 1 ? CL : 1;
   raise_smem_limit_once<kernel, S::smem_bytes>();
-  // A cluster a unit (p.cluster tiles and a range of K), as many clusters as are resident.
-  const int cl = p.cluster;
-  const long units = static_cast<long>(ceil_div(p.tiles_m, cl)) * p.tiles_n * splits;
-  const long clusters = std::min<long>({units, std::max(g.sm_count / cl, 1),
-                                        cl > 1 ? resident_clusters<kernel, CL, S::smem_bytes>(g.sm_count) : g.sm_count});
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(clusters * cl));
-  cfg.blockDim = dim3(wg_threads);
-  cfg.dynamicSmemBytes = S::smem_bytes;
-  cfg.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = CL, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr, cfg.numAttrs = cl > 1 ? 1 : 0;
+  // A cluster a unit (cl tiles and a range of K), as many clusters as are resident.
+  const long units = static_cast<long>(ceil_div(tiles_m, cl)) * p.tiles_n * splits;
+  long clusters = std::min<long>(units, std::max(g.sm_count / cl, 1));
+  if constexpr (CL > 1)
+    if (cl > 1) clusters = std::min<long>(clusters, resident_clusters<kernel, CL, S::smem_bytes>());
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = wg_launch_config(static_cast<unsigned>(clusters * cl), S::smem_bytes, cl, s, attr);
   LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p));
   LA_CHECK_LAUNCH(s);
   if (work) reduce_splits(g, splits, s, /*pdl=*/true);
