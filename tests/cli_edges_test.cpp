@@ -433,6 +433,9 @@ TEST(CliEdges, ArgumentsAreCheckedBeforeTheGpu) {
   auto r = run("gemm 256 256 256 --algo bogus");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(contains(r.output, "unknown GEMM algorithm 'bogus'")) << r.output;
+  r = run("gemm 256 256 256 --rounds 0");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "option --rounds needs an integer in [1, 1000], got '0'")) << r.output;
   r = run("spmv gen:bogus:3");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(contains(r.output, "unknown generated matrix")) << r.output;

@@ -257,6 +257,10 @@ TEST(Cli, GemmValidatesArgumentsAndNeedsAGpu) {
     EXPECT_EQ(r.status, 0) << r.output;
     EXPECT_TRUE(contains(r.output, "(bf16, chosen by auto)")) << r.output;
     EXPECT_TRUE(contains(r.output, ": ok")) << r.output;
+    // Alternating rounds: the median ratio and its range.
+    r = run("gemm 65 63 127 --algo reg_tiled --reps 3 --rounds 3");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("median of 3 alternating rounds, range [0-9.]+-[0-9.]+x"))) << r.output;
   }
 }
 
