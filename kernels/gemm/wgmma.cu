@@ -16,12 +16,14 @@
 //   schedule  persistent: a block a multiprocessor walks the tiles, grouped by 8 tile-rows
 //             (the blocks resident at one time share rows of A and columns of B in L2); the
 //             producer runs ahead into the next tile while the consumers store this one.
-//   clusters  16-bit: 2 blocks a cluster on neighbouring tiles in M, which read the same B.
+//   clusters  16-bit split-K: 2 blocks a cluster on neighbouring tiles in M, which read the same B.
 //             Each loads its own A and half of B's boxes, multicast to both blocks' stages; a
 //             stage is refilled once the consumers of both blocks have freed it (an "empty"
 //             barrier counts 4 arrivals, 2 of them remote). Where M has one row of tiles the
 //             launch is unclustered; with an odd number of rows the last cluster's second block
-//             multiplies TMA's zeros past M and stores nothing.
+//             multiplies TMA's zeros past M and stores nothing. The plain kernels are
+//             unclustered: the pairs' lockstep cost the 16-bit one 1-4% (measured), and the
+//             streaming split shapes gain 2-6% from the halved B traffic.
 //   operands  A row-major (K-major for wgmma), B row-major (N-major: wgmma's transposed B).
 //             Descriptors: A's SBO 1024 (8 rows of 128 bytes), a k-step +32 bytes; B's LBO
 //             8192 (the next 64 columns: the next box), SBO 1024 (the next 8 rows of K), a
@@ -73,6 +75,8 @@ constexpr int wg_consumers = 2, wg_threads = 128 * (1 + wg_consumers);
 template <typename In>
 constexpr int wg_k_of = 128 / static_cast<int>(sizeof(In));
 
+constexpr int wg_split_bn = 128;  // the split-K forms' tile width
+
 /// A block's tile and stages. 16-bit inputs: 128 rows of C by BN columns, BN = 256 for the
 /// plain kernel, 128 for split-K (whose partials, a tile of floats per unit, then halve while
 /// each multiprocessor still has a unit). tf32: 256 rows by BN = 128 columns, computed as the
@@ -90,11 +94,11 @@ struct wg_shape {
   // Stages, staging, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
   static constexpr int smem_bytes = stages * stage_bytes + staging_bytes + 2 * stages * 8 + 1024;
   static constexpr int acc = bm * BN / (128 * wg_consumers);  // accumulators a consumer thread
-  // Blocks a cluster: 16-bit tiles pair up in M and share B's loads. (tf32's tiles would share
-  // A, pairing in N; not built.)
-  static constexpr int cluster = tf32 ? 1 : 2;
+  // Blocks a cluster: the 16-bit split-K tiles pair up in M and share B's loads. The plain
+  // 16-bit kernel is unclustered: paired, it ran 1-4% slower at 2048^3-8192^3 (bench/RESULTS.md,
+  // "Clusters off for the plain 16-bit kernel"). (tf32's tiles would share A, pairing in N; not built.)
+  static constexpr int cluster = !tf32 && BN == wg_split_bn ? 2 : 1;
 };
-constexpr int wg_split_bn = 128;
 [[maybe_unused]] constexpr int wg_group = 8;  // tile-rows a group of the schedule
 
 struct wg_params {
