@@ -22,8 +22,8 @@
 //             barrier counts 4 arrivals, 2 of them remote). Where M has one row of tiles the
 //             launch is unclustered; with an odd number of rows the last cluster's second block
 //             multiplies TMA's zeros past M and stores nothing. The plain kernels are
-//             unclustered: the pairs' lockstep cost the 16-bit one 1-4% (measured), and the
-//             streaming split shapes gain 2-6% from the halved B traffic.
+//             unclustered: the pairs' lockstep cost the 16-bit one 1-8% of its time (measured), and
+//             the streaming split shapes gain 2-6% from the halved B traffic.
 //   operands  A row-major (K-major for wgmma), B row-major (N-major: wgmma's transposed B).
 //             Descriptors: A's SBO 1024 (8 rows of 128 bytes), a k-step +32 bytes; B's LBO
 //             8192 (the next 64 columns: the next box), SBO 1024 (the next 8 rows of K), a
@@ -95,7 +95,7 @@ struct wg_shape {
   static constexpr int smem_bytes = stages * stage_bytes + staging_bytes + 2 * stages * 8 + 1024;
   static constexpr int acc = bm * BN / (128 * wg_consumers);  // accumulators a consumer thread
   // Blocks a cluster: the 16-bit split-K tiles pair up in M and share B's loads. The plain
-  // 16-bit kernel is unclustered: paired, it ran 1-4% slower at 2048^3-8192^3 (bench/RESULTS.md,
+  // 16-bit kernel is unclustered: paired, it took 1-8% longer at 2048^3-8192^3 (bench/RESULTS.md,
   // "Clusters off for the plain 16-bit kernel"). (tf32's tiles would share A, pairing in N; not built.)
   static constexpr int cluster = !tf32 && BN == wg_split_bn ? 2 : 1;
 };
@@ -509,6 +509,14 @@ encode_fn encoder() {
   return fn;
 }
 
+/// cuTensorMapEncodeTiled's result for `what` (a rows x cols matrix with pitch ld): an error
+/// that names it.
+void check_encode(CUresult r, const char* what, index_t rows, index_t cols, index_t ld) {
+  if (r != CUDA_SUCCESS)
+    throw device_error("wgmma GEMM: cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) + ") for " + what +
+                       ", " + std::to_string(rows) + " x " + std::to_string(cols) + " with pitch " + std::to_string(ld));
+}
+
 /// The tensor map of a row-major rows x cols matrix of In with pitch ld, read in boxes of
 /// box_rows x 128 bytes (the swizzle's width).
 template <typename In>
@@ -522,12 +530,9 @@ CUtensorMap tensor_map(const void* p, index_t rows, index_t cols, index_t ld, in
   const CUtensorMapDataType type = std::is_same_v<In, __half>  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                    : std::is_same_v<In, float> ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
                                                                : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  const CUresult r = encoder()(&m, type, 2, const_cast<void*>(p), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw device_error("wgmma GEMM: cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) + ") for a " +
-                     std::to_string(rows) + " x " + std::to_string(cols) + " operand with pitch " + std::to_string(ld));
+  check_encode(encoder()(&m, type, 2, const_cast<void*>(p), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+               "an operand", rows, cols, ld);
   return m;
 }
 
@@ -539,13 +544,10 @@ CUtensorMap store_map(float* p, index_t rows, index_t cols, index_t ld, int laye
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld) * sizeof(float),
                                  static_cast<cuuint64_t>(ld) * rows * sizeof(float)};
   const cuuint32_t box[3] = {32, 64, 1}, unit[3] = {1, 1, 1};
-  const CUresult r = encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, p, dims, strides, box, unit,
-                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                               CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw device_error("wgmma GEMM: cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) +
-                       ") for the output, " + std::to_string(rows) + " x " + std::to_string(cols) + " with pitch " +
-                       std::to_string(ld));
+  check_encode(encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, p, dims, strides, box, unit,
+                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+               "the output", rows, cols, ld);
   return m;
 }
 
