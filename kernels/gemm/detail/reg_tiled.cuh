@@ -17,6 +17,9 @@
 //    multiply-adds cover the reads of the next tile's first fragments. The loop body is
 //    unrolled over the two buffers so every shared-memory offset is a constant (the largest
 //    single gain; bench/RESULTS.md, tuning note T2).
+//  - The multiply-adds of a k-step go in pairs of columns over groups of 4 rows, the order
+//    cuBLAS's own FFMA kernel issues them in (read from its SASS); ptxas keeps much of the
+//    order, and its schedule was 1-5% faster than row by row (tuning note T2).
 #pragma once
 
 #include <type_traits>
@@ -25,13 +28,22 @@
 
 namespace la::gemm_detail {
 
+/// The order of a thread's TM x TN multiply-adds in one k-step. Both walk pairs of columns
+/// (j, j+1) over a group of 4 rows, the rows of every other pair rotated by 2 (so a pair
+/// starts on a row the previous one ended near):
+///  - column_pairs: pairs outer, groups of rows inside (cuBLAS's order);
+///  - row_groups: groups of rows outer, pairs inside.
+/// Measured per tile shape (bench/RESULTS.md, tuning note T2).
+enum class fma_order { column_pairs, row_groups };
+
 /// A reg_tiled tile shape. A block of THREADS = 32 * WARPS_M * WARPS_N threads computes a
 /// BM x BN tile, BK of K at a time; each thread owns TM x TN outputs, its warp a WM x WN
 /// tile (WM = LANES_M * TM, WN = LANES_N * TN). MIN_BLOCKS is the __launch_bounds__ residency
-/// (it caps the registers).
-template <int BM_, int BN_, int BK_, int TM_, int TN_, int LANES_M_, int MIN_BLOCKS_>
+/// (it caps the registers); ORDER the multiply-adds' order.
+template <int BM_, int BN_, int BK_, int TM_, int TN_, int LANES_M_, int MIN_BLOCKS_, fma_order ORDER_>
 struct rt_tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_, MIN_BLOCKS = MIN_BLOCKS_;
+  static constexpr fma_order ORDER = ORDER_;
   static constexpr int LANES_M = LANES_M_, LANES_N = 32 / LANES_M_;
   static constexpr int WM = LANES_M * TM, WN = LANES_N * TN, WARPS_M = BM / WM, WARPS_N = BN / WN;
   static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
@@ -49,10 +61,10 @@ struct rt_tile {
 
 /// 128x128x8, 8 warps of 64x32, 8x8 a thread, 2 blocks/SM: reg_tiled's tile where the output
 /// has enough tiles, and split_k's.
-using rt_config = rt_tile<128, 128, 8, 8, 8, 8, 2>;
+using rt_config = rt_tile<128, 128, 8, 8, 8, 8, 2, fma_order::column_pairs>;
 /// 64x64x16, 4 warps of 64x16, 8x4 a thread, 4 blocks/SM: reg_tiled's tile for outputs with
 /// fewer 128x128 tiles than SMs, or short K (bench/RESULTS.md, tuning note T2).
-using rt_small = rt_tile<64, 64, 16, 8, 4, 8, 4>;
+using rt_small = rt_tile<64, 64, 16, 8, 4, 8, 4, fma_order::row_groups>;
 
 /// Output tiles of a problem at tile size BM x BN.
 template <typename Cfg = rt_config>
@@ -157,11 +169,27 @@ __device__ __forceinline__ void reg_tiled_mainloop(float* smem, const float* __r
     for (int g = 0; g < TN / 4; ++g)
       *reinterpret_cast<float4*>(&fb[f][4 * g]) = *reinterpret_cast<const float4*>(bb + g * 4 * Cfg::LANES_N);
   };
+  // Rows i4 + (ii, or (ii + 2) % 4 on odd pairs) with columns j, j + 1 (see fma_order).
+  auto fma_quad = [&](int f, int i4, int j) {
+#pragma unroll
+    for (int ii = 0; ii < 4; ++ii) {
+      const int i = i4 + ((j / 2) % 2 ? (ii + 2) % 4 : ii);
+      acc[i][j] += fa[f][i] * fb[f][j];
+      acc[i][j + 1] += fa[f][i] * fb[f][j + 1];
+    }
+  };
   auto fma_step = [&](int f) {
+    if constexpr (Cfg::ORDER == fma_order::column_pairs) {
 #pragma unroll
-    for (int i = 0; i < TM; ++i)
+      for (int j = 0; j < TN; j += 2)
 #pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] += fa[f][i] * fb[f][j];
+        for (int i4 = 0; i4 < TM; i4 += 4) fma_quad(f, i4, j);
+    } else {
+#pragma unroll
+      for (int i4 = 0; i4 < TM; i4 += 4)
+#pragma unroll
+        for (int j = 0; j < TN; j += 2) fma_quad(f, i4, j);
+    }
   };
 
   if (k0 >= k1) return;
