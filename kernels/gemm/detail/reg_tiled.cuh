@@ -17,9 +17,10 @@
 //    multiply-adds cover the reads of the next tile's first fragments. The loop body is
 //    unrolled over the two buffers so every shared-memory offset is a constant (the largest
 //    single gain; bench/RESULTS.md, tuning note T2).
-//  - The multiply-adds of a k-step go in pairs of columns over groups of 4 rows, the order
-//    cuBLAS's own FFMA kernel issues them in (read from its SASS); ptxas keeps much of the
-//    order, and its schedule was 0.7-5% faster than row by row (tuning note T2).
+//  - The multiply-adds of a k-step go in pairs of columns over groups of 4 rows (fma_order):
+//    for 128x128x8 the order cuBLAS's own FFMA kernel issues them in (read from its SASS),
+//    for 64x64x16 the same pairs with the row groups outer. ptxas keeps much of the order,
+//    and its schedule was 0.7-5% faster than row by row (tuning note T2).
 #pragma once
 
 #include <type_traits>
