@@ -60,9 +60,9 @@ struct rt_tile {
   static_assert(BK % 8 == 0, "reg_tiled: BK a multiple of 8 (float4 loads along K; the fragment buffers alternate)");
 };
 
-/// 128x128x8, 8 warps of 64x32, 8x8 a thread, 2 blocks/SM: reg_tiled's tile where the output
-/// has enough tiles, and split_k's.
-using rt_config = rt_tile<128, 128, 8, 8, 8, 8, 2, fma_order::column_pairs>;
+/// 128x128x8, 8 warps of 32x64 (lanes 4 x 8), 8x8 a thread, 2 blocks/SM: reg_tiled's tile
+/// where the output has enough tiles, and split_k's.
+using rt_config = rt_tile<128, 128, 8, 8, 8, 4, 2, fma_order::column_pairs>;
 /// 64x64x16, 4 warps of 64x16, 8x4 a thread, 4 blocks/SM: reg_tiled's tile for outputs with
 /// fewer 128x128 tiles than SMs, or short K (bench/RESULTS.md, tuning note T2).
 using rt_small = rt_tile<64, 64, 16, 8, 4, 8, 4, fma_order::row_groups>;
