@@ -313,7 +313,11 @@ TEST(GemmSelect, RegTiledTileFollowsShape) {  // host-only
   EXPECT_EQ(tile({4096, 4096, 4096, 132}), "128x128x8");
   EXPECT_EQ(tile({2048, 2048, 2048, 132}), "128x128x8");  // 256 tiles of 128x128
   EXPECT_EQ(tile({1024, 1024, 1024, 132}), "64x64x16");   // 64 tiles of 128x128: SMs idle
-  EXPECT_EQ(tile({4096, 4096, 128, 132}), "64x64x16");    // short K
+  EXPECT_EQ(tile({4096, 4096, 128, 132}), "128x128x8");   // short K alone does not pick the small tile
+  EXPECT_EQ(tile({1500, 1500, 1500, 132}), "64x64x16");   // 144 tiles: 12 SMs would run two
+  EXPECT_EQ(tile({3000, 3000, 3000, 132}), "64x64x16");   // 576 tiles: a busiest SM's 5 against 17 quarters
+  EXPECT_EQ(tile({3500, 3500, 3500, 132}), "128x128x8");  // 784 tiles: 6 against 23 quarters
+  EXPECT_EQ(tile({100000, 64, 64, 132}), "64x64x16");     // N = 64 would pad half of every 128-wide tile
   EXPECT_EQ(tile({5000000, 1, 100, 132}), "128x128x8");   // 64-row tiles: grid too tall
 }
 

@@ -1,5 +1,7 @@
 // reg_tiled: the full joint register and shared-memory tiling (see reg_tiled.cuh), in two
 // tile shapes; run_reg_tiled picks one by the problem's size (reg_tiled_shape_for).
+#include <algorithm>
+
 #include <la/kernels/gemm/detail/reg_tiled.cuh>
 #include <la/kernels/gemm/detail/variants.hpp>
 
@@ -50,9 +52,16 @@ const std::vector<rt_shape>& reg_tiled_shapes() {
 }
 
 int reg_tiled_shape_for(const gemm_problem& p) {
-  // The small tile where 128x128 tiles leave SMs idle or K is too short to amortize a big
-  // tile's prologue and epilogue (bench/RESULTS.md, tuning note T2).
-  const bool small = rt_tiles<rt_config>(p) < p.sm_count || p.k < 512;
+  // The time of a call is that of its busiest SM, which runs ceil(tiles / SMs) tiles. A
+  // 64x64 tile is a quarter of a 128x128 one's area and is done at 0.89 of its rate per
+  // area, so 64x64x16 wins where ceil(t64 / SMs) < 4 * 0.89 * ceil(t128 / SMs): where the
+  // 128x128 tiles leave SMs idle or their last round is a small part of the work, and
+  // where they pad the edges more. On 22 measured shapes it picks the faster tile for 21
+  // (the miss costs 1.8%); bench/RESULTS.md, tuning note T2.
+  const long sms = std::max(p.sm_count, 1);
+  const long per_sm_big = (rt_tiles<rt_config>(p) + sms - 1) / sms;
+  const long per_sm_small = (rt_tiles<rt_small>(p) + sms - 1) / sms;
+  const bool small = 100 * per_sm_small < 356 * per_sm_big;
   return small && ceil_div(p.m, rt_small::BM) <= 65535 ? 1 : 0;
 }
 
