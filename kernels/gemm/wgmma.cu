@@ -31,7 +31,9 @@
 //   edges     TMA fills what lies beyond M, N and K with zeros; the epilogue stores only
 //             rows < M and columns < N (float2 where ldc and C allow). TMA needs 16-byte
 //             aligned rows: a lda or ldb that is not a multiple of 8 halves (or a misaligned
-//             pointer) is first copied into a stream-ordered buffer with an aligned pitch.
+//             pointer) is first copied into a stream-ordered buffer with an aligned pitch
+//             (128 bytes for B). 16-bit B whose rows are not 64-byte aligned is copied so too
+//             where M >= 2048 (see launch_wgmma).
 //   epilogue  16-bit with beta == 0 (or into the split-K workspace), N a multiple of 4 and C's
 //             rows 16-byte aligned: each consumer writes its accumulators (times alpha) in
 //             chunks of 64 rows x 32 floats into a swizzled staging buffer (two a consumer,
@@ -551,22 +553,30 @@ CUtensorMap store_map(float* p, index_t rows, index_t cols, index_t ld, int laye
   return m;
 }
 
-/// A stream-ordered copy of a rows x cols operand of e-byte values with a pitch TMA can read
-/// (16 bytes a multiple), freed on the stream after the product.
+/// A stream-ordered copy of a rows x cols operand of e-byte values whose rows start at
+/// multiples of `align` bytes (16: what TMA needs; 128: a row of TMA's box is one 128-byte
+/// line), freed on the stream after the product.
 struct pitched {
+  void* raw = nullptr;
   void* p = nullptr;
   index_t ld = 0;
   cudaStream_t s = nullptr;
-  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, cudaStream_t stream) : s(stream) {
-    ld = (cols + 16 / e - 1) / (16 / e) * (16 / e);
-    const std::size_t bytes = std::max<std::size_t>(static_cast<std::size_t>(rows) * ld * e, 16);
-    LA_CUDA_TRY(cudaMallocAsync(&p, bytes, s));
-    LA_CUDA_TRY(cudaMemcpy2DAsync(p, static_cast<std::size_t>(ld) * e, src, static_cast<std::size_t>(src_ld) * e,
-                                  static_cast<std::size_t>(cols) * e, static_cast<std::size_t>(rows),
-                                  cudaMemcpyDeviceToDevice, s));
+  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, int align, cudaStream_t stream)
+      : s(stream) {
+    ld = (cols + align / e - 1) / (align / e) * (align / e);
+    const std::size_t bytes = static_cast<std::size_t>(rows) * ld * e + align;
+    LA_CUDA_TRY(cudaMallocAsync(&raw, bytes, s));
+    p = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align);
+    if (cudaError_t err = cudaMemcpy2DAsync(p, static_cast<std::size_t>(ld) * e, src, static_cast<std::size_t>(src_ld) * e,
+                                            static_cast<std::size_t>(cols) * e, static_cast<std::size_t>(rows),
+                                            cudaMemcpyDeviceToDevice, s);
+        err != cudaSuccess) {
+      (void)cudaFreeAsync(raw, s);
+      detail::throw_cuda(err, "cudaMemcpy2DAsync (an operand's aligned copy)", __FILE__, __LINE__);
+    }
   }
   ~pitched() {
-    if (p) (void)cudaFreeAsync(p, s);
+    if (raw) (void)cudaFreeAsync(raw, s);
   }
   pitched(const pitched&) = delete;
   pitched& operator=(const pitched&) = delete;
@@ -616,9 +626,16 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const void* a = g.a;
   const void* b = g.b;
   index_t lda = g.lda, ldb = g.ldb;
-  if (!aligned16(a, lda, e)) pa.emplace(a, lda, g.m, g.k, e, s), a = pa->p, lda = pa->ld;
-  if (!aligned16(b, ldb, e)) pb.emplace(b, ldb, g.k, g.n, e, s), b = pb->p, ldb = pb->ld;
   using S = wg_shape<In, BN>;
+  // B's rows are copied to a 128-byte pitch where they must be copied anyway (TMA needs
+  // 16-byte aligned rows), and for 16-bit inputs where they are not 64-byte aligned and M is
+  // at least 2048: TMA's 128-byte box rows then straddle two lines, which cost the kernel 20-45%
+  // (fp16 near 3000^3), more than the copy (K x N read and written once) where M >= 2048
+  // (bench/RESULTS.md, "Rows of B that straddle 128-byte lines").
+  const bool b_lines = reinterpret_cast<std::uintptr_t>(b) % 64 == 0 && (static_cast<long>(ldb) * e) % 64 == 0;
+  const bool repitch_b = !aligned16(b, ldb, e) || (!S::tf32 && !b_lines && g.m >= 2048);
+  if (!aligned16(a, lda, e)) pa.emplace(a, lda, g.m, g.k, e, 16, s), a = pa->p, lda = pa->ld;
+  if (repitch_b) pb.emplace(b, ldb, g.k, g.n, e, 128, s), b = pb->p, ldb = pb->ld;
   const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, S::bm);
   const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_k_of<In>);
   const int kblocks = ceil_div(g.k, wg_k_of<In>);
