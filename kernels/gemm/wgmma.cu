@@ -629,7 +629,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   using S = wg_shape<In, BN>;
   // B's rows are copied to a 128-byte pitch where they must be copied anyway (TMA needs
   // 16-byte aligned rows), and for 16-bit inputs where they are not 64-byte aligned and M is
-  // at least 2048: TMA's 128-byte box rows then straddle two lines, which cost the kernel 20-45%
+  // at least 2048: TMA's 128-byte box rows then straddle two lines, which cost the kernel 20-50%
   // (fp16 near 3000^3), more than the copy (K x N read and written once) where M >= 2048
   // (bench/RESULTS.md, "Rows of B that straddle 128-byte lines").
   const bool b_lines = reinterpret_cast<std::uintptr_t>(b) % 64 == 0 && (static_cast<long>(ldb) * e) % 64 == 0;
