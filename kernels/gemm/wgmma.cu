@@ -635,7 +635,14 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const bool b_lines = reinterpret_cast<std::uintptr_t>(b) % 64 == 0 && (static_cast<long>(ldb) * e) % 64 == 0;
   const bool repitch_b = !aligned16(b, ldb, e) || (!S::tf32 && !b_lines && g.m >= 2048);
   if (!aligned16(a, lda, e)) pa.emplace(a, lda, g.m, g.k, e, 16, s), a = pa->p, lda = pa->ld;
-  if (repitch_b) pb.emplace(b, ldb, g.k, g.n, e, 128, s), b = pb->p, ldb = pb->ld;
+  if (repitch_b) {
+    try {
+      pb.emplace(b, ldb, g.k, g.n, e, 128, s), b = pb->p, ldb = pb->ld;
+    } catch (const out_of_memory&) {
+      if (!aligned16(b, ldb, e)) throw;  // the copy TMA needs
+      (void)cudaGetLastError();          // the faster copy only: go on with B as given
+    }
+  }
   const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, S::bm);
   const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_k_of<In>);
   const int kblocks = ceil_div(g.k, wg_k_of<In>);
