@@ -59,9 +59,7 @@ int reg_tiled_shape_for(const gemm_problem& p) {
   // where they pad the edges more. On 22 measured shapes it picks the faster tile for 21
   // (the miss costs 1.8%); bench/RESULTS.md, tuning note T2.
   const long sms = std::max(p.sm_count, 1);
-  const long per_sm_big = (rt_tiles<rt_config>(p) + sms - 1) / sms;
-  const long per_sm_small = (rt_tiles<rt_small>(p) + sms - 1) / sms;
-  const bool small = 100 * per_sm_small < 356 * per_sm_big;
+  const bool small = 100L * ceil_div(rt_tiles<rt_small>(p), sms) < 356L * ceil_div(rt_tiles<rt_config>(p), sms);
   return small && ceil_div(p.m, rt_small::BM) <= 65535 ? 1 : 0;
 }
 

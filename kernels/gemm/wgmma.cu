@@ -563,7 +563,7 @@ struct pitched {
   cudaStream_t s = nullptr;
   pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, int align, cudaStream_t stream)
       : s(stream) {
-    ld = (cols + align / e - 1) / (align / e) * (align / e);
+    ld = static_cast<index_t>(ceil_div(cols, align / e)) * (align / e);
     const std::size_t bytes = static_cast<std::size_t>(rows) * ld * e + align;
     LA_CUDA_TRY(cudaMallocAsync(&raw, bytes, s));
     p = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align);
@@ -632,8 +632,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   // at least 2048: TMA's 128-byte box rows then straddle two lines, which cost the kernel 20-50%
   // (fp16 near 3000^3), more than the copy (K x N read and written once) where M >= 2048
   // (bench/RESULTS.md, "Rows of B that straddle 128-byte lines").
-  const bool b_lines = reinterpret_cast<std::uintptr_t>(b) % 64 == 0 && (static_cast<long>(ldb) * e) % 64 == 0;
-  const bool repitch_b = !aligned16(b, ldb, e) || (!S::tf32 && !b_lines && g.m >= 2048);
+  const bool repitch_b = !aligned16(b, ldb, e) || (!S::tf32 && !rows_aligned(b, ldb, e, 64) && g.m >= 2048);
   if (!aligned16(a, lda, e)) pa.emplace(a, lda, g.m, g.k, e, 16, s), a = pa->p, lda = pa->ld;
   if (repitch_b) {
     try {

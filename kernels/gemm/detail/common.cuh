@@ -64,9 +64,12 @@ void raise_smem_limit_once() {
   raised |= bit;
 }
 
-/// True when a pointer and leading dimension allow 16-byte vector access along rows.
-inline bool aligned16(const void* p, index_t ld, int elem_bytes) {
-  return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (static_cast<long>(ld) * elem_bytes) % 16 == 0;
+/// True when every row (pointer p, leading dimension ld) starts at a multiple of `bytes`.
+inline bool rows_aligned(const void* p, index_t ld, int elem_bytes, int bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0 && (static_cast<long>(ld) * elem_bytes) % bytes == 0;
 }
+
+/// True when a pointer and leading dimension allow 16-byte vector access along rows.
+inline bool aligned16(const void* p, index_t ld, int elem_bytes) { return rows_aligned(p, ld, elem_bytes, 16); }
 
 }  // namespace la::gemm_detail

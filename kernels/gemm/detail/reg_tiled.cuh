@@ -63,8 +63,8 @@ struct rt_tile {
 /// 128x128x8, 8 warps of 32x64 (lanes 4 x 8), 8x8 a thread, 2 blocks/SM: reg_tiled's tile
 /// where the output has enough tiles, and split_k's.
 using rt_config = rt_tile<128, 128, 8, 8, 8, 4, 2, fma_order::column_pairs>;
-/// 64x64x16, 4 warps of 64x16, 8x4 a thread, 4 blocks/SM: reg_tiled's tile for outputs with
-/// fewer 128x128 tiles than SMs, or short K (bench/RESULTS.md, tuning note T2).
+/// 64x64x16, 4 warps of 64x16, 8x4 a thread, 4 blocks/SM: reg_tiled's tile where it leaves
+/// the busiest SM less work (reg_tiled_shape_for; bench/RESULTS.md, tuning note T2).
 using rt_small = rt_tile<64, 64, 16, 8, 4, 8, 4, fma_order::row_groups>;
 
 /// Output tiles of a problem at tile size BM x BN.
