@@ -197,11 +197,12 @@ void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
   time_it(st, f, v->precision, [&] { v->run(g, ctx().stream()); });
 }
 
-/// One of reg_tiled's tile shapes, forced (the variant picks one by size; this times each).
-void bench_rt_shape(benchmark::State& st, shape s, const gemm_detail::rt_shape* r) {
+/// One of a variant's tile shapes, forced (reg_tiled and the plain 16-bit wgmma kernels pick
+/// one by size; this times each).
+void bench_gemm_tile(benchmark::State& st, shape s, const gemm_variant* v, const gemm_detail::gemm_tile* r) {
   fixture& f = data_for(s);
-  const gemm_args g = args_for(f, gemm_input::f32);
-  time_it(st, f, gemm_precision::fp32, [&] { r->run(g, ctx().stream()); });
+  const gemm_args g = args_for(f, v->input);
+  time_it(st, f, v->precision, [&] { r->run(g, ctx().stream()); });
 }
 
 void bench_cublas(benchmark::State& st, shape s, gemm_precision p, gemm_input in) {
@@ -225,12 +226,21 @@ int register_all() {
         benchmark::RegisterBenchmark(("gemm/" + s.name() + "/" + std::string(v.name)).c_str(), bench_variant, s, &v)
             ->UseManualTime()
             ->Unit(benchmark::kMicrosecond);
-    // reg_tiled's tile shapes one by one, where K is not so long that split-K takes over.
-    if (device_sm_count() > 0 && s.k <= s.m * 4)
-      for (const auto& r : gemm_detail::reg_tiled_shapes())
-        benchmark::RegisterBenchmark(("gemm/" + s.name() + "/reg_tiled_" + r.name).c_str(), bench_rt_shape, s, &r)
-            ->UseManualTime()
-            ->Unit(benchmark::kMicrosecond);
+    // The tiles of the variants that pick one by size, one by one, where K is not so long
+    // that split-K takes over.
+    if (device_sm_count() > 0 && s.k <= s.m * 4) {
+      auto tiles = [&](const char* name, const std::vector<gemm_detail::gemm_tile>& list) {
+        const gemm_variant& v = find_gemm(name);
+        if (!v.can_implement({s.m, s.n, s.k, device_sm_count()})) return;
+        for (const auto& r : list)
+          benchmark::RegisterBenchmark(("gemm/" + s.name() + "/" + name + "_" + r.name).c_str(), bench_gemm_tile, s, &v, &r)
+              ->UseManualTime()
+              ->Unit(benchmark::kMicrosecond);
+      };
+      tiles("reg_tiled", gemm_detail::reg_tiled_shapes());
+      tiles("wgmma_f16", gemm_detail::wgmma_tiles(gemm_input::f16));
+      tiles("wgmma_bf16", gemm_detail::wgmma_tiles(gemm_input::bf16));
+    }
     // Each cuBLAS call with the inputs of its precision class.
     const std::tuple<const char*, gemm_precision, gemm_input> peers[] = {
         {"cublas_fp32", gemm_precision::fp32, gemm_input::f32},

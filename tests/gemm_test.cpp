@@ -51,9 +51,9 @@ void PrintTo(const param& p, std::ostream* os) { *os << p.variant << " " << p.s.
 
 class GemmVariants : public ::testing::TestWithParam<param> {};
 
-/// v (by name through gemm()), or with `forced`, one of reg_tiled's tile shapes called directly.
+/// v (by name through gemm()), or with `forced`, one of v's tile shapes called directly.
 void check_variant(const gemm_variant& v, const shape& s, float alpha, float beta, index_t pad, std::uint32_t seed,
-                   const gemm_detail::rt_shape* forced = nullptr) {
+                   const gemm_detail::gemm_tile* forced = nullptr) {
   context ctx;
   std::mt19937 g(seed);
   const auto a = random_dense(s.m, s.k, pad, g), b = random_dense(s.k, s.n, pad, g);
@@ -68,9 +68,17 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
 
   auto dc = upload(ctx, c0);
   const auto da = upload(ctx, a), db = upload(ctx, b);
-  if (forced) {
-    const gemm_args args{s.m,     s.n,   s.k,  da.view().values, da.ld(), db.view().values, db.ld(), dc.view().values,
-                         dc.ld(), alpha, beta, nullptr,          ctx.sm_count()};
+  if (forced) {  // the inputs rounded as gemm() rounds them
+    device_dense<__half> ah, bh;
+    device_dense<__nv_bfloat16> abf, bbf;
+    const void *pa = da.view().values, *pb = db.view().values;
+    index_t lda = da.ld(), ldb = db.ld();
+    if (v.input == gemm_input::f16)
+      ah = to_half(ctx, da), bh = to_half(ctx, db), pa = ah.view().values, pb = bh.view().values, lda = ah.ld(), ldb = bh.ld();
+    if (v.input == gemm_input::bf16)
+      abf = to_bf16(ctx, da), bbf = to_bf16(ctx, db), pa = abf.view().values, pb = bbf.view().values, lda = abf.ld(),
+      ldb = bbf.ld();
+    const gemm_args args{s.m, s.n, s.k, pa, lda, pb, ldb, dc.view().values, dc.ld(), alpha, beta, nullptr, ctx.sm_count()};
     if (s.m > 0 && s.n > 0) forced->run(args, ctx.stream());
   } else if (v.input == gemm_input::f16)
     gemm(ctx, to_half(ctx, da), to_half(ctx, db), dc, alpha, beta, v.name);
@@ -146,6 +154,24 @@ TEST(Gemm, EveryRegTiledTileShapeMatchesReference) {
       check_variant(v, s, -0.5f, 1.25f, 0, 2, &r);
       check_variant(v, s, 2.0f, 0.0f, 3, 3, &r);
     }
+}
+
+TEST(Gemm, EveryWgmmaTileMatchesReference) {
+  // wgmma_f16 and wgmma_bf16 pick a tile width by size (wgmma_tile_for); the registry test
+  // runs the one picked, this one every other tile on every shape.
+  LA_SKIP_WITHOUT_GPU();
+  if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
+  const int sms = context().sm_count();
+  for (const char* name : {"wgmma_f16", "wgmma_bf16"}) {
+    const gemm_variant& v = find_gemm(name);
+    const auto& tiles = gemm_detail::wgmma_tiles(v.input);
+    for (std::size_t t = 0; t < tiles.size(); ++t)
+      for (const auto& s : shapes) {
+        if (gemm_detail::wgmma_tile_for({s.m, s.n, s.k, sms}) == static_cast<int>(t)) continue;
+        check_variant(v, s, 1.0f, 0.0f, 0, 1, &tiles[t]);
+        check_variant(v, s, -0.5f, 1.25f, 0, 2, &tiles[t]);
+      }
+  }
 }
 
 TEST(Gemm, SplitKWorkspaceIsBitIdenticalRunToRun) {
@@ -335,6 +361,26 @@ TEST(GemmSelect, RegTiledTileFollowsShape) {  // host-only
   EXPECT_EQ(tile({3500, 3500, 3500, 132}), "128x128x8");  // 784 tiles: 6 against 23 quarters
   EXPECT_EQ(tile({100000, 64, 64, 132}), "64x64x16");     // N = 64 would pad half of every 128-wide tile
   EXPECT_EQ(tile({5000000, 1, 100, 132}), "128x128x8");   // 64-row tiles: grid too tall
+}
+
+TEST(GemmSelect, WgmmaTileFollowsShape) {  // host-only
+  // The busiest SM's work decides (wgmma_tile_for; bench/RESULTS.md, tuning note T11).
+  for (gemm_input in : {gemm_input::f16, gemm_input::bf16}) {
+    const auto& tiles = gemm_detail::wgmma_tiles(in);
+    auto tile = [&](index_t m, index_t n, index_t k) {
+      return std::string(tiles.at(gemm_detail::wgmma_tile_for({m, n, k, 132})).name);
+    };
+    EXPECT_EQ(tile(4096, 4096, 4096), "128x256");
+    EXPECT_EQ(tile(8192, 8192, 8192), "128x256");  // 16 rounds against 21 of 192 columns: a tie, to the wider
+    EXPECT_EQ(tile(2048, 2048, 2048), "128x256");  // 128 tiles: one round
+    EXPECT_EQ(tile(3584, 3584, 3584), "128x256");  // 392 tiles: 3 rounds, against 5 of 128 x 192
+    EXPECT_EQ(tile(4096, 4096, 128), "128x256");   // K does not enter
+    EXPECT_EQ(tile(3072, 3072, 3072), "128x192");  // 3 rounds either way, of 192 columns
+    EXPECT_EQ(tile(2304, 2304, 2304), "128x192");  // 2 rounds either way
+    EXPECT_EQ(tile(1536, 1536, 1536), "128x192");  // 96 tiles: one round
+    EXPECT_EQ(tile(1024, 1024, 1024), "128x128");  // 64 tiles: one round, half the columns
+    EXPECT_EQ(tile(1, 1, 1), "128x128");
+  }
 }
 
 TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only

@@ -37,7 +37,7 @@ void run_shape(const gemm_args& g, cudaStream_t s) {
 }
 
 template <typename Cfg>
-rt_shape shape_entry(const char* name) {
+gemm_tile shape_entry(const char* name) {
   return {name, run_shape<Cfg>};
 }
 }  // namespace
@@ -46,8 +46,8 @@ bool reg_tiled_vectorizable(const gemm_args& g) {
   return aligned16(g.a, g.lda, 4) && aligned16(g.b, g.ldb, 4);
 }
 
-const std::vector<rt_shape>& reg_tiled_shapes() {
-  static const std::vector<rt_shape> list = {shape_entry<rt_config>("128x128x8"), shape_entry<rt_small>("64x64x16")};
+const std::vector<gemm_tile>& reg_tiled_shapes() {
+  static const std::vector<gemm_tile> list = {shape_entry<rt_config>("128x128x8"), shape_entry<rt_small>("64x64x16")};
   return list;
 }
 

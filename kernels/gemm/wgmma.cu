@@ -3,6 +3,10 @@
 // memory accelerator (TMA). The top rung of the ladder (issue 18).
 //
 //   tile      128 x 256 x 64 a block: A 128 x 64 and B 64 x 256 a stage, 48 KiB; 4 stages.
+//             wgmma_f16 and wgmma_bf16 also run 128 x 192 (40 KiB stages, 4, m64n192k16)
+//             and 128 x 128 tiles, picked by the busiest multiprocessor's work
+//             (wgmma_tile_for): the narrower tiles fill the GPU where the wide ones leave it
+//             idle or quantize badly (1024^3, 1536^3, 2304^3, 3072^3).
 //             The split-K form uses 128 x 128 tiles (32 KiB stages, 6 of them, m64n128k16):
 //             its partials are a tile of floats per unit, and half the tile halves them
 //             (256 x 256 x 65536: 8 MB instead of 16 written and read again). tf32 (below)
@@ -16,7 +20,7 @@
 //   schedule  persistent: a block a multiprocessor walks the tiles, grouped by 8 tile-rows
 //             (the blocks resident at one time share rows of A and columns of B in L2); the
 //             producer runs ahead into the next tile while the consumers store this one.
-//   clusters  16-bit split-K: 2 blocks a cluster on neighbouring tiles in M, which read the same B.
+//   clusters  16-bit split-K (K split): 2 blocks a cluster on neighbouring tiles in M, which read the same B.
 //             Each loads its own A and half of B's boxes, multicast to both blocks' stages; a
 //             stage is refilled once the consumers of both blocks have freed it (an "empty"
 //             barrier counts 4 arrivals, 2 of them remote). Where M has one row of tiles the
@@ -194,16 +198,17 @@ __device__ __forceinline__ void keep(float (&d)[N]) {
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-#define LA_WG_REGS_64 \
+#define LA_WG_REGS_64_95 \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define LA_WG_REGS_64 \
+  LA_WG_REGS_64_95 ", " \
   "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define LA_WG_D8(o) \
   "+f"(d[o]), "+f"(d[o + 1]), "+f"(d[o + 2]), "+f"(d[o + 3]), "+f"(d[o + 4]), "+f"(d[o + 5]), "+f"(d[o + 6]), "+f"(d[o + 7])
-#define LA_WG_D64(o) \
-  LA_WG_D8(o), LA_WG_D8(o + 8), LA_WG_D8(o + 16), LA_WG_D8(o + 24), LA_WG_D8(o + 32), LA_WG_D8(o + 40), \
-      LA_WG_D8(o + 48), LA_WG_D8(o + 56)
+#define LA_WG_D32(o) LA_WG_D8(o), LA_WG_D8(o + 8), LA_WG_D8(o + 16), LA_WG_D8(o + 24)
+#define LA_WG_D64(o) LA_WG_D32(o), LA_WG_D32(o + 32)
 // SHAPE: the instruction's shape and types; TRANSPOSE: its transpose immediates (16-bit
 // inputs: A K-major, B N-major) or nothing (tf32, which has none).
 #define LA_WGMMA_N256(SHAPE, TRANSPOSE)                                                                            \
@@ -223,16 +228,28 @@ __device__ __forceinline__ void keep(float (&d)[N]) {
                  : LA_WG_D64(0)                                                                                    \
                  : "l"(da), "l"(db), "r"(accumulate));                                                             \
   }
+// The 128 x 192 tile's m64n192k16 (16-bit inputs only).
+#define LA_WGMMA_M64N192K16(TYPE)                                                                                 \
+  __device__ __forceinline__ static void mma(float(&d)[96], std::uint64_t da, std::uint64_t db, int accumulate) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"                                                    \
+                 "wgmma.mma_async.sync.aligned.m64n192k16.f32." TYPE "." TYPE " {" LA_WG_REGS_0 ", " LA_WG_REGS_64_95 \
+                 "}, %96, %97, p, 1, 1, 0, 1;\n}\n"                                                                \
+                 : LA_WG_D64(0), LA_WG_D32(64)                                                                     \
+                 : "l"(da), "l"(db), "r"(accumulate));                                                             \
+  }
 template <>
 struct wgmma_op<__half> {
   LA_WGMMA_N256("m64n256k16.f32.f16.f16", ", 0, 1")
+  LA_WGMMA_M64N192K16("f16")
   LA_WGMMA_M64N128K16("f16")
 };
 template <>
 struct wgmma_op<__nv_bfloat16> {
   LA_WGMMA_N256("m64n256k16.f32.bf16.bf16", ", 0, 1")
+  LA_WGMMA_M64N192K16("bf16")
   LA_WGMMA_M64N128K16("bf16")
 };
+#undef LA_WGMMA_M64N192K16
 #undef LA_WGMMA_M64N128K16
 // TF32 reads its shared-memory operand K-major only (no transpose immediates), so the kernel
 // computes C^T = B^T A^T: wgmma's A is B^T from registers (any layout: loaded by the threads),
@@ -250,8 +267,10 @@ struct wgmma_op<float> {
 };
 #undef LA_WGMMA_N256
 #undef LA_WG_D64
+#undef LA_WG_D32
 #undef LA_WG_D8
 #undef LA_WG_REGS_64
+#undef LA_WG_REGS_64_95
 #undef LA_WG_REGS_0
 #endif
 
@@ -655,10 +674,11 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const bool tma_store = !S::tf32 && g.n % 4 == 0 &&
                          (work ? reinterpret_cast<std::uintptr_t>(work) % 16 == 0
                                : g.beta == 0.0f && aligned16(g.c, g.ldc, sizeof(float)));
-  // Clusters of S::cluster blocks, but none where M has one row of tiles (a neighbour would
-  // only multiply TMA's zeros).
+  // Clusters of S::cluster blocks where K is split, but none where M has one row of tiles (a
+  // neighbour would only multiply TMA's zeros). A plain product on the split form's tile runs
+  // unclustered, as the plain kernels do.
   constexpr int CL = S::cluster;
-  const int tiles_m = ceil_div(g.m, S::bm), cl = CL > 1 && tiles_m > 1 ? CL : 1;
+  const int tiles_m = ceil_div(g.m, S::bm), cl = CL > 1 && tiles_m > 1 && splits > 1 ? CL : 1;
   wg_params p{g.m,
               g.n,
               g.k,
@@ -734,11 +754,52 @@ std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem& p) {
   return split_workspace(p, wgmma_tf32_split_count(p));
 }
 
-void run_wgmma_f16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__half, 256>(g, s, 1); }
+namespace {
+template <typename In, int BN>
+void run_plain(const gemm_args& g, cudaStream_t s) {
+  launch_wgmma<In, BN>(g, s, 1);
+}
+template <typename In>
+const std::vector<gemm_tile>& plain_tiles() {
+  static const std::vector<gemm_tile> list = {
+      {"128x256", run_plain<In, 256>}, {"128x192", run_plain<In, 192>}, {"128x128", run_plain<In, wg_split_bn>}};
+  return list;
+}
+}  // namespace
+
+const std::vector<gemm_tile>& wgmma_tiles(gemm_input in) {
+  return in == gemm_input::bf16 ? plain_tiles<__nv_bfloat16>() : plain_tiles<__half>();
+}
+
+int wgmma_tile_for(const gemm_problem& p) {
+  // The time of a call is that of its busiest multiprocessor, which runs ceil(tiles / SMs)
+  // tiles (the kernel is persistent, a block a multiprocessor). A tile's time is its width
+  // times the width's cost per column, 1.02 for 128 x 192 and 1.15 for 128 x 128 against
+  // 128 x 256 (measured on 16 shapes; bench/RESULTS.md, tuning note T11). The narrower tiles
+  // win where the wide ones leave multiprocessors idle or a last round mostly empty (3072^3:
+  // 288 tiles of 128 x 256 on 132 SMs take 3 rounds, and 384 of 128 x 192 take 3 rounds of
+  // three quarters the work). Ties go to the wider tile.
+  constexpr int width[3] = {256, 192, 128}, cost[3] = {100, 102, 115};
+  const long sms = std::max(p.sm_count, 1);
+  int best = 0;
+  long best_time = 0;
+  for (int i = 0; i < 3; ++i) {
+    const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, width[i]);
+    const long time = ceil_div(tiles, sms) * width[i] * cost[i];
+    if (i == 0 || time < best_time) best = i, best_time = time;
+  }
+  return best;
+}
+
+void run_wgmma_f16(const gemm_args& g, cudaStream_t s) {
+  plain_tiles<__half>()[wgmma_tile_for({g.m, g.n, g.k, g.sm_count})].run(g, s);
+}
 void run_wgmma_f16_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<__half, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
 }
-void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { launch_wgmma<__nv_bfloat16, 256>(g, s, 1); }
+void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) {
+  plain_tiles<__nv_bfloat16>()[wgmma_tile_for({g.m, g.n, g.k, g.sm_count})].run(g, s);
+}
 void run_wgmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wgmma<float, wg_split_bn>(g, s, 1); }
 void run_wgmma_tf32_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<float, wg_split_bn>(g, s, wgmma_tf32_split_count({g.m, g.n, g.k, g.sm_count}));

@@ -41,12 +41,17 @@ int wgmma_tf32_split_count(const gemm_problem&);
 /// Splits of K wgmma_f16_split_k uses (>= 1).
 int wgmma_split_count(const gemm_problem&);
 bool reg_tiled_vectorizable(const gemm_args&);
-/// One of reg_tiled's tile shapes: gemm_bench times each and gemm_test runs each.
-struct rt_shape {
-  const char* name;  // "BMxBNxBK"
+/// One tile shape of a variant that picks its tile by size (reg_tiled, the plain 16-bit
+/// wgmma kernels), run as it is: gemm_bench times each and gemm_test runs each.
+struct gemm_tile {
+  const char* name;  // "BMxBNxBK" (reg_tiled), "BMxBN" (wgmma)
   void (*run)(const gemm_args&, cudaStream_t);
 };
-const std::vector<rt_shape>& reg_tiled_shapes();
+const std::vector<gemm_tile>& reg_tiled_shapes();
 /// The shape run_reg_tiled uses for a problem: an index into reg_tiled_shapes().
 int reg_tiled_shape_for(const gemm_problem&);
+/// The tiles of wgmma_f16 (in = f16) or wgmma_bf16 (bf16): 128 x 256, 128 x 192, 128 x 128.
+const std::vector<gemm_tile>& wgmma_tiles(gemm_input in);
+/// The tile those variants use for a problem: an index into wgmma_tiles().
+int wgmma_tile_for(const gemm_problem&);
 }  // namespace la::gemm_detail
