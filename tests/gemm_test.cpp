@@ -208,17 +208,17 @@ TEST(Gemm, SplitKWorkspaceIsBitIdenticalRunToRun) {
 TEST(Gemm, WgmmaRepitchedBMatchesReference) {
   // 16-bit B whose rows are 16- but not 64-byte aligned (N = 72: 144 bytes) is copied to a
   // 128-byte pitch first where M >= 2048 (launch_wgmma). 2049 rows: a ragged last row of
-  // tiles; with alpha/beta and with padded rows of C. (Rows not 16-byte aligned, copied at
-  // any M, are the registry test's N = 7 shapes.)
+  // tiles; with alpha/beta and with padded rows of C. N = 68 (136-byte rows, copied at any M)
+  // makes the copy move 8-byte units; the registry test's N = 7 shapes move 2-byte ones.
   LA_SKIP_WITHOUT_GPU();
   if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
-  const shape s{2049, 72, 100};
-  for (const char* name : {"wgmma_f16", "wgmma_bf16"}) {
-    const gemm_variant& v = find_gemm(name);
-    check_variant(v, s, 1.0f, 0.0f, 0, 1);
-    check_variant(v, s, -0.5f, 1.25f, 0, 2);
-    check_variant(v, s, 2.0f, 0.0f, 3, 3);
-  }
+  for (const shape s : {shape{2049, 72, 100}, shape{2049, 68, 100}})
+    for (const char* name : {"wgmma_f16", "wgmma_bf16"}) {
+      const gemm_variant& v = find_gemm(name);
+      check_variant(v, s, 1.0f, 0.0f, 0, 1);
+      check_variant(v, s, -0.5f, 1.25f, 0, 2);
+      check_variant(v, s, 2.0f, 0.0f, 3, 3);
+    }
 }
 
 TEST(Gemm, WgmmaClusteredSplitMatchesReference) {

@@ -539,7 +539,10 @@ void check_encode(CUresult r, const char* what, index_t rows, index_t cols, inde
 }
 
 /// The tensor map of a row-major rows x cols matrix of In with pitch ld, read in boxes of
-/// box_rows x 128 bytes (the swizzle's width).
+/// box_rows x 128 bytes (the swizzle's width). TMA promotes a box's reads in L2 to 256-byte
+/// pieces where the rows are 128-byte aligned, and not at all where they are not: a row of a
+/// box then straddles two lines, and the 256-byte promotion cost 10% at 3000^3 (fp16; no
+/// change at 3008^3; bench/RESULTS.md, "Operands whose rows straddle 128-byte lines").
 template <typename In>
 CUtensorMap tensor_map(const void* p, index_t rows, index_t cols, index_t ld, int box_rows) {
   CUtensorMap m;
@@ -551,8 +554,10 @@ CUtensorMap tensor_map(const void* p, index_t rows, index_t cols, index_t ld, in
   const CUtensorMapDataType type = std::is_same_v<In, __half>  ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                    : std::is_same_v<In, float> ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
                                                                : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUtensorMapL2promotion promote =
+      rows_aligned(p, ld, sizeof(In), 128) ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B : CU_TENSOR_MAP_L2_PROMOTION_NONE;
   check_encode(encoder()(&m, type, 2, const_cast<void*>(p), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                         CU_TENSOR_MAP_SWIZZLE_128B, promote, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                "an operand", rows, cols, ld);
   return m;
 }
@@ -572,6 +577,51 @@ CUtensorMap store_map(float* p, index_t rows, index_t cols, index_t ld, int laye
   return m;
 }
 
+/// Rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp), in units of U bytes (U
+/// divides every pointer, pitch and row_bytes): x walks a row's units, y the rows, four rows
+/// a trip so that four loads are in flight a thread.
+template <typename U>
+__global__ void pitched_copy_kernel(const unsigned char* src, std::size_t sp, unsigned char* dst, std::size_t dp,
+                                    std::size_t row_bytes, index_t rows) {
+  const std::size_t u = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (u >= row_bytes / sizeof(U)) return;
+  const index_t step = gridDim.y;
+  for (index_t r = blockIdx.y; r < rows; r += 4 * step) {
+    U v[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      if (r + i * step < rows) v[i] = reinterpret_cast<const U*>(src + static_cast<std::size_t>(r + i * step) * sp)[u];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+      if (r + i * step < rows) reinterpret_cast<U*>(dst + static_cast<std::size_t>(r + i * step) * dp)[u] = v[i];
+  }
+}
+
+/// The copy of `pitched`, in the widest units (16, 8, 4 or 2 bytes) that divide both
+/// pointers, both pitches and the row. A kernel, not cudaMemcpy2DAsync, which took twice as
+/// long for the same rows (18 MB: 32 against 14-16 us on an H100; bench/RESULTS.md, "Operands
+/// whose rows straddle 128-byte lines").
+void pitched_copy(const void* src, std::size_t sp, void* dst, std::size_t dp, std::size_t row_bytes, index_t rows,
+                  cudaStream_t s) {
+  auto run = [&](auto unit) {
+    using U = decltype(unit);
+    const std::size_t units = row_bytes / sizeof(U);
+    const dim3 grid(static_cast<unsigned>(ceil_div(units, std::size_t(256))),
+                    static_cast<unsigned>(std::min<index_t>(ceil_div(rows, 4), 16384)));
+    pitched_copy_kernel<U><<<grid, 256, 0, s>>>(static_cast<const unsigned char*>(src), sp, static_cast<unsigned char*>(dst),
+                                                dp, row_bytes, rows);
+  };
+  const auto bits = reinterpret_cast<std::uintptr_t>(src) | reinterpret_cast<std::uintptr_t>(dst) | sp | dp | row_bytes;
+  if (bits % 16 == 0)
+    run(uint4{});
+  else if (bits % 8 == 0)
+    run(uint2{});
+  else if (bits % 4 == 0)
+    run(std::uint32_t{});
+  else
+    run(std::uint16_t{});  // 16-bit operands; floats are 4-byte aligned
+}
+
 /// A stream-ordered copy of a rows x cols operand of e-byte values whose rows start at
 /// multiples of `align` bytes (16: what TMA needs; 128: a row of TMA's box is one 128-byte
 /// line), freed on the stream after the product.
@@ -586,12 +636,13 @@ struct pitched {
     const std::size_t bytes = static_cast<std::size_t>(rows) * ld * e + align;
     LA_CUDA_TRY(cudaMallocAsync(&raw, bytes, s));
     p = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align);
-    if (cudaError_t err = cudaMemcpy2DAsync(p, static_cast<std::size_t>(ld) * e, src, static_cast<std::size_t>(src_ld) * e,
-                                            static_cast<std::size_t>(cols) * e, static_cast<std::size_t>(rows),
-                                            cudaMemcpyDeviceToDevice, s);
-        err != cudaSuccess) {
+    try {
+      pitched_copy(src, static_cast<std::size_t>(src_ld) * e, p, static_cast<std::size_t>(ld) * e,
+                   static_cast<std::size_t>(cols) * e, rows, s);
+      LA_CHECK_LAUNCH(s);
+    } catch (...) {
       (void)cudaFreeAsync(raw, s);
-      detail::throw_cuda(err, "cudaMemcpy2DAsync (an operand's aligned copy)", __FILE__, __LINE__);
+      throw;
     }
   }
   ~pitched() {
