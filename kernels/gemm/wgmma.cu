@@ -826,7 +826,7 @@ int wgmma_tile_for(const gemm_problem& p) {
   // The time of a call is that of its busiest multiprocessor, which runs ceil(tiles / SMs)
   // tiles (the kernel is persistent, a block a multiprocessor). A tile's time is its width
   // times the width's cost per column, 1.02 for 128 x 192 and 1.15 for 128 x 128 against
-  // 128 x 256 (measured on 16 shapes; bench/RESULTS.md, tuning note T11). The narrower tiles
+  // 128 x 256 (measured on 17 shapes; bench/RESULTS.md, tuning note T11). The narrower tiles
   // win where the wide ones leave multiprocessors idle or a last round mostly empty (3072^3:
   // 288 tiles of 128 x 256 on 132 SMs take 3 rounds, and 384 of 128 x 192 take 3 rounds of
   // three quarters the work). Ties go to the wider tile.
