@@ -68,24 +68,23 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
 
   auto dc = upload(ctx, c0);
   const auto da = upload(ctx, a), db = upload(ctx, b);
-  if (forced) {  // the inputs rounded as gemm() rounds them
-    device_dense<__half> ah, bh;
-    device_dense<__nv_bfloat16> abf, bbf;
-    const void *pa = da.view().values, *pb = db.view().values;
-    index_t lda = da.ld(), ldb = db.ld();
-    if (v.input == gemm_input::f16)
-      ah = to_half(ctx, da), bh = to_half(ctx, db), pa = ah.view().values, pb = bh.view().values, lda = ah.ld(), ldb = bh.ld();
-    if (v.input == gemm_input::bf16)
-      abf = to_bf16(ctx, da), bbf = to_bf16(ctx, db), pa = abf.view().values, pb = bbf.view().values, lda = abf.ld(),
-      ldb = bbf.ld();
-    const gemm_args args{s.m, s.n, s.k, pa, lda, pb, ldb, dc.view().values, dc.ld(), alpha, beta, nullptr, ctx.sm_count()};
+  // The inputs as v takes them: 16-bit ones rounded once on the device.
+  device_dense<__half> ah, bh;
+  device_dense<__nv_bfloat16> abf, bbf;
+  if (v.input == gemm_input::f16) ah = to_half(ctx, da), bh = to_half(ctx, db);
+  if (v.input == gemm_input::bf16) abf = to_bf16(ctx, da), bbf = to_bf16(ctx, db);
+  auto multiply = [&](const auto& x, const auto& y) {
+    if (!forced) return gemm(ctx, x, y, dc, alpha, beta, v.name);
+    const gemm_args args{s.m,   s.n,  s.k,     x.view().values, x.ld(), y.view().values, y.ld(), dc.view().values,
+                         dc.ld(), alpha, beta, nullptr, ctx.sm_count()};
     if (s.m > 0 && s.n > 0) forced->run(args, ctx.stream());
-  } else if (v.input == gemm_input::f16)
-    gemm(ctx, to_half(ctx, da), to_half(ctx, db), dc, alpha, beta, v.name);
+  };
+  if (v.input == gemm_input::f16)
+    multiply(ah, bh);
   else if (v.input == gemm_input::bf16)
-    gemm(ctx, to_bf16(ctx, da), to_bf16(ctx, db), dc, alpha, beta, v.name);
+    multiply(abf, bbf);
   else
-    gemm(ctx, da, db, dc, alpha, beta, v.name);
+    multiply(da, db);
   const auto got = to_host(ctx, dc);
 
   const double tol = gemm_tolerance(v.precision, s.k);  // the one rule (gemm.hpp)

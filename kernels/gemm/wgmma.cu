@@ -806,14 +806,19 @@ std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem& p) {
 }
 
 namespace {
+/// The plain 16-bit kernel's tile widths, widest first, and each one's time per column against
+/// the widest's, in percent (measured; wgmma_tile_for).
+constexpr int wg_plain_bn[3] = {256, 192, wg_split_bn}, wg_plain_cost[3] = {100, 102, 115};
+
 template <typename In, int BN>
 void run_plain(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<In, BN>(g, s, 1);
 }
 template <typename In>
 const std::vector<gemm_tile>& plain_tiles() {
-  static const std::vector<gemm_tile> list = {
-      {"128x256", run_plain<In, 256>}, {"128x192", run_plain<In, 192>}, {"128x128", run_plain<In, wg_split_bn>}};
+  static const std::vector<gemm_tile> list = {{"128x256", run_plain<In, wg_plain_bn[0]>},
+                                              {"128x192", run_plain<In, wg_plain_bn[1]>},
+                                              {"128x128", run_plain<In, wg_plain_bn[2]>}};
   return list;
 }
 }  // namespace
@@ -830,13 +835,12 @@ int wgmma_tile_for(const gemm_problem& p) {
   // win where the wide ones leave multiprocessors idle or a last round mostly empty (3072^3:
   // 288 tiles of 128 x 256 on 132 SMs take 3 rounds, and 384 of 128 x 192 take 3 rounds of
   // three quarters the work). Ties go to the wider tile.
-  constexpr int width[3] = {256, 192, 128}, cost[3] = {100, 102, 115};
   const long sms = std::max(p.sm_count, 1);
   int best = 0;
   long best_time = 0;
   for (int i = 0; i < 3; ++i) {
-    const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, width[i]);
-    const long time = ceil_div(tiles, sms) * width[i] * cost[i];
+    const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_plain_bn[i]);
+    const long time = ceil_div(tiles, sms) * wg_plain_bn[i] * wg_plain_cost[i];
     if (i == 0 || time < best_time) best = i, best_time = time;
   }
   return best;
