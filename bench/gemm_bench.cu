@@ -189,11 +189,19 @@ void time_it(benchmark::State& st, fixture& f, gemm_precision p, Launch&& launch
   st.SetLabel(to_string(p));
 }
 
+/// v's workspace for s (split-K partials, operand copies), kept across the timed calls as
+/// la::gemm keeps it in the context.
+device_buffer<unsigned char> workspace_for(gemm_args& g, const gemm_variant& v, const shape& s) {
+  device_buffer<unsigned char> ws = ctx().allocate<unsigned char>(v.workspace_bytes({s.m, s.n, s.k, g.sm_count}));
+  g.workspace = ws.data();
+  g.workspace_size = ws.size();
+  return ws;
+}
+
 void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
   fixture& f = data_for(s);
   gemm_args g = args_for(f, v->input);
-  device_buffer<unsigned char> ws = ctx().allocate<unsigned char>(v->workspace_bytes({s.m, s.n, s.k, g.sm_count}));
-  g.workspace = ws.data();
+  const auto ws = workspace_for(g, *v, s);
   time_it(st, f, v->precision, [&] { v->run(g, ctx().stream()); });
 }
 
@@ -201,7 +209,8 @@ void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
 /// one by size; this times each).
 void bench_gemm_tile(benchmark::State& st, shape s, const gemm_variant* v, const gemm_detail::gemm_tile* r) {
   fixture& f = data_for(s);
-  const gemm_args g = args_for(f, v->input);
+  gemm_args g = args_for(f, v->input);
+  const auto ws = workspace_for(g, *v, s);
   time_it(st, f, v->precision, [&] { r->run(g, ctx().stream()); });
 }
 

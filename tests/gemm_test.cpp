@@ -220,6 +220,43 @@ TEST(Gemm, WgmmaRepitchedBMatchesReference) {
     }
 }
 
+TEST(Gemm, WgmmaOperandCopiesLiveInTheContextScratch) {
+  // 16-bit B of N = 68 (136-byte rows, not the 16-byte rows TMA needs) is copied to a 128-byte
+  // pitch (128 halves) in the workspace, which gemm() takes from the context's scratch: after
+  // each of three calls the scratch holds B's rows at that pitch from its first byte (a plain
+  // product has no partials before them), at the same address, and the results are
+  // bit-identical. (The copy's correctness on every shape: the registry and repitch tests.)
+  LA_SKIP_WITHOUT_GPU();
+  if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
+  context ctx;
+  std::mt19937 g(21);
+  const index_t m = 300, n = 68, k = 104, pitch = 128;  // A's 208-byte rows are read as they are
+  const auto a = to_half(ctx, upload(ctx, random_dense(m, k, 0, g)));
+  const auto b = to_half(ctx, upload(ctx, random_dense(k, n, 0, g)));
+  const auto want_b = to_host(ctx, b);
+  const gemm_variant& v = find_gemm("wgmma_f16");
+  const std::size_t bytes = v.workspace_bytes({m, n, k, ctx.sm_count()});
+  ASSERT_EQ(bytes, std::size_t(k) * pitch * 2 + 128);
+  std::vector<float> first;
+  const void* where = nullptr;
+  for (int r = 0; r < 3; ++r) {
+    device_dense<float> c(ctx, m, n);
+    gemm(ctx, a, b, c, 1.0f, 0.0f, "wgmma_f16");
+    const auto got = to_host(ctx, c).values();
+    ASSERT_GE(ctx.scratch_bytes(), bytes);
+    if (r == 0) first = got, where = ctx.scratch(0);
+    EXPECT_EQ(ctx.scratch(0), where) << "the scratch was reallocated on call " << r;
+    EXPECT_EQ(std::memcmp(got.data(), first.data(), got.size() * 4), 0) << "call " << r;
+    std::vector<__half> held(static_cast<std::size_t>(k) * pitch);
+    LA_CUDA_TRY(cudaMemcpy(held.data(), ctx.scratch(0), held.size() * 2, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (index_t i = 0; i < k; ++i)
+      for (index_t j = 0; j < n; ++j)
+        bad += std::memcmp(&held[i * pitch + j], &want_b(i, j), 2) != 0;
+    EXPECT_EQ(bad, 0) << "elements of B's copy not in the scratch after call " << r;
+  }
+}
+
 TEST(Gemm, WgmmaClusteredSplitMatchesReference) {
   // The 16-bit split-K forms run in 2-block clusters along M where M has more than one row of
   // tiles: 300 x 132 x 2048 has three (the last cluster's second block past M), two columns of
@@ -346,6 +383,33 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
           EXPECT_EQ(v.input, in) << v.name;
           if (v.splits) EXPECT_GT(v.splits(p), 1) << v.name << " " << m << "x" << k;
         }
+}
+
+TEST(GemmSelect, WgmmaWorkspaceCountsOperandCopies) {  // host-only
+  // launch_wgmma copies A to 16-byte rows and B to 128-byte rows where TMA needs it, and 16-bit
+  // B with rows not 64-byte aligned where M >= 2048 (speed_copies); workspace_bytes counts
+  // each copy's rows at its pitch plus room to align its start.
+  const auto& f16 = find_gemm("wgmma_f16");
+  const auto& tf32 = find_gemm("wgmma_tf32");
+  const auto& split = find_gemm("wgmma_f16_split_k");
+  EXPECT_EQ(f16.workspace_bytes({4096, 4096, 4096, 132}), 0u);
+  EXPECT_EQ(f16.workspace_bytes({5000, 5000, 5000, 132}), std::size_t(5000) * 5056 * 2 + 128);  // B only
+  EXPECT_EQ(f16.workspace_bytes({1000, 5000, 5000, 132}), 0u);  // M < 2048: B read as it is
+  EXPECT_EQ(f16.workspace_bytes({4096, 1000, 4096, 132, 0, 1032}), std::size_t(4096) * 1024 * 2 + 128);  // 2064-byte rows
+  gemm_problem lean{4096, 1000, 4096, 132, 0, 1032};
+  lean.speed_copies = false;
+  EXPECT_EQ(f16.workspace_bytes(lean), 0u);
+  EXPECT_EQ(f16.workspace_bytes({100, 64, 4099, 132}), std::size_t(100) * 4104 * 2 + 16);  // A's rows: 8198 bytes
+  lean = {100, 68, 4099, 132};
+  lean.speed_copies = false;  // both copies needed
+  EXPECT_EQ(f16.workspace_bytes(lean), std::size_t(100) * 4104 * 2 + 16 + std::size_t(4099) * 128 * 2 + 128);
+  EXPECT_EQ(tf32.workspace_bytes({5000, 5000, 5001, 132}), std::size_t(5000) * 5004 * 4 + 16);  // A only
+  EXPECT_EQ(tf32.workspace_bytes({5000, 5000, 5000, 132, 5000, 5002}), std::size_t(5000) * 5024 * 4 + 128);
+  EXPECT_EQ(f16.workspace_bytes({0, 5000, 5001, 132}), 0u);  // nothing to multiply, nothing copied
+  const int splits = gemm_detail::wgmma_split_count({256, 250, 65536, 132});
+  ASSERT_GT(splits, 1);
+  EXPECT_EQ(split.workspace_bytes({256, 250, 65536, 132}),
+            std::size_t(splits) * 256 * 250 * 4 + std::size_t(65536) * 256 * 2 + 128);  // partials, then B
 }
 
 TEST(GemmSelect, RegTiledTileFollowsShape) {  // host-only

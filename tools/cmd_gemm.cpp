@@ -109,7 +109,7 @@ int cmd_gemm(int argc, char** argv) {
     abf = to_bf16(ctx, da), bbf = to_bf16(ctx, db), a_in = abf.view().values, b_in = bbf.view().values;
 
   device_buffer<unsigned char> ws = ctx.allocate<unsigned char>(v.workspace_bytes(p));
-  const gemm_args ga{m, n, k, a_in, k, b_in, n, dc.view().values, n, alpha, beta, ws.data(), p.sm_count};
+  const gemm_args ga{m, n, k, a_in, k, b_in, n, dc.view().values, n, alpha, beta, ws.data(), p.sm_count, ws.size()};
 
   v.run(ga, ctx.stream());
   const auto got = to_host(ctx, dc);

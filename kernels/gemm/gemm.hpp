@@ -36,6 +36,14 @@ const char* to_string(gemm_precision p) noexcept;
 struct gemm_problem {
   index_t m = 0, n = 0, k = 0;
   int sm_count = 0;  // multiprocessors of the target device (context::sm_count()); 0: split-K never splits
+  /// The operands' leading dimensions, in elements (0: packed, K for A and N for B), and
+  /// their base addresses assumed at least 128-byte aligned (as every allocation is). The
+  /// wgmma variants copy operands whose rows TMA cannot read, or reads slowly, to an aligned
+  /// pitch; workspace_bytes counts those copies from these.
+  index_t lda = 0, ldb = 0;
+  /// false: workspace_bytes leaves out the copies that only make a variant faster (gemm()
+  /// asks again so where the full workspace does not fit in memory).
+  bool speed_copies = true;
 };
 
 /// x as a variant with that input holds it (rounded to nearest): what its tensor cores multiply.
@@ -60,6 +68,9 @@ struct gemm_args {
   float alpha = 1, beta = 0;
   void* workspace = nullptr;  // workspace_bytes(problem) bytes, device memory
   int sm_count = 0;  // as gemm_problem::sm_count
+  /// Bytes at workspace. 0: not stated, and then a variant takes only its split-K partials
+  /// from it and allocates any operand copy on the stream for the call (freed after it).
+  std::size_t workspace_size = 0;
 };
 
 struct gemm_variant {
@@ -115,7 +126,8 @@ const gemm_variant& find_gemm(std::string_view name);
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision);
 
 /// C = alpha*A*B + beta*C with float inputs, queued on ctx's stream. algo: a variant name or "auto".
-/// Split-K variants use ctx.scratch() as their workspace (kept for the next call). "auto" uses
+/// Split-K variants' partials and the wgmma variants' operand copies (rows that TMA cannot read
+/// or reads slowly) live in ctx.scratch(), kept for the next call. "auto" uses
 /// tensor cores (TF32) only when allow_reduced_precision is true. Naming "wmma_f16" converts
 /// A and B to half on every call (an allocation and a pass over both); to keep that out of a
 /// loop, convert once with to_half() (to_bf16() for the bf16 variants) and call the half

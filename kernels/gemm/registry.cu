@@ -43,17 +43,17 @@ const std::vector<gemm_variant>& gemm_variants() {
       {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, false, split_k_count, false, fits_grid<128>, split_k_workspace_bytes,
        run_split_k_workspace},
       {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_tf32},
-      {"wgmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, true, wgmma_can_implement, no_workspace,
+      {"wgmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, true, wgmma_can_implement, wgmma_tf32_workspace_bytes,
        run_wgmma_tf32},
       {"wgmma_tf32_split_k", gemm_input::f32, gemm_precision::tf32, false, wgmma_tf32_split_count, true,
        wgmma_can_implement, wgmma_tf32_split_k_workspace_bytes, run_wgmma_tf32_split_k},
       {"wmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_f16},
-      {"wgmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, true, wgmma_can_implement, no_workspace,
+      {"wgmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, true, wgmma_can_implement, wgmma_workspace_bytes,
        run_wgmma_f16},
       {"wgmma_f16_split_k", gemm_input::f16, gemm_precision::fp16, false, wgmma_split_count, true, wgmma_can_implement,
        wgmma_split_k_workspace_bytes, run_wgmma_f16_split_k},
       {"wmma_bf16", gemm_input::bf16, gemm_precision::bf16, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_bf16},
-      {"wgmma_bf16", gemm_input::bf16, gemm_precision::bf16, false, nullptr, true, wgmma_can_implement, no_workspace,
+      {"wgmma_bf16", gemm_input::bf16, gemm_precision::bf16, false, nullptr, true, wgmma_can_implement, wgmma_workspace_bytes,
        run_wgmma_bf16},
       {"wgmma_bf16_split_k", gemm_input::bf16, gemm_precision::bf16, false, wgmma_split_count, true, wgmma_can_implement,
        wgmma_split_k_workspace_bytes, run_wgmma_bf16_split_k},
@@ -103,15 +103,25 @@ void run_gemm(context& ctx, const device_dense<In>& a, const device_dense<In>& b
   LA_EXPECTS(c.rows() == a.rows() && c.cols() == b.cols(),
              "gemm: C is " + std::to_string(c.rows()) + "x" + std::to_string(c.cols()) + ", expected " +
                  std::to_string(a.rows()) + "x" + std::to_string(b.cols()));
-  const gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.sm_count()};
+  gemm_problem p{a.rows(), b.cols(), a.cols(), ctx.sm_count(), a.ld(), b.ld()};
   LA_EXPECTS(v.can_implement(p), "gemm: algorithm '" + std::string(v.name) + "' cannot run " + std::to_string(p.m) +
                                      "x" + std::to_string(p.n) + "x" + std::to_string(p.k));
   if (p.m == 0 || p.n == 0) return;
-  // The context owns the workspace (split-K partials) and keeps it for the next call.
-  const std::size_t ws_bytes = v.workspace_bytes(p);
-  void* ws = ws_bytes ? ctx.scratch(ws_bytes) : nullptr;
-  const gemm_args g{p.m,   p.n,  p.k,       a.view().values, a.ld(), b.view().values, b.ld(), c.view().values,
-                    c.ld(), alpha, beta, ws, p.sm_count};
+  // The context owns the workspace (split-K partials, operand copies) and keeps it for the
+  // next call. Where it does not fit, the copies that only speed the product up are left out.
+  std::size_t ws_bytes = v.workspace_bytes(p);
+  void* ws = nullptr;
+  try {
+    ws = ws_bytes ? ctx.scratch(ws_bytes) : nullptr;
+  } catch (const out_of_memory&) {
+    p.speed_copies = false;
+    if (v.workspace_bytes(p) == ws_bytes) throw;
+    ws_bytes = v.workspace_bytes(p);
+    ws = ws_bytes ? ctx.scratch(ws_bytes) : nullptr;
+  }
+  gemm_args g{p.m,   p.n,  p.k,       a.view().values, a.ld(), b.view().values, b.ld(), c.view().values,
+              c.ld(), alpha, beta, ws, p.sm_count};
+  g.workspace_size = ws_bytes;
   v.run(g, ctx.stream());
 }
 

@@ -35,9 +35,10 @@
 //   edges     TMA fills what lies beyond M, N and K with zeros; the epilogue stores only
 //             rows < M and columns < N (float2 where ldc and C allow). TMA needs 16-byte
 //             aligned rows: a lda or ldb that is not a multiple of 8 halves (or a misaligned
-//             pointer) is first copied into a stream-ordered buffer with an aligned pitch
-//             (128 bytes for B). 16-bit B whose rows are not 64-byte aligned is copied so too
-//             where M >= 2048 (see launch_wgmma).
+//             pointer) is first copied to an aligned pitch (128 bytes for B), in the
+//             workspace (gemm(): the context's scratch, kept between calls) or, where the
+//             caller gave none, a buffer allocated on the stream. 16-bit B whose rows are not
+//             64-byte aligned is copied so too where M >= 2048 (see b_copy).
 //   epilogue  16-bit with beta == 0 (or into the split-K workspace), N a multiple of 4 and C's
 //             rows 16-byte aligned: each consumer writes its accumulators (times alpha) in
 //             chunks of 64 rows x 32 floats into a swizzled staging buffer (two a consumer,
@@ -622,26 +623,71 @@ void pitched_copy(const void* src, std::size_t sp, void* dst, std::size_t dp, st
     run(std::uint16_t{});  // 16-bit operands; floats are 4-byte aligned
 }
 
+/// Whether launch_wgmma copies an operand first, and to rows of what pitch (a null address
+/// stands for an aligned one: workspace_bytes knows only the leading dimensions). TMA needs 16-byte
+/// aligned rows: A without them is copied to a 16-byte pitch, B to a 128-byte one. 16-bit B
+/// whose rows are not 64-byte aligned is copied to 128 bytes too where M >= 2048: TMA's
+/// 128-byte box rows then straddle two lines, which cost the kernel 20-50% (fp16 near 3000^3),
+/// more than the copy (K x N read and written once) where M >= 2048 (bench/RESULTS.md, "Rows of
+/// B that straddle 128-byte lines"). That copy only speeds the product up (`needed` false).
+struct operand_copy {
+  int align = 0;  // the copy's pitch is a multiple of this many bytes; 0: no copy
+  bool needed = false;
+};
+operand_copy a_copy(const void* a, index_t lda, int e) { return aligned16(a, lda, e) ? operand_copy{} : operand_copy{16, true}; }
+template <typename In>
+operand_copy b_copy(const void* b, index_t ldb, index_t m) {
+  constexpr int e = sizeof(In);
+  if (!aligned16(b, ldb, e)) return {128, true};
+  if (!std::is_same_v<In, float> && !rows_aligned(b, ldb, e, 64) && m >= 2048) return {128, false};
+  return {};
+}
+/// The copy's leading dimension, in elements, and its bytes with room to align its start.
+index_t copy_ld(index_t cols, int e, int align) { return static_cast<index_t>(ceil_div(cols, align / e)) * (align / e); }
+std::size_t copy_bytes(index_t rows, index_t cols, int e, int align) {
+  return static_cast<std::size_t>(rows) * copy_ld(cols, e, align) * e + align;
+}
+
+/// The workspace past the split-K partials, where the caller stated its size: the operand
+/// copies are carved from it (kept by the context between calls) instead of being allocated
+/// for each call (cudaMallocAsync's memory goes back to the driver at a synchronization by
+/// default, and mapping 50 MB again cost 5000^3 about 14% of its time).
+struct copy_room {
+  unsigned char* next = nullptr;
+  unsigned char* end = nullptr;
+  /// bytes at a multiple of align, or null where they do not fit.
+  void* take(std::size_t bytes, int align) {
+    if (!next) return nullptr;
+    const auto at = (reinterpret_cast<std::uintptr_t>(next) + align - 1) / align * align;
+    if (at + bytes > reinterpret_cast<std::uintptr_t>(end)) return nullptr;
+    next = reinterpret_cast<unsigned char*>(at + bytes);
+    return reinterpret_cast<void*>(at);
+  }
+};
+
 /// A stream-ordered copy of a rows x cols operand of e-byte values whose rows start at
-/// multiples of `align` bytes (16: what TMA needs; 128: a row of TMA's box is one 128-byte
-/// line), freed on the stream after the product.
+/// multiples of `align` bytes, in `room` where it fits, else allocated on the stream and
+/// freed on it after the product.
 struct pitched {
-  void* raw = nullptr;
+  void* raw = nullptr;  // allocated here (null: in the room)
   void* p = nullptr;
   index_t ld = 0;
   cudaStream_t s = nullptr;
-  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, int align, cudaStream_t stream)
-      : s(stream) {
-    ld = static_cast<index_t>(ceil_div(cols, align / e)) * (align / e);
-    const std::size_t bytes = static_cast<std::size_t>(rows) * ld * e + align;
-    LA_CUDA_TRY(cudaMallocAsync(&raw, bytes, s));
-    p = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align);
+  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, int align, copy_room& room,
+          cudaStream_t stream)
+      : ld(copy_ld(cols, e, align)), s(stream) {
+    const std::size_t bytes = static_cast<std::size_t>(rows) * ld * e;
+    p = room.take(bytes, align);
+    if (!p) {
+      LA_CUDA_TRY(cudaMallocAsync(&raw, bytes + align, s));
+      p = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align);
+    }
     try {
       pitched_copy(src, static_cast<std::size_t>(src_ld) * e, p, static_cast<std::size_t>(ld) * e,
                    static_cast<std::size_t>(cols) * e, rows, s);
       LA_CHECK_LAUNCH(s);
     } catch (...) {
-      (void)cudaFreeAsync(raw, s);
+      if (raw) (void)cudaFreeAsync(raw, s);
       throw;
     }
   }
@@ -692,33 +738,32 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) return scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);  // alpha * 0 + beta * C
   constexpr int e = sizeof(In);
-  std::optional<pitched> pa, pb;
-  const void* a = g.a;
-  const void* b = g.b;
-  index_t lda = g.lda, ldb = g.ldb;
   using S = wg_shape<In, BN>;
-  // B's rows are copied to a 128-byte pitch where they must be copied anyway (TMA needs
-  // 16-byte aligned rows), and for 16-bit inputs where they are not 64-byte aligned and M is
-  // at least 2048: TMA's 128-byte box rows then straddle two lines, which cost the kernel 20-50%
-  // (fp16 near 3000^3), more than the copy (K x N read and written once) where M >= 2048
-  // (bench/RESULTS.md, "Rows of B that straddle 128-byte lines").
-  const bool repitch_b = !aligned16(b, ldb, e) || (!S::tf32 && !rows_aligned(b, ldb, e, 64) && g.m >= 2048);
-  if (!aligned16(a, lda, e)) pa.emplace(a, lda, g.m, g.k, e, 16, s), a = pa->p, lda = pa->ld;
-  if (repitch_b) {
-    try {
-      pb.emplace(b, ldb, g.k, g.n, e, 128, s), b = pb->p, ldb = pb->ld;
-    } catch (const out_of_memory&) {
-      if (!aligned16(b, ldb, e)) throw;  // the copy TMA needs
-      (void)cudaGetLastError();          // the faster copy only: go on with B as given
-    }
-  }
-  const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, S::bm);
-  const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_k_of<In>);
   const int kblocks = ceil_div(g.k, wg_k_of<In>);
   const int per = ceil_div(kblocks, std::max(splits, 1));
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
   if (splits > 1 && !work) throw invalid_argument("wgmma split-K: no workspace given (see workspace_bytes)");
+  copy_room room;
+  if (g.workspace && g.workspace_size) {
+    room.next = static_cast<unsigned char*>(g.workspace) + (work ? partials_bytes({g.m, g.n, g.k}, splits) : 0);
+    room.end = static_cast<unsigned char*>(g.workspace) + g.workspace_size;
+  }
+  std::optional<pitched> pa, pb;
+  const void* a = g.a;
+  const void* b = g.b;
+  index_t lda = g.lda, ldb = g.ldb;
+  if (const operand_copy c = a_copy(a, lda, e); c.align) pa.emplace(a, lda, g.m, g.k, e, c.align, room, s), a = pa->p, lda = pa->ld;
+  if (const operand_copy c = b_copy<In>(b, ldb, g.m); c.align) {
+    try {
+      pb.emplace(b, ldb, g.k, g.n, e, c.align, room, s), b = pb->p, ldb = pb->ld;
+    } catch (const out_of_memory&) {
+      if (c.needed) throw;       // the copy TMA needs
+      (void)cudaGetLastError();  // the faster copy only: go on with B as given
+    }
+  }
+  const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, S::bm);
+  const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_k_of<In>);
   // The 16-bit epilogue stores through TMA when nothing is read from C and rows are 16-byte
   // aligned; otherwise from registers. N a multiple of 4: TMA writes the last 16 bytes of a
   // row whole (measured: columns past N, in the padding, were overwritten).
@@ -788,7 +833,23 @@ int split_count(const gemm_problem& p, int bm, int bn) {
   return static_cast<int>(std::min({want, cap, 4096L}));
 }
 constexpr int wg_tf32_bm = wg_shape<float, wg_split_bn>::bm;
-std::size_t split_workspace(const gemm_problem& p, int splits) { return splits > 1 ? partials_bytes(p, splits) : 0; }
+/// Bytes of the operand copies launch_wgmma makes for p (the faster copy of B only where
+/// p.speed_copies), then of the split-K partials.
+template <typename In>
+std::size_t copies_bytes(const gemm_problem& p) {
+  constexpr int e = sizeof(In);
+  if (p.m == 0 || p.n == 0 || p.k == 0) return 0;
+  const index_t lda = p.lda ? p.lda : p.k, ldb = p.ldb ? p.ldb : p.n;
+  std::size_t bytes = 0;
+  if (const operand_copy c = a_copy(nullptr, lda, e); c.align) bytes += copy_bytes(p.m, p.k, e, c.align);
+  if (const operand_copy c = b_copy<In>(nullptr, ldb, p.m); c.align && (c.needed || p.speed_copies))
+    bytes += copy_bytes(p.k, p.n, e, c.align);
+  return bytes;
+}
+template <typename In>
+std::size_t split_workspace(const gemm_problem& p, int splits) {
+  return (splits > 1 ? partials_bytes(p, splits) : 0) + copies_bytes<In>(p);
+}
 }  // namespace
 
 bool wgmma_can_implement(const gemm_problem& p) {
@@ -800,9 +861,13 @@ bool wgmma_can_implement(const gemm_problem& p) {
 
 int wgmma_split_count(const gemm_problem& p) { return split_count(p, wg_bm, wg_split_bn); }
 int wgmma_tf32_split_count(const gemm_problem& p) { return split_count(p, wg_tf32_bm, wg_split_bn); }
-std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) { return split_workspace(p, wgmma_split_count(p)); }
+std::size_t wgmma_workspace_bytes(const gemm_problem& p) { return copies_bytes<__half>(p); }
+std::size_t wgmma_tf32_workspace_bytes(const gemm_problem& p) { return copies_bytes<float>(p); }
+std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) {
+  return split_workspace<__half>(p, wgmma_split_count(p));
+}
 std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem& p) {
-  return split_workspace(p, wgmma_tf32_split_count(p));
+  return split_workspace<float>(p, wgmma_tf32_split_count(p));
 }
 
 namespace {

@@ -33,6 +33,10 @@ void reduce_splits(const gemm_args& g, int splits, cudaStream_t s, bool pdl = fa
 /// Bytes of the partials reduce_splits sums: `splits` M x N slabs of floats.
 std::size_t partials_bytes(const gemm_problem& p, int splits);
 void run_wgmma_f16_split_k(const gemm_args&, cudaStream_t);
+/// The wgmma variants' workspace: operand copies (16-bit or tf32 rules), then for the split-K
+/// forms the partials.
+std::size_t wgmma_workspace_bytes(const gemm_problem&);
+std::size_t wgmma_tf32_workspace_bytes(const gemm_problem&);
 std::size_t wgmma_split_k_workspace_bytes(const gemm_problem&);
 void run_wgmma_tf32_split_k(const gemm_args&, cudaStream_t);
 std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem&);
