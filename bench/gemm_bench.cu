@@ -189,10 +189,10 @@ void time_it(benchmark::State& st, fixture& f, gemm_precision p, Launch&& launch
   st.SetLabel(to_string(p));
 }
 
-/// v's workspace for s (split-K partials, operand copies), kept across the timed calls as
-/// la::gemm keeps it in the context.
-device_buffer<unsigned char> workspace_for(gemm_args& g, const gemm_variant& v, const shape& s) {
-  device_buffer<unsigned char> ws = ctx().allocate<unsigned char>(v.workspace_bytes({s.m, s.n, s.k, g.sm_count}));
+/// The workspace a variant or a tile asks for s (split-K partials, operand copies, a tail's
+/// partials), kept across the timed calls as la::gemm keeps it in the context.
+device_buffer<unsigned char> workspace_for(gemm_args& g, std::size_t (*bytes)(const gemm_problem&), const shape& s) {
+  device_buffer<unsigned char> ws = ctx().allocate<unsigned char>(bytes({s.m, s.n, s.k, g.sm_count}));
   g.workspace = ws.data();
   g.workspace_size = ws.size();
   return ws;
@@ -201,7 +201,7 @@ device_buffer<unsigned char> workspace_for(gemm_args& g, const gemm_variant& v, 
 void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
   fixture& f = data_for(s);
   gemm_args g = args_for(f, v->input);
-  const auto ws = workspace_for(g, *v, s);
+  const auto ws = workspace_for(g, v->workspace_bytes, s);
   time_it(st, f, v->precision, [&] { v->run(g, ctx().stream()); });
 }
 
@@ -210,7 +210,7 @@ void bench_variant(benchmark::State& st, shape s, const gemm_variant* v) {
 void bench_gemm_tile(benchmark::State& st, shape s, const gemm_variant* v, const gemm_detail::gemm_tile* r) {
   fixture& f = data_for(s);
   gemm_args g = args_for(f, v->input);
-  const auto ws = workspace_for(g, *v, s);
+  const auto ws = workspace_for(g, r->workspace_bytes, s);
   time_it(st, f, v->precision, [&] { r->run(g, ctx().stream()); });
 }
 

@@ -51,9 +51,11 @@ void PrintTo(const param& p, std::ostream* os) { *os << p.variant << " " << p.s.
 
 class GemmVariants : public ::testing::TestWithParam<param> {};
 
-/// v (by name through gemm()), or with `forced`, one of v's tile shapes called directly.
+/// v (by name through gemm()), or with `forced`, one of v's tile shapes called directly: with
+/// no workspace, or with `sms` > 0 as if the device had that many multiprocessors, with the
+/// workspace the tile asks for then.
 void check_variant(const gemm_variant& v, const shape& s, float alpha, float beta, index_t pad, std::uint32_t seed,
-                   const gemm_detail::gemm_tile* forced = nullptr) {
+                   const gemm_detail::gemm_tile* forced = nullptr, int sms = 0) {
   context ctx;
   std::mt19937 g(seed);
   const auto a = random_dense(s.m, s.k, pad, g), b = random_dense(s.k, s.n, pad, g);
@@ -75,8 +77,13 @@ void check_variant(const gemm_variant& v, const shape& s, float alpha, float bet
   if (v.input == gemm_input::bf16) abf = to_bf16(ctx, da), bbf = to_bf16(ctx, db);
   auto multiply = [&](const auto& x, const auto& y) {
     if (!forced) return gemm(ctx, x, y, dc, alpha, beta, v.name);
-    const gemm_args args{s.m,   s.n,  s.k,     x.view().values, x.ld(), y.view().values, y.ld(), dc.view().values,
-                         dc.ld(), alpha, beta, nullptr, ctx.sm_count()};
+    gemm_args args{s.m,   s.n,  s.k,     x.view().values, x.ld(), y.view().values, y.ld(), dc.view().values,
+                   dc.ld(), alpha, beta, nullptr, sms > 0 ? sms : ctx.sm_count()};
+    device_buffer<unsigned char> ws;
+    if (sms > 0) {
+      ws = ctx.allocate<unsigned char>(forced->workspace_bytes({s.m, s.n, s.k, sms, x.ld(), y.ld()}));
+      args.workspace = ws.data(), args.workspace_size = ws.size();
+    }
     if (s.m > 0 && s.n > 0) forced->run(args, ctx.stream());
   };
   if (v.input == gemm_input::f16)
@@ -171,6 +178,38 @@ TEST(Gemm, EveryWgmmaTileMatchesReference) {
         check_variant(v, s, -0.5f, 1.25f, 0, 2, &tiles[t]);
       }
   }
+}
+
+TEST(Gemm, WgmmaTailMatchesReference) {
+  // Where the plain 16-bit kernel's tiles take more than one round of the multiprocessors and
+  // the last round would leave at least half of them idle, that round's tiles are cut in K and
+  // reduce_tail sums them (launch_wgmma, plan_tail). Run here as if the device had 4-10
+  // multiprocessors, on every tile width: tails of 1-4 tiles in 2-4 ranges, ragged edges and K,
+  // alpha/beta, padded rows of C (the whole tiles then stored from registers, the tail's
+  // partials still through TMA). The workspace grows by the tail's partials exactly where a
+  // tail is planned.
+  LA_SKIP_WITHOUT_GPU();
+  if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
+  // Shapes this small would not pay the tail's fixed cost: count it as nothing here.
+  struct no_overhead {
+    long kept = gemm_detail::wgmma_tail_overhead_ns;
+    no_overhead() { gemm_detail::wgmma_tail_overhead_ns = 0; }
+    ~no_overhead() { gemm_detail::wgmma_tail_overhead_ns = kept; }
+  } cut_small_shapes;
+  const std::vector<std::pair<shape, int>> cases = {{{1000, 1000, 1000}, 10}, {{1000, 127, 1000}, 6},
+                                                    {{300, 700, 2048}, 4},     {{129, 1000, 777}, 5}};
+  int tails = 0;
+  for (const char* name : {"wgmma_f16", "wgmma_bf16"}) {
+    const gemm_variant& v = find_gemm(name);
+    for (const auto& [s, sms] : cases)
+      for (const auto& t : gemm_detail::wgmma_tiles(v.input)) {
+        tails += t.workspace_bytes({s.m, s.n, s.k, sms}) > t.workspace_bytes({s.m, s.n, s.k, 100000});
+        check_variant(v, s, 1.0f, 0.0f, 0, 1, &t, sms);
+        check_variant(v, s, -0.5f, 1.25f, 0, 2, &t, sms);
+        check_variant(v, s, 2.0f, 0.0f, 3, 3, &t, sms);
+      }
+  }
+  EXPECT_EQ(tails, 2 * 9);  // 9 of the 12 case and width pairs plan a tail (the others: a fuller last round)
 }
 
 TEST(Gemm, SplitKWorkspaceIsBitIdenticalRunToRun) {
@@ -388,24 +427,35 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
 TEST(GemmSelect, WgmmaWorkspaceCountsOperandCopies) {  // host-only
   // launch_wgmma copies A to 16-byte rows and B to 128-byte rows where TMA needs it, and 16-bit
   // B with rows not 64-byte aligned where M >= 2048 (speed_copies); workspace_bytes counts
-  // each copy's rows at its pitch plus room to align its start.
+  // each copy's rows at its pitch plus room to align its start, then the plain kernel's tail.
   const auto& f16 = find_gemm("wgmma_f16");
   const auto& tf32 = find_gemm("wgmma_tf32");
   const auto& split = find_gemm("wgmma_f16_split_k");
-  EXPECT_EQ(f16.workspace_bytes({4096, 4096, 4096, 132}), 0u);
-  EXPECT_EQ(f16.workspace_bytes({5000, 5000, 5000, 132}), std::size_t(5000) * 5056 * 2 + 128);  // B only
-  EXPECT_EQ(f16.workspace_bytes({1000, 5000, 5000, 132}), 0u);  // M < 2048: B read as it is
-  EXPECT_EQ(f16.workspace_bytes({4096, 1000, 4096, 132, 0, 1032}), std::size_t(4096) * 1024 * 2 + 128);  // 2064-byte rows
-  gemm_problem lean{4096, 1000, 4096, 132, 0, 1032};
+  // On 4096 multiprocessors every tile of these fits in one round: no tail (below).
+  const int sms = 4096;
+  EXPECT_EQ(f16.workspace_bytes({4096, 4096, 4096, sms}), 0u);
+  EXPECT_EQ(f16.workspace_bytes({5000, 5000, 5000, sms}), std::size_t(5000) * 5056 * 2 + 128);  // B only
+  EXPECT_EQ(f16.workspace_bytes({1000, 5000, 5000, sms}), 0u);  // M < 2048: B read as it is
+  EXPECT_EQ(f16.workspace_bytes({4096, 1000, 4096, sms, 0, 1032}), std::size_t(4096) * 1024 * 2 + 128);  // 2064-byte rows
+  gemm_problem lean{4096, 1000, 4096, sms, 0, 1032};
   lean.speed_copies = false;
   EXPECT_EQ(f16.workspace_bytes(lean), 0u);
-  EXPECT_EQ(f16.workspace_bytes({100, 64, 4099, 132}), std::size_t(100) * 4104 * 2 + 16);  // A's rows: 8198 bytes
-  lean = {100, 68, 4099, 132};
+  EXPECT_EQ(f16.workspace_bytes({100, 64, 4099, sms}), std::size_t(100) * 4104 * 2 + 16);  // A's rows: 8198 bytes
+  lean = {100, 68, 4099, sms};
   lean.speed_copies = false;  // both copies needed
   EXPECT_EQ(f16.workspace_bytes(lean), std::size_t(100) * 4104 * 2 + 16 + std::size_t(4099) * 128 * 2 + 128);
   EXPECT_EQ(tf32.workspace_bytes({5000, 5000, 5001, 132}), std::size_t(5000) * 5004 * 4 + 16);  // A only
   EXPECT_EQ(tf32.workspace_bytes({5000, 5000, 5000, 132, 5000, 5002}), std::size_t(5000) * 5024 * 4 + 128);
-  EXPECT_EQ(f16.workspace_bytes({0, 5000, 5001, 132}), 0u);  // nothing to multiply, nothing copied
+  EXPECT_EQ(f16.workspace_bytes({0, 5000, 5001, sms}), 0u);  // nothing to multiply, nothing copied
+  // The tail on 132 multiprocessors. 5000^3 in 128 x 256 tiles: 800, 6 rounds and 8 tiles,
+  // cut into 16 ranges of 5 of the 79 k-blocks. 4096^3: 512 tiles, a last round of 116, not
+  // cut; in 128 x 192 tiles 704, a last round of 44, cut into 3 ranges.
+  const auto& wide = gemm_detail::wgmma_tiles(gemm_input::f16)[0];
+  const auto& mid = gemm_detail::wgmma_tiles(gemm_input::f16)[1];
+  EXPECT_EQ(wide.workspace_bytes({5000, 5000, 5000, 132}) - wide.workspace_bytes({5000, 5000, 5000, sms}),
+            std::size_t(8) * 16 * 128 * 256 * 4 + 128);
+  EXPECT_EQ(wide.workspace_bytes({4096, 4096, 4096, 132}), 0u);
+  EXPECT_EQ(mid.workspace_bytes({4096, 4096, 4096, 132}), std::size_t(44) * 3 * 128 * 192 * 4 + 128);
   const int splits = gemm_detail::wgmma_split_count({256, 250, 65536, 132});
   ASSERT_GT(splits, 1);
   EXPECT_EQ(split.workspace_bytes({256, 250, 65536, 132}),
@@ -427,19 +477,21 @@ TEST(GemmSelect, RegTiledTileFollowsShape) {  // host-only
 }
 
 TEST(GemmSelect, WgmmaTileFollowsShape) {  // host-only
-  // The busiest SM's work decides (wgmma_tile_for; bench/RESULTS.md, tuning note T11).
+  // The busiest SM's time decides (wgmma_tile_for; bench/RESULTS.md, tuning note T11).
   for (gemm_input in : {gemm_input::f16, gemm_input::bf16}) {
     const auto& tiles = gemm_detail::wgmma_tiles(in);
     auto tile = [&](index_t m, index_t n, index_t k) {
       return std::string(tiles.at(gemm_detail::wgmma_tile_for({m, n, k, 132})).name);
     };
     EXPECT_EQ(tile(4096, 4096, 4096), "128x256");
-    EXPECT_EQ(tile(8192, 8192, 8192), "128x256");  // 16 rounds against 21 of 192 columns: a tie, to the wider
+    EXPECT_EQ(tile(8192, 8192, 8192), "128x256");  // 16 rounds against 21 of 192 columns
     EXPECT_EQ(tile(2048, 2048, 2048), "128x256");  // 128 tiles: one round
     EXPECT_EQ(tile(3584, 3584, 3584), "128x256");  // 392 tiles: 3 rounds, against 5 of 128 x 192
-    EXPECT_EQ(tile(4096, 4096, 128), "128x256");   // K does not enter
-    EXPECT_EQ(tile(3072, 3072, 3072), "128x192");  // 3 rounds either way, of 192 columns
+    EXPECT_EQ(tile(4096, 4096, 128), "128x256");
+    EXPECT_EQ(tile(3072, 3072, 3072), "128x192");  // 3 rounds of 192 columns, against 2 of 256 and a tail
     EXPECT_EQ(tile(2304, 2304, 2304), "128x192");  // 2 rounds either way
+    EXPECT_EQ(tile(2560, 2560, 2560), "128x256");  // 2 rounds, against 2 of 192 and a tail of 16 tiles
+    EXPECT_EQ(tile(5000, 5000, 5000), "128x256");  // 6 rounds and a tail of 8 tiles in 16 pieces
     EXPECT_EQ(tile(1536, 1536, 1536), "128x192");  // 96 tiles: one round
     EXPECT_EQ(tile(1024, 1024, 1024), "128x128");  // 64 tiles: one round, half the columns
     EXPECT_EQ(tile(1, 1, 1), "128x128");

@@ -69,7 +69,8 @@ struct gemm_args {
   void* workspace = nullptr;  // workspace_bytes(problem) bytes, device memory
   int sm_count = 0;  // as gemm_problem::sm_count
   /// Bytes at workspace. 0: not stated, and then a variant takes only its split-K partials
-  /// from it and allocates any operand copy on the stream for the call (freed after it).
+  /// from it, allocates any operand copy on the stream for the call (freed after it), and
+  /// the plain 16-bit wgmma kernels run their last round of tiles whole (no tail).
   std::size_t workspace_size = 0;
 };
 

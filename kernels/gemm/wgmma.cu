@@ -20,6 +20,12 @@
 //   schedule  persistent: a block a multiprocessor walks the tiles, grouped by 8 tile-rows
 //             (the blocks resident at one time share rows of A and columns of B in L2); the
 //             producer runs ahead into the next tile while the consumers store this one.
+//   tail      the plain 16-bit kernel: where the last round of whole tiles would leave at least
+//             half the multiprocessors idle, its tiles are cut in K into pieces that fill the
+//             round (plan_tail); each piece's raw partial goes to a slab of the workspace, and
+//             reduce_tail sums each tile's slabs in order (deterministic) into C, as a
+//             programmatic dependent. 5000^3: 800 tiles of 128 x 256 on 132 SMs are 6 rounds
+//             and 8 tiles, cut into 16 pieces each (0.92x cuBLAS uncut, 0.98x cut).
 //   clusters  16-bit split-K (K split): 2 blocks a cluster on neighbouring tiles in M, which read the same B.
 //             Each loads its own A and half of B's boxes, multicast to both blocks' stages; a
 //             stage is refilled once the consumers of both blocks have freed it (an "empty"
@@ -83,6 +89,10 @@ template <typename In>
 constexpr int wg_k_of = 128 / static_cast<int>(sizeof(In));
 
 constexpr int wg_split_bn = 128;  // the split-K forms' tile width
+/// The plain 16-bit kernel's tile widths, widest first, and each one's time per column against
+/// the widest's, in percent (measured; wgmma_tile_for).
+constexpr int wg_plain_bn[3] = {256, 192, wg_split_bn}, wg_plain_cost[3] = {100, 102, 115};
+constexpr int wg_plain_index(int bn) { return bn == 256 ? 0 : bn == 192 ? 1 : 2; }
 
 /// A block's tile and stages. 16-bit inputs: 128 rows of C by BN columns, BN = 256 for the
 /// plain kernel, 128 for split-K (whose partials, a tile of floats per unit, then halve while
@@ -119,6 +129,20 @@ struct wg_params {
   bool tma_store;  // 16-bit: the epilogue stores through tc (launch_wgmma says when)
   int splits, split_blocks;  // K cut into `splits` ranges of split_blocks k-blocks
   float* work;               // splits > 1: partial z of the product goes to work[z][M][N]
+  // The tail (16-bit plain kernel, splits == 1): the last tail_tiles tiles of the schedule,
+  // which would leave most multiprocessors idle in a last round of whole tiles, are each cut
+  // into tail_splits ranges of tail_blocks k-blocks. Their raw partials go through tw to a
+  // slab of bm x BN floats each (tail tile t, range z: slab t * tail_splits + z), which
+  // reduce_tail sums into C. 0: none.
+  int tail_tiles, tail_splits, tail_blocks;
+};
+
+/// What one unit of the persistent schedule computes: a tile, k-blocks [kb0, kb1) of it, and
+/// for a split the index of its partial (the split z, or a tail unit's slab).
+struct wg_unit {
+  int2 tile;
+  int kb0, kb1, z, slab;
+  bool tail;
 };
 
 template <typename In>
@@ -281,7 +305,7 @@ struct wgmma_op<float> {
 template <typename In, int BN, int CL>
 __global__ void __launch_bounds__(wg_threads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
-                 const __grid_constant__ CUtensorMap tc, const wg_params p) {
+                 const __grid_constant__ CUtensorMap tc, const __grid_constant__ CUtensorMap tw, const wg_params p) {
 #if LA_WGMMA_DEVICE
   using S = wg_shape<In, BN>;
   constexpr bool tf32 = S::tf32;
@@ -305,24 +329,32 @@ __global__ void __launch_bounds__(wg_threads, 1)
   else __syncthreads();
   const int rank = cl > 1 ? cluster_rank() : 0, cluster = blockIdx.x / cl, clusters = gridDim.x / cl;
   // A unit is cl tiles (rows of tiles cl x + rank) and a range of K: [z * split_blocks, ...)
-  // k-blocks. The blocks of a cluster walk the same units.
+  // k-blocks. The blocks of a cluster walk the same units. The tail's units follow the
+  // others: tail_splits ranges of each of the last tail_tiles tiles.
   const int cl_rows = (p.tiles_m + cl - 1) / cl;
-  const int units = cl_rows * p.tiles_n * p.splits;
+  const int whole = (cl_rows * p.tiles_n - p.tail_tiles) * p.splits;  // units before the tail
+  const int units = whole + p.tail_tiles * p.tail_splits;
   const int kblocks = static_cast<int>((p.k + BK - 1) / BK);
-  auto tile_of = [&](int u) {
-    int2 t = cl > 1 ? grouped_tile<wg_group / 2>(u / p.splits, cl_rows, p.tiles_n)
-                    : grouped_tile<wg_group>(u / p.splits, cl_rows, p.tiles_n);
-    t.x = t.x * cl + rank;  // beyond M when tiles_m is odd: TMA reads zeros, nothing is stored
-    return t;
+  auto unit_of = [&](int u) {
+    wg_unit w;
+    w.tail = u >= whole;
+    const int v = w.tail ? u - whole : u, sp = w.tail ? p.tail_splits : p.splits;
+    const int per = w.tail ? p.tail_blocks : p.split_blocks;
+    const int t = (w.tail ? whole : 0) + v / sp;  // the tail follows the whole tiles (splits == 1 there)
+    w.z = v % sp, w.slab = v;
+    w.kb0 = w.z * per, w.kb1 = min(kblocks, w.kb0 + per);
+    w.tile = cl > 1 ? grouped_tile<wg_group / 2>(t, cl_rows, p.tiles_n) : grouped_tile<wg_group>(t, cl_rows, p.tiles_n);
+    w.tile.x = w.tile.x * cl + rank;  // beyond M when tiles_m is odd: TMA reads zeros, nothing is stored
+    return w;
   };
   if (wg == 0) {
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
     if (tid == 0) {
       int s = 0, phase = 0;
       for (int u = cluster; u < units; u += clusters) {
-        const int2 tile = tile_of(u);
-        const int kb1 = min(kblocks, (u % p.splits + 1) * p.split_blocks);
-        for (int kb = (u % p.splits) * p.split_blocks; kb < kb1; ++kb) {
+        const wg_unit w = unit_of(u);
+        const int2 tile = w.tile;
+        for (int kb = w.kb0; kb < w.kb1; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);
           mbar_expect_tx(&full[s], S::stage_bytes);
           tma_load(sa + s * S::a_bytes, &ta, &full[s], kb * BK, tile.x * S::bm);
@@ -369,8 +401,9 @@ __global__ void __launch_bounds__(wg_threads, 1)
         }
     };
     for (int u = cluster; u < units; u += clusters) {
-      const int2 tile = tile_of(u);
-      const int kb0 = (u % p.splits) * p.split_blocks, kb1 = min(kblocks, kb0 + p.split_blocks);
+      const wg_unit w = unit_of(u);
+      const int2 tile = w.tile;
+      const int kb0 = w.kb0, kb1 = w.kb1;
       // One k-block's wgmmas stay in flight while the next is issued; a stage is freed once
       // the group that read it has completed.
       int prev = -1;
@@ -424,22 +457,24 @@ __global__ void __launch_bounds__(wg_threads, 1)
       }
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
       keep(d);
-      // Split-K: this block's last unit is multiplied, so the reduction may be scheduled (it
-      // waits for the whole grid to finish before reading; reduce_splits' pdl).
-      if (p.work && u + clusters >= units) asm volatile("griddepcontrol.launch_dependents;\n");
+      // Split-K or a tail: this block's last unit is multiplied, so the reduction may be
+      // scheduled (it waits for the whole grid to finish before reading; reduce_splits' and
+      // reduce_tail's pdl).
+      if ((p.work || p.tail_tiles) && u + clusters >= units) asm volatile("griddepcontrol.launch_dependents;\n");
       if (prev >= 0) free_stage(prev);
       // Thread (warp w, lane l) holds accumulator rows 16w + l/4 (+8) and columns 8q + 2(l%4) (+1).
       // Into C (alpha, beta), or a split's raw partial into its M x N slab of the workspace,
-      // reduced in order by reduce_splits (alpha 1, beta 0 there).
+      // reduced in order by reduce_splits (alpha 1, beta 0 there), or a tail unit's raw
+      // partial into its slab (through tw, whatever C's layout), reduced by reduce_tail.
       if constexpr (!tf32) {
-        if (p.tma_store) {
+        if (p.tma_store || w.tail) {
           // Chunks of 64 rows x 32 columns through the staging (two a consumer, alternating):
           // wait until TMA has read the chunk stored from this buffer two chunks ago, write
           // this one (alpha applied; the 16-byte column group q of row r at q ^ (r % 8)), then
           // one thread has TMA store it while the warpgroup writes the next.
           const int row = tile.x * S::bm + c * 64;
           if (row >= p.m) continue;  // a cluster's tile beyond M
-          const float alpha = p.work ? 1.0f : p.alpha;
+          const float alpha = p.work || w.tail ? 1.0f : p.alpha;
           const int r0 = warp * 16 + lane / 4;
 #pragma unroll
           for (int ch = 0; ch < BN / 32; ++ch) {
@@ -458,8 +493,9 @@ __global__ void __launch_bounds__(wg_threads, 1)
             if (tid == 0) {
               asm volatile(
                   "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
-                      reinterpret_cast<std::uint64_t>(&tc)),
-                  "r"(smem_addr(buf)), "r"(tile.y * BN + 32 * ch), "r"(row), "r"(p.work ? u % p.splits : 0)
+                      reinterpret_cast<std::uint64_t>(w.tail ? &tw : &tc)),
+                  "r"(smem_addr(buf)), "r"(w.tail ? 32 * ch : tile.y * BN + 32 * ch), "r"(w.tail ? c * 64 : row),
+                  "r"(w.tail ? w.slab : p.work ? w.z : 0)
                   : "memory");
               asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
             }
@@ -467,7 +503,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
           continue;
         }
       }
-      float* const out = p.work ? p.work + static_cast<long>(u % p.splits) * p.m * p.n : p.c;
+      float* const out = p.work ? p.work + static_cast<long>(w.z) * p.m * p.n : p.c;
       const long ld = p.work ? p.n : p.ldc;
       const float alpha = p.work ? 1.0f : p.alpha, beta = p.work ? 0.0f : p.beta;
       if constexpr (tf32) {
@@ -507,7 +543,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
     }
   }
   // The staging is read by TMA until the last stores complete.
-  if (!tf32 && p.tma_store && wg > 0 && tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+  if (!tf32 && (p.tma_store || p.tail_tiles) && wg > 0 && tid == 0) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
   // No block leaves while another may still write into its stages or arrive on its barriers.
   if (cl > 1) cluster_sync();
 #endif
@@ -732,6 +768,94 @@ int resident_clusters() {
   return n;
 }
 
+}  // namespace
+
+long wgmma_tail_overhead_ns = 18000;  // fitted on 9 shapes: bench/RESULTS.md, tuning note T11
+
+namespace {
+/// A tail unit's least k-blocks: below it the pipeline's fill and the partial's store weigh
+/// more than the work.
+constexpr int wg_tail_min_blocks = 4;
+
+/// A whole tile of width wg_plain_bn[i] on one multiprocessor, in ns: 0.043 ns per column and
+/// element of K at the widest tile's rate, times the width's cost, and 3 us of pipeline fill
+/// and epilogue (fitted on an H100, bench/RESULTS.md, tuning note T11).
+long tile_ns(int i, index_t k) { return 43L * wg_plain_bn[i] * wg_plain_cost[i] / 100 * k / 1000 + 3000; }
+
+/// The tail of a plain 16-bit product on 128 x wg_plain_bn[i] tiles (wg_params): where the
+/// tiles take more than one round of the multiprocessors and the last round would leave at
+/// least half of them idle, its tiles are cut in K so that the round is full, if that is
+/// predicted faster than the round of whole tiles: a cut tile's share plus the tail's fixed
+/// cost (wgmma_tail_overhead_ns). tiles 0: none.
+struct wg_tail {
+  int tiles = 0, splits = 0, blocks = 0;
+  std::size_t bytes(int bn) const { return static_cast<std::size_t>(tiles) * splits * wg_bm * bn * sizeof(float); }
+};
+wg_tail plan_tail(const gemm_problem& p, int i) {
+  const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_plain_bn[i]), g = std::max(p.sm_count, 1);
+  const long last = tiles % g;
+  const int kblocks = ceil_div(p.k, 64);
+  if (tiles <= g || last == 0) return {};
+  const int most = static_cast<int>(std::min<long>(g / last, kblocks / wg_tail_min_blocks));
+  if (most < 2) return {};
+  const int blocks = ceil_div(kblocks, most), splits = ceil_div(kblocks, blocks);
+  const long whole = tile_ns(i, p.k);
+  if (whole / splits + wgmma_tail_overhead_ns >= whole) return {};
+  return {static_cast<int>(last), splits, blocks};
+}
+
+/// The plain kernel's predicted time on 128 x wg_plain_bn[i] tiles, in ns: its busiest
+/// multiprocessor's whole tiles, then the last round's whole tile or share of the tail.
+long plain_ns(const gemm_problem& p, int i) {
+  const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_plain_bn[i]), g = std::max(p.sm_count, 1);
+  const long whole = tile_ns(i, p.k);
+  const wg_tail t = plan_tail(p, i);
+  return tiles / g * whole + (tiles % g == 0 ? 0 : t.tiles ? whole / t.splits + wgmma_tail_overhead_ns : whole);
+}
+
+/// C = alpha * (a tail tile's `splits` partial slabs summed in order) + beta * C for the tail's
+/// tiles, the schedule's tiles first, first + 1, ... (one a grid row): 256 threads a 1024
+/// floats of a bm x bn slab, four consecutive columns a thread.
+__global__ void __launch_bounds__(256) reduce_tail_kernel(const float* work, float* c, index_t ldc, index_t m, index_t n,
+                                                          float alpha, float beta, int first, int splits, int tiles_m,
+                                                          int tiles_n, int bm, int bn) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+  const int t = blockIdx.y, e = (blockIdx.x * 256 + threadIdx.x) * 4;
+  const int2 tile = grouped_tile<wg_group>(first + t, tiles_m, tiles_n);
+  const long slab = static_cast<long>(bm) * bn;
+  const float* w = work + static_cast<long>(t) * splits * slab + e;
+  float4 sum = *reinterpret_cast<const float4*>(w);
+#pragma unroll 4
+  for (int z = 1; z < splits; ++z) {
+    const float4 v = *reinterpret_cast<const float4*>(w + z * slab);
+    sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+  }
+  const index_t r = tile.x * bm + e / bn, col = tile.y * bn + e % bn;
+  if (r >= m) return;
+  const float v[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    if (col + i < n) store_c(c, ldc, r, col + i, v[i], alpha, beta);
+}
+
+/// Sums the tail's partials into C, as a programmatic dependent of the GEMM kernel before it.
+void reduce_tail(const gemm_args& g, const float* work, const wg_tail& t, int tiles_m, int tiles_n, int bm, int bn,
+                 cudaStream_t s) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(bm * bn / 1024), static_cast<unsigned>(t.tiles));
+  cfg.blockDim = dim3(256);
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr, cfg.numAttrs = 1;
+  LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, reduce_tail_kernel, work, g.c, g.ldc, g.m, g.n, g.alpha, g.beta,
+                                 tiles_m * tiles_n - t.tiles, t.splits, tiles_m, tiles_n, bm, bn));
+  LA_CHECK_LAUNCH(s);
+}
+
 /// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
 template <typename In, int BN>
 void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
@@ -775,6 +899,11 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   // unclustered, as the plain kernels do.
   constexpr int CL = S::cluster;
   const int tiles_m = ceil_div(g.m, S::bm), cl = CL > 1 && tiles_m > 1 && splits > 1 ? CL : 1;
+  // The plain 16-bit kernel's last round of tiles, cut in K where it would leave most
+  // multiprocessors idle; in the workspace, past the copies (none without room).
+  wg_tail tail = !S::tf32 && splits == 1 && cl == 1 ? plan_tail({g.m, g.n, g.k, g.sm_count}, wg_plain_index(BN)) : wg_tail{};
+  float* tail_work = tail.tiles ? static_cast<float*>(room.take(tail.bytes(BN), 128)) : nullptr;
+  if (!tail_work) tail = {};
   wg_params p{g.m,
               g.n,
               g.k,
@@ -789,21 +918,27 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
               tma_store,
               splits,
               per,
-              work};
-  CUtensorMap tc{};
+              work,
+              tail.tiles,
+              tail.splits,
+              tail.blocks};
+  CUtensorMap tc{}, tw{};
   if (tma_store) tc = work ? store_map(work, g.m, g.n, g.n, splits) : store_map(g.c, g.m, g.n, g.ldc, 1);
+  if (tail.tiles) tw = store_map(tail_work, S::bm, BN, BN, tail.tiles * tail.splits);
   constexpr auto kernel = wgmma_kernel<In, BN, CL>;
   raise_smem_limit_once<kernel, S::smem_bytes>();
   // A cluster a unit (cl tiles and a range of K), as many clusters as are resident.
-  const long units = static_cast<long>(ceil_div(tiles_m, cl)) * p.tiles_n * splits;
+  const long units = (static_cast<long>(ceil_div(tiles_m, cl)) * p.tiles_n - tail.tiles) * splits +
+                     static_cast<long>(tail.tiles) * tail.splits;
   long clusters = std::min<long>(units, std::max(g.sm_count / cl, 1));
   if constexpr (CL > 1)
     if (cl > 1) clusters = std::min<long>(clusters, resident_clusters<kernel, CL, S::smem_bytes>());
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t cfg = wg_launch_config(static_cast<unsigned>(clusters * cl), S::smem_bytes, cl, s, attr);
-  LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, p));
+  LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, ta, tb, tc, tw, p));
   LA_CHECK_LAUNCH(s);
   if (work) reduce_splits(g, splits, s, /*pdl=*/true);
+  if (tail.tiles) reduce_tail(g, tail_work, tail, tiles_m, p.tiles_n, S::bm, BN, s);
 }
 
 }  // namespace
@@ -861,7 +996,6 @@ bool wgmma_can_implement(const gemm_problem& p) {
 
 int wgmma_split_count(const gemm_problem& p) { return split_count(p, wg_bm, wg_split_bn); }
 int wgmma_tf32_split_count(const gemm_problem& p) { return split_count(p, wg_tf32_bm, wg_split_bn); }
-std::size_t wgmma_workspace_bytes(const gemm_problem& p) { return copies_bytes<__half>(p); }
 std::size_t wgmma_tf32_workspace_bytes(const gemm_problem& p) { return copies_bytes<float>(p); }
 std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) {
   return split_workspace<__half>(p, wgmma_split_count(p));
@@ -871,43 +1005,48 @@ std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem& p) {
 }
 
 namespace {
-/// The plain 16-bit kernel's tile widths, widest first, and each one's time per column against
-/// the widest's, in percent (measured; wgmma_tile_for).
-constexpr int wg_plain_bn[3] = {256, 192, wg_split_bn}, wg_plain_cost[3] = {100, 102, 115};
 
 template <typename In, int BN>
 void run_plain(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<In, BN>(g, s, 1);
 }
+/// The plain kernel's workspace on tiles of width BN: the operand copies, then the tail's
+/// partials with room to align them.
+template <int BN>
+std::size_t plain_workspace(const gemm_problem& p) {
+  const std::size_t tail = plan_tail(p, wg_plain_index(BN)).bytes(BN);
+  return copies_bytes<__half>(p) + (tail ? tail + 128 : 0);
+}
 template <typename In>
 const std::vector<gemm_tile>& plain_tiles() {
-  static const std::vector<gemm_tile> list = {{"128x256", run_plain<In, wg_plain_bn[0]>},
-                                              {"128x192", run_plain<In, wg_plain_bn[1]>},
-                                              {"128x128", run_plain<In, wg_plain_bn[2]>}};
+  static const std::vector<gemm_tile> list = {
+      {"128x256", run_plain<In, wg_plain_bn[0]>, plain_workspace<wg_plain_bn[0]>},
+      {"128x192", run_plain<In, wg_plain_bn[1]>, plain_workspace<wg_plain_bn[1]>},
+      {"128x128", run_plain<In, wg_plain_bn[2]>, plain_workspace<wg_plain_bn[2]>}};
   return list;
 }
 }  // namespace
+
+std::size_t wgmma_workspace_bytes(const gemm_problem& p) {
+  return plain_tiles<__half>()[wgmma_tile_for(p)].workspace_bytes(p);  // bf16's tiles have the same
+}
 
 const std::vector<gemm_tile>& wgmma_tiles(gemm_input in) {
   return in == gemm_input::bf16 ? plain_tiles<__nv_bfloat16>() : plain_tiles<__half>();
 }
 
 int wgmma_tile_for(const gemm_problem& p) {
-  // The time of a call is that of its busiest multiprocessor, which runs ceil(tiles / SMs)
-  // tiles (the kernel is persistent, a block a multiprocessor). A tile's time is its width
-  // times the width's cost per column, 1.02 for 128 x 192 and 1.15 for 128 x 128 against
-  // 128 x 256 (measured on 17 shapes; bench/RESULTS.md, tuning note T11). The narrower tiles
-  // win where the wide ones leave multiprocessors idle or a last round mostly empty (3072^3:
-  // 288 tiles of 128 x 256 on 132 SMs take 3 rounds, and 384 of 128 x 192 take 3 rounds of
-  // three quarters the work). Ties go to the wider tile.
-  const long sms = std::max(p.sm_count, 1);
+  // The time of a call is that of its busiest multiprocessor (plain_ns): the kernel is
+  // persistent, a block a multiprocessor, and a tile's time grows with its width times the
+  // width's cost per column, 1.02 for 128 x 192 and 1.15 for 128 x 128 against 128 x 256. The
+  // narrower tiles win where the wide ones leave multiprocessors idle or a last round mostly
+  // empty (3072^3: 288 tiles of 128 x 256 on 132 SMs take 3 rounds, 384 of 128 x 192 take 3
+  // rounds of three quarters the work), unless the wide tiles' last round is cut in K (5000^3:
+  // 800 tiles of 128 x 256, 6 rounds and a tail of 8 tiles in 16 pieces). Measured on 17
+  // shapes; bench/RESULTS.md, tuning note T11. Ties go to the wider tile.
   int best = 0;
-  long best_time = 0;
-  for (int i = 0; i < 3; ++i) {
-    const long tiles = static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_plain_bn[i]);
-    const long time = ceil_div(tiles, sms) * wg_plain_bn[i] * wg_plain_cost[i];
-    if (i == 0 || time < best_time) best = i, best_time = time;
-  }
+  for (int i = 1; i < 3; ++i)
+    if (plain_ns(p, i) < plain_ns(p, best)) best = i;
   return best;
 }
 

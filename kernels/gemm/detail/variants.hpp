@@ -50,6 +50,7 @@ bool reg_tiled_vectorizable(const gemm_args&);
 struct gemm_tile {
   const char* name;  // "BMxBNxBK" (reg_tiled), "BMxBN" (wgmma)
   void (*run)(const gemm_args&, cudaStream_t);
+  std::size_t (*workspace_bytes)(const gemm_problem&);  // this tile's (the variant's is its pick's)
 };
 const std::vector<gemm_tile>& reg_tiled_shapes();
 /// The shape run_reg_tiled uses for a problem: an index into reg_tiled_shapes().
@@ -58,4 +59,8 @@ int reg_tiled_shape_for(const gemm_problem&);
 const std::vector<gemm_tile>& wgmma_tiles(gemm_input in);
 /// The tile those variants use for a problem: an index into wgmma_tiles().
 int wgmma_tile_for(const gemm_problem&);
+/// The fixed cost of cutting the plain 16-bit kernel's last round of tiles in K, in ns (the
+/// pieces' pipeline fill and partial stores, the reduction; measured on an H100): the cut is
+/// made only where the round of whole tiles would take longer. Tests set 0 to cut small shapes.
+extern long wgmma_tail_overhead_ns;
 }  // namespace la::gemm_detail
