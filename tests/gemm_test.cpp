@@ -429,7 +429,7 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
 
 TEST(GemmSelect, WgmmaWorkspaceCountsOperandCopies) {  // host-only
   // launch_wgmma copies A to 16-byte rows and B to 128-byte rows where TMA needs it, and 16-bit
-  // B with rows not 64-byte aligned where M >= 2048 (speed_copies); workspace_bytes counts
+  // B with rows not 64-byte aligned where M >= 2048 (speed_extras); workspace_bytes counts
   // each copy's rows at its pitch plus room to align its start, then the plain kernel's tail.
   const auto& f16 = find_gemm("wgmma_f16");
   const auto& tf32 = find_gemm("wgmma_tf32");
@@ -441,11 +441,11 @@ TEST(GemmSelect, WgmmaWorkspaceCountsOperandCopies) {  // host-only
   EXPECT_EQ(f16.workspace_bytes({1000, 5000, 5000, sms}), 0u);  // M < 2048: B read as it is
   EXPECT_EQ(f16.workspace_bytes({4096, 1000, 4096, sms, 0, 1032}), std::size_t(4096) * 1024 * 2 + 128);  // 2064-byte rows
   gemm_problem lean{4096, 1000, 4096, sms, 0, 1032};
-  lean.speed_copies = false;
+  lean.speed_extras = false;
   EXPECT_EQ(f16.workspace_bytes(lean), 0u);
   EXPECT_EQ(f16.workspace_bytes({100, 64, 4099, sms}), std::size_t(100) * 4104 * 2 + 16);  // A's rows: 8198 bytes
   lean = {100, 68, 4099, sms};
-  lean.speed_copies = false;  // both copies needed
+  lean.speed_extras = false;  // both copies needed
   EXPECT_EQ(f16.workspace_bytes(lean), std::size_t(100) * 4104 * 2 + 16 + std::size_t(4099) * 128 * 2 + 128);
   EXPECT_EQ(tf32.workspace_bytes({5000, 5000, 5001, 132}), std::size_t(5000) * 5004 * 4 + 16);  // A only
   EXPECT_EQ(tf32.workspace_bytes({5000, 5000, 5000, 132, 5000, 5002}), std::size_t(5000) * 5024 * 4 + 128);
@@ -459,6 +459,9 @@ TEST(GemmSelect, WgmmaWorkspaceCountsOperandCopies) {  // host-only
             std::size_t(8) * 16 * 128 * 256 * 4 + 128);
   EXPECT_EQ(wide.workspace_bytes({4096, 4096, 4096, 132}), 0u);
   EXPECT_EQ(mid.workspace_bytes({4096, 4096, 4096, 132}), std::size_t(44) * 3 * 128 * 192 * 4 + 128);
+  lean = {5000, 5000, 5000, 132};
+  lean.speed_extras = false;  // where memory is short: neither the copy of B nor the tail
+  EXPECT_EQ(wide.workspace_bytes(lean), 0u);
   const int splits = gemm_detail::wgmma_split_count({256, 250, 65536, 132});
   ASSERT_GT(splits, 1);
   EXPECT_EQ(split.workspace_bytes({256, 250, 65536, 132}),

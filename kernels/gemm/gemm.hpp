@@ -41,9 +41,10 @@ struct gemm_problem {
   /// wgmma variants copy operands whose rows TMA cannot read, or reads slowly, to an aligned
   /// pitch; workspace_bytes counts those copies from these.
   index_t lda = 0, ldb = 0;
-  /// false: workspace_bytes leaves out the copies that only make a variant faster (gemm()
-  /// asks again so where the full workspace does not fit in memory).
-  bool speed_copies = true;
+  /// false: workspace_bytes leaves out what only makes a variant faster (copies of operands
+  /// that TMA reads slowly, the partials of a last round cut in K); gemm() asks again so
+  /// where the full workspace does not fit in memory.
+  bool speed_extras = true;
 };
 
 /// x as a variant with that input holds it (rounded to nearest): what its tensor cores multiply.

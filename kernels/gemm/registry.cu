@@ -107,14 +107,15 @@ void run_gemm(context& ctx, const device_dense<In>& a, const device_dense<In>& b
   LA_EXPECTS(v.can_implement(p), "gemm: algorithm '" + std::string(v.name) + "' cannot run " + std::to_string(p.m) +
                                      "x" + std::to_string(p.n) + "x" + std::to_string(p.k));
   if (p.m == 0 || p.n == 0) return;
-  // The context owns the workspace (split-K partials, operand copies) and keeps it for the
-  // next call. Where it does not fit, the copies that only speed the product up are left out.
+  // The context owns the workspace (split-K partials, operand copies, a tail's partials) and
+  // keeps it for the next call. Where it does not fit, what only speeds the product up is left out.
   std::size_t ws_bytes = v.workspace_bytes(p);
   void* ws = nullptr;
   try {
     ws = ws_bytes ? ctx.scratch(ws_bytes) : nullptr;
   } catch (const out_of_memory&) {
-    p.speed_copies = false;
+    (void)cudaGetLastError();  // the failed allocation, not a later launch's error
+    p.speed_extras = false;
     if (v.workspace_bytes(p) == ws_bytes) throw;
     ws_bytes = v.workspace_bytes(p);
     ws = ws_bytes ? ctx.scratch(ws_bytes) : nullptr;

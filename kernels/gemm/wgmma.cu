@@ -969,7 +969,7 @@ int split_count(const gemm_problem& p, int bm, int bn) {
 }
 constexpr int wg_tf32_bm = wg_shape<float, wg_split_bn>::bm;
 /// Bytes of the operand copies launch_wgmma makes for p (the faster copy of B only where
-/// p.speed_copies), then of the split-K partials.
+/// p.speed_extras), then of the split-K partials.
 template <typename In>
 std::size_t copies_bytes(const gemm_problem& p) {
   constexpr int e = sizeof(In);
@@ -977,7 +977,7 @@ std::size_t copies_bytes(const gemm_problem& p) {
   const index_t lda = p.lda ? p.lda : p.k, ldb = p.ldb ? p.ldb : p.n;
   std::size_t bytes = 0;
   if (const operand_copy c = a_copy(nullptr, lda, e); c.align) bytes += copy_bytes(p.m, p.k, e, c.align);
-  if (const operand_copy c = b_copy<In>(nullptr, ldb, p.m); c.align && (c.needed || p.speed_copies))
+  if (const operand_copy c = b_copy<In>(nullptr, ldb, p.m); c.align && (c.needed || p.speed_extras))
     bytes += copy_bytes(p.k, p.n, e, c.align);
   return bytes;
 }
@@ -1014,7 +1014,7 @@ void run_plain(const gemm_args& g, cudaStream_t s) {
 /// partials with room to align them.
 template <int BN>
 std::size_t plain_workspace(const gemm_problem& p) {
-  const std::size_t tail = plan_tail(p, wg_plain_index(BN)).bytes(BN);
+  const std::size_t tail = p.speed_extras ? plan_tail(p, wg_plain_index(BN)).bytes(BN) : 0;
   return copies_bytes<__half>(p) + (tail ? tail + 128 : 0);
 }
 template <typename In>
