@@ -71,7 +71,12 @@ void throw_cuda(cudaError_t code, const char* call, const char* file, int line) 
   std::string msg = "CUDA error " + std::string(cudaGetErrorName(code)) + " (" +
                     cudaGetErrorString(code) + ") in " + where(call, file, line) +
                     cuda_advice(code);
-  if (code == cudaErrorMemoryAllocation) throw out_of_memory(code, msg);
+  // Out of memory is recoverable (callers catch it and go on with less): the runtime's last
+  // error is cleared, so that the next launch check does not report this allocation again.
+  if (code == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    throw out_of_memory(code, msg);
+  }
   throw cuda_error(code, msg);
 }
 

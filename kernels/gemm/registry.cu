@@ -114,7 +114,6 @@ void run_gemm(context& ctx, const device_dense<In>& a, const device_dense<In>& b
   try {
     ws = ws_bytes ? ctx.scratch(ws_bytes) : nullptr;
   } catch (const out_of_memory&) {
-    (void)cudaGetLastError();  // the failed allocation, not a later launch's error
     p.speed_extras = false;
     if (v.workspace_bytes(p) == ws_bytes) throw;
     ws_bytes = v.workspace_bytes(p);

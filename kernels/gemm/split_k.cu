@@ -132,16 +132,9 @@ void reduce_splits(const gemm_args& g, int splits, cudaStream_t s, bool pdl) {
   const long mn = static_cast<long>(g.m) * g.n;
   if (mn == 0) return;
   const bool vec4 = g.n % 4 == 0 && reinterpret_cast<std::uintptr_t>(g.workspace) % 16 == 0;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(ceil_div(mn, 32 * (vec4 ? 4 : 1)));
   const bool wide = splits >= 64;
-  cfg.blockDim = dim3(32, wide ? 32 : 8);
-  cfg.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = pdl ? 1 : 0;
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = dependent_launch(dim3(ceil_div(mn, 32 * (vec4 ? 4 : 1))), dim3(32, wide ? 32 : 8), s, pdl, attr);
   void (*const kernel)(gemm_args, int) = vec4 ? (wide ? reduce_splits_kernel<4, 32> : reduce_splits_kernel<4, 8>)
                                               : (wide ? reduce_splits_kernel<1, 32> : reduce_splits_kernel<1, 8>);
   LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, g, splits));

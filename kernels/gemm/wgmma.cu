@@ -684,11 +684,12 @@ std::size_t copy_bytes(index_t rows, index_t cols, int e, int align) {
   return static_cast<std::size_t>(rows) * copy_ld(cols, e, align) * e + align;
 }
 
-/// The workspace past the split-K partials, where the caller stated its size: the operand
-/// copies are carved from it (kept by the context between calls) instead of being allocated
-/// for each call (cudaMallocAsync's memory goes back to the driver at a synchronization by
-/// default, and mapping 50 MB again cost 5000^3 about 14% of its time).
-struct copy_room {
+/// Device memory carved in order at aligned offsets: the workspace past the split-K partials,
+/// where the caller stated its size, for the operand copies and a tail's partials (kept by the
+/// context between calls, where cudaMallocAsync's memory goes back to the driver at a
+/// synchronization by default: mapping 50 MB again cost 5000^3 about 14% of its time), or a
+/// copy's own allocation.
+struct workspace_room {
   unsigned char* next = nullptr;
   unsigned char* end = nullptr;
   /// bytes at a multiple of align, or null where they do not fit.
@@ -709,14 +710,15 @@ struct pitched {
   void* p = nullptr;
   index_t ld = 0;
   cudaStream_t s = nullptr;
-  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, int align, copy_room& room,
+  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, int align, workspace_room& room,
           cudaStream_t stream)
       : ld(copy_ld(cols, e, align)), s(stream) {
     const std::size_t bytes = static_cast<std::size_t>(rows) * ld * e;
     p = room.take(bytes, align);
     if (!p) {
       LA_CUDA_TRY(cudaMallocAsync(&raw, bytes + align, s));
-      p = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align);
+      workspace_room own{static_cast<unsigned char*>(raw), static_cast<unsigned char*>(raw) + bytes + align};
+      p = own.take(bytes, align);
     }
     try {
       pitched_copy(src, static_cast<std::size_t>(src_ld) * e, p, static_cast<std::size_t>(ld) * e,
@@ -843,14 +845,9 @@ __global__ void __launch_bounds__(256) reduce_tail_kernel(const float* work, flo
 /// Sums the tail's partials into C, as a programmatic dependent of the GEMM kernel before it.
 void reduce_tail(const gemm_args& g, const float* work, const wg_tail& t, int tiles_m, int tiles_n, int bm, int bn,
                  cudaStream_t s) {
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(bm * bn / 1024), static_cast<unsigned>(t.tiles));
-  cfg.blockDim = dim3(256);
-  cfg.stream = s;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = &attr, cfg.numAttrs = 1;
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg =
+      dependent_launch(dim3(static_cast<unsigned>(bm * bn / 1024), static_cast<unsigned>(t.tiles)), dim3(256), s, true, attr);
   LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, reduce_tail_kernel, work, g.c, g.ldc, g.m, g.n, g.alpha, g.beta,
                                  tiles_m * tiles_n - t.tiles, t.splits, tiles_m, tiles_n, bm, bn));
   LA_CHECK_LAUNCH(s);
@@ -868,7 +865,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
   if (splits > 1 && !work) throw invalid_argument("wgmma split-K: no workspace given (see workspace_bytes)");
-  copy_room room;
+  workspace_room room;
   if (g.workspace && g.workspace_size) {
     room.next = static_cast<unsigned char*>(g.workspace) + (work ? partials_bytes({g.m, g.n, g.k}, splits) : 0);
     room.end = static_cast<unsigned char*>(g.workspace) + g.workspace_size;
@@ -882,8 +879,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
     try {
       pb.emplace(b, ldb, g.k, g.n, e, c.align, room, s), b = pb->p, ldb = pb->ld;
     } catch (const out_of_memory&) {
-      if (c.needed) throw;       // the copy TMA needs
-      (void)cudaGetLastError();  // the faster copy only: go on with B as given
+      if (c.needed) throw;  // the copy TMA needs; the faster copy only: go on with B as given
     }
   }
   const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, S::bm);

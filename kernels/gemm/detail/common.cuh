@@ -12,6 +12,22 @@ namespace la::gemm_detail {
 
 __host__ __device__ constexpr int ceil_div(long a, long b) { return static_cast<int>((a + b - 1) / b); }
 
+/// The launch of grid x block on s, with pdl as a programmatic dependent of the kernel before
+/// it on s (which triggers it with griddepcontrol.launch_dependents; the dependent waits with
+/// griddepcontrol.wait before reading that kernel's output). attr must outlive the result.
+inline cudaLaunchConfig_t dependent_launch(dim3 grid, dim3 block, cudaStream_t s, bool pdl, cudaLaunchAttribute& attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = s;
+  attr = {};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  return cfg;
+}
+
 /// C[r][c] = alpha*v + beta*C[r][c]; C is not read when beta == 0 (it may hold NaN).
 __device__ __forceinline__ void store_c(float* c, index_t ldc, index_t r, index_t col, float v, float alpha, float beta) {
   float* p = c + static_cast<long>(r) * ldc + col;
