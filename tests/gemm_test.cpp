@@ -405,6 +405,13 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
   EXPECT_EQ(select_gemm({4096, 4096, 128, 132}, gemm_input::f32, true).name,
             sm90a_kernels_available() ? "wgmma_tf32" : "wmma_tf32");
   EXPECT_EQ(select_gemm({64, 4096, 4096, 132}, gemm_input::f32, false).name, "split_k_workspace");
+  // Tiles that fill more than half the SMs are not split: a second split would take a second round.
+  EXPECT_EQ(select_gemm({2048, 2048, 20000, 132}, gemm_input::f32, true).name,
+            sm90a_kernels_available() ? "wgmma_tf32" : "wmma_tf32");
+  EXPECT_EQ(select_gemm({1024, 2048, 20000, 132}, gemm_input::f32, true).name,
+            sm90a_kernels_available() ? "wgmma_tf32_split_k" : "wmma_tf32");
+  EXPECT_EQ(select_gemm({1024, 1280, 8192, 132}, gemm_input::f16, false).name,
+            sm90a_kernels_available() ? "wgmma_f16" : "wmma_f16");
   // Half inputs: wgmma where the device runs sm_90a code, else WMMA.
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f16, false).name,
             sm90a_kernels_available() ? "wgmma_f16" : "wmma_f16");
@@ -507,14 +514,23 @@ TEST(GemmSelect, WgmmaTileFollowsShape) {  // host-only
 TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only
   EXPECT_EQ(detail::split_k_count({4096, 4096, 4096, 132}), 1);
   EXPECT_GT(detail::split_k_count({128, 128, 262144, 132}), 100);
-  EXPECT_EQ(detail::split_k_count({128, 128, 700, 132}), 1);  // K too short to split
-  // M = 64: 64x64 tiles (4 blocks an SM): 64 tiles, 9 splits to fill 528 slots, capped at K/512.
+  EXPECT_EQ(detail::split_k_count({128, 128, 200, 132}), 1);  // K too short to split
+  EXPECT_EQ(detail::split_k_count({128, 128, 700, 132}), 5);  // at least 128 of K a split
+  EXPECT_EQ(detail::split_k_count({300, 300, 3000, 132}), 23);  // 9 tiles: 29 fill 264 slots; K caps it
+  // M = 64: 64x64 tiles (4 blocks an SM): 64 tiles, 8 splits fill 528 slots in one round (9
+  // would start a second).
   EXPECT_TRUE(gemm_detail::split_k_small_tile({64, 4096, 4096, 132}));
   EXPECT_FALSE(gemm_detail::split_k_small_tile({256, 256, 65536, 132}));
   EXPECT_EQ(detail::split_k_count({64, 4096, 4096, 132}), 8);
-  EXPECT_EQ(detail::split_k_count({64, 4096, 65536, 132}), 9);
-  // wgmma: 128x128 tiles (16-bit) or 256x128 (tf32), splits to fill the SMs, each >= 1024 of K.
+  EXPECT_EQ(detail::split_k_count({64, 4096, 65536, 132}), 8);
+  EXPECT_EQ(detail::split_k_count({256, 256, 65536, 132}), 66);
+  // wgmma: 128x128 tiles (16-bit) or 256x128 (tf32), as many splits as fill the SMs in one
+  // round, each >= 1024 of K; none where the tiles alone fill more than half the SMs.
   EXPECT_EQ(gemm_detail::wgmma_split_count({256, 256, 65536, 132}), 33);
+  EXPECT_EQ(gemm_detail::wgmma_split_count({1024, 1024, 8192, 132}), 2);   // 64 tiles
+  EXPECT_EQ(gemm_detail::wgmma_split_count({1024, 1280, 8192, 132}), 1);   // 80 tiles: 2 splits take 2 rounds
+  EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({2048, 2048, 20000, 132}), 1);  // 128 tiles
+  EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({1024, 1024, 20000, 132}), 4);  // 32 tiles: 4 x 32 <= 132
   EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({256, 256, 65536, 132}), 64);  // 2 tiles; K caps it
   EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({128, 128, 262144, 132}), 132);
   EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({4096, 4096, 4096, 132}), 1);

@@ -179,14 +179,16 @@ std::size_t split_k_workspace_bytes(const gemm_problem& p) { return partials_byt
 
 namespace la::detail {
 int split_k_count(const gemm_problem& p) {
-  // Aim for the resident blocks per SM of the tile (MIN_BLOCKS), but keep at least 512 of K
-  // per split so each block's main loop amortizes its prologue and epilogue.
+  // As many blocks as are resident at once (MIN_BLOCKS a SM), rounded down so that they run
+  // in one round, but at least 128 of K per split so each block's main loop amortizes its
+  // prologue and epilogue (300 x 300 x 3000: 23 splits 45 us, 5 splits at the old 512 of K a
+  // split 75 us; bench/RESULTS.md, tuning note T1).
   using namespace la::gemm_detail;
   const bool small = split_k_small_tile(p);
   const long tiles = small ? rt_tiles<rt_small>(p) : rt_tiles<rt_config>(p);
   const long resident = static_cast<long>(small ? rt_small::MIN_BLOCKS : rt_config::MIN_BLOCKS) * p.sm_count;
-  const long want = std::max<long>(1, (resident + tiles - 1) / std::max<long>(tiles, 1));
-  const long cap = std::max<long>(1, p.k / 512);
+  const long want = std::max<long>(1, resident / std::max<long>(tiles, 1));
+  const long cap = std::max<long>(1, p.k / 128);
   return static_cast<int>(std::min({want, cap, 65535L}));
 }
 }  // namespace la::detail

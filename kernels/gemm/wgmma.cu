@@ -954,12 +954,14 @@ bool wgmma_supported() noexcept {
 }
 
 namespace {
-/// Splits of K for tiles of bm x bn: enough units for every multiprocessor when the tiles
-/// alone are fewer, each split at least 1024 of K so its pipeline's fill and its partial's
-/// store stay small.
+/// Splits of K for tiles of bm x bn: as many units as fit in one round of the
+/// multiprocessors when the tiles alone are fewer than half of them (rounded down: one more
+/// split would start a second round, 2048 x 2048 x 20000 tf32 took 538 us split in 2 against
+/// 400 us whole; bench/RESULTS.md, tuning note T1), each split at least 1024 of K so its
+/// pipeline's fill and its partial's store stay small.
 int split_count(const gemm_problem& p, int bm, int bn) {
   const long tiles = static_cast<long>(ceil_div(p.m, bm)) * ceil_div(p.n, bn);
-  const long want = (std::max(p.sm_count, 1) + tiles - 1) / std::max<long>(tiles, 1);
+  const long want = std::max<long>(1, std::max(p.sm_count, 1) / std::max<long>(tiles, 1));
   const long cap = std::max<long>(1, ceil_div(p.k, 64) / 16);
   return static_cast<int>(std::min({want, cap, 4096L}));
 }

@@ -5,9 +5,11 @@
 //  - Global -> shared: A through registers, 16-byte loads when rows are 16-byte aligned (the
 //    Vec parameter), stored transposed (as[k][m]) so a thread reads 4 rows of A for one k as
 //    a float4; rows padded by 4 floats so the transposing stores of the k-quarters of a row
-//    land in different banks. B with cp.async, 16 bytes (4-byte copies at ragged edges),
-//    no staging registers. Edges are predicated element by element and filled with zeros;
-//    tiles wholly inside the matrix are fetched without predicates.
+//    land in different banks. B with cp.async, 16 bytes (4-byte copies at ragged edges and
+//    where rows are not 16-byte aligned), no staging registers. Edges are predicated element
+//    by element and filled with zeros; tiles wholly inside the matrix are fetched without
+//    predicates, aligned or not (unaligned rows took 12-17% longer when every load was
+//    predicated: bench/RESULTS.md, tuning note T2).
 //  - Warp tiling: a warp's lanes form a LANES_M x LANES_N grid; a lane owns groups of 4 rows
 //    repeating every 4*LANES_M rows of the warp tile and groups of 4 columns every
 //    4*LANES_N, so every shared-memory read is a float4 that is broadcast or conflict-free.
@@ -104,31 +106,32 @@ __device__ __forceinline__ void reg_tiled_mainloop(float* smem, const float* __r
   const int bc = wn * Cfg::WN + tn * 4;  // first of its columns
 
   float4 ra[Cfg::A_LOADS];
-  const bool interior = Vec && row0 + BM <= m && col0 + BN <= n;
+  const bool interior = row0 + BM <= m && col0 + BN <= n;
   // B's float4 i of K-tile kt into buffer buf with cp.async; `whole`: the tile is inside.
   auto fetch_b = [&](int i, index_t kt, int buf, bool whole) {
     const int e = t + i * Cfg::THREADS, r = e / (BN / 4), c = (e % (BN / 4)) * 4;  // tile [BK][BN]
     float* const dst = bs + buf * Cfg::B_FLOATS + r * BN + c;
     const index_t gr = kt + r, gc = col0 + c;
     const float* const src = b + static_cast<long>(gr) * ldb + gc;
-    if (whole || (Vec && gr < k1 && gc + 3 < n)) {
+    if (Vec && (whole || (gr < k1 && gc + 3 < n))) {
       cp_async16(dst, src, true);
       return;
     }
 #pragma unroll
     for (int q = 0; q < 4; ++q) {
-      const bool in = gr < k1 && gc + q < n;
+      const bool in = whole || (gr < k1 && gc + q < n);
       cp_async4(dst + q, in ? src + q : b, in);
     }
   };
   // Starts loading K-tile kt: A into registers (stash stores it), B into buffer buf
   // (cp.async, committed as one group).
   auto fetch = [&](index_t kt, int buf) {
-    if (interior && kt + BK <= k1) {  // whole tile inside: 16-byte loads, no predicates
+    if (interior && kt + BK <= k1) {  // whole tile inside: no predicates; 16-byte loads where Vec
 #pragma unroll
       for (int i = 0; i < Cfg::A_LOADS; ++i) {
         const int e = t + i * Cfg::THREADS, r = e / (BK / 4), kc = (e % (BK / 4)) * 4;
-        ra[i] = *reinterpret_cast<const float4*>(a + static_cast<long>(row0 + r) * lda + kt + kc);
+        const float* const q = a + static_cast<long>(row0 + r) * lda + kt + kc;
+        ra[i] = Vec ? *reinterpret_cast<const float4*>(q) : make_float4(q[0], q[1], q[2], q[3]);
       }
 #pragma unroll
       for (int i = 0; i < Cfg::B_LOADS; ++i) fetch_b(i, kt, buf, true);
@@ -225,24 +228,66 @@ __device__ __forceinline__ void reg_tiled_mainloop(float* smem, const float* __r
   }
 }
 
+/// Where this thread's accumulators lie in C: acc[i][j] is at row row_of(i), column
+/// col_of(j) (groups of 4 rows 4*LANES_M apart, groups of 4 columns 4*LANES_N apart).
+template <typename Cfg>
+struct thread_outputs {
+  index_t r_base, c_base;
+  __device__ __forceinline__ thread_outputs(index_t row0, index_t col0) {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    r_base = row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / Cfg::LANES_N) * 4;
+    c_base = col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % Cfg::LANES_N) * 4;
+  }
+  __device__ __forceinline__ index_t row_of(int i) const { return r_base + (i % 4) + (i / 4) * 4 * Cfg::LANES_M; }
+  __device__ __forceinline__ index_t col_of(int j) const { return c_base + (j % 4) + (j / 4) * 4 * Cfg::LANES_N; }
+};
+
 /// Calls out(r, c, v) for every accumulator of this thread that lies inside m x n, with its
-/// global row and column (the epilogue of reg_tiled and split_k).
+/// global row and column (split_k's epilogue).
 template <typename Cfg, typename Out>
 __device__ __forceinline__ void for_each_output(const float (&acc)[Cfg::TM][Cfg::TN], index_t row0, index_t col0,
                                                 index_t m, index_t n, Out&& out) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const index_t r_base = row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / Cfg::LANES_N) * 4;
-  const index_t c_base = col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % Cfg::LANES_N) * 4;
+  const thread_outputs<Cfg> at(row0, col0);
 #pragma unroll
   for (int i = 0; i < Cfg::TM; ++i) {
-    const index_t r = r_base + (i % 4) + (i / 4) * 4 * Cfg::LANES_M;  // groups of 4 rows, 4*LANES_M apart
+    const index_t r = at.row_of(i);
     if (r >= m) continue;
 #pragma unroll
-    for (int j = 0; j < Cfg::TN; ++j) {
-      const index_t c = c_base + (j % 4) + (j / 4) * 4 * Cfg::LANES_N;
-      if (c < n) out(r, c, acc[i][j]);
-    }
+    for (int j = 0; j < Cfg::TN; ++j)
+      if (at.col_of(j) < n) out(r, at.col_of(j), acc[i][j]);
   }
+}
+
+/// Calls quad(r, c, v) for every group of 4 consecutive accumulators of this thread (columns
+/// c .. c + 3 of row r, as a float4) whose row lies inside m and whose first column lies inside
+/// n; columns past n are the caller's to drop (reg_tiled's epilogue).
+template <typename Cfg, typename Quad>
+__device__ __forceinline__ void for_each_quad(const float (&acc)[Cfg::TM][Cfg::TN], index_t row0, index_t col0,
+                                              index_t m, index_t n, Quad&& quad) {
+  const thread_outputs<Cfg> at(row0, col0);
+#pragma unroll
+  for (int i = 0; i < Cfg::TM; ++i) {
+    const index_t r = at.row_of(i);
+    if (r >= m) continue;
+#pragma unroll
+    for (int j = 0; j < Cfg::TN; j += 4)
+      if (at.col_of(j) < n) quad(r, at.col_of(j), make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
+  }
+}
+
+/// alpha * v into p[0 .. 3] (columns c .. c + 3 of a row of n columns), those at or past n
+/// dropped: two 8-byte stores where `pairs` (p is 8-byte aligned) and all four are inside,
+/// else one by one. (A 16-byte store made ptxas spill 52 bytes of the 128x128x8 tile.)
+__device__ __forceinline__ void store_quad(float* p, index_t c, index_t n, bool pairs, float alpha, float4 v) {
+  if (pairs && c + 3 < n) {
+    reinterpret_cast<float2*>(p)[0] = make_float2(alpha * v.x, alpha * v.y);
+    reinterpret_cast<float2*>(p)[1] = make_float2(alpha * v.z, alpha * v.w);
+    return;
+  }
+  const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+    if (c + q < n) p[q] = alpha * e[q];
 }
 
 }  // namespace la::gemm_detail
