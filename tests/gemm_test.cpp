@@ -396,6 +396,9 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
   EXPECT_EQ(select_gemm({1024, 1024, 1024, 132}, gemm_input::f32, false).name, "reg_tiled");  // 64x64 tiles fill it
   EXPECT_EQ(select_gemm({512, 512, 4096, 132}, gemm_input::f32, false).name, "split_k_workspace");
   EXPECT_EQ(select_gemm({1024, 1024, 512, 132}, gemm_input::f32, false).name, "reg_tiled");
+  EXPECT_EQ(select_gemm({31, 33, 1000, 132}, gemm_input::f32, false).name, "split_k_workspace");  // 1 tile
+  EXPECT_EQ(select_gemm({31, 33, 400, 132}, gemm_input::f32, false).name, "reg_tiled");   // K too short
+  EXPECT_EQ(select_gemm({700, 700, 700, 132}, gemm_input::f32, false).name, "reg_tiled");  // 121 tiles
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, true).name,
             sm90a_kernels_available() ? "wgmma_tf32" : "wmma_tf32");
   EXPECT_EQ(select_gemm({4096, 4096, 128, 132}, gemm_input::f32, false).name, "reg_tiled");

@@ -86,10 +86,14 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
   if (allow_reduced_precision && wgmma_can_implement(p))
     return find_gemm(wgmma_tf32_split_count(p) > 1 ? "wgmma_tf32_split_k" : "wgmma_tf32");
   // Split-K when even reg_tiled's small 64x64 tiles leave SMs idle and K is long enough to
-  // split (bench/RESULTS.md, tuning note T1). The workspace
-  // form is deterministic, and its size stays small under this rule (splits * M * N is at most
-  // about 2 * SMs * 128 * 128 floats, ~17 MB on 132 SMs), so auto never needs the atomic form.
-  if (rt_tiles<rt_small>(p) < p.sm_count && p.k >= 1024) return find_gemm("split_k_workspace");
+  // split, or they leave three quarters idle and K is half as long (31 x 33 x 1000: 14-17 us
+  // split, 50 unsplit; 700^3, 121 tiles, is faster unsplit: bench/RESULTS.md, tuning note T1).
+  // The workspace form is deterministic, and its size stays small under this rule (splits * M
+  // * N is at most about 2 * SMs * 128 * 128 floats, ~17 MB on 132 SMs), so auto never needs
+  // the atomic form.
+  const long small_tiles = rt_tiles<rt_small>(p);
+  if (small_tiles < p.sm_count && (p.k >= 1024 || (4 * small_tiles <= p.sm_count && p.k >= 512)))
+    return find_gemm("split_k_workspace");
   if (allow_reduced_precision) return find_gemm("wmma_tf32");
   return find_gemm("reg_tiled");
 }
