@@ -140,6 +140,8 @@ std::vector<param> all_params() {
     for (const auto& s : shapes) {
       // The slow rungs skip the long-K shapes: they add nothing there but minutes.
       if ((v.name == "naive" || v.name == "smem_tiled" || v.name == "joint_rs") && s.k > 1000) continue;
+      // A variant for some shapes only (gemv: M or N is 1) runs those (the sm_90a ones skip at run time).
+      if (!v.sm90a && !v.can_implement({s.m, s.n, s.k, 132})) continue;
       out.push_back({std::string(v.name), s});
     }
   return out;
@@ -149,6 +151,21 @@ INSTANTIATE_TEST_SUITE_P(Registry, GemmVariants, ::testing::ValuesIn(all_params(
   const auto& p = info.param;
   return p.variant + "_" + std::to_string(p.s.m) + "x" + std::to_string(p.s.n) + "x" + std::to_string(p.s.k);
 });
+
+TEST(Gemm, GemvMatchesReference) {
+  // M == 1 or N == 1: a warp a row (N == 1), a thread 4 columns (M == 1), K cut into ranges
+  // summed in order where rows or columns are few (the long-K shapes here), aligned and not.
+  LA_SKIP_WITHOUT_GPU();
+  const gemm_variant& v = find_gemm("gemv");
+  for (const shape s : {shape{1, 1, 1}, shape{1, 1, 5000}, shape{1000, 1, 7}, shape{4097, 1, 3001}, shape{2000, 1, 20000},
+                        shape{7, 1, 100000}, shape{1, 4099, 5000}, shape{1, 33, 100000}, shape{1, 4096, 130}}) {
+    ASSERT_TRUE(v.can_implement({s.m, s.n, s.k, 132}));
+    check_variant(v, s, 1.0f, 0.0f, 0, 1);    // C poisoned with NaN
+    check_variant(v, s, -0.5f, 1.25f, 0, 2);  // alpha, beta
+    check_variant(v, s, 2.0f, 0.0f, 3, 3);    // padded rows: unaligned A, B's column strided
+  }
+  EXPECT_FALSE(v.can_implement({2, 2, 100, 132}));
+}
 
 TEST(Gemm, EveryRegTiledTileShapeMatchesReference) {
   // reg_tiled picks its tile by size (reg_tiled_shape_for); each tile on every shape.
@@ -397,6 +414,10 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
   EXPECT_EQ(select_gemm({512, 512, 4096, 132}, gemm_input::f32, false).name, "split_k_workspace");
   EXPECT_EQ(select_gemm({1024, 1024, 512, 132}, gemm_input::f32, false).name, "reg_tiled");
   EXPECT_EQ(select_gemm({31, 33, 1000, 132}, gemm_input::f32, false).name, "split_k_workspace");  // 1 tile
+  EXPECT_EQ(select_gemm({8192, 1, 8192, 132}, gemm_input::f32, false).name, "gemv");  // a matrix times a vector
+  EXPECT_EQ(select_gemm({1, 8192, 8192, 132}, gemm_input::f32, true).name, "gemv");
+  EXPECT_EQ(select_gemm({8192, 1, 8192, 132}, gemm_input::f16, false).name,
+            sm90a_kernels_available() ? "wgmma_f16_split_k" : "wmma_f16");  // gemv takes floats only
   EXPECT_EQ(select_gemm({31, 33, 400, 132}, gemm_input::f32, false).name, "reg_tiled");   // K too short
   EXPECT_EQ(select_gemm({700, 700, 700, 132}, gemm_input::f32, false).name, "reg_tiled");  // 121 tiles
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f32, true).name,
@@ -539,6 +560,11 @@ TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only
   EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({4096, 4096, 4096, 132}), 1);
   EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({256, 256, 1500, 132}), 1);  // K too short for 2 splits
   for (const auto& v : gemm_variants()) {
+    if (v.name == "gemv") {  // a matrix times a vector only, however tall
+      EXPECT_FALSE(v.can_implement({1000, 1000, 1000, 132}));
+      EXPECT_TRUE(v.can_implement({1 << 30, 1, 1, 132}));
+      continue;
+    }
     // The sm_90a kernels run on a 9.0 device of a build for 90 only (none here without a GPU).
     EXPECT_EQ(v.can_implement({1000, 1000, 1000, 132}), !v.sm90a || sm90a_kernels_available()) << v.name;
     if (!v.sm90a) EXPECT_FALSE(v.can_implement({1 << 30, 1, 1, 132})) << v.name;  // grid too tall

@@ -42,6 +42,7 @@ const std::vector<gemm_variant>& gemm_variants() {
       {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, false, split_k_count, false, fits_grid<128>, no_workspace, run_split_k_atomic},
       {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, false, split_k_count, false, fits_grid<128>, split_k_workspace_bytes,
        run_split_k_workspace},
+      {"gemv", gemm_input::f32, gemm_precision::fp32, false, nullptr, false, gemv_can_implement, gemv_workspace_bytes, run_gemv},
       {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_tf32},
       {"wgmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, true, wgmma_can_implement, wgmma_tf32_workspace_bytes,
        run_wgmma_tf32},
@@ -81,6 +82,10 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
     if (wgmma_split_count(p) > 1) return find_gemm(bf ? "wgmma_bf16_split_k" : "wgmma_f16_split_k");
     return find_gemm(bf ? "wgmma_bf16" : "wgmma_f16");
   }
+  // A matrix times a vector: gemv reads the matrix once at DRAM's rate, in full float
+  // precision (a tile would do a 128-wide tile's work per output; 8192 x 1 x 8192 on
+  // reg_tiled's split-K ran at 0.44x cuBLAS: bench/RESULTS.md, tuning note T1).
+  if (p.m == 1 || p.n == 1) return find_gemm("gemv");
   // TF32 allowed, on a 9.0 device: wgmma_tf32, split over K by the rule of the 16-bit forms
   // (bench/RESULTS.md, tuning note T1).
   if (allow_reduced_precision && wgmma_can_implement(p))

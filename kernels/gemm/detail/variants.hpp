@@ -19,6 +19,11 @@ void run_wmma_bf16(const gemm_args&, cudaStream_t);
 void run_wgmma_tf32(const gemm_args&, cudaStream_t);
 bool wgmma_can_implement(const gemm_problem&);
 bool wgmma_supported() noexcept;
+/// gemv: the product where M == 1 or N == 1 (gemv.cu); its workspace holds the partials of
+/// K's ranges where it cuts K.
+void run_gemv(const gemm_args&, cudaStream_t);
+bool gemv_can_implement(const gemm_problem&);
+std::size_t gemv_workspace_bytes(const gemm_problem&);
 void run_split_k_atomic(const gemm_args&, cudaStream_t);
 void run_split_k_workspace(const gemm_args&, cudaStream_t);
 std::size_t split_k_workspace_bytes(const gemm_problem&);
