@@ -2,7 +2,8 @@
 // (a column: each row of A dotted with B's column) or M == 1 (a row: A's row times B). A tiled
 // kernel does a 128-wide tile's work for each output there and reads the matrix at a fraction
 // of DRAM's rate (4096 x 1 x 4096 in fp32: 0.44x cuBLAS on reg_tiled's split-K); these read
-// it once, at full width.
+// it once, at full width (1.06x; 8192 x 1 x 8192 1.11x, 106 us against a 97 us floor of
+// launch and bytes: bench/RESULTS.md, tuning note T1).
 //
 //  - N == 1: a warp a row, lanes across it, 16-byte loads where A's rows are 16-byte aligned,
 //    a shuffle sum (fixed order).
