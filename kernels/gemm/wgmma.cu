@@ -955,7 +955,7 @@ bool wgmma_supported() noexcept {
 
 namespace {
 /// Splits of K for tiles of bm x bn: as many units as fit in one round of the
-/// multiprocessors when the tiles alone are fewer than half of them (rounded down: one more
+/// multiprocessors when the tiles alone fill at most half of them (rounded down: one more
 /// split would start a second round, 2048 x 2048 x 20000 tf32 took 538 us split in 2 against
 /// 400 us whole; bench/RESULTS.md, tuning note T1), each split at least 1024 of K so its
 /// pipeline's fill and its partial's store stay small.
