@@ -242,22 +242,6 @@ struct thread_outputs {
   __device__ __forceinline__ index_t col_of(int j) const { return c_base + (j % 4) + (j / 4) * 4 * Cfg::LANES_N; }
 };
 
-/// Calls out(r, c, v) for every accumulator of this thread that lies inside m x n, with its
-/// global row and column (split_k's epilogue).
-template <typename Cfg, typename Out>
-__device__ __forceinline__ void for_each_output(const float (&acc)[Cfg::TM][Cfg::TN], index_t row0, index_t col0,
-                                                index_t m, index_t n, Out&& out) {
-  const thread_outputs<Cfg> at(row0, col0);
-#pragma unroll
-  for (int i = 0; i < Cfg::TM; ++i) {
-    const index_t r = at.row_of(i);
-    if (r >= m) continue;
-#pragma unroll
-    for (int j = 0; j < Cfg::TN; ++j)
-      if (at.col_of(j) < n) out(r, at.col_of(j), acc[i][j]);
-  }
-}
-
 /// Calls quad(r, c, v) for every group of 4 consecutive accumulators of this thread (columns
 /// c .. c + 3 of row r, as a float4) whose row lies inside m and whose first column lies inside
 /// n; columns past n are the caller's to drop (reg_tiled's epilogue).
@@ -273,6 +257,19 @@ __device__ __forceinline__ void for_each_quad(const float (&acc)[Cfg::TM][Cfg::T
     for (int j = 0; j < Cfg::TN; j += 4)
       if (at.col_of(j) < n) quad(r, at.col_of(j), make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
   }
+}
+
+/// Calls out(r, c, v) for every accumulator of this thread that lies inside m x n, with its
+/// global row and column (split_k's epilogue).
+template <typename Cfg, typename Out>
+__device__ __forceinline__ void for_each_output(const float (&acc)[Cfg::TM][Cfg::TN], index_t row0, index_t col0,
+                                                index_t m, index_t n, Out&& out) {
+  for_each_quad<Cfg>(acc, row0, col0, m, n, [&](index_t r, index_t c, float4 v) {
+    const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      if (c + q < n) out(r, c + q, e[q]);
+  });
 }
 
 /// alpha * v into p[0 .. 3] (columns c .. c + 3 of a row of n columns), those at or past n
