@@ -107,20 +107,13 @@ __global__ void __launch_bounds__(gemv_threads) gemv_row_kernel(gemm_args g, ind
 /// Ranges of K for p: enough warps in flight for every SM, each range at least
 /// gemv_min_range of K (a multiple of 4, so that A's 16-byte loads stay aligned).
 int gemv_splits_for(const gemm_problem& p) {
-  const long want_warps = gemv_warps_per_sm * std::max(p.sm_count, 1);
   const long have = p.n == 1 ? p.m : ceil_div(p.n, 4 * 32);  // warps without splitting
-  const long want = std::max<long>(1, want_warps / std::max<long>(have, 1));
-  const long cap = std::max<long>(1, p.k / gemv_min_range);
-  return static_cast<int>(std::min({want, cap, 65535L}));
-}
-index_t gemv_range(index_t k, int splits) {
-  const index_t per = (k + splits - 1) / splits;
-  return (per + 3) / 4 * 4;
+  return one_round_splits(gemv_warps_per_sm * std::max(p.sm_count, 1), have, std::min<long>(p.k / gemv_min_range, 65535));
 }
 }  // namespace
 
 bool gemv_can_implement(const gemm_problem& p) {
-  // The N == 1 grid has a block per 8 (row, range) warps; reduce_splits a block per 128 outputs.
+  // The N == 1 grid has a block per 8 (row, range) warps.
   return p.m >= 0 && p.n >= 0 && p.k >= 0 && (p.m == 1 || p.n == 1) &&
          static_cast<long>(p.m) * gemv_splits_for(p) * 32 / gemv_threads < 2147483647L;
 }
@@ -136,7 +129,7 @@ void run_gemv(const gemm_args& g, cudaStream_t s) {
   const gemm_problem p{g.m, g.n, g.k, g.sm_count};
   int splits = gemv_splits_for(p);
   if (!g.workspace || (g.workspace_size && g.workspace_size < partials_bytes(p, splits))) splits = 1;
-  const index_t range = gemv_range(g.k, splits);
+  const index_t range = split_range(g.k, splits, 4);
   splits = ceil_div(g.k, range);  // rounding the range up can leave fewer
   const gemv_out out{splits > 1 ? static_cast<float*>(g.workspace) : nullptr};
   if (g.n == 1) {  // a warp a (row, range)

@@ -85,7 +85,7 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
   // A matrix times a vector: gemv reads the matrix once at DRAM's rate, in full float
   // precision (a tile would do a 128-wide tile's work per output; 4096 x 1 x 4096 on
   // reg_tiled's split-K ran at 0.44x cuBLAS, on gemv 1.06x: bench/RESULTS.md, tuning note T1).
-  if (p.m == 1 || p.n == 1) return find_gemm("gemv");
+  if (gemv_can_implement(p)) return find_gemm("gemv");  // M or N is 1
   // TF32 allowed, on a 9.0 device: wgmma_tf32, split over K by the rule of the 16-bit forms
   // (bench/RESULTS.md, tuning note T1).
   if (allow_reduced_precision && wgmma_can_implement(p))

@@ -32,12 +32,6 @@ bool split_k_small_tile(const gemm_problem& p) {
 
 namespace {
 
-/// K range of split z: [z*chunk, min(k, (z+1)*chunk)), chunk a multiple of BK.
-index_t split_chunk(index_t k, int splits, int bk) {
-  const index_t per = (k + splits - 1) / splits;
-  return (per + bk - 1) / bk * bk;
-}
-
 template <typename Cfg, bool Vec, combine Mode>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) split_k_kernel(gemm_args g, index_t chunk) {
   const index_t row0 = static_cast<index_t>(blockIdx.y) * Cfg::BM, col0 = static_cast<index_t>(blockIdx.x) * Cfg::BN;
@@ -145,7 +139,7 @@ namespace {
 template <typename Cfg, combine Mode>
 void launch_split(const gemm_args& g, cudaStream_t s) {
   const int splits = detail::split_k_count({g.m, g.n, g.k, g.sm_count});
-  const index_t chunk = split_chunk(g.k, splits, Cfg::BK);
+  const index_t chunk = split_range(g.k, splits, Cfg::BK);  // split z: [z chunk, (z + 1) chunk)
   const int used = g.k > 0 ? ceil_div(g.k, chunk) : 0;  // rounding chunk up can leave fewer
   if (Mode == combine::atomic) scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);
   if (g.k > 0) {
@@ -187,8 +181,6 @@ int split_k_count(const gemm_problem& p) {
   const bool small = split_k_small_tile(p);
   const long tiles = small ? rt_tiles<rt_small>(p) : rt_tiles<rt_config>(p);
   const long resident = static_cast<long>(small ? rt_small::MIN_BLOCKS : rt_config::MIN_BLOCKS) * p.sm_count;
-  const long want = std::max<long>(1, resident / std::max<long>(tiles, 1));
-  const long cap = std::max<long>(1, p.k / 128);
-  return static_cast<int>(std::min({want, cap, 65535L}));
+  return one_round_splits(resident, tiles, std::min<long>(p.k / 128, 65535));
 }
 }  // namespace la::detail

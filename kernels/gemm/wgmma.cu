@@ -961,9 +961,7 @@ namespace {
 /// pipeline's fill and its partial's store stay small.
 int split_count(const gemm_problem& p, int bm, int bn) {
   const long tiles = static_cast<long>(ceil_div(p.m, bm)) * ceil_div(p.n, bn);
-  const long want = std::max<long>(1, std::max(p.sm_count, 1) / std::max<long>(tiles, 1));
-  const long cap = std::max<long>(1, ceil_div(p.k, 64) / 16);
-  return static_cast<int>(std::min({want, cap, 4096L}));
+  return one_round_splits(std::max(p.sm_count, 1), tiles, std::min<long>(ceil_div(p.k, 64) / 16, 4096));
 }
 constexpr int wg_tf32_bm = wg_shape<float, wg_split_bn>::bm;
 /// Bytes of the operand copies launch_wgmma makes for p (the faster copy of B only where

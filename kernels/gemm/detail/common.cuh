@@ -1,6 +1,7 @@
 // Pieces shared by the GEMM kernels: launch geometry helpers and the C epilogue.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -11,6 +12,20 @@
 namespace la::gemm_detail {
 
 __host__ __device__ constexpr int ceil_div(long a, long b) { return static_cast<int>((a + b - 1) / b); }
+
+/// Splits of K that keep `units` units (tiles, rows, column blocks) times the splits inside
+/// one round of `slots` (resident blocks or warps): rounded down, since one more split would
+/// start a second round (bench/RESULTS.md, tuning note T1); at most cap, at least 1.
+inline int one_round_splits(long slots, long units, long cap) {
+  return static_cast<int>(std::max(1L, std::min(slots / std::max(units, 1L), cap)));
+}
+
+/// The length of each of `splits` ranges of K, rounded up to a multiple of `multiple`
+/// (rounding can leave fewer ranges: ceil_div(k, the length)).
+inline index_t split_range(index_t k, int splits, int multiple) {
+  const index_t per = (k + splits - 1) / splits;
+  return (per + multiple - 1) / multiple * multiple;
+}
 
 /// The launch of grid x block on s, with pdl as a programmatic dependent of the kernel before
 /// it on s (which triggers it with griddepcontrol.launch_dependents; the dependent waits with

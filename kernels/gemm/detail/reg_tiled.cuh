@@ -228,34 +228,24 @@ __device__ __forceinline__ void reg_tiled_mainloop(float* smem, const float* __r
   }
 }
 
-/// Where this thread's accumulators lie in C: acc[i][j] is at row row_of(i), column
-/// col_of(j) (groups of 4 rows 4*LANES_M apart, groups of 4 columns 4*LANES_N apart).
-template <typename Cfg>
-struct thread_outputs {
-  index_t r_base, c_base;
-  __device__ __forceinline__ thread_outputs(index_t row0, index_t col0) {
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    r_base = row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / Cfg::LANES_N) * 4;
-    c_base = col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % Cfg::LANES_N) * 4;
-  }
-  __device__ __forceinline__ index_t row_of(int i) const { return r_base + (i % 4) + (i / 4) * 4 * Cfg::LANES_M; }
-  __device__ __forceinline__ index_t col_of(int j) const { return c_base + (j % 4) + (j / 4) * 4 * Cfg::LANES_N; }
-};
-
 /// Calls quad(r, c, v) for every group of 4 consecutive accumulators of this thread (columns
 /// c .. c + 3 of row r, as a float4) whose row lies inside m and whose first column lies inside
 /// n; columns past n are the caller's to drop (reg_tiled's epilogue).
 template <typename Cfg, typename Quad>
 __device__ __forceinline__ void for_each_quad(const float (&acc)[Cfg::TM][Cfg::TN], index_t row0, index_t col0,
                                               index_t m, index_t n, Quad&& quad) {
-  const thread_outputs<Cfg> at(row0, col0);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const index_t r_base = row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / Cfg::LANES_N) * 4;
+  const index_t c_base = col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % Cfg::LANES_N) * 4;
 #pragma unroll
   for (int i = 0; i < Cfg::TM; ++i) {
-    const index_t r = at.row_of(i);
+    const index_t r = r_base + (i % 4) + (i / 4) * 4 * Cfg::LANES_M;  // groups of 4 rows, 4*LANES_M apart
     if (r >= m) continue;
 #pragma unroll
-    for (int j = 0; j < Cfg::TN; j += 4)
-      if (at.col_of(j) < n) quad(r, at.col_of(j), make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
+    for (int j = 0; j < Cfg::TN; j += 4) {
+      const index_t c = c_base + (j / 4) * 4 * Cfg::LANES_N;  // groups of 4 columns, 4*LANES_N apart
+      if (c < n) quad(r, c, make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
+    }
   }
 }
 
