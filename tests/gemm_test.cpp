@@ -22,7 +22,10 @@ const std::vector<shape> shapes = {{1, 1, 1},      {7, 16, 17},    {17, 7, 63}, 
                                    {64, 64, 64},   {65, 63, 127},  {127, 1000, 65}, {1000, 127, 17}, {1, 1000, 1000},
                                    {1000, 1, 7},   {64, 63, 8191}, {17, 127, 4096}, {129, 257, 1000}, {33, 31, 0},
                                    // three rows of 128-row tiles (the wgmma kernels' TMA-store epilogue on a ragged last row)
-                                   {300, 132, 200}};
+                                   {300, 132, 200},
+                                   // reg_tiled's edge tiles moved back inside (place_tile): by a multiple of 4 (n % 4 == 0),
+                                   // and by an odd number of columns, so groups of 4 straddle the first column stored
+                                   {200, 260, 40}, {70, 131, 9}};
 
 /// dense rows x cols with leading dimension cols + pad, random nonzero values, junk padding.
 dense_matrix<float> random_dense(index_t rows, index_t cols, index_t pad, std::mt19937& g) {

@@ -12,20 +12,23 @@ template <typename Cfg, bool Vec>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) reg_tiled_kernel(gemm_args g) {
   extern __shared__ __align__(16) float rt_smem[];
   const int2 tile = grouped_tile();
-  const index_t row0 = static_cast<index_t>(tile.x) * Cfg::BM, col0 = static_cast<index_t>(tile.y) * Cfg::BN;
+  const rt_place t = place_tile<Cfg, Vec>(static_cast<index_t>(tile.x) * Cfg::BM, static_cast<index_t>(tile.y) * Cfg::BN,
+                                          g.m, g.n);
   float acc[Cfg::TM][Cfg::TN] = {};
   reg_tiled_mainloop<Cfg, Vec>(rt_smem, static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb,
-                               g.m, g.n, 0, g.k, row0, col0, acc);
+                               g.m, g.n, 0, g.k, t.row0, t.col0, acc);
   // C = alpha * acc + beta * C. Where beta == 0, C is not read, and its values go 8 bytes at a
   // time where its rows allow (4096 x 4096 x 1 is all epilogue: 0.40x cuBLAS stored one by one).
-  const bool pairs = reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0;
+  const bool pairs = reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0 && t.col0 % 2 == 0;
   float* const c_out = static_cast<float*>(g.c);
-  for_each_quad<Cfg>(acc, row0, col0, g.m, g.n, [&](index_t r, index_t c, float4 v) {
-    if (g.beta == 0.0f) return store_quad(c_out + static_cast<long>(r) * g.ldc + c, c, g.n, pairs, g.alpha, v);
+  const index_t keep_col = kept_from(t.col0, g.n, Cfg::BN);
+  for_each_quad<Cfg>(acc, t, g.m, g.n, [&](index_t r, index_t c, float4 v) {
+    if (g.beta == 0.0f)
+      return store_quad(c_out + static_cast<long>(r) * g.ldc + c, c, keep_col, g.n, pairs, g.alpha, v);
     const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int q = 0; q < 4; ++q)
-      if (c + q < g.n) store_c(c_out, g.ldc, r, c + q, e[q], g.alpha, g.beta);
+      if (c + q < g.n && c + q >= keep_col) store_c(c_out, g.ldc, r, c + q, e[q], g.alpha, g.beta);
   });
 }
 

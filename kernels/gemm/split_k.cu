@@ -34,14 +34,15 @@ namespace {
 
 template <typename Cfg, bool Vec, combine Mode>
 __global__ void __launch_bounds__(Cfg::THREADS, Cfg::MIN_BLOCKS) split_k_kernel(gemm_args g, index_t chunk) {
-  const index_t row0 = static_cast<index_t>(blockIdx.y) * Cfg::BM, col0 = static_cast<index_t>(blockIdx.x) * Cfg::BN;
+  const rt_place t = place_tile<Cfg, Vec>(static_cast<index_t>(blockIdx.y) * Cfg::BM,
+                                          static_cast<index_t>(blockIdx.x) * Cfg::BN, g.m, g.n);
   const index_t k0 = static_cast<index_t>(blockIdx.z) * chunk, k1 = min(g.k, k0 + chunk);
   extern __shared__ __align__(16) float rt_smem[];
   float acc[Cfg::TM][Cfg::TN] = {};
   reg_tiled_mainloop<Cfg, Vec>(rt_smem, static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb,
-                               g.m, g.n, k0, k1, row0, col0, acc);
+                               g.m, g.n, k0, k1, t.row0, t.col0, acc);
   float* w = static_cast<float*>(g.workspace) + static_cast<long>(blockIdx.z) * g.m * g.n;
-  for_each_output<Cfg>(acc, row0, col0, g.m, g.n, [&](index_t r, index_t c, float v) {
+  for_each_output<Cfg>(acc, t, g.m, g.n, [&](index_t r, index_t c, float v) {
     if constexpr (Mode == combine::atomic)
       atomicAdd(g.c + static_cast<long>(r) * g.ldc + c, g.alpha * v);
     else

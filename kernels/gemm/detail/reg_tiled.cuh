@@ -6,10 +6,12 @@
 //    Vec parameter), stored transposed (as[k][m]) so a thread reads 4 rows of A for one k as
 //    a float4; rows padded by 4 floats so the transposing stores of the k-quarters of a row
 //    land in different banks. B with cp.async, 16 bytes (4-byte copies at ragged edges and
-//    where rows are not 16-byte aligned), no staging registers. Edges are predicated element
-//    by element and filled with zeros; tiles wholly inside the matrix are fetched without
-//    predicates, aligned or not (unaligned rows took 12-17% longer when every load was
-//    predicated: bench/RESULTS.md, tuning note T2).
+//    where rows are not 16-byte aligned), no staging registers. Tiles wholly inside the
+//    matrix are fetched without predicates, aligned or not (unaligned rows took 12-17% longer
+//    when every load was predicated: bench/RESULTS.md, tuning note T2), and so are edge
+//    tiles, moved back inside by their overhang (place_tile; 7-22% longer predicated). What
+//    is left, and the last K-tile where BK does not divide K, is predicated element by
+//    element and filled with zeros.
 //  - Warp tiling: a warp's lanes form a LANES_M x LANES_N grid; a lane owns groups of 4 rows
 //    repeating every 4*LANES_M rows of the warp tile and groups of 4 columns every
 //    4*LANES_N, so every shared-memory read is a float4 that is broadcast or conflict-free.
@@ -228,45 +230,72 @@ __device__ __forceinline__ void reg_tiled_mainloop(float* smem, const float* __r
   }
 }
 
+/// Where a block's tile lies: it computes the BM x BN outputs from (row0, col0). A tile that
+/// would reach past m or n is moved back inside by its overhang, where the matrix holds a
+/// whole tile (and, with 16-byte loads of B, where n % 4 == 0 keeps them aligned): it then
+/// runs the main loop without predicates, like an interior tile, and recomputes rows or
+/// columns that its neighbour stores (it stores from kept_from on). Edge tiles fetched with
+/// predicates took 7% (bottom) and 22% (right) longer than interior ones, and a grid of one
+/// round waits for its slowest tile (bench/RESULTS.md, tuning note T2).
+struct rt_place {
+  index_t row0, col0;
+};
+template <typename Cfg, bool Vec>
+__device__ __forceinline__ rt_place place_tile(index_t row0, index_t col0, index_t m, index_t n) {
+  rt_place t{row0, col0};
+  if (row0 + Cfg::BM > m && m >= Cfg::BM) t.row0 = m - Cfg::BM;
+  if (col0 + Cfg::BN > n && n >= Cfg::BN && (!Vec || n % 4 == 0)) t.col0 = n - Cfg::BN;
+  return t;
+}
+/// The first row (or column) that a tile starting at `origin` stores, of `extent` rows in
+/// tiles of `tile`: its own origin, or where the last tile began before place_tile moved it
+/// (an unmoved tile never starts at extent - tile unless tile divides extent). Recomputed in
+/// the epilogue rather than kept through the main loop, whose registers are all in use.
+__device__ __forceinline__ index_t kept_from(index_t origin, index_t extent, int tile) {
+  return extent % tile != 0 && origin == extent - tile ? extent - extent % tile : origin;
+}
+
 /// Calls quad(r, c, v) for every group of 4 consecutive accumulators of this thread (columns
-/// c .. c + 3 of row r, as a float4) whose row lies inside m and whose first column lies inside
-/// n; columns past n are the caller's to drop (reg_tiled's epilogue).
+/// c .. c + 3 of row r, as a float4) that the tile stores: the row in [kept_from, m), the
+/// columns not all outside [kept_from, n). Columns outside are the caller's to drop.
 template <typename Cfg, typename Quad>
-__device__ __forceinline__ void for_each_quad(const float (&acc)[Cfg::TM][Cfg::TN], index_t row0, index_t col0,
-                                              index_t m, index_t n, Quad&& quad) {
+__device__ __forceinline__ void for_each_quad(const float (&acc)[Cfg::TM][Cfg::TN], const rt_place& t, index_t m,
+                                              index_t n, Quad&& quad) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const index_t r_base = row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / Cfg::LANES_N) * 4;
-  const index_t c_base = col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % Cfg::LANES_N) * 4;
+  const index_t keep_row = kept_from(t.row0, m, Cfg::BM), keep_col = kept_from(t.col0, n, Cfg::BN);
+  const index_t r_base = t.row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / Cfg::LANES_N) * 4;
+  const index_t c_base = t.col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % Cfg::LANES_N) * 4;
 #pragma unroll
   for (int i = 0; i < Cfg::TM; ++i) {
     const index_t r = r_base + (i % 4) + (i / 4) * 4 * Cfg::LANES_M;  // groups of 4 rows, 4*LANES_M apart
-    if (r >= m) continue;
+    if (r >= m || r < keep_row) continue;
 #pragma unroll
     for (int j = 0; j < Cfg::TN; j += 4) {
       const index_t c = c_base + (j / 4) * 4 * Cfg::LANES_N;  // groups of 4 columns, 4*LANES_N apart
-      if (c < n) quad(r, c, make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
+      if (c < n && c + 3 >= keep_col) quad(r, c, make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]));
     }
   }
 }
 
-/// Calls out(r, c, v) for every accumulator of this thread that lies inside m x n, with its
-/// global row and column (split_k's epilogue).
+/// Calls out(r, c, v) for every accumulator of this thread that it stores (split_k's epilogue).
 template <typename Cfg, typename Out>
-__device__ __forceinline__ void for_each_output(const float (&acc)[Cfg::TM][Cfg::TN], index_t row0, index_t col0,
-                                                index_t m, index_t n, Out&& out) {
-  for_each_quad<Cfg>(acc, row0, col0, m, n, [&](index_t r, index_t c, float4 v) {
+__device__ __forceinline__ void for_each_output(const float (&acc)[Cfg::TM][Cfg::TN], const rt_place& t, index_t m,
+                                                index_t n, Out&& out) {
+  const index_t keep_col = kept_from(t.col0, n, Cfg::BN);
+  for_each_quad<Cfg>(acc, t, m, n, [&](index_t r, index_t c, float4 v) {
     const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int q = 0; q < 4; ++q)
-      if (c + q < n) out(r, c + q, e[q]);
+      if (c + q < n && c + q >= keep_col) out(r, c + q, e[q]);
   });
 }
 
-/// alpha * v into p[0 .. 3] (columns c .. c + 3 of a row of n columns), those at or past n
-/// dropped: two 8-byte stores where `pairs` (p is 8-byte aligned) and all four are inside,
-/// else one by one. (A 16-byte store made ptxas spill 52 bytes of the 128x128x8 tile.)
-__device__ __forceinline__ void store_quad(float* p, index_t c, index_t n, bool pairs, float alpha, float4 v) {
-  if (pairs && c + 3 < n) {
+/// alpha * v into p[0 .. 3] (columns c .. c + 3 of a row), those outside [lo, n) dropped: two
+/// 8-byte stores where `pairs` (p is 8-byte aligned) and all four are inside, else one by one.
+/// (A 16-byte store made ptxas spill 52 bytes of the 128x128x8 tile.)
+__device__ __forceinline__ void store_quad(float* p, index_t c, index_t lo, index_t n, bool pairs, float alpha,
+                                           float4 v) {
+  if (pairs && c >= lo && c + 3 < n) {
     reinterpret_cast<float2*>(p)[0] = make_float2(alpha * v.x, alpha * v.y);
     reinterpret_cast<float2*>(p)[1] = make_float2(alpha * v.z, alpha * v.w);
     return;
@@ -274,7 +303,7 @@ __device__ __forceinline__ void store_quad(float* p, index_t c, index_t n, bool 
   const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
   for (int q = 0; q < 4; ++q)
-    if (c + q < n) p[q] = alpha * e[q];
+    if (c + q >= lo && c + q < n) p[q] = alpha * e[q];
 }
 
 }  // namespace la::gemm_detail
