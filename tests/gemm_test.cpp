@@ -182,6 +182,19 @@ TEST(Gemm, EveryRegTiledTileShapeMatchesReference) {
     }
 }
 
+TEST(Gemm, RegTiledCopiesUnalignedOperands) {
+  // Rows not 16-byte aligned (padded by 3) where 64x64x16 tiles take more than one round:
+  // reg_tiled copies A and B to a 16-byte pitch in the workspace first and runs its 16-byte
+  // path on the copies (the right edge, N not a multiple of 4, with predicates).
+  LA_SKIP_WITHOUT_GPU();
+  const gemm_variant& v = find_gemm("reg_tiled");
+  const shape s{1601, 1603, 200};
+  context ctx;
+  ASSERT_GT(v.workspace_bytes({s.m, s.n, s.k, ctx.sm_count(), s.k + 3, s.n + 3}), std::size_t(0));
+  check_variant(v, s, 2.0f, 0.0f, 3, 3);      // C poisoned with NaN
+  check_variant(v, s, -0.5f, 1.25f, 3, 4);    // alpha, beta
+}
+
 TEST(Gemm, EveryWgmmaTileMatchesReference) {
   // wgmma_f16 and wgmma_bf16 pick a tile width by size (wgmma_tile_for); the registry test
   // runs the one picked, this one every other tile on every shape.
@@ -500,6 +513,19 @@ TEST(GemmSelect, WgmmaWorkspaceCountsOperandCopies) {  // host-only
   ASSERT_GT(splits, 1);
   EXPECT_EQ(split.workspace_bytes({256, 250, 65536, 132}),
             std::size_t(splits) * 256 * 250 * 4 + std::size_t(65536) * 256 * 2 + 128);  // partials, then B
+}
+
+TEST(GemmSelect, RegTiledCopiesOnlyWhereThatPays) {  // host-only
+  const gemm_variant& v = find_gemm("reg_tiled");
+  EXPECT_GT(v.workspace_bytes({1601, 1603, 200, 132, 203, 1606}), std::size_t(0));  // 676 tiles of 64 x 64
+  EXPECT_EQ(v.workspace_bytes({1601, 1603, 200, 132, 204, 1604}), std::size_t(0));  // rows aligned
+  EXPECT_EQ(v.workspace_bytes({1001, 1001, 1001, 132}), std::size_t(0));  // one round of 64 x 64 tiles
+  EXPECT_EQ(v.workspace_bytes({4097, 4097, 4097, 132}), std::size_t(0));  // 128 x 128 tiles
+  gemm_problem tight{1601, 1603, 200, 132, 203, 1606};
+  tight.speed_extras = false;
+  EXPECT_EQ(v.workspace_bytes(tight), std::size_t(0));
+  // Only the unaligned operand is copied: A alone, 1601 rows of its 200 floats (+16 bytes to align).
+  EXPECT_EQ(v.workspace_bytes({1601, 1604, 200, 132, 203, 1604}), std::size_t(1601) * 200 * 4 + 16);
 }
 
 TEST(GemmSelect, RegTiledTileFollowsShape) {  // host-only

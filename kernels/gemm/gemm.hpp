@@ -39,7 +39,8 @@ struct gemm_problem {
   /// The operands' leading dimensions, in elements (0: packed, K for A and N for B), and
   /// their base addresses assumed at least 128-byte aligned (as every allocation is). The
   /// wgmma variants copy operands whose rows TMA cannot read, or reads slowly, to an aligned
-  /// pitch; workspace_bytes counts those copies from these.
+  /// pitch, and reg_tiled those it would read 4 bytes at a time where that pays;
+  /// workspace_bytes counts those copies from these.
   index_t lda = 0, ldb = 0;
   /// false: workspace_bytes leaves out what only makes a variant faster (copies of operands
   /// that TMA reads slowly, the partials of a last round cut in K); gemm() asks again so

@@ -2,7 +2,9 @@
 // tile shapes; run_reg_tiled picks one by the problem's size (reg_tiled_shape_for).
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
+#include <la/kernels/gemm/detail/operand_copy.hpp>
 #include <la/kernels/gemm/detail/reg_tiled.cuh>
 #include <la/kernels/gemm/detail/variants.hpp>
 
@@ -76,7 +78,43 @@ int reg_tiled_shape_for(const gemm_problem& p) {
   return small && ceil_div(p.m, rt_small::BM) <= 65535 ? 1 : 0;
 }
 
+namespace {
+/// Which operands reg_tiled copies to a 16-byte pitch first: those whose rows are not 16-byte
+/// aligned, where the problem runs the 64x64x16 tile in more than one round. Its 4-byte loads
+/// cost it 15-30% there (3001^3 1.62 against 3000^3 1.27 ms), more than the copy (3001^3
+/// 1.39 ms with it, 12345 x 678 x 910 522 -> 448 us). The copies cost more than they gain
+/// in one round (1001^3, 1023^3, 701^3, 513^3: 2-14 us slower with them, where the right
+/// edge of a copy whose N is not a multiple of 4 still takes predicates) and on the 128x128x8
+/// tile, whose 4-byte loads cost it 2-4% (4097^3, 2047^3, 8191 x 8191 x 63). bench/RESULTS.md,
+/// tuning note T2. The copies only speed the product up: none where p.speed_extras is false.
+struct rt_copies {
+  bool a = false, b = false;
+};
+rt_copies reg_tiled_copies(const gemm_problem& p, bool a_aligned, bool b_aligned) {
+  if (!p.speed_extras || p.m == 0 || p.n == 0 || p.k == 0 || (a_aligned && b_aligned)) return {};
+  if (reg_tiled_shape_for(p) != 1 || rt_tiles<rt_small>(p) <= static_cast<long>(rt_small::MIN_BLOCKS) * p.sm_count)
+    return {};
+  return {!a_aligned, !b_aligned};
+}
+}  // namespace
+
+std::size_t reg_tiled_workspace_bytes(const gemm_problem& p) {
+  const index_t lda = p.lda ? p.lda : p.k, ldb = p.ldb ? p.ldb : p.n;
+  const rt_copies c = reg_tiled_copies(p, aligned16(nullptr, lda, 4), aligned16(nullptr, ldb, 4));
+  return (c.a ? copy_bytes(p.m, p.k, 4, 16) : 0) + (c.b ? copy_bytes(p.k, p.n, 4, 16) : 0);
+}
+
 void run_reg_tiled(const gemm_args& g, cudaStream_t s) {
-  reg_tiled_shapes()[reg_tiled_shape_for({g.m, g.n, g.k, g.sm_count})].run(g, s);
+  const gemm_problem p{g.m, g.n, g.k, g.sm_count, g.lda, g.ldb};
+  const gemm_tile& tile = reg_tiled_shapes()[reg_tiled_shape_for(p)];
+  const rt_copies c = reg_tiled_copies(p, aligned16(g.a, g.lda, 4), aligned16(g.b, g.ldb, 4));
+  // The copies go in the workspace (gemm(): the context's scratch), where it has room for them.
+  if ((!c.a && !c.b) || !g.workspace || g.workspace_size < reg_tiled_workspace_bytes(p)) return tile.run(g, s);
+  workspace_room room{static_cast<unsigned char*>(g.workspace), static_cast<unsigned char*>(g.workspace) + g.workspace_size};
+  std::optional<pitched> pa, pb;
+  gemm_args h = g;
+  if (c.a) pa.emplace(g.a, g.lda, g.m, g.k, 4, 16, room, s), h.a = pa->p, h.lda = pa->ld;
+  if (c.b) pb.emplace(g.b, g.ldb, g.k, g.n, 4, 16, room, s), h.b = pb->p, h.ldb = pb->ld;
+  tile.run(h, s);
 }
 }  // namespace la::gemm_detail

@@ -71,6 +71,7 @@
 #include <type_traits>
 
 #include <la/kernels/gemm/detail/common.cuh>
+#include <la/kernels/gemm/detail/operand_copy.hpp>
 #include <la/kernels/gemm/detail/variants.hpp>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -614,51 +615,6 @@ CUtensorMap store_map(float* p, index_t rows, index_t cols, index_t ld, int laye
   return m;
 }
 
-/// Rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp), in units of U bytes (U
-/// divides every pointer, pitch and row_bytes): x walks a row's units, y the rows, four rows
-/// a trip so that four loads are in flight a thread.
-template <typename U>
-__global__ void pitched_copy_kernel(const unsigned char* src, std::size_t sp, unsigned char* dst, std::size_t dp,
-                                    std::size_t row_bytes, index_t rows) {
-  const std::size_t u = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (u >= row_bytes / sizeof(U)) return;
-  const index_t step = gridDim.y;
-  for (index_t r = blockIdx.y; r < rows; r += 4 * step) {
-    U v[4];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      if (r + i * step < rows) v[i] = reinterpret_cast<const U*>(src + static_cast<std::size_t>(r + i * step) * sp)[u];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      if (r + i * step < rows) reinterpret_cast<U*>(dst + static_cast<std::size_t>(r + i * step) * dp)[u] = v[i];
-  }
-}
-
-/// The copy of `pitched`, in the widest units (16, 8, 4 or 2 bytes) that divide both
-/// pointers, both pitches and the row. A kernel, not cudaMemcpy2DAsync, which took twice as
-/// long for the same rows (18 MB: 32 against 14-16 us on an H100; bench/RESULTS.md, "Operands
-/// whose rows straddle 128-byte lines").
-void pitched_copy(const void* src, std::size_t sp, void* dst, std::size_t dp, std::size_t row_bytes, index_t rows,
-                  cudaStream_t s) {
-  auto run = [&](auto unit) {
-    using U = decltype(unit);
-    const std::size_t units = row_bytes / sizeof(U);
-    const dim3 grid(static_cast<unsigned>(ceil_div(units, std::size_t(256))),
-                    static_cast<unsigned>(std::min<index_t>(ceil_div(rows, 4), 16384)));
-    pitched_copy_kernel<U><<<grid, 256, 0, s>>>(static_cast<const unsigned char*>(src), sp, static_cast<unsigned char*>(dst),
-                                                dp, row_bytes, rows);
-  };
-  const auto bits = reinterpret_cast<std::uintptr_t>(src) | reinterpret_cast<std::uintptr_t>(dst) | sp | dp | row_bytes;
-  if (bits % 16 == 0)
-    run(uint4{});
-  else if (bits % 8 == 0)
-    run(uint2{});
-  else if (bits % 4 == 0)
-    run(std::uint32_t{});
-  else
-    run(std::uint16_t{});  // 16-bit operands; floats are 4-byte aligned
-}
-
 /// Whether launch_wgmma copies an operand first, and to rows of what pitch (a null address
 /// stands for an aligned one: workspace_bytes knows only the leading dimensions). TMA needs 16-byte
 /// aligned rows: A without them is copied to a 16-byte pitch, B to a 128-byte one. 16-bit B
@@ -678,64 +634,6 @@ operand_copy b_copy(const void* b, index_t ldb, index_t m) {
   if (!std::is_same_v<In, float> && !rows_aligned(b, ldb, e, 64) && m >= 2048) return {128, false};
   return {};
 }
-/// The copy's leading dimension, in elements, and its bytes with room to align its start.
-index_t copy_ld(index_t cols, int e, int align) { return static_cast<index_t>(ceil_div(cols, align / e)) * (align / e); }
-std::size_t copy_bytes(index_t rows, index_t cols, int e, int align) {
-  return static_cast<std::size_t>(rows) * copy_ld(cols, e, align) * e + align;
-}
-
-/// Device memory carved in order at aligned offsets: the workspace past the split-K partials,
-/// where the caller stated its size, for the operand copies and a tail's partials (kept by the
-/// context between calls, where cudaMallocAsync's memory goes back to the driver at a
-/// synchronization by default: mapping 50 MB again cost 5000^3 about 14% of its time), or a
-/// copy's own allocation.
-struct workspace_room {
-  unsigned char* next = nullptr;
-  unsigned char* end = nullptr;
-  /// bytes at a multiple of align, or null where they do not fit.
-  void* take(std::size_t bytes, int align) {
-    if (!next) return nullptr;
-    const auto at = (reinterpret_cast<std::uintptr_t>(next) + align - 1) / align * align;
-    if (at + bytes > reinterpret_cast<std::uintptr_t>(end)) return nullptr;
-    next = reinterpret_cast<unsigned char*>(at + bytes);
-    return reinterpret_cast<void*>(at);
-  }
-};
-
-/// A stream-ordered copy of a rows x cols operand of e-byte values whose rows start at
-/// multiples of `align` bytes, in `room` where it fits, else allocated on the stream and
-/// freed on it after the product.
-struct pitched {
-  void* raw = nullptr;  // allocated here (null: in the room)
-  void* p = nullptr;
-  index_t ld = 0;
-  cudaStream_t s = nullptr;
-  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, int align, workspace_room& room,
-          cudaStream_t stream)
-      : ld(copy_ld(cols, e, align)), s(stream) {
-    const std::size_t bytes = static_cast<std::size_t>(rows) * ld * e;
-    p = room.take(bytes, align);
-    if (!p) {
-      LA_CUDA_TRY(cudaMallocAsync(&raw, bytes + align, s));
-      workspace_room own{static_cast<unsigned char*>(raw), static_cast<unsigned char*>(raw) + bytes + align};
-      p = own.take(bytes, align);
-    }
-    try {
-      pitched_copy(src, static_cast<std::size_t>(src_ld) * e, p, static_cast<std::size_t>(ld) * e,
-                   static_cast<std::size_t>(cols) * e, rows, s);
-      LA_CHECK_LAUNCH(s);
-    } catch (...) {
-      if (raw) (void)cudaFreeAsync(raw, s);
-      throw;
-    }
-  }
-  ~pitched() {
-    if (raw) (void)cudaFreeAsync(raw, s);
-  }
-  pitched(const pitched&) = delete;
-  pitched& operator=(const pitched&) = delete;
-};
-
 /// The launch of `blocks` wgmma blocks of `bytes` shared memory each on s, in clusters of cl
 /// (1: no cluster attribute). attr must outlive the returned configuration.
 cudaLaunchConfig_t wg_launch_config(unsigned blocks, int bytes, int cl, cudaStream_t s, cudaLaunchAttribute& attr) {

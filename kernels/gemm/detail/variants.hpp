@@ -10,6 +10,9 @@ void run_naive(const gemm_args&, cudaStream_t);
 void run_smem_tiled(const gemm_args&, cudaStream_t);
 void run_joint_rs(const gemm_args&, cudaStream_t);
 void run_reg_tiled(const gemm_args&, cudaStream_t);
+/// reg_tiled's workspace: copies of A or B at a 16-byte pitch where their rows are not
+/// 16-byte aligned and the product is long enough for the copy to pay (reg_tiled.cu).
+std::size_t reg_tiled_workspace_bytes(const gemm_problem&);
 void run_wmma_f16(const gemm_args&, cudaStream_t);
 void run_wmma_tf32(const gemm_args&, cudaStream_t);
 void run_wgmma_f16(const gemm_args&, cudaStream_t);

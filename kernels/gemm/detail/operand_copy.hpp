@@ -1,0 +1,60 @@
+// Operand copies to an aligned pitch, shared by the GEMM variants that read rows more
+// slowly (reg_tiled: 4-byte loads) or not at all (wgmma: TMA) where they are not aligned.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "../gemm.hpp"
+
+namespace la::gemm_detail {
+
+/// The copy of `rows` rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp) on s,
+/// in the widest units (16, 8, 4 or 2 bytes) that divide both pointers, both pitches and the
+/// row. A kernel, not cudaMemcpy2DAsync, which took twice as long for the same rows (18 MB:
+/// 32 against 14-16 us on an H100; bench/RESULTS.md, "Operands whose rows straddle 128-byte
+/// lines"). Checks its launch.
+void pitched_copy(const void* src, std::size_t sp, void* dst, std::size_t dp, std::size_t row_bytes, index_t rows,
+                  cudaStream_t s);
+
+/// A copy's leading dimension, in elements, for rows of `cols` e-byte values at a pitch that
+/// is a multiple of `align` bytes; and its bytes with room to align its start.
+index_t copy_ld(index_t cols, int e, int align);
+std::size_t copy_bytes(index_t rows, index_t cols, int e, int align);
+
+/// Device memory carved in order at aligned offsets: the workspace past the split-K partials,
+/// where the caller stated its size, for the operand copies and a tail's partials (kept by the
+/// context between calls, where cudaMallocAsync's memory goes back to the driver at a
+/// synchronization by default: mapping 50 MB again cost 5000^3 about 14% of its time), or a
+/// copy's own allocation.
+struct workspace_room {
+  unsigned char* next = nullptr;
+  unsigned char* end = nullptr;
+  /// bytes at a multiple of align, or null where they do not fit.
+  void* take(std::size_t bytes, int align) {
+    if (!next) return nullptr;
+    const auto at = (reinterpret_cast<std::uintptr_t>(next) + align - 1) / align * align;
+    if (at + bytes > reinterpret_cast<std::uintptr_t>(end)) return nullptr;
+    next = reinterpret_cast<unsigned char*>(at + bytes);
+    return reinterpret_cast<void*>(at);
+  }
+};
+
+/// A stream-ordered copy of a rows x cols operand of e-byte values whose rows start at
+/// multiples of `align` bytes, in `room` where it fits, else allocated on the stream and
+/// freed on it after the product.
+struct pitched {
+  void* raw = nullptr;  // allocated here (null: in the room)
+  void* p = nullptr;
+  index_t ld = 0;
+  cudaStream_t s = nullptr;
+  pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, int align, workspace_room& room,
+          cudaStream_t stream);
+  ~pitched();
+  pitched(const pitched&) = delete;
+  pitched& operator=(const pitched&) = delete;
+};
+
+}  // namespace la::gemm_detail
