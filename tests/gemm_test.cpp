@@ -183,16 +183,29 @@ TEST(Gemm, EveryRegTiledTileShapeMatchesReference) {
 }
 
 TEST(Gemm, RegTiledCopiesUnalignedOperands) {
-  // Rows not 16-byte aligned (padded by 3) where 64x64x16 tiles take more than one round:
-  // reg_tiled copies A and B to a 16-byte pitch in the workspace first and runs its 16-byte
-  // path on the copies (the right edge, N not a multiple of 4, with predicates).
+  // Rows not 16-byte aligned (padded by 3): reg_tiled copies A and B to a 16-byte pitch in the
+  // workspace first, their rows zero to the pitch, and runs its 16-byte path on the copies,
+  // reading B's copy to the next multiple of 4 (PadB): the right edge's tiles move back inside
+  // by a multiple of 4 and store from the first column their neighbour does not. The rule is
+  // set to copy at any size here. Through the variant itself, as if the device had 1 SM (the
+  // 128x128x8 tile) and 132 (64x64x16 where it leaves the busiest SM less work), on shapes
+  // whose right tile moves by 1-3 columns past a multiple of 4, or not at all (N < the tile).
   LA_SKIP_WITHOUT_GPU();
+  struct copy_always {
+    gemm_detail::reg_tiled_copy_rule kept = gemm_detail::rt_copy_rule;
+    copy_always() { gemm_detail::rt_copy_rule = {0.0, 0}; }
+    ~copy_always() { gemm_detail::rt_copy_rule = kept; }
+  } always;
   const gemm_variant& v = find_gemm("reg_tiled");
-  const shape s{1601, 1603, 200};
-  context ctx;
-  ASSERT_GT(v.workspace_bytes({s.m, s.n, s.k, ctx.sm_count(), s.k + 3, s.n + 3}), std::size_t(0));
-  check_variant(v, s, 2.0f, 0.0f, 3, 3);      // C poisoned with NaN
-  check_variant(v, s, -0.5f, 1.25f, 3, 4);    // alpha, beta
+  const gemm_detail::gemm_tile whole{"(as auto runs it)", v.run, v.workspace_bytes};
+  std::uint32_t seed = 3;
+  for (const shape s : {shape{250, 251, 40}, shape{70, 131, 9}, shape{131, 70, 33}, shape{200, 259, 1}})
+    for (int sms : {1, 132}) {
+      ASSERT_GT(v.workspace_bytes({s.m, s.n, s.k, sms, s.k + 3, s.n + 3}), std::size_t(0));
+      check_variant(v, s, 2.0f, 0.0f, 3, ++seed, &whole, sms);    // C poisoned with NaN
+      check_variant(v, s, -0.5f, 1.25f, 3, ++seed, &whole, sms);  // alpha, beta
+    }
+  check_variant(v, {1601, 1603, 200}, 2.0f, 0.0f, 3, ++seed, &whole, 132);  // 64x64x16, several rounds
 }
 
 TEST(Gemm, EveryWgmmaTileMatchesReference) {
@@ -516,16 +529,21 @@ TEST(GemmSelect, WgmmaWorkspaceCountsOperandCopies) {  // host-only
 }
 
 TEST(GemmSelect, RegTiledCopiesOnlyWhereThatPays) {  // host-only
+  // Unaligned rows are copied where 2mnk >= 2e9 and K >= 512 (rt_copy_rule): copies cost 3-8 us.
   const gemm_variant& v = find_gemm("reg_tiled");
-  EXPECT_GT(v.workspace_bytes({1601, 1603, 200, 132, 203, 1606}), std::size_t(0));  // 676 tiles of 64 x 64
-  EXPECT_EQ(v.workspace_bytes({1601, 1603, 200, 132, 204, 1604}), std::size_t(0));  // rows aligned
-  EXPECT_EQ(v.workspace_bytes({1001, 1001, 1001, 132}), std::size_t(0));  // one round of 64 x 64 tiles
-  EXPECT_EQ(v.workspace_bytes({4097, 4097, 4097, 132}), std::size_t(0));  // 128 x 128 tiles
-  gemm_problem tight{1601, 1603, 200, 132, 203, 1606};
+  EXPECT_GT(v.workspace_bytes({1001, 1001, 1001, 132}), std::size_t(0));  // 2.006e9 flops
+  EXPECT_GT(v.workspace_bytes({4097, 4097, 4097, 132}), std::size_t(0));  // 128 x 128 tiles too
+  EXPECT_EQ(v.workspace_bytes({4100, 4100, 4100, 132}), std::size_t(0));  // rows aligned
+  EXPECT_EQ(v.workspace_bytes({4096, 4096, 4096, 132, 4099, 4100}), std::size_t(4096) * 4096 * 4 + 16)
+      << "A alone: its 4096 rows of 4096 floats, +16 bytes to align";
+  EXPECT_EQ(v.workspace_bytes({701, 701, 701, 132}), std::size_t(0));     // too small: 0.69e9 flops
+  EXPECT_EQ(v.workspace_bytes({1601, 1603, 200, 132}), std::size_t(0));  // K too short
+  EXPECT_EQ(v.workspace_bytes({8191, 8191, 63, 132}), std::size_t(0));
+  gemm_problem tight{4097, 4097, 4097, 132};
   tight.speed_extras = false;
   EXPECT_EQ(v.workspace_bytes(tight), std::size_t(0));
-  // Only the unaligned operand is copied: A alone, 1601 rows of its 200 floats (+16 bytes to align).
-  EXPECT_EQ(v.workspace_bytes({1601, 1604, 200, 132, 203, 1604}), std::size_t(1601) * 200 * 4 + 16);
+  // B alone, k rows of n rounded up to a multiple of 4 floats: 2000 x 1004 (+16 to align).
+  EXPECT_EQ(v.workspace_bytes({1000, 1001, 2000, 132}), std::size_t(2000) * 1004 * 4 + 16);
 }
 
 TEST(GemmSelect, RegTiledTileFollowsShape) {  // host-only

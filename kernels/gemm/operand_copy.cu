@@ -6,20 +6,22 @@
 
 namespace la::gemm_detail {
 namespace {
-/// Rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp), in units of U bytes (U
-/// divides every pointer, pitch and row_bytes): x walks a row's units, y the rows, four rows
-/// a trip so that four loads are in flight a thread.
+/// Rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp), each followed by zeros up
+/// to dp, in units of U bytes (U divides every pointer, pitch and row_bytes): x walks a
+/// destination row's units, y the rows, four rows a trip so that four loads are in flight a
+/// thread.
 template <typename U>
 __global__ void pitched_copy_kernel(const unsigned char* src, std::size_t sp, unsigned char* dst, std::size_t dp,
                                     std::size_t row_bytes, index_t rows) {
   const std::size_t u = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (u >= row_bytes / sizeof(U)) return;
+  if (u >= dp / sizeof(U)) return;
+  const bool in = u < row_bytes / sizeof(U);
   const index_t step = gridDim.y;
   for (index_t r = blockIdx.y; r < rows; r += 4 * step) {
-    U v[4];
+    U v[4] = {};
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      if (r + i * step < rows) v[i] = reinterpret_cast<const U*>(src + static_cast<std::size_t>(r + i * step) * sp)[u];
+      if (in && r + i * step < rows) v[i] = reinterpret_cast<const U*>(src + static_cast<std::size_t>(r + i * step) * sp)[u];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
       if (r + i * step < rows) reinterpret_cast<U*>(dst + static_cast<std::size_t>(r + i * step) * dp)[u] = v[i];
@@ -32,7 +34,7 @@ void pitched_copy(const void* src, std::size_t sp, void* dst, std::size_t dp, st
                   cudaStream_t s) {
   auto run = [&](auto unit) {
     using U = decltype(unit);
-    const std::size_t units = row_bytes / sizeof(U);
+    const std::size_t units = dp / sizeof(U);
     const dim3 grid(static_cast<unsigned>(ceil_div(units, std::size_t(256))),
                     static_cast<unsigned>(std::min<index_t>(ceil_div(rows, 4), 16384)));
     pitched_copy_kernel<U><<<grid, 256, 0, s>>>(static_cast<const unsigned char*>(src), sp, static_cast<unsigned char*>(dst),

@@ -12,6 +12,7 @@
 namespace la::gemm_detail {
 
 /// The copy of `rows` rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp) on s,
+/// each row's last dp - row_bytes bytes set to zero (so a kernel may read a row to its pitch),
 /// in the widest units (16, 8, 4 or 2 bytes) that divide both pointers, both pitches and the
 /// row. A kernel, not cudaMemcpy2DAsync, which took twice as long for the same rows (18 MB:
 /// 32 against 14-16 us on an H100; bench/RESULTS.md, "Operands whose rows straddle 128-byte
@@ -43,7 +44,7 @@ struct workspace_room {
 };
 
 /// A stream-ordered copy of a rows x cols operand of e-byte values whose rows start at
-/// multiples of `align` bytes, in `room` where it fits, else allocated on the stream and
+/// multiples of `align` bytes (zeros from cols to the pitch ld), in `room` where it fits, else allocated on the stream and
 /// freed on it after the product.
 struct pitched {
   void* raw = nullptr;  // allocated here (null: in the room)

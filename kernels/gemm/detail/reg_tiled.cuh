@@ -257,12 +257,14 @@ __device__ __forceinline__ index_t kept_from(index_t origin, index_t extent, int
 
 /// Calls quad(r, c, v) for every group of 4 consecutive accumulators of this thread (columns
 /// c .. c + 3 of row r, as a float4) that the tile stores: the row in [kept_from, m), the
-/// columns not all outside [kept_from, n). Columns outside are the caller's to drop.
+/// columns not all outside [kept_from, n). Columns outside are the caller's to drop. The
+/// columns' tiles were placed in n_placed >= n columns (the B that was read: reg_tiled reads
+/// a copy of B to its zeroed pad, the next multiple of 4; elsewhere n).
 template <typename Cfg, typename Quad>
 __device__ __forceinline__ void for_each_quad(const float (&acc)[Cfg::TM][Cfg::TN], const rt_place& t, index_t m,
-                                              index_t n, Quad&& quad) {
+                                              index_t n, index_t n_placed, Quad&& quad) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const index_t keep_row = kept_from(t.row0, m, Cfg::BM), keep_col = kept_from(t.col0, n, Cfg::BN);
+  const index_t keep_row = kept_from(t.row0, m, Cfg::BM), keep_col = kept_from(t.col0, n_placed, Cfg::BN);
   const index_t r_base = t.row0 + (warp / Cfg::WARPS_N) * Cfg::WM + (lane / Cfg::LANES_N) * 4;
   const index_t c_base = t.col0 + (warp % Cfg::WARPS_N) * Cfg::WN + (lane % Cfg::LANES_N) * 4;
 #pragma unroll
@@ -282,7 +284,7 @@ template <typename Cfg, typename Out>
 __device__ __forceinline__ void for_each_output(const float (&acc)[Cfg::TM][Cfg::TN], const rt_place& t, index_t m,
                                                 index_t n, Out&& out) {
   const index_t keep_col = kept_from(t.col0, n, Cfg::BN);
-  for_each_quad<Cfg>(acc, t, m, n, [&](index_t r, index_t c, float4 v) {
+  for_each_quad<Cfg>(acc, t, m, n, n, [&](index_t r, index_t c, float4 v) {
     const float e[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int q = 0; q < 4; ++q)

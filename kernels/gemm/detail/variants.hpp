@@ -71,4 +71,12 @@ int wgmma_tile_for(const gemm_problem&);
 /// pieces' pipeline fill and partial stores, the reduction; measured on an H100): the cut is
 /// made only where the round of whole tiles would take longer. Tests set 0 to cut small shapes.
 extern long wgmma_tail_overhead_ns;
+/// Where reg_tiled copies operands whose rows are not 16-byte aligned to an aligned pitch:
+/// products of at least min_flops (2mnk) with K >= min_k (measured on an H100). Tests set both
+/// to 0 to copy at any size.
+struct reg_tiled_copy_rule {
+  double min_flops = 2e9;
+  index_t min_k = 512;
+};
+extern reg_tiled_copy_rule rt_copy_rule;
 }  // namespace la::gemm_detail
