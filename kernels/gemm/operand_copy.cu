@@ -7,24 +7,31 @@
 namespace la::gemm_detail {
 namespace {
 /// Rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp), each followed by zeros up
-/// to dp, in units of U bytes (U divides every pointer, pitch and row_bytes): x walks a
-/// destination row's units, y the rows, four rows a trip so that four loads are in flight a
-/// thread.
+/// to dp: a thread writes 16 bytes of a destination row (dst and dp are multiples of 16) from
+/// the source's units of U bytes (U divides src, sp and row_bytes); x walks a row's 16-byte
+/// pieces, y the rows, four rows a trip so that 4 * 16 / U loads are in flight a thread.
 template <typename U>
 __global__ void pitched_copy_kernel(const unsigned char* src, std::size_t sp, unsigned char* dst, std::size_t dp,
                                     std::size_t row_bytes, index_t rows) {
-  const std::size_t u = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (u >= dp / sizeof(U)) return;
-  const bool in = u < row_bytes / sizeof(U);
+  constexpr int per = sizeof(uint4) / sizeof(U);
+  const std::size_t q = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
+  if (q >= dp / sizeof(uint4)) return;
+  const std::size_t units = row_bytes / sizeof(U), u0 = q * per;
   const index_t step = gridDim.y;
   for (index_t r = blockIdx.y; r < rows; r += 4 * step) {
-    U v[4] = {};
+    union piece {
+      uint4 v;
+      U e[per];
+    } v[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const U* const from = reinterpret_cast<const U*>(src + static_cast<std::size_t>(r + i * step) * sp);
+#pragma unroll
+      for (int j = 0; j < per; ++j) v[i].e[j] = r + i * step < rows && u0 + j < units ? from[u0 + j] : U{};
+    }
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      if (in && r + i * step < rows) v[i] = reinterpret_cast<const U*>(src + static_cast<std::size_t>(r + i * step) * sp)[u];
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      if (r + i * step < rows) reinterpret_cast<U*>(dst + static_cast<std::size_t>(r + i * step) * dp)[u] = v[i];
+      if (r + i * step < rows) reinterpret_cast<uint4*>(dst + static_cast<std::size_t>(r + i * step) * dp)[q] = v[i].v;
   }
 }
 
@@ -32,15 +39,16 @@ __global__ void pitched_copy_kernel(const unsigned char* src, std::size_t sp, un
 
 void pitched_copy(const void* src, std::size_t sp, void* dst, std::size_t dp, std::size_t row_bytes, index_t rows,
                   cudaStream_t s) {
+  LA_EXPECTS(reinterpret_cast<std::uintptr_t>(dst) % 16 == 0 && dp % 16 == 0 && dp >= row_bytes,
+             "pitched_copy: the destination's rows must start at multiples of 16 bytes and hold the source's");
   auto run = [&](auto unit) {
     using U = decltype(unit);
-    const std::size_t units = dp / sizeof(U);
-    const dim3 grid(static_cast<unsigned>(ceil_div(units, std::size_t(256))),
+    const dim3 grid(static_cast<unsigned>(ceil_div(dp / 16, std::size_t(256))),
                     static_cast<unsigned>(std::min<index_t>(ceil_div(rows, 4), 16384)));
     pitched_copy_kernel<U><<<grid, 256, 0, s>>>(static_cast<const unsigned char*>(src), sp, static_cast<unsigned char*>(dst),
                                                 dp, row_bytes, rows);
   };
-  const auto bits = reinterpret_cast<std::uintptr_t>(src) | reinterpret_cast<std::uintptr_t>(dst) | sp | dp | row_bytes;
+  const auto bits = reinterpret_cast<std::uintptr_t>(src) | sp | row_bytes;
   if (bits % 16 == 0)
     run(uint4{});
   else if (bits % 8 == 0)
