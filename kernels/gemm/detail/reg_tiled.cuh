@@ -232,7 +232,8 @@ __device__ __forceinline__ void reg_tiled_mainloop(float* smem, const float* __r
 
 /// Where a block's tile lies: it computes the BM x BN outputs from (row0, col0). A tile that
 /// would reach past m or n is moved back inside by its overhang, where the matrix holds a
-/// whole tile (and, with 16-byte loads of B, where n % 4 == 0 keeps them aligned): it then
+/// whole tile (and, with 16-byte loads of B, where n % 4 == 0 keeps them aligned; reg_tiled
+/// passes a copy of B's width rounded up to 4, its pad zeroed, as n): it then
 /// runs the main loop without predicates, like an interior tile, and recomputes rows or
 /// columns that its neighbour stores (it stores from kept_from on). Edge tiles fetched with
 /// predicates took 7% (bottom) and 22% (right) longer than interior ones, and a grid of one
