@@ -187,19 +187,21 @@ TEST(Gemm, RegTiledCopiesUnalignedOperands) {
   // workspace first, their rows zero to the pitch, and runs its 16-byte path on the copies,
   // reading B's copy to the next multiple of 4 (PadB): the right edge's tiles move back inside
   // by a multiple of 4 and store from the first column their neighbour does not. The rule is
-  // set to copy at any size here. Through the variant itself, as if the device had 1 SM (the
-  // 128x128x8 tile) and 132 (64x64x16 where it leaves the busiest SM less work), on shapes
-  // whose right tile moves by 1-3 columns past a multiple of 4, or not at all (N < the tile).
+  // set to copy at any size here. Through the variant itself, as if the device had 1 SM and
+  // 132: on 1 SM the first two shapes run 128x128x8 (right tile moved by 4; N below the tile,
+  // read to its pad), the others 64x64x16 either way (moved by 60, by 56 with N = 70, by 60).
   LA_SKIP_WITHOUT_GPU();
   struct copy_always {
     gemm_detail::reg_tiled_copy_rule kept = gemm_detail::rt_copy_rule;
     copy_always() { gemm_detail::rt_copy_rule = {0.0, 0}; }
     ~copy_always() { gemm_detail::rt_copy_rule = kept; }
   } always;
+  ASSERT_EQ(gemm_detail::reg_tiled_shape_for({250, 251, 40, 1}), 0);
+  ASSERT_EQ(gemm_detail::reg_tiled_shape_for({250, 101, 17, 1}), 0);
   const gemm_variant& v = find_gemm("reg_tiled");
   const gemm_detail::gemm_tile whole{"(as auto runs it)", v.run, v.workspace_bytes};
   std::uint32_t seed = 3;
-  for (const shape s : {shape{250, 251, 40}, shape{70, 131, 9}, shape{131, 70, 33}, shape{200, 259, 1}})
+  for (const shape s : {shape{250, 251, 40}, shape{250, 101, 17}, shape{70, 131, 9}, shape{131, 70, 33}, shape{200, 259, 1}})
     for (int sms : {1, 132}) {
       ASSERT_GT(v.workspace_bytes({s.m, s.n, s.k, sms, s.k + 3, s.n + 3}), std::size_t(0));
       check_variant(v, s, 2.0f, 0.0f, 3, ++seed, &whole, sms);    // C poisoned with NaN

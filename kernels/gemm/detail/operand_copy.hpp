@@ -14,9 +14,11 @@ namespace la::gemm_detail {
 /// The copy of `rows` rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp >=
 /// row_bytes) on s, each row's last dp - row_bytes bytes set to zero (so a kernel may read a
 /// row to its pitch). dst and dp are multiples of 16 bytes (checked): the copy stores 16 bytes
-/// at a time and reads the source in the widest units (16, 8, 4 or 2 bytes) that divide src,
-/// sp and the row. A kernel, not cudaMemcpy2DAsync, which took twice as long for the same rows (18 MB:
-/// 32 against 14-16 us on an H100; bench/RESULTS.md, "Operands whose rows straddle 128-byte
+/// a thread, which made reg_tiled's copies 0-3 us and the wgmma ones 3-4 us faster than
+/// storing the source's units (bench/RESULTS.md, "Issue 18's targets, one run"), and reads the
+/// source in the widest units (16, 8, 4 or 2 bytes) that divide src, sp and the row. A
+/// kernel, not cudaMemcpy2DAsync, which took twice as long for the same rows (18 MB: 32
+/// against 14-16 us on an H100; bench/RESULTS.md, "Operands whose rows straddle 128-byte
 /// lines"). Checks its launch.
 void pitched_copy(const void* src, std::size_t sp, void* dst, std::size_t dp, std::size_t row_bytes, index_t rows,
                   cudaStream_t s);
@@ -45,8 +47,8 @@ struct workspace_room {
 };
 
 /// A stream-ordered copy of a rows x cols operand of e-byte values whose rows start at
-/// multiples of `align` bytes (zeros from cols to the pitch ld), in `room` where it fits, else allocated on the stream and
-/// freed on it after the product.
+/// multiples of `align` bytes (zeros from cols to the pitch ld), in `room` where it fits,
+/// else allocated on the stream and freed on it after the product.
 struct pitched {
   void* raw = nullptr;  // allocated here (null: in the room)
   void* p = nullptr;
