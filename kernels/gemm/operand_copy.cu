@@ -6,49 +6,62 @@
 
 namespace la::gemm_detail {
 namespace {
-/// Rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp), each followed by zeros up
-/// to dp: a thread writes 16 bytes of a destination row (dst and dp are multiples of 16) from
-/// the source's units of U bytes (U divides src, sp and row_bytes); x walks a row's 16-byte
-/// pieces, y the rows, four rows a trip so that 4 * 16 / U loads are in flight a thread.
+/// Up to two row_copy jobs, blockIdx.z picking one (the grid is sized for the larger): a thread
+/// writes 16 bytes of a destination row from the source's units of U bytes (U divides every
+/// src, sp and row_bytes); x walks a row's 16-byte pieces, y the rows, four rows a trip so that
+/// 4 * 16 / U loads are in flight a thread.
+struct copy_jobs {
+  row_copy job[2];
+};
 template <typename U>
-__global__ void pitched_copy_kernel(const unsigned char* src, std::size_t sp, unsigned char* dst, std::size_t dp,
-                                    std::size_t row_bytes, index_t rows) {
+__global__ void pitched_copy_kernel(copy_jobs jobs) {
   constexpr int per = sizeof(uint4) / sizeof(U);
+  const row_copy j = blockIdx.z == 0 ? jobs.job[0] : jobs.job[1];  // not indexed: no local copy
   const std::size_t q = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
-  if (q >= dp / sizeof(uint4)) return;
-  const std::size_t units = row_bytes / sizeof(U), u0 = q * per;
+  if (q >= j.dp / sizeof(uint4)) return;
+  const auto* const src = static_cast<const unsigned char*>(j.src);
+  auto* const dst = static_cast<unsigned char*>(j.dst);
+  const std::size_t units = j.row_bytes / sizeof(U), u0 = q * per;
   const index_t step = gridDim.y;
-  for (index_t r = blockIdx.y; r < rows; r += 4 * step) {
+  for (index_t r = blockIdx.y; r < j.rows; r += 4 * step) {
     union piece {
       uint4 v;
       U e[per];
     } v[4];
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const U* const from = reinterpret_cast<const U*>(src + static_cast<std::size_t>(r + i * step) * sp);
+      const U* const from = reinterpret_cast<const U*>(src + static_cast<std::size_t>(r + i * step) * j.sp);
 #pragma unroll
-      for (int j = 0; j < per; ++j) v[i].e[j] = r + i * step < rows && u0 + j < units ? from[u0 + j] : U{};
+      for (int k = 0; k < per; ++k) v[i].e[k] = r + i * step < j.rows && u0 + k < units ? from[u0 + k] : U{};
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-      if (r + i * step < rows) reinterpret_cast<uint4*>(dst + static_cast<std::size_t>(r + i * step) * dp)[q] = v[i].v;
+      if (r + i * step < j.rows) reinterpret_cast<uint4*>(dst + static_cast<std::size_t>(r + i * step) * j.dp)[q] = v[i].v;
   }
 }
 
 }  // namespace
 
-void pitched_copy(const void* src, std::size_t sp, void* dst, std::size_t dp, std::size_t row_bytes, index_t rows,
-                  cudaStream_t s) {
-  LA_EXPECTS(reinterpret_cast<std::uintptr_t>(dst) % 16 == 0 && dp % 16 == 0 && dp >= row_bytes,
-             "pitched_copy: the destination's rows must start at multiples of 16 bytes and hold the source's");
+void pitched_copy(const row_copy* copies, int count, cudaStream_t s) {
+  LA_EXPECTS(count >= 1 && count <= 2, "pitched_copy: one or two copies a launch");
+  copy_jobs jobs;
+  std::size_t pieces = 0, bits = 0;
+  index_t rows = 0;
+  for (int i = 0; i < count; ++i) {
+    const row_copy& c = copies[i];
+    LA_EXPECTS(reinterpret_cast<std::uintptr_t>(c.dst) % 16 == 0 && c.dp % 16 == 0 && c.dp >= c.row_bytes,
+               "pitched_copy: the destination's rows must start at multiples of 16 bytes and hold the source's");
+    jobs.job[i] = c;
+    pieces = std::max(pieces, c.dp / 16);
+    rows = std::max(rows, c.rows);
+    bits |= reinterpret_cast<std::uintptr_t>(c.src) | c.sp | c.row_bytes;
+  }
+  if (pieces == 0 || rows == 0) return;
   auto run = [&](auto unit) {
-    using U = decltype(unit);
-    const dim3 grid(static_cast<unsigned>(ceil_div(dp / 16, std::size_t(256))),
-                    static_cast<unsigned>(std::min<index_t>(ceil_div(rows, 4), 16384)));
-    pitched_copy_kernel<U><<<grid, 256, 0, s>>>(static_cast<const unsigned char*>(src), sp, static_cast<unsigned char*>(dst),
-                                                dp, row_bytes, rows);
+    const dim3 grid(static_cast<unsigned>(ceil_div(pieces, std::size_t(256))),
+                    static_cast<unsigned>(std::min<index_t>(ceil_div(rows, 4), 16384)), static_cast<unsigned>(count));
+    pitched_copy_kernel<decltype(unit)><<<grid, 256, 0, s>>>(jobs);
   };
-  const auto bits = reinterpret_cast<std::uintptr_t>(src) | sp | row_bytes;
   if (bits % 16 == 0)
     run(uint4{});
   else if (bits % 8 == 0)
@@ -75,17 +88,20 @@ pitched::pitched(const void* src, index_t src_ld, index_t rows, index_t cols, in
     workspace_room own{static_cast<unsigned char*>(raw), static_cast<unsigned char*>(raw) + bytes + align};
     p = own.take(bytes, align);
   }
-  try {
-    pitched_copy(src, static_cast<std::size_t>(src_ld) * e, p, static_cast<std::size_t>(ld) * e,
-                 static_cast<std::size_t>(cols) * e, rows, s);
-  } catch (...) {
-    if (raw) (void)cudaFreeAsync(raw, s);
-    throw;
-  }
+  from = {src, static_cast<std::size_t>(src_ld) * e, p, static_cast<std::size_t>(ld) * e, static_cast<std::size_t>(cols) * e,
+          rows};
 }
 
 pitched::~pitched() {
   if (raw) (void)cudaFreeAsync(raw, s);
+}
+
+void copy_operands(const std::optional<pitched>& a, const std::optional<pitched>& b, cudaStream_t s) {
+  row_copy jobs[2];
+  int count = 0;
+  if (a) jobs[count++] = a->from;
+  if (b) jobs[count++] = b->from;
+  if (count) pitched_copy(jobs, count, s);
 }
 
 }  // namespace la::gemm_detail

@@ -141,6 +141,7 @@ void run_reg_tiled(const gemm_args& g, cudaStream_t s) {
   gemm_args h = g;
   if (c.a) pa.emplace(g.a, g.lda, g.m, g.k, 4, 16, room, s), h.a = pa->p, h.lda = pa->ld;
   if (c.b) pb.emplace(g.b, g.ldb, g.k, g.n, 4, 16, room, s), h.b = pb->p, h.ldb = pb->ld;
+  copy_operands(pa, pb, s);
   shape.run(h, c.b, s);  // a copy of B is read to its pitch (PadB)
 }
 }  // namespace la::gemm_detail

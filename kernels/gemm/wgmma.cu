@@ -780,6 +780,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
       if (c.needed) throw;  // the copy TMA needs; the faster copy only: go on with B as given
     }
   }
+  copy_operands(pa, pb, s);  // one launch for both
   const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, S::bm);
   const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_k_of<In>);
   // The 16-bit epilogue stores through TMA when nothing is read from C and rows are 16-byte

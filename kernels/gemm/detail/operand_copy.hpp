@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include <cuda_runtime.h>
 
@@ -11,17 +12,26 @@
 
 namespace la::gemm_detail {
 
-/// The copy of `rows` rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp >=
-/// row_bytes) on s, each row's last dp - row_bytes bytes set to zero (so a kernel may read a
-/// row to its pitch). dst and dp are multiples of 16 bytes (checked): the copy stores 16 bytes
-/// a thread, which made reg_tiled's copies 0-3 us and the wgmma ones 3-4 us faster than
-/// storing the source's units (bench/RESULTS.md, "Issue 18's targets, one run"), and reads the
-/// source in the widest units (16, 8, 4 or 2 bytes) that divide src, sp and the row. A
+/// One copy: `rows` rows of `row_bytes` from src (pitch sp bytes) to dst (pitch dp >=
+/// row_bytes), each row's last dp - row_bytes bytes set to zero (so a kernel may read a row
+/// to its pitch). dst and dp are multiples of 16 bytes.
+struct row_copy {
+  const void* src = nullptr;
+  std::size_t sp = 0;
+  void* dst = nullptr;
+  std::size_t dp = 0, row_bytes = 0;
+  index_t rows = 0;
+};
+
+/// One or two copies in one launch on s (a launch saved was 4-6 us of a small product with
+/// both operands copied; bench/RESULTS.md, "Issue 18's targets, one run"). A thread stores 16
+/// bytes of a destination row (checked: dst and dp multiples of 16), which made reg_tiled's
+/// copies 0-3 us and the wgmma ones 3-4 us faster than storing the source's units, and reads
+/// the source in the widest units (16, 8, 4 or 2 bytes) that divide every src, sp and row. A
 /// kernel, not cudaMemcpy2DAsync, which took twice as long for the same rows (18 MB: 32
 /// against 14-16 us on an H100; bench/RESULTS.md, "Operands whose rows straddle 128-byte
 /// lines"). Checks its launch.
-void pitched_copy(const void* src, std::size_t sp, void* dst, std::size_t dp, std::size_t row_bytes, index_t rows,
-                  cudaStream_t s);
+void pitched_copy(const row_copy* copies, int count, cudaStream_t s);
 
 /// A copy's leading dimension, in elements, for rows of `cols` e-byte values at a pitch that
 /// is a multiple of `align` bytes; and its bytes with room to align its start.
@@ -46,19 +56,23 @@ struct workspace_room {
   }
 };
 
-/// A stream-ordered copy of a rows x cols operand of e-byte values whose rows start at
-/// multiples of `align` bytes (zeros from cols to the pitch ld), in `room` where it fits,
-/// else allocated on the stream and freed on it after the product.
+/// Room for a stream-ordered copy of a rows x cols operand of e-byte values whose rows start at
+/// multiples of `align` bytes (zeros from cols to the pitch ld), in `room` where it fits, else
+/// allocated on the stream and freed on it after the product. copy_operands fills it.
 struct pitched {
   void* raw = nullptr;  // allocated here (null: in the room)
   void* p = nullptr;
   index_t ld = 0;
   cudaStream_t s = nullptr;
+  row_copy from;  // what copy_operands copies into p
   pitched(const void* src, index_t src_ld, index_t rows, index_t cols, int e, int align, workspace_room& room,
           cudaStream_t stream);
   ~pitched();
   pitched(const pitched&) = delete;
   pitched& operator=(const pitched&) = delete;
 };
+
+/// Fills a and b (either may be empty) with their operands, in one launch on s.
+void copy_operands(const std::optional<pitched>& a, const std::optional<pitched>& b, cudaStream_t s);
 
 }  // namespace la::gemm_detail
