@@ -42,21 +42,22 @@ __global__ void pitched_copy_kernel(copy_jobs jobs) {
 
 }  // namespace
 
-void pitched_copy(const row_copy* copies, int count, cudaStream_t s) {
-  LA_EXPECTS(count >= 1 && count <= 2, "pitched_copy: one or two copies a launch");
+void copy_operands(const std::optional<pitched>& a, const std::optional<pitched>& b, cudaStream_t s) {
   copy_jobs jobs;
+  int count = 0;
   std::size_t pieces = 0, bits = 0;
   index_t rows = 0;
-  for (int i = 0; i < count; ++i) {
-    const row_copy& c = copies[i];
+  for (const std::optional<pitched>* o : {&a, &b}) {
+    if (!*o) continue;
+    const row_copy& c = (*o)->from;
     LA_EXPECTS(reinterpret_cast<std::uintptr_t>(c.dst) % 16 == 0 && c.dp % 16 == 0 && c.dp >= c.row_bytes,
-               "pitched_copy: the destination's rows must start at multiples of 16 bytes and hold the source's");
-    jobs.job[i] = c;
+               "copy_operands: the destination's rows must start at multiples of 16 bytes and hold the source's");
+    jobs.job[count++] = c;
     pieces = std::max(pieces, c.dp / 16);
     rows = std::max(rows, c.rows);
     bits |= reinterpret_cast<std::uintptr_t>(c.src) | c.sp | c.row_bytes;
   }
-  if (pieces == 0 || rows == 0) return;
+  if (count == 0 || pieces == 0 || rows == 0) return;
   auto run = [&](auto unit) {
     const dim3 grid(static_cast<unsigned>(ceil_div(pieces, std::size_t(256))),
                     static_cast<unsigned>(std::min<index_t>(ceil_div(rows, 4), 16384)), static_cast<unsigned>(count));
@@ -95,13 +96,4 @@ pitched::pitched(const void* src, index_t src_ld, index_t rows, index_t cols, in
 pitched::~pitched() {
   if (raw) (void)cudaFreeAsync(raw, s);
 }
-
-void copy_operands(const std::optional<pitched>& a, const std::optional<pitched>& b, cudaStream_t s) {
-  row_copy jobs[2];
-  int count = 0;
-  if (a) jobs[count++] = a->from;
-  if (b) jobs[count++] = b->from;
-  if (count) pitched_copy(jobs, count, s);
-}
-
 }  // namespace la::gemm_detail
