@@ -228,6 +228,30 @@ TEST(Gemm, EveryWgmmaTileMatchesReference) {
   }
 }
 
+TEST(Gemm, WgmmaBetaLoadsCThroughTma) {
+  // beta != 0 with C's rows 16-byte aligned and N a multiple of 4: the plain 16-bit kernel
+  // loads each 64 x 32 chunk of C by TMA into its staging buffer, the next chunk's load in
+  // flight, and stores alpha * acc + beta * C back by TMA (launch_wgmma, load_c). Every tile
+  // width; as if the device had 1 multiprocessor (every block walks several tiles: the
+  // barriers' phases carry over), 5 (a last round cut in K where a width plans one: those
+  // tiles go through reduce_tail instead) and as it has (no workspace). N = 260 and 36 end in
+  // a chunk of 4 valid columns; 300 and 129 rows end in a partial row of tiles; C padded by 4
+  // stays aligned (the padding must stay unwritten), by 1 it is not (the register path).
+  LA_SKIP_WITHOUT_GPU();
+  if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
+  std::uint32_t seed = 40;
+  for (const char* name : {"wgmma_f16", "wgmma_bf16"}) {
+    const gemm_variant& v = find_gemm(name);
+    for (const auto& t : gemm_detail::wgmma_tiles(v.input))
+      for (const shape s : {shape{300, 260, 200}, shape{129, 516, 64}, shape{64, 36, 700}})
+        for (int sms : {1, 5, 0}) {
+          check_variant(v, s, -0.5f, 1.25f, 0, ++seed, &t, sms);
+          check_variant(v, s, 1.0f, 1.0f, 4, ++seed, &t, sms);
+          check_variant(v, s, 2.0f, -1.0f, 1, ++seed, &t, sms);
+        }
+  }
+}
+
 TEST(Gemm, WgmmaTailMatchesReference) {
   // Where the plain 16-bit kernel's tiles take more than one round of the multiprocessors and
   // the last round would leave at least half of them idle, that round's tiles are cut in K and

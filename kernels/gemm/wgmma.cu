@@ -45,11 +45,14 @@
 //             workspace (gemm(): the context's scratch, kept between calls) or, where the
 //             caller gave none, a buffer allocated on the stream. 16-bit B whose rows are not
 //             64-byte aligned is copied so too where M >= 2048 (see b_copy).
-//   epilogue  16-bit with beta == 0 (or into the split-K workspace), N a multiple of 4 and C's
-//             rows 16-byte aligned: each consumer writes its accumulators (times alpha) in
-//             chunks of 64 rows x 32 floats into a swizzled staging buffer (two a consumer,
-//             alternating) and TMA stores them while the next chunk is written. Otherwise
-//             C = alpha * acc + beta * C from the registers; beta == 0 never reads C.
+//   epilogue  16-bit into C (or the split-K workspace), N a multiple of 4 and C's rows
+//             16-byte aligned: each consumer writes its accumulators (times alpha) in chunks
+//             of 64 rows x 32 floats into a swizzled staging buffer (two a consumer,
+//             alternating) and TMA stores them while the next chunk is written. With beta !=
+//             0, TMA first loads the chunk of C into its buffer (the next chunk's load in
+//             flight meanwhile; the producer prefetched the tile's C into L2 with its last
+//             k-block) and the consumer adds beta times it. Otherwise C = alpha * acc + beta *
+//             C from the registers; beta == 0 never reads C.
 //   tf32      wgmma reads a TF32 operand from shared memory only K-major, and B is N-major,
 //             so wgmma_tf32 computes C^T = B^T A^T with m64n256k8: wgmma's A is B^T, from
 //             registers (each thread loads its fragment: 4 boxes of 32 floats of N by 32 rows
@@ -109,8 +112,9 @@ struct wg_shape {
   // The 16-bit epilogue's staging: per consumer two chunks of 64 rows x 32 floats (128-byte
   // rows, swizzled), each stored to C by TMA while the next is written.
   static constexpr int chunk_bytes = 64 * 128, staging_bytes = tf32 ? 0 : wg_consumers * 2 * chunk_bytes;
-  // Stages, staging, the barriers, and 1 KiB to align the tiles to the swizzle's 1024-byte period.
-  static constexpr int smem_bytes = stages * stage_bytes + staging_bytes + 2 * stages * 8 + 1024;
+  // Stages, staging, the barriers (full and empty a stage, one a staging buffer for C's loads),
+  // and 1 KiB to align the tiles to the swizzle's 1024-byte period.
+  static constexpr int smem_bytes = stages * stage_bytes + staging_bytes + (2 * stages + 2 * wg_consumers) * 8 + 1024;
   static constexpr int acc = bm * BN / (128 * wg_consumers);  // accumulators a consumer thread
   // Blocks a cluster: the 16-bit split-K tiles pair up in M and share B's loads. The plain
   // 16-bit kernel is unclustered: paired, it took 1-8% longer at 2048^3-8192^3 (bench/RESULTS.md,
@@ -128,6 +132,7 @@ struct wg_params {
   bool pairs;  // float2 stores into C (or the workspace)
   int cluster;     // blocks a cluster: 1, or the kernel's CL
   bool tma_store;  // 16-bit: the epilogue stores through tc (launch_wgmma says when)
+  bool load_c;     // with tma_store into C, beta != 0: C's chunks come in through tc too
   int splits, split_blocks;  // K cut into `splits` ranges of split_blocks k-blocks
   float* work;               // splits > 1: partial z of the product goes to work[z][M][N]
   // The tail (16-bit plain kernel, splits == 1): the last tail_tiles tiles of the schedule,
@@ -180,6 +185,22 @@ __device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std:
           smem_addr(dst)),
       "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
       : "memory");
+}
+/// A box of a 3-D tensor map (the epilogue's: 32 floats x 64 rows x 1 layer) into shared memory,
+/// completing on bar.
+__device__ __forceinline__ void tma_load3(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(
+          smem_addr(dst)),
+      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
+      : "memory");
+}
+/// The same box into L2 only.
+__device__ __forceinline__ void tma_prefetch3(const CUtensorMap* map, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
+                   reinterpret_cast<std::uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
 }
 /// The same box into the same offset of every block of the cluster in mask, completing on
 /// each one's barrier at bar's offset.
@@ -318,12 +339,14 @@ __global__ void __launch_bounds__(wg_threads, 1)
   unsigned char* staging = base + stages * S::stage_bytes;
   auto* full = reinterpret_cast<std::uint64_t*>(staging + S::staging_bytes);
   std::uint64_t* empty = full + stages;
+  std::uint64_t* c_full = empty + stages;  // consumer c's staging buffer b: c_full[2 c + b]
   const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int cl = CL > 1 ? p.cluster : 1;
   // A stage is refilled once every consumer of the cluster has freed it: the multicast writes
   // into every block's copy.
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers * cl);
+    for (int b = 0; b < 2 * wg_consumers; ++b) mbar_init(&c_full[b], 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   if (cl > 1) cluster_sync();  // no block's loads reach a barrier not yet initialized
@@ -369,6 +392,11 @@ __global__ void __launch_bounds__(wg_threads, 1)
             else if (j % cl == rank)
               tma_load_multicast(dst, &tb, &full[s], tile.y * BN + box_n * j, kb * BK, (1u << cl) - 1);
           }
+          // The tile's C, into L2 with its last k-block's loads (stages ahead of the consumers):
+          // the epilogue's loads of it then wait for L2, not DRAM.
+          if (!tf32 && p.load_c && !w.tail && kb + 1 == w.kb1)
+            for (int r = 0; r < S::bm; r += 64)
+              for (int ch = 0; ch < BN / 32; ++ch) tma_prefetch3(&tc, tile.y * BN + 32 * ch, tile.x * S::bm + r, 0);
           if (++s == stages) s = 0, phase ^= 1;
         }
       }
@@ -378,6 +406,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
     const int c = wg - 1, warp = tid / 32, lane = tid % 32;
     float d[S::acc];
     int s = 0, phase = 0;
+    std::uint32_t c_phase = 0;  // load_c: the parity each of this consumer's two C barriers completes next
     // tf32: where this thread's B^T fragment lies in a stage's B (4 boxes of 32 floats of N by
     // 32 rows of K, 128-byte swizzled: the 16-byte chunk q of row k sits at q ^ (k % 8)).
     // Fragment register i holds (n = 64c + 16 warp + lane/4 + 8 (i % 2), k = 8 kk + lane%4 + 4 (i / 2))
@@ -477,17 +506,44 @@ __global__ void __launch_bounds__(wg_threads, 1)
           if (row >= p.m) continue;  // a cluster's tile beyond M
           const float alpha = p.work || w.tail ? 1.0f : p.alpha;
           const int r0 = warp * 16 + lane / 4;
+          // beta != 0 (load_c): chunk ch of C comes into its buffer by TMA first (the next
+          // chunk's load issued as this one is combined), and alpha * acc + beta * C replaces it.
+          const bool lc = p.load_c && !w.tail;
+          const int chunks = min(BN / 32, static_cast<int>((p.n - tile.y * BN + 31) / 32));
+          auto load_chunk = [&](int ch) {
+            std::uint64_t* bar = &c_full[2 * c + ch % 2];
+            mbar_expect_tx(bar, S::chunk_bytes);
+            tma_load3(staging + (2 * c + ch % 2) * S::chunk_bytes, &tc, bar, tile.y * BN + 32 * ch, row, 0);
+          };
+          if (lc && tid == 0) {
+            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // both buffers read by their stores
+            load_chunk(0);
+          }
 #pragma unroll
           for (int ch = 0; ch < BN / 32; ++ch) {
-            if (tile.y * BN + 32 * ch >= p.n) break;
+            if (ch >= chunks) break;
             unsigned char* buf = staging + (2 * c + ch % 2) * S::chunk_bytes;
-            if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
-            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+            if (lc) {
+              if (tid == 0 && ch + 1 < chunks) {
+                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // chunk ch - 1's store
+                load_chunk(ch + 1);
+              }
+              mbar_wait(&c_full[2 * c + ch % 2], (c_phase >> (ch % 2)) & 1);
+              c_phase ^= 1u << (ch % 2);
+            } else {
+              if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+              asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+            }
 #pragma unroll
             for (int jj = 0; jj < 16; jj += 2) {
               const int j = 16 * ch + jj, r = r0 + 8 * ((jj / 2) % 2), q = 2 * (jj / 4) + (lane % 4) / 2;
-              const float2 v = make_float2(alpha * d[j], alpha * d[j + 1]);
-              *reinterpret_cast<float2*>(buf + r * 128 + ((q ^ (r % 8)) * 16) + (lane % 2) * 8) = v;
+              float2* at = reinterpret_cast<float2*>(buf + r * 128 + ((q ^ (r % 8)) * 16) + (lane % 2) * 8);
+              float2 v = make_float2(alpha * d[j], alpha * d[j + 1]);
+              if (lc) {
+                const float2 old = *at;
+                v.x += p.beta * old.x, v.y += p.beta * old.y;
+              }
+              *at = v;
             }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
@@ -787,8 +843,9 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   // aligned; otherwise from registers. N a multiple of 4: TMA writes the last 16 bytes of a
   // row whole (measured: columns past N, in the padding, were overwritten).
   const bool tma_store = !S::tf32 && g.n % 4 == 0 &&
-                         (work ? reinterpret_cast<std::uintptr_t>(work) % 16 == 0
-                               : g.beta == 0.0f && aligned16(g.c, g.ldc, sizeof(float)));
+                         (work ? reinterpret_cast<std::uintptr_t>(work) % 16 == 0 : aligned16(g.c, g.ldc, sizeof(float)));
+  // beta != 0 into C: C's chunks are loaded through the same map, combined and stored back.
+  const bool load_c = tma_store && !work && g.beta != 0.0f;
   // Clusters of S::cluster blocks where K is split, but none where M has one row of tiles (a
   // neighbour would only multiply TMA's zeros). A plain product on the split form's tile runs
   // unclustered, as the plain kernels do.
@@ -811,6 +868,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
               work ? g.n % 2 == 0 : reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0,
               cl,
               tma_store,
+              load_c,
               splits,
               per,
               work,
