@@ -228,7 +228,7 @@ TEST(Gemm, EveryWgmmaTileMatchesReference) {
   }
 }
 
-TEST(Gemm, WgmmaBetaLoadsCThroughTma) {
+TEST(Gemm, WgmmaBetaReadsC) {
   // beta != 0 with C's rows 16-byte aligned and N a multiple of 4: the plain 16-bit kernel
   // loads each 64 x 32 chunk of C by TMA into its staging buffer, the next chunk's load in
   // flight, and stores alpha * acc + beta * C back by TMA (launch_wgmma, load_c). Every tile
@@ -237,6 +237,7 @@ TEST(Gemm, WgmmaBetaLoadsCThroughTma) {
   // tiles go through reduce_tail instead) and as it has (no workspace). N = 260 and 36 end in
   // a chunk of 4 valid columns; 300 and 129 rows end in a partial row of tiles; C padded by 4
   // stays aligned (the padding must stay unwritten), by 1 it is not (the register path).
+  // Then wgmma_tf32 with beta != 0 on the same shapes.
   LA_SKIP_WITHOUT_GPU();
   if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
   std::uint32_t seed = 40;
@@ -249,6 +250,13 @@ TEST(Gemm, WgmmaBetaLoadsCThroughTma) {
           check_variant(v, s, 1.0f, 1.0f, 4, ++seed, &t, sms);
           check_variant(v, s, 2.0f, -1.0f, 1, ++seed, &t, sms);
         }
+  }
+  // wgmma_tf32 reads C from its registers' epilogue in groups of 16 loads, the tile's C
+  // prefetched into L2 where C's rows are aligned.
+  for (const shape s : {shape{300, 260, 200}, shape{129, 516, 64}, shape{64, 36, 700}}) {
+    check_variant(find_gemm("wgmma_tf32"), s, -0.5f, 1.25f, 0, ++seed);
+    check_variant(find_gemm("wgmma_tf32"), s, 1.0f, 1.0f, 4, ++seed);
+    check_variant(find_gemm("wgmma_tf32"), s, 2.0f, -1.0f, 1, ++seed);
   }
 }
 

@@ -133,6 +133,7 @@ struct wg_params {
   int cluster;     // blocks a cluster: 1, or the kernel's CL
   bool tma_store;  // 16-bit: the epilogue stores through tc (launch_wgmma says when)
   bool load_c;     // with tma_store into C, beta != 0: C's chunks come in through tc too
+  bool prefetch_c; // beta != 0, C in tc: the producer prefetches each tile's C into L2
   int splits, split_blocks;  // K cut into `splits` ranges of split_blocks k-blocks
   float* work;               // splits > 1: partial z of the product goes to work[z][M][N]
   // The tail (16-bit plain kernel, splits == 1): the last tail_tiles tiles of the schedule,
@@ -394,7 +395,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
           }
           // The tile's C, into L2 with its last k-block's loads (stages ahead of the consumers):
           // the epilogue's loads of it then wait for L2, not DRAM.
-          if (!tf32 && p.load_c && !w.tail && kb + 1 == w.kb1)
+          if (p.prefetch_c && !w.tail && kb + 1 == w.kb1)
             for (int r = 0; r < S::bm; r += 64)
               for (int ch = 0; ch < BN / 32; ++ch) tma_prefetch3(&tc, tile.y * BN + 32 * ch, tile.x * S::bm + r, 0);
           if (++s == stages) s = 0, phase ^= 1;
@@ -563,6 +564,34 @@ __global__ void __launch_bounds__(wg_threads, 1)
       float* const out = p.work ? p.work + static_cast<long>(w.z) * p.m * p.n : p.c;
       const long ld = p.work ? p.n : p.ldc;
       const float alpha = p.work ? 1.0f : p.alpha, beta = p.work ? 0.0f : p.beta;
+      if (tf32 && beta != 0.0f) {
+        // Element j of the accumulator lies at (r, col) of C (the layout below). C is read in
+        // groups of G elements, every load of a group issued before its stores: element by
+        // element, each read of C waited for the write before it, which the compiler must
+        // assume may alias (tf32 at 4096^3 took 0.58 ms with beta != 0 against 0.35 without).
+        // (The 16-bit kernels come here only where C cannot go through TMA; grouped there,
+        // their 128-accumulator tiles spilled.)
+        const long row0 = static_cast<long>(tile.x) * S::bm + 2 * (lane % 4);
+        const long col0 = static_cast<long>(tile.y) * BN + c * 64 + warp * 16 + lane / 4;
+        constexpr int G = 16;
+        auto at = [&](int j) -> float* {
+          const long r = row0 + j % 2 + 8 * (j / 4), col = col0 + 8 * ((j / 2) % 2);
+          return r < p.m && col < p.n ? out + r * ld + col : nullptr;
+        };
+#pragma unroll
+        for (int j0 = 0; j0 < S::acc; j0 += G) {
+          float old[G];
+#pragma unroll
+          for (int i = 0; i < G; ++i) {
+            const float* q = at(j0 + i);
+            old[i] = q ? *q : 0.0f;
+          }
+#pragma unroll
+          for (int i = 0; i < G; ++i)
+            if (float* q = at(j0 + i)) *q = alpha * d[j0 + i] + beta * old[i];
+        }
+        continue;
+      }
       if constexpr (tf32) {
         // The accumulator is a 64 x 256 block of C^T: its rows are columns of C. A warp's store
         // writes 8 consecutive floats in each of 4 rows: whole 32-byte sectors.
@@ -844,8 +873,10 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   // row whole (measured: columns past N, in the padding, were overwritten).
   const bool tma_store = !S::tf32 && g.n % 4 == 0 &&
                          (work ? reinterpret_cast<std::uintptr_t>(work) % 16 == 0 : aligned16(g.c, g.ldc, sizeof(float)));
-  // beta != 0 into C: C's chunks are loaded through the same map, combined and stored back.
+  // beta != 0 into C: C's chunks are loaded through the same map, combined and stored back;
+  // tf32 reads C from its registers' epilogue, but the producer prefetches it into L2 too.
   const bool load_c = tma_store && !work && g.beta != 0.0f;
+  const bool prefetch_c = load_c || (S::tf32 && !work && g.beta != 0.0f && aligned16(g.c, g.ldc, sizeof(float)));
   // Clusters of S::cluster blocks where K is split, but none where M has one row of tiles (a
   // neighbour would only multiply TMA's zeros). A plain product on the split form's tile runs
   // unclustered, as the plain kernels do.
@@ -869,6 +900,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
               cl,
               tma_store,
               load_c,
+              prefetch_c,
               splits,
               per,
               work,
@@ -876,7 +908,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
               tail.splits,
               tail.blocks};
   CUtensorMap tc{}, tw{};
-  if (tma_store) tc = work ? store_map(work, g.m, g.n, g.n, splits) : store_map(g.c, g.m, g.n, g.ldc, 1);
+  if (tma_store || prefetch_c) tc = work ? store_map(work, g.m, g.n, g.n, splits) : store_map(g.c, g.m, g.n, g.ldc, 1);
   if (tail.tiles) tw = store_map(tail_work, S::bm, BN, BN, tail.tiles * tail.splits);
   constexpr auto kernel = wgmma_kernel<In, BN, CL>;
   raise_smem_limit_once<kernel, S::smem_bytes>();
