@@ -868,9 +868,9 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   copy_operands(pa, pb, s);  // one launch for both
   const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, S::bm);
   const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_k_of<In>);
-  // The 16-bit epilogue stores through TMA when nothing is read from C and rows are 16-byte
-  // aligned; otherwise from registers. N a multiple of 4: TMA writes the last 16 bytes of a
-  // row whole (measured: columns past N, in the padding, were overwritten).
+  // The 16-bit epilogue stores through TMA where the rows it stores to are 16-byte aligned;
+  // otherwise from registers. N a multiple of 4: TMA writes the last 16 bytes of a row whole
+  // (measured: columns past N, in the padding, were overwritten).
   const bool tma_store = !S::tf32 && g.n % 4 == 0 &&
                          (work ? reinterpret_cast<std::uintptr_t>(work) % 16 == 0 : aligned16(g.c, g.ldc, sizeof(float)));
   // beta != 0 into C: C's chunks are loaded through the same map, combined and stored back;
