@@ -45,6 +45,17 @@ dense_matrix<float> rounded(dense_matrix<float> d, gemm_input in) {
 
 device_dense<float> upload(context& ctx, const dense_matrix<float>& h) { return to_device(ctx, h); }
 
+/// Sets a tuning knob (a measured rule the library exposes to tests) for one scope.
+template <typename T>
+struct scoped_set {
+  T& at;
+  T kept;
+  scoped_set(T& knob, T value) : at(knob), kept(knob) { knob = value; }
+  ~scoped_set() { at = kept; }
+  scoped_set(const scoped_set&) = delete;
+  scoped_set& operator=(const scoped_set&) = delete;
+};
+
 struct param {
   std::string variant;
   shape s;
@@ -191,11 +202,7 @@ TEST(Gemm, RegTiledCopiesUnalignedOperands) {
   // 132: on 1 SM the first two shapes run 128x128x8 (right tile moved by 4; N below the tile,
   // read to its pad), the others 64x64x16 either way (moved by 60, by 56 with N = 70, by 60).
   LA_SKIP_WITHOUT_GPU();
-  struct copy_always {
-    gemm_detail::reg_tiled_copy_rule kept = gemm_detail::rt_copy_rule;
-    copy_always() { gemm_detail::rt_copy_rule = {0.0, 0}; }
-    ~copy_always() { gemm_detail::rt_copy_rule = kept; }
-  } always;
+  const scoped_set<gemm_detail::reg_tiled_copy_rule> copy_always(gemm_detail::rt_copy_rule, {0.0, 0});
   ASSERT_EQ(gemm_detail::reg_tiled_shape_for({250, 251, 40, 1}), 0);
   ASSERT_EQ(gemm_detail::reg_tiled_shape_for({250, 102, 18, 1}), 0);
   const gemm_variant& v = find_gemm("reg_tiled");
@@ -240,24 +247,23 @@ TEST(Gemm, WgmmaBetaReadsC) {
   // Then wgmma_tf32 with beta != 0 on the same shapes.
   LA_SKIP_WITHOUT_GPU();
   if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
+  const shape cases[] = {{300, 260, 200}, {129, 516, 64}, {64, 36, 700}};
   std::uint32_t seed = 40;
+  // alpha/beta over aligned C, beta 1 over C padded by 4, and over C padded by 1.
+  auto with_betas = [&](const gemm_variant& v, const shape& s, const gemm_detail::gemm_tile* t, int sms) {
+    check_variant(v, s, -0.5f, 1.25f, 0, ++seed, t, sms);
+    check_variant(v, s, 1.0f, 1.0f, 4, ++seed, t, sms);
+    check_variant(v, s, 2.0f, -1.0f, 1, ++seed, t, sms);
+  };
   for (const char* name : {"wgmma_f16", "wgmma_bf16"}) {
     const gemm_variant& v = find_gemm(name);
     for (const auto& t : gemm_detail::wgmma_tiles(v.input))
-      for (const shape s : {shape{300, 260, 200}, shape{129, 516, 64}, shape{64, 36, 700}})
-        for (int sms : {1, 5, 0}) {
-          check_variant(v, s, -0.5f, 1.25f, 0, ++seed, &t, sms);
-          check_variant(v, s, 1.0f, 1.0f, 4, ++seed, &t, sms);
-          check_variant(v, s, 2.0f, -1.0f, 1, ++seed, &t, sms);
-        }
+      for (const shape& s : cases)
+        for (int sms : {1, 5, 0}) with_betas(v, s, &t, sms);
   }
   // wgmma_tf32 reads C from its registers' epilogue in groups of 16 loads, the tile's C
   // prefetched into L2 where C's rows are aligned.
-  for (const shape s : {shape{300, 260, 200}, shape{129, 516, 64}, shape{64, 36, 700}}) {
-    check_variant(find_gemm("wgmma_tf32"), s, -0.5f, 1.25f, 0, ++seed);
-    check_variant(find_gemm("wgmma_tf32"), s, 1.0f, 1.0f, 4, ++seed);
-    check_variant(find_gemm("wgmma_tf32"), s, 2.0f, -1.0f, 1, ++seed);
-  }
+  for (const shape& s : cases) with_betas(find_gemm("wgmma_tf32"), s, nullptr, 0);
 }
 
 TEST(Gemm, WgmmaTailMatchesReference) {
@@ -271,11 +277,7 @@ TEST(Gemm, WgmmaTailMatchesReference) {
   LA_SKIP_WITHOUT_GPU();
   if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
   // Shapes this small would not pay the tail's fixed cost: count it as nothing here.
-  struct no_overhead {
-    long kept = gemm_detail::wgmma_tail_overhead_ns;
-    no_overhead() { gemm_detail::wgmma_tail_overhead_ns = 0; }
-    ~no_overhead() { gemm_detail::wgmma_tail_overhead_ns = kept; }
-  } cut_small_shapes;
+  const scoped_set<long> cut_small_shapes(gemm_detail::wgmma_tail_overhead_ns, 0);
   const std::vector<std::pair<shape, int>> cases = {{{300, 300, 1024}, 4}, {{129, 1000, 777}, 5},
                                                     {{300, 520, 1100}, 4}, {{1000, 64, 600}, 6}};
   int tails = 0;
