@@ -32,11 +32,13 @@ struct shape {
 };
 
 // The squares are the size sweep of bench/plot_gemm.py; then the issue's odd shapes,
-// 4096x4096x512 for reg_tiled's short-K rule, and a matrix times a column and a row (gemv).
+// 4096x4096x512 for reg_tiled's short-K rule, a matrix times a column and a row, and a few
+// rows times a matrix (gemv).
 const shape shapes[] = {{512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096},
                         {6144, 6144, 6144}, {8192, 8192, 8192},
                         {256, 256, 65536},  {128, 128, 262144}, {64, 4096, 4096},   {4096, 4096, 128},
-                        {4096, 4096, 512},  {8192, 1, 8192},    {1, 8192, 8192}};
+                        {4096, 4096, 512},  {8192, 1, 8192},    {1, 8192, 8192},
+                        {8, 8192, 8192}};
 
 __global__ void fill_kernel(float* p, long n, unsigned seed) {
   for (long i = blockIdx.x * long(blockDim.x) + threadIdx.x; i < n; i += long(gridDim.x) * blockDim.x) {

@@ -31,6 +31,10 @@ bool fits_grid(const gemm_problem& p) {
          static_cast<long>(p.m) * p.n / 256 < 2147483647L;
 }
 std::size_t no_workspace(const gemm_problem&) { return 0; }
+/// 16-bit inputs with at most this many rows go to gemv: at 4 x 4096 x 4096 it took 18-19 us
+/// against 24 for wgmma's split-K; at 8 rows 23 against 25 for wgmma, whose tensor cores then
+/// outrun gemv's float multiply-adds (bench/RESULTS.md, tuning note T1).
+constexpr index_t gemv_auto_rows_16bit = 4;
 }  // namespace
 
 const std::vector<gemm_variant>& gemm_variants() {
@@ -43,17 +47,22 @@ const std::vector<gemm_variant>& gemm_variants() {
       {"split_k_atomic", gemm_input::f32, gemm_precision::fp32, false, split_k_count, false, fits_grid<128>, no_workspace, run_split_k_atomic},
       {"split_k_workspace", gemm_input::f32, gemm_precision::fp32, false, split_k_count, false, fits_grid<128>, split_k_workspace_bytes,
        run_split_k_workspace},
-      {"gemv", gemm_input::f32, gemm_precision::fp32, false, nullptr, false, gemv_can_implement, gemv_workspace_bytes, run_gemv},
+      {"gemv", gemm_input::f32, gemm_precision::fp32, false, nullptr, false, gemv_can_implement,
+       gemv_workspace_bytes<float>, run_gemv<float>},
       {"wmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_tf32},
       {"wgmma_tf32", gemm_input::f32, gemm_precision::tf32, false, nullptr, true, wgmma_can_implement, wgmma_tf32_workspace_bytes,
        run_wgmma_tf32},
       {"wgmma_tf32_split_k", gemm_input::f32, gemm_precision::tf32, false, wgmma_tf32_split_count, true,
        wgmma_can_implement, wgmma_tf32_split_k_workspace_bytes, run_wgmma_tf32_split_k},
+      {"gemv_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, false, gemv_can_implement,
+       gemv_workspace_bytes<__half>, run_gemv<__half>},
       {"wmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_f16},
       {"wgmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, true, wgmma_can_implement, wgmma_workspace_bytes,
        run_wgmma_f16},
       {"wgmma_f16_split_k", gemm_input::f16, gemm_precision::fp16, false, wgmma_split_count, true, wgmma_can_implement,
        wgmma_split_k_workspace_bytes, run_wgmma_f16_split_k},
+      {"gemv_bf16", gemm_input::bf16, gemm_precision::bf16, false, nullptr, false, gemv_can_implement,
+       gemv_workspace_bytes<__nv_bfloat16>, run_gemv<__nv_bfloat16>},
       {"wmma_bf16", gemm_input::bf16, gemm_precision::bf16, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_bf16},
       {"wgmma_bf16", gemm_input::bf16, gemm_precision::bf16, false, nullptr, true, wgmma_can_implement, wgmma_workspace_bytes,
        run_wgmma_bf16},
@@ -79,14 +88,17 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
   // idle and K is long (wgmma_split_count > 1); WMMA elsewhere.
   if (input != gemm_input::f32) {
     const bool bf = input == gemm_input::bf16;
+    // A matrix times a vector or a few: gemv reads the matrix once (below).
+    if (gemv_can_implement(p) && (p.n == 1 || p.m <= gemv_auto_rows_16bit)) return find_gemm(bf ? "gemv_bf16" : "gemv_f16");
     if (!wgmma_can_implement(p)) return find_gemm(bf ? "wmma_bf16" : "wmma_f16");
     if (wgmma_split_count(p) > 1) return find_gemm(bf ? "wgmma_bf16_split_k" : "wgmma_f16_split_k");
     return find_gemm(bf ? "wgmma_bf16" : "wgmma_f16");
   }
-  // A matrix times a vector: gemv reads the matrix once at DRAM's rate, in full float
-  // precision (a tile would do a 128-wide tile's work per output; 4096 x 1 x 4096 on
-  // reg_tiled's split-K ran at 0.44x cuBLAS, on gemv 1.06x: bench/RESULTS.md, tuning note T1).
-  if (gemv_can_implement(p)) return find_gemm("gemv");  // M or N is 1
+  // A matrix times a vector or a few (N == 1, M <= 16): gemv reads the matrix once at DRAM's
+  // rate, in full float precision, also where TF32 is allowed (a tile would do a 128-wide
+  // tile's work per output; 4096 x 1 x 4096 on reg_tiled's split-K ran at 0.44x cuBLAS, on
+  // gemv 1.06x: bench/RESULTS.md, tuning note T1).
+  if (gemv_can_implement(p)) return find_gemm("gemv");
   // TF32 allowed, on a 9.0 device: wgmma_tf32, split over K by the rule of the 16-bit forms
   // (bench/RESULTS.md, tuning note T1).
   if (allow_reduced_precision && wgmma_can_implement(p))

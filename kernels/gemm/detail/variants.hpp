@@ -22,10 +22,13 @@ void run_wmma_bf16(const gemm_args&, cudaStream_t);
 void run_wgmma_tf32(const gemm_args&, cudaStream_t);
 bool wgmma_can_implement(const gemm_problem&);
 bool wgmma_supported() noexcept;
-/// gemv: the product where M == 1 or N == 1 (gemv.cu); its workspace holds the partials of
-/// K's ranges where it cuts K.
+/// gemv: the product where N == 1 or M <= gemv_max_rows (gemv.cu), for In = float, __half or
+/// __nv_bfloat16 inputs; its workspace holds the partials of K's ranges where it cuts K.
+constexpr index_t gemv_max_rows = 16;
+template <typename In>
 void run_gemv(const gemm_args&, cudaStream_t);
 bool gemv_can_implement(const gemm_problem&);
+template <typename In>
 std::size_t gemv_workspace_bytes(const gemm_problem&);
 void run_split_k_atomic(const gemm_args&, cudaStream_t);
 void run_split_k_workspace(const gemm_args&, cudaStream_t);
