@@ -29,8 +29,8 @@ namespace {
 constexpr int gemv_threads = 256;
 /// Warps in flight that keep DRAM busy, a multiprocessor: 32 of the column form (a 16-byte
 /// load a lane in flight per row), 16 of the rows form (two blocks of up to 128 registers a
-/// thread, each thread with 4-8 loads of 16 bytes in flight; 32 was as fast for floats and
-/// up to 40% slower for 16-bit inputs: bench/RESULTS.md, tuning note T1).
+/// thread, each thread with 4-8 loads of 16 bytes in flight; 32 was 0-20% slower for floats
+/// and up to 40% slower for 16-bit inputs: bench/RESULTS.md, tuning note T1).
 constexpr long gemv_warps_per_sm = 32, rows_warps_per_sm = 16;
 /// The least of K a range takes, so that its sum amortizes the partial's store and reduction.
 constexpr long gemv_min_range = 64;
