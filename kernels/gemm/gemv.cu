@@ -9,10 +9,11 @@
 //  - N == 1: a warp a row, lanes across it, 16-byte loads where A's rows are 16-byte aligned,
 //    a shuffle sum (fixed order).
 //  - M <= gemv_max_rows: a thread holds the 16 bytes of consecutive columns of B (4 floats or
-//    8 halves) for R rows of A (R = 1, 4, 8 or 16, the rows past M skipped); a block is 64 such
-//    column groups by 4 lanes of K, whose partial sums it adds in shared memory in a fixed
-//    order. A block row (grid z) per R rows: half and bfloat16 take R <= 8, two rows for
-//    M > 8 (B's second read then mostly comes from L2).
+//    8 halves) for R rows of A (R = 1, 4, 8 or 16); a block is 64 such column groups by 4
+//    lanes of K. It stages A's R rows in shared memory as floats, a chunk of K at a time (zero
+//    past M: those rows are multiplied but not stored), and adds its lanes' partial sums there
+//    in a fixed order. A block row (grid z) per R rows: half and bfloat16 take R <= 8, two
+//    block rows for M > 8 (B's second read then mostly comes from L2).
 //  - K is cut into `splits` ranges where the rows (N == 1) or column blocks alone would leave
 //    the SMs short of loads in flight; each range writes its partial to the workspace and
 //    reduce_splits sums them in order (deterministic). Without a workspace (a caller that gave
@@ -85,18 +86,6 @@ __device__ __forceinline__ void load16(const In* p, float (&o)[per16<In>]) {
       const float2 f = pair_to_float2<In>(w[q]);
       o[2 * q] = f.x, o[2 * q + 1] = f.y;
     }
-  }
-}
-
-/// The 4 elements at p (aligned to 4 elements) as floats.
-template <typename In>
-__device__ __forceinline__ float4 load4(const In* p) {
-  if constexpr (std::is_same_v<In, float>) {
-    return __ldg(reinterpret_cast<const float4*>(p));
-  } else {
-    const uint2 u = __ldg(reinterpret_cast<const uint2*>(p));
-    const float2 lo = pair_to_float2<In>(u.x), hi = pair_to_float2<In>(u.y);
-    return make_float4(lo.x, lo.y, hi.x, hi.y);
   }
 }
 
