@@ -174,7 +174,7 @@ TEST(Gemm, GemvMatchesReference) {
   // for 1, 4, 8 or 16 rows of A (16-bit: two block rows of 8 past 8 rows), 4 lanes of K a
   // column group added in shared memory. K cut into ranges summed in order where rows or
   // columns are few (the long-K shapes here). Both forms on 16-byte loads and on the element
-  // path (rows not aligned, K < 4, a last column group past N: 9 x 1001 x 1001 padded by 3 is
+  // path (rows not aligned, K < 4, a last column group past N: 9 x 1001 x 601 padded by 3 is
   // aligned for floats), for float, half and bfloat16 inputs.
   LA_SKIP_WITHOUT_GPU();
   for (const char* name : {"gemv", "gemv_f16", "gemv_bf16"}) {

@@ -245,8 +245,8 @@ void launch_rows(const gemm_args& g, index_t range, int splits, bool vec, gemv_o
 
 bool gemv_can_implement(const gemm_problem& p) {
   if (p.m < 0 || p.n < 0 || p.k < 0 || !(p.n == 1 || p.m <= gemv_max_rows)) return false;
-  // The N == 1 grid has a block per 8 (row, range) warps; the rows form's grid x is N / 256
-  // or N / 512 blocks.
+  // The N == 1 grid has a block per 8 (row, range) warps (its splits do not depend on the
+  // input type); the rows form's grid x is N / 256 or N / 512 blocks.
   return p.n == 1 ? static_cast<long>(p.m) * gemv_splits_for<float>(p) * 32 / gemv_threads < 2147483647L
                   : p.n / (rows_groups * 4) < 2147483647L;
 }
