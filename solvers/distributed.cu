@@ -313,23 +313,32 @@ namespace dist_detail {
 using cg_detail::last_block_sum;
 using detail::block_threads;
 
-/// A row walk over a list of local rows (all rows when `list` is null): a thread a row for
-/// W = 1, else W lanes a row (walks.cuh's group walk with a row list).
+/// A row walk over a list of local rows, or over the rows first .. first + count - 1 in
+/// `order` (a plane_sweep; natural unless the class is swept): a thread a row for W = 1,
+/// else W lanes a row (walks.cuh's group walk with a row list). Slot k holds row(k), or -1
+/// for a slot of the sweep past the range's end.
 template <int W, typename T, typename O>
 struct listed_rows {
   const O* rp;
   const index_t* ci;
   const T* v;
-  const index_t* list;  // null: the rows first, first + 1, ...
+  const index_t* list;  // null: the rows first, first + 1, ... in `order`
   index_t first;
   long long count;
-  long long items() const { return count * W; }
-  __device__ __forceinline__ long long row(long long k) const { return list ? list[k] : first + k; }
+  plane_sweep order;  // used when list is null
+  __host__ __device__ long long slots() const { return list ? count : order.slots(); }
+  __host__ __device__ long long items() const { return slots() * W; }
+  __device__ __forceinline__ long long row(long long k) const {
+    if (list) return list[k];
+    const long long r = order.row(k);
+    return r < 0 ? -1 : first + r;
+  }
   template <typename X, typename F>
   __device__ __forceinline__ void each(const X& x, F&& f) const {
     if constexpr (W == 1) {
-      LA_GRID_STRIDE(k, count) {
+      LA_GRID_STRIDE(k, slots()) {
         const long long i = row(k);
+        if (i < 0) continue;
         T acc = T(0);
         for (O j = rp[i]; j < rp[i + 1]; ++j) acc += v[j] * walk::gather(x, ci[j]);
         f(i, acc);
@@ -337,16 +346,15 @@ struct listed_rows {
     } else {
       constexpr int per_warp = 32 / W;
       const int group = (threadIdx.x % 32) / W, lane = threadIdx.x % W;
-      LA_WARP_STRIDE(w, (count + per_warp - 1) / per_warp) {
+      const long long n = slots();
+      LA_WARP_STRIDE(w, (n + per_warp - 1) / per_warp) {
         const long long k = w * per_warp + group;
-        long long i = 0;
+        const long long i = k < n ? row(k) : -1;
         T acc = T(0);
-        if (k < count) {
-          i = row(k);
+        if (i >= 0)
           for (O j = rp[i] + lane; j < rp[i + 1]; j += W) acc += v[j] * walk::gather(x, ci[j]);
-        }
         acc = walk::group_sum<W>(acc);
-        if (k < count && lane == 0) f(i, acc);
+        if (i >= 0 && lane == 0) f(i, acc);
       }
     }
   }
@@ -383,9 +391,9 @@ __global__ void __launch_bounds__(block_threads)
     v[0] = cg_detail::direction_rows(w, gather, dir, p_new, q, x, alpha, owe);
   } else {
     // Settle the debt on these rows only: each row is in one class.
-    LA_GRID_STRIDE(k, w.count) {
+    LA_GRID_STRIDE(k, w.slots()) {
       const long long i = w.row(k);
-      x[i] += alpha * dir.p_old[i];
+      if (i >= 0) x[i] += alpha * dir.p_old[i];
     }
   }
   if (last_block_sum<1>(v, partials, ticket, total)) *out = total[0];
@@ -598,20 +606,29 @@ struct dist_matrix<T>::impl {
     first = rows.empty() ? 0 : rows.front();
     if (!contiguous) list = upload_async(ctx, rows);
   }
+  /// The interior rows, walked in tiles of `tile` rows through the grid's planes when `tile`
+  /// > 0 and the rows are a range of a generated grid (plane_sweep; tuning note D2).
   template <typename F>
-  void with_interior(F&& f) const { with_walk(interior.empty() ? nullptr : interior.data(), interior_first, n_interior, f); }
+  void with_interior(F&& f, long long tile = 0) const {
+    with_walk(interior.empty() ? nullptr : interior.data(), interior_first, n_interior, f, tile);
+  }
   template <typename F>
   void with_boundary(F&& f) const { with_walk(boundary.empty() ? nullptr : boundary.data(), boundary_first, n_boundary, f); }
   int width = 1;  // lanes a row
+  /// How far a row's farthest neighbour sits on a generated grid (n^2 rows in 3D, n in 2D);
+  /// 0 for a part from a file (no sweep).
+  long long plane = 0;
 
-  /// f(walk over `list` of `count` rows; null: the rows first, first + 1, ...).
+  /// f(walk over `list` of `count` rows; null: the rows first, first + 1, ..., swept in
+  /// tiles of `tile` rows through `plane` when both are set).
   template <typename F>
-  void with_walk(const index_t* list, index_t first, long long count, F&& f) const {
+  void with_walk(const index_t* list, index_t first, long long count, F&& f, long long tile = 0) const {
+    const plane_sweep order = plane_sweep::of(count, list ? 0 : plane, tile);
     auto go = [&](auto* rp) {
       using O = std::remove_const_t<std::remove_pointer_t<decltype(rp)>>;
-      if (width == 1) f(dist_detail::listed_rows<1, T, O>{rp, col.data(), val.data(), list, first, count});
-      else if (width == 8) f(dist_detail::listed_rows<8, T, O>{rp, col.data(), val.data(), list, first, count});
-      else f(dist_detail::listed_rows<32, T, O>{rp, col.data(), val.data(), list, first, count});
+      if (width == 1) f(dist_detail::listed_rows<1, T, O>{rp, col.data(), val.data(), list, first, count, order});
+      else if (width == 8) f(dist_detail::listed_rows<8, T, O>{rp, col.data(), val.data(), list, first, count, order});
+      else f(dist_detail::listed_rows<32, T, O>{rp, col.data(), val.data(), list, first, count, order});
     };
     if (wide) go(static_cast<const std::int64_t*>(rp64.data()));
     else go(static_cast<const std::int32_t*>(rp32.data()));
@@ -667,6 +684,7 @@ dist_matrix<T> dist_matrix<T>::poisson(dist_comm& comm, int dims, global_index n
   const auto bounds = even_row_blocks(poisson_size(dims, n), comm.ranks());
   std::vector<index_t> boundary;
   m.plan = poisson_plan(dims, n, bounds, comm.rank(), &boundary);
+  m.plane = dims == 3 ? n * n : n;
   const index_t rows = m.plan.rows;
   // The interior is the boundary's complement: one range when the boundary is a prefix and
   // a suffix of the rows (a part thicker than the stencil's reach), listed only otherwise.
@@ -777,7 +795,7 @@ class dist_backend {
   dist_backend(dist_comm& comm, const dist_matrix<T>& a, preconditioner pc, const precond_options& popt, bool history,
                const dist_cg_options& o)
       : comm_(comm), m_(a.get()), ctx_(comm.ctx()), s_(ctx_.stream()), side_(comm.get().side), pc_(pc), popt_(popt),
-        graph_(o.graph), n_(m_.plan.rows), R_(comm.ranks()), me_(comm.rank()) {
+        graph_(o.graph), overlap_(o.overlap), n_(m_.plan.rows), R_(comm.ranks()), me_(comm.rank()) {
     const std::size_t n = static_cast<std::size_t>(n_), ext = n + static_cast<std::size_t>(m_.plan.halo_size());
     r_ = ctx_.allocate<T>(n), q_ = ctx_.allocate<T>(n);
     for (auto& p : p_) p = ctx_.allocate<T>(ext);
@@ -795,7 +813,14 @@ class dist_backend {
     auto walk_grid = [&](long long items) {
       return std::min<unsigned>(detail::grid_for(items), static_cast<unsigned>(per_sm * sms_));
     };
-    m_.with_interior([&](auto w) { interior_blocks_ = walk_grid(w.items()); });
+    const double bytes_per_row = a.matrix_bytes() / std::max<double>(1, n_) + 6.0 * sizeof(T);  // z, p, x in; x, p, q out
+    sweep_tile_ = o.sweep_tile >= 0 ? o.sweep_tile
+                  : m_.width == 1 && dist_sweep_pays(m_.plane, bytes_per_row, ctx_.properties().l2CacheSize)
+                      ? dist_sweep_tile
+                      : 0;
+    // A listed class walks in its order; a range of one plane or less has nothing to sweep.
+    sweep_tile_ = m_.plane <= 0 || !m_.interior.empty() ? 0 : plane_sweep::of(m_.n_interior, m_.plane, sweep_tile_).tile;
+    m_.with_interior([&](auto w) { interior_blocks_ = walk_grid(w.items()); }, sweep_tile_);
     m_.with_boundary([&](auto w) { boundary_blocks_ = walk_grid(w.items()); });
     partials_i_ = ctx_.allocate<double>(interior_blocks_);
     partials_ = ctx_.allocate<double>(2 * static_cast<std::size_t>(std::max({vector_blocks_, boundary_blocks_})));
@@ -1010,10 +1035,16 @@ class dist_backend {
     return 1e-3 * ms / reps;
   }
 
+  long long sweep_tile() const { return sweep_tile_; }
   std::string method() const {
     return "distributed CG on " + std::to_string(R_) + " GPU" + (R_ > 1 ? "s" : "") + " (" + nccl_status() +
            "), CSR rows " + (m_.width == 1 ? std::string("a thread each") : std::to_string(m_.width) + " lanes each") +
-           ", interior rows overlapped with the halo exchange, " + (graph_ ? "graph" : "plain") +
+           (overlap_ == dist_cg_options::overlap_mode::boundary   ? ", interior rows beside the halo exchange and the boundary rows"
+            : overlap_ == dist_cg_options::overlap_mode::exchange ? ", interior rows beside the halo exchange"
+                                                                  : ", interior rows before the halo exchange") +
+           (sweep_tile_ > 0 ? ", swept in tiles of " + std::to_string(sweep_tile_) + " rows through the grid's planes"
+                            : std::string()) +
+           ", " + (graph_ ? "graph" : "plain") +
            " path, deterministic (rank-ordered sums)";
   }
 
@@ -1083,15 +1114,23 @@ class dist_backend {
     T* p_new = p_[directions_ % 2].data();
     const cg_detail::direction<T> dir{pre_ ? z_.data() : r_.data(), inv_d(), p_old, T(0)};
     double* g = gathered_.data();
-    // The interior rows on the side stream, from the state the residual step left.
-    LA_CUDA_TRY(cudaEventRecord(comm_.get().fork, s_));
-    LA_CUDA_TRY(cudaStreamWaitEvent(side_, comm_.get().fork, 0));
-    m_.with_interior([&](auto w) {
-      dist_detail::direction_part<<<interior_blocks_, detail::block_threads, 0, side_>>>(
-          w, dir, dir, p_new, q_.data(), x, control_.data(), partials_i_.data(), tickets_.data(), g + 2 * me_);
-    });
-    LA_CHECK_LAUNCH(side_);
-    LA_CUDA_TRY(cudaEventRecord(comm_.get().join, side_));
+    // The interior rows on the side stream, from the state the residual step left (or on
+    // the main stream, before the exchange, without overlap).
+    using mode = dist_cg_options::overlap_mode;
+    const bool beside = overlap_ != mode::none;
+    const cudaStream_t in = beside ? side_ : s_;
+    if (beside) {
+      LA_CUDA_TRY(cudaEventRecord(comm_.get().fork, s_));
+      LA_CUDA_TRY(cudaStreamWaitEvent(side_, comm_.get().fork, 0));
+    }
+    m_.with_interior(
+        [&](auto w) {
+          dist_detail::direction_part<<<interior_blocks_, detail::block_threads, 0, in>>>(
+              w, dir, dir, p_new, q_.data(), x, control_.data(), partials_i_.data(), tickets_.data(), g + 2 * me_);
+        },
+        sweep_tile_);
+    LA_CHECK_LAUNCH(in);
+    if (beside) LA_CUDA_TRY(cudaEventRecord(comm_.get().join, side_));
     // Meanwhile the values other ranks need, then the boundary rows.
     if (const index_t count = static_cast<index_t>(m_.plan.send_idx.size()); count > 0) {
       dist_detail::pack_direction<<<blocks_for(count, sms_), detail::block_threads, 0, s_>>>(dir, m_.send_idx.data(), count,
@@ -1099,13 +1138,14 @@ class dist_backend {
       LA_CHECK_LAUNCH(s_);
     }
     send_recv(p_new);
+    if (overlap_ == mode::exchange) LA_CUDA_TRY(cudaStreamWaitEvent(s_, comm_.get().join, 0));
     const dist_detail::halo_direction<T> hd{dir, p_new, n_};
     m_.with_boundary([&](auto w) {
       dist_detail::direction_part<<<boundary_blocks_, detail::block_threads, 0, s_>>>(
           w, hd, dir, p_new, q_.data(), x, control_.data(), partials_.data(), tickets_.data() + 1, g + 2 * me_ + 1);
     });
     LA_CHECK_LAUNCH(s_);
-    LA_CUDA_TRY(cudaStreamWaitEvent(s_, comm_.get().join, 0));
+    if (overlap_ == mode::boundary) LA_CUDA_TRY(cudaStreamWaitEvent(s_, comm_.get().join, 0));
     all_gather_pair(g);
     dist_detail::direction_decide<<<1, 32, 0, s_>>>(control_.data(), g, R_);
     LA_CHECK_LAUNCH(s_);
@@ -1149,6 +1189,7 @@ class dist_backend {
   precond_options popt_;
   std::optional<device_preconditioner<T>> pre_;
   bool graph_;
+  dist_cg_options::overlap_mode overlap_;
   index_t n_;
   int R_, me_;
   int sms_ = 1;
@@ -1165,6 +1206,7 @@ class dist_backend {
   cg_limits lim_;
   cg_control* host_control_ = nullptr;
   unsigned vector_blocks_ = 1, interior_blocks_ = 1, boundary_blocks_ = 1;
+  long long sweep_tile_ = 0;  // the interior's (0: in order)
   cudaGraphExec_t graph_exec_ = nullptr;
   const T* graph_x_ = nullptr;
 };
@@ -1177,7 +1219,7 @@ solve_result cg_distributed(dist_comm& comm, const dist_matrix<T>& a, const devi
   dist_backend<T> be(comm, a, opt.precond, opt.precond_opt, opt.record_history, dopt);
   solve_result r = cg(be, b, x, opt);
   r.method = be.method();
-  if (timing) timing->exchange_seconds = be.time_exchange(50);
+  if (timing) timing->exchange_seconds = be.time_exchange(50), timing->sweep_tile = be.sweep_tile();
   return r;
 }
 

@@ -9,11 +9,15 @@
 // and x.
 //
 // An iteration is the single-GPU one (device_cg.hpp) with its two dots made global:
-//   direction step  the rows that need no halo (interior) run on a second stream while the
-//                   direction's values other ranks need are packed and exchanged (grouped
-//                   ncclSend/ncclRecv of only those values, received in place behind the
-//                   owned entries); then the boundary rows. x += alpha p, p = z + beta p,
-//                   q = A p and the p'q partials fused, as on one GPU.
+//   direction step  the rows that need no halo (interior); the direction's values other
+//                   ranks need packed and exchanged (grouped ncclSend/ncclRecv of only
+//                   those values, received in place behind the owned entries); then the
+//                   boundary rows. x += alpha p, p = z + beta p, q = A p and the p'q
+//                   partials fused, as on one GPU. The interior rows can run on a second
+//                   stream beside the exchange (dist_cg_options::overlap; measured slower,
+//                   so off by default), and on a generated 3D grid they are walked in
+//                   tiles through the planes (plane_sweep), which keeps the values a row
+//                   shares with its neighbours a plane away in L2.
 //   residual step   r -= alpha q fused with the r'r and r'z partials.
 // With a preconditioner other than Jacobi (built on the part's diagonal block), the residual
 // step is r -= alpha q, z = M^-1 r on the part, then the r'r and r'z partials.
@@ -146,6 +150,18 @@ struct dist_cg_options {
   /// blocks a multiprocessor, striding over the rows); 0: the tuned default,
   /// dist_walk_blocks_per_sm.
   int walk_blocks_per_sm = 0;
+  /// The interior rows' order on a generated grid (dist_matrix::poisson): tiles of this many
+  /// rows, each walked through every plane of the part before the next (plane_sweep); 0
+  /// walks the rows in order; -1 (default) sweeps in tiles of dist_sweep_tile rows where
+  /// dist_sweep_pays says so. Parts made from a matrix (a file) are always walked in order.
+  long long sweep_tile = -1;
+  /// What runs beside the interior rows (on a second stream): nothing (the interior rows,
+  /// then the exchange and the boundary rows, on one stream), the halo exchange (the
+  /// boundary rows after both), or the exchange and the boundary rows.
+  /// Default: none, the fastest measured (tuning note D3: beside the interior rows, even
+  /// the exchange alone made the 3D Laplacian's iteration 14% slower on two H200s).
+  enum class overlap_mode { none, exchange, boundary };
+  overlap_mode overlap = overlap_mode::none;
 };
 
 /// The row walks' grid (dist_cg_options::walk_blocks_per_sm): 4 blocks of 256 threads a
@@ -154,12 +170,26 @@ struct dist_cg_options {
 /// several GPUs", tuning note D1).
 inline constexpr int dist_walk_blocks_per_sm = 4;
 
+/// The interior rows' sweep on a generated grid (dist_cg_options::sweep_tile): tiles of
+/// this many rows (bench/RESULTS.md, tuning note D2).
+inline constexpr long long dist_sweep_tile = 32768;
+
+/// Whether the sweep pays: in the natural order a row's values are read again two planes
+/// of rows later (by the row a plane below), and the direction step moves `bytes_per_row`
+/// a row in between (matrix and vectors). The sweep was faster from 3D n = 256 on (those
+/// bytes 18 MB, a third of an H200's 50 MB of L2; tuning note D2), so it is taken from a
+/// quarter of L2 on.
+inline bool dist_sweep_pays(long long plane, double bytes_per_row, long long l2_bytes) {
+  return plane > 0 && 2.0 * double(plane) * bytes_per_row > 0.25 * double(l2_bytes);
+}
+
 /// What a distributed solve measured, for benchmarks: the time one iteration's
 /// communication takes alone (the halo exchange and the two all-gathers, timed apart from
-/// the solve after it, so the share it gives is an upper bound: the exchange overlaps the
-/// interior rows).
+/// the solve after it: with the interior rows beside the exchange (overlap) the share it
+/// gives is an upper bound).
 struct dist_timing {
   double exchange_seconds = 0;
+  long long sweep_tile = 0;  // the interior rows' sweep the solve used (0: in order)
 };
 
 /// Solves A x = b with this rank's slices of b and x (x holds the initial guess on entry).

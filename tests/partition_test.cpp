@@ -240,6 +240,44 @@ TEST(Partition, GeneratedPartsAndSymmetricSendsMatchTheWholeMatrix) {
   test::expect_throw_with<invalid_argument>([&] { poisson_rows<double>(3, n, rows - 1, rows + 1); }, {"outside"});
 }
 
+TEST(PlaneSweep, EveryRowOnceAndAPlaneApartWithinATile) {
+  // plane_sweep's order is a permutation of the range's rows (slots past its end are -1,
+  // fewer than a plane); rows a plane apart come at most a tile apart, and a tile's rows in
+  // one plane come in order, one after another (what keeps a warp's loads together). Plane
+  // 0, a plane as large as the range, or tile 0 give the natural order.
+  for (long long count : {0LL, 1LL, 31LL, 33LL, 1000LL, 1369LL * 5 + 7})
+    for (long long plane : {0LL, 1LL, 40LL, 1369LL})
+      for (long long tile : {0LL, 1LL, 32LL, 96LL, 1369LL, 5000LL}) {
+        SCOPED_TRACE(std::to_string(count) + " rows, plane " + std::to_string(plane) + ", tile " + std::to_string(tile));
+        const plane_sweep s = plane_sweep::of(count, plane, tile);
+        const bool natural = plane == 0 || tile == 0 || plane >= count;
+        EXPECT_EQ(s.plane == 0, natural);
+        std::vector<long long> at(static_cast<std::size_t>(count), -1);
+        long long holes = 0;
+        for (long long k = 0; k < s.slots(); ++k) {
+          const long long r = s.row(k);
+          if (natural) ASSERT_EQ(r, k);
+          if (r < 0) {
+            ++holes;
+            continue;
+          }
+          ASSERT_LT(r, count);
+          ASSERT_EQ(at[static_cast<std::size_t>(r)], -1) << "row " << r << " twice";
+          at[static_cast<std::size_t>(r)] = k;
+        }
+        EXPECT_EQ(s.slots() - holes, count);
+        if (natural) continue;
+        EXPECT_LT(holes, plane);
+        for (long long r = 0; r < count; ++r) {
+          ASSERT_GE(at[static_cast<std::size_t>(r)], 0) << "row " << r << " never comes";
+          if (r + plane < count) EXPECT_LE(at[static_cast<std::size_t>(r + plane)] - at[static_cast<std::size_t>(r)], s.tile);
+          if (r + 1 < count && (r + 1) % plane % s.tile != 0)
+            EXPECT_EQ(at[static_cast<std::size_t>(r + 1)], at[static_cast<std::size_t>(r)] + 1) << "row " << r;
+        }
+      }
+  test::expect_throw_with<invalid_argument>([] { plane_sweep::of(-1, 4, 2); }, {"negative"});
+}
+
 TEST(Partition, PoissonPlanFromTheStencilEqualsThePlanOfTheRows) {
   // poisson_plan finds the halo, receive ranges, send lists and boundary rows from the
   // stencil alone (what the GPU generator uses); they equal what make_part and
