@@ -6,8 +6,9 @@ usage: bench/plot_dist.py dist.csv out.svg [--one-gpu SYSTEM=US ...] [--title TE
 Reads the CSV that bench/dist_bench --out FILE.csv writes and draws, per system, one bar per
 GPU count: time per iteration relative to the distributed solver on one GPU (so perfect
 scaling halves the bar at each doubling), a tick at the bytes floor, and the ideal 1/N.
---one-gpu SYSTEM=US adds la's one-GPU solver (cg_device) as a dashed line when its time comes
-from another run. Plain SVG, no plotting library needed.
+la's one-GPU solver (cg_device) is a dashed line: its time from the CSV when dist_bench measured
+it, or from --one-gpu SYSTEM=US when it comes from another run (capped at 1.15 of the plot's
+scale when slower than the distributed solver on one GPU). Plain SVG, no plotting library needed.
 """
 import csv
 import sys
@@ -55,10 +56,13 @@ def main():
             out.append(f'<text x="{x + bar_w / 2}" y="{y_of(f) - 5}" text-anchor="middle">{us:.0f} us</text>')
             out.append(f'<text x="{x + bar_w / 2}" y="{top + plot_h + 16}" text-anchor="middle">{g} GPU{"s" if g > 1 else ""}'
                        f' ({float(r["speedup_vs_1gpu_dist"]):.2f}x)</text>')
-        if s in one:
-            y = y_of(one[s] / base)
+        measured = next((float(r["one_gpu_us"]) for r in rs if float(r.get("one_gpu_us") or 0) > 0), None)
+        if s in one or measured:
+            y = y_of(min(1.15, one.get(s, measured) / base))  # kept inside the plot's top
             out.append(f'<line x1="{x0 - 6}" x2="{x0 + len(rs) * (bar_w + 20)}" y1="{y}" y2="{y}" stroke="#ff7f0e" '
                        'stroke-dasharray="8 4" stroke-width="2"/>')
+            out.append(f'<text x="{x0 + len(rs) * (bar_w + 20) + 4}" y="{y + 4}" fill="#ff7f0e">'
+                       f'{one.get(s, measured):.0f} us</text>')
         out.append(f'<text x="{x0 + len(rs) * (bar_w + 20) / 2 - 10}" y="{top + plot_h + 34}" text-anchor="middle" '
                    f'font-weight="bold">{s}</text>')
     ly = H - 12
