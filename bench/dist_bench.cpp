@@ -150,6 +150,10 @@ int run(int argc, char** argv) {
     else if (a == "--overlap") {
       const std::string m = bench::option_value(argc, argv, i);
       using mode = dist_cg_options::overlap_mode;
+      if (m != "none" && m != "exchange" && m != "boundary") {
+        std::fprintf(stderr, "dist_bench: --overlap takes none, exchange or boundary, not '%s'\n", m.c_str());
+        return 2;
+      }
       dopt.overlap = m == "none" ? mode::none : m == "exchange" ? mode::exchange : mode::boundary;
     }
     else if (a == "--sweep") {

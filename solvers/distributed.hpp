@@ -152,8 +152,9 @@ struct dist_cg_options {
   int walk_blocks_per_sm = 0;
   /// The interior rows' order on a generated grid (dist_matrix::poisson): tiles of this many
   /// rows, each walked through every plane of the part before the next (plane_sweep); 0
-  /// walks the rows in order; -1 (default) sweeps in tiles of dist_sweep_tile rows where
-  /// dist_sweep_pays says so. Parts made from a matrix (a file) are always walked in order.
+  /// walks the rows in order; -1 (default; any negative value) sweeps in tiles of
+  /// dist_sweep_tile rows where dist_sweep_pays says so. Parts made from a matrix (a file)
+  /// are always walked in order.
   long long sweep_tile = -1;
   /// What runs beside the interior rows (on a second stream): nothing (the interior rows,
   /// then the exchange and the boundary rows, on one stream), the halo exchange (the
