@@ -619,11 +619,21 @@ struct dist_matrix<T>::impl {
   /// 0 for a part from a file (no sweep).
   long long plane = 0;
 
-  /// f(walk over `list` of `count` rows; null: the rows first, first + 1, ..., swept in
-  /// tiles of `tile` rows through `plane` when both are set).
+  /// The order of a class of `count` rows for tiles of `tile` rows: swept through `plane`
+  /// for a range of a generated grid longer than a plane, else the class's own order.
+  plane_sweep order_of(const index_t* list, long long count, long long tile) const {
+    return plane_sweep::of(count, list ? 0 : plane, tile);
+  }
+  /// The tile the interior rows are swept in when asked for `tile` (0: they walk in order).
+  long long interior_sweep(long long tile) const {
+    return order_of(interior.empty() ? nullptr : interior.data(), n_interior, tile).tile;
+  }
+
+  /// f(walk over `list` of `count` rows; null: the rows first, first + 1, ..., in
+  /// order_of(list, count, tile)).
   template <typename F>
   void with_walk(const index_t* list, index_t first, long long count, F&& f, long long tile = 0) const {
-    const plane_sweep order = plane_sweep::of(count, list ? 0 : plane, tile);
+    const plane_sweep order = order_of(list, count, tile);
     auto go = [&](auto* rp) {
       using O = std::remove_const_t<std::remove_pointer_t<decltype(rp)>>;
       if (width == 1) f(dist_detail::listed_rows<1, T, O>{rp, col.data(), val.data(), list, first, count, order});
@@ -814,12 +824,8 @@ class dist_backend {
       return std::min<unsigned>(detail::grid_for(items), static_cast<unsigned>(per_sm * sms_));
     };
     const double bytes_per_row = a.matrix_bytes() / std::max<double>(1, n_) + 6.0 * sizeof(T);  // z, p, x in; x, p, q out
-    sweep_tile_ = o.sweep_tile >= 0 ? o.sweep_tile
-                  : m_.width == 1 && dist_sweep_pays(m_.plane, bytes_per_row, ctx_.properties().l2CacheSize)
-                      ? dist_sweep_tile
-                      : 0;
-    // A listed class walks in its order; a range of one plane or less has nothing to sweep.
-    sweep_tile_ = m_.plane <= 0 || !m_.interior.empty() ? 0 : plane_sweep::of(m_.n_interior, m_.plane, sweep_tile_).tile;
+    const bool pays = m_.width == 1 && dist_sweep_pays(m_.plane, bytes_per_row, ctx_.properties().l2CacheSize);
+    sweep_tile_ = m_.interior_sweep(o.sweep_tile >= 0 ? o.sweep_tile : pays ? dist_sweep_tile : 0);
     m_.with_interior([&](auto w) { interior_blocks_ = walk_grid(w.items()); }, sweep_tile_);
     m_.with_boundary([&](auto w) { boundary_blocks_ = walk_grid(w.items()); });
     partials_i_ = ctx_.allocate<double>(interior_blocks_);
