@@ -6,8 +6,11 @@ import json
 import sys
 
 # Dense datasheet peaks, TFLOP/s (H100 SXM5 and H200 SXM share the same SMs and clocks).
-PEAK = {"fp32": 67.0, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4}
-PEER = {"fp32": "cublas_fp32", "tf32": "cublas_tf32", "fp16": "cublas_f16", "bf16": "cublas_bf16"}
+# tf32x3 multiplies three TF32 products per product it reports: its limit is a third of TF32's,
+# and its peer the float GEMM it stands in for.
+PEAK = {"fp32": 67.0, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4, "tf32x3": 494.7 / 3}
+PEER = {"fp32": "cublas_fp32", "tf32": "cublas_tf32", "fp16": "cublas_f16", "bf16": "cublas_bf16",
+        "tf32x3": "cublas_fp32"}
 
 data = json.load(open(sys.argv[1]))
 rows = {}

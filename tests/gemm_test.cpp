@@ -443,6 +443,95 @@ TEST(Gemm, Tf32RoundsToNearest) {
   EXPECT_GE(checked, sm90a_kernels_available() ? 2 : 1);
 }
 
+TEST(Gemm, Tf32x3CarriesTheTails) {
+  // tf32x3 multiplies each operand's TF32 head and the TF32 rounding of its tail (three
+  // products), so it keeps what TF32 rounds away. (1) Every a = b = 1 + 3 * 2^-12, K = 77 (33 x
+  // 130: not tile multiples): the exact sum 77 (1 + 3 * 2^-12)^2 within 1e-6 relative; TF32
+  // alone is 5e-4 off (Tf32RoundsToNearest). (2) Inputs in [0, 1] over K = 65549: no
+  // cancellation, so the tensor cores' truncating float accumulation, left to run over all of
+  // K, errs one way by about K/8 * 2^-24 of sum |a b| (4.5e-4 measured at K = 65536, as much as
+  // TF32); drained every 256 of K into float sums rounded to nearest, tf32x3 measured 2e-6
+  // there (cuBLAS's float GEMM: 2.3e-6). Bound: 2e-5.
+  LA_SKIP_WITHOUT_GPU();
+  if (!sm90a_kernels_available()) GTEST_SKIP() << "tf32x3 needs a compute capability 9.0 device and a build for architecture 90";
+  context ctx;
+  for (const char* name : {"wgmma_tf32x3", "wgmma_tf32x3_split_k"}) {
+    {
+      const index_t m = 33, n = 130, k = 77;
+      const float x = 1.0f + 3 * 0x1p-12f;
+      const auto a = upload(ctx, dense_matrix<float>(m, k, k, std::vector<float>(static_cast<std::size_t>(m) * k, x)));
+      const auto b = upload(ctx, dense_matrix<float>(k, n, n, std::vector<float>(static_cast<std::size_t>(k) * n, x)));
+      device_dense<float> c(ctx, m, n);
+      gemm(ctx, a, b, c, 1.0f, 0.0f, name);
+      const double exact = k * double(x) * double(x);
+      const auto got = to_host(ctx, c);
+      for (index_t i = 0; i < m; ++i)
+        for (index_t j = 0; j < n; ++j) ASSERT_NEAR(got(i, j), exact, 1e-6 * exact) << name << " C(" << i << "," << j << ")";
+    }
+    const index_t m = 64, n = 40, k = 65549;
+    std::mt19937 g(7);
+    std::uniform_real_distribution<float> u(0.0f, 1.0f);
+    auto fill = [&](index_t r, index_t c) {
+      std::vector<float> v(static_cast<std::size_t>(r) * c);
+      for (float& e : v) e = u(g);
+      return dense_matrix<float>(r, c, c, std::move(v));
+    };
+    const auto ah = fill(m, k), bh = fill(k, n);
+    device_dense<float> c(ctx, m, n);
+    gemm(ctx, upload(ctx, ah), upload(ctx, bh), c, 1.0f, 0.0f, name);
+    const auto got = to_host(ctx, c);
+    double worst = 0;
+    for (index_t i = 0; i < m; ++i)
+      for (index_t j = 0; j < n; ++j) {
+        double want = 0;  // all terms >= 0: the sum is also sum |a b|
+        for (index_t q = 0; q < k; ++q) want += double(ah(i, q)) * bh(q, j);
+        worst = std::max(worst, std::abs(got(i, j) - want) / want);
+      }
+    EXPECT_LE(worst, 2e-5) << name << ": largest error relative to sum |a b|";
+  }
+}
+
+TEST(Gemm, Tf32x3SpecialValues) {
+  // The operand split (tf32x3_split_kernel) on the values that break a naive one: a NaN input
+  // makes its row NaN; an infinite one makes its row not finite (IEEE's float GEMM gives +-inf
+  // there where no NaN meets it; tf32x3 can give NaN, as the infinite head also meets the other
+  // operand's tail: documented in gemm.hpp); values within a TF32 rounding of the largest
+  // float (whose head would round to infinity) and tiny ones (tails near the subnormals) keep
+  // float accuracy.
+  LA_SKIP_WITHOUT_GPU();
+  if (!sm90a_kernels_available()) GTEST_SKIP() << "tf32x3 needs a compute capability 9.0 device and a build for architecture 90";
+  context ctx;
+  const index_t m = 4, n = 3, k = 9;
+  std::mt19937 g(11);
+  std::uniform_real_distribution<float> u(0.5f, 1.0f);
+  dense_matrix<float> a(m, k, k, std::vector<float>(static_cast<std::size_t>(m) * k)), b(k, n, n, std::vector<float>(k * n));
+  for (index_t q = 0; q < k; ++q) {
+    a(0, q) = u(g), a(1, q) = u(g);
+    a(2, q) = std::numeric_limits<float>::max() * u(g);  // heads of the largest ones round past it
+    a(3, q) = 1e-36f * u(g);                             // tails of 1e-40 and below: subnormal
+    for (index_t j = 0; j < n; ++j) b(q, j) = (j == 2 ? 1e30f : 1e-30f) * (q % 2 ? u(g) : -u(g));
+  }
+  a(0, 4) = std::numeric_limits<float>::infinity();
+  a(1, 5) = std::numeric_limits<float>::quiet_NaN();
+  for (const char* name : {"wgmma_tf32x3", "wgmma_tf32x3_split_k"}) {
+    device_dense<float> c(ctx, m, n);
+    gemm(ctx, upload(ctx, a), upload(ctx, b), c, 1.0f, 0.0f, name);
+    const auto got = to_host(ctx, c);
+    for (index_t j = 0; j < n; ++j) {
+      EXPECT_FALSE(std::isfinite(got(0, j))) << name << " C(0," << j << ") from an infinite input";
+      EXPECT_TRUE(std::isnan(got(1, j))) << name << " C(1," << j << ") from a NaN input";
+      for (index_t i = 2; i < m; ++i) {
+        // The largest floats times 1e30 overflow, and 1e-36 times 1e-30 underflows, in float itself.
+        if ((i == 2) == (j == 2)) continue;
+        double want = 0, mag = 0;
+        for (index_t q = 0; q < k; ++q) want += double(a(i, q)) * b(q, j), mag += std::abs(double(a(i, q)) * b(q, j));
+        EXPECT_LE(std::abs(got(i, j) - want), gemm_tolerance(gemm_precision::tf32x3, k) * mag)
+            << name << " C(" << i << "," << j << ") = " << got(i, j) << ", reference " << want;
+      }
+    }
+  }
+}
+
 TEST(Gemm, BadArgumentsAreErrors) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
@@ -465,6 +554,9 @@ TEST(GemmTolerance, OneRule) {
   EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::fp32, 1), 1e-5);
   EXPECT_NEAR(gemm_tolerance(gemm_precision::fp32, 1 << 20), 4 * 1024 * 1.1920928955078125e-7, 1e-12);
   EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::tf32, 16), 1e-3 + 1e-5);
+  EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::tf32x3, 16), 1e-5 + 3.0 / (1 << 22));  // 4 sqrt(48) eps < 1e-5
+  EXPECT_NEAR(gemm_tolerance(gemm_precision::tf32x3, 1 << 20), 4 * 1024 * std::sqrt(3.0) * 1.1920928955078125e-7 + 3.0 / (1 << 22),
+              1e-12);
   EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::fp16, 16), 2e-4 + 1e-5);
   EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::fp16, 16, true), 2e-4 + 1e-5 + 1.01 / 1024);
   EXPECT_DOUBLE_EQ(gemm_tolerance(gemm_precision::bf16, 16), 2e-4 + 1e-5);
@@ -658,6 +750,18 @@ TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only
   EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({128, 128, 262144, 132}), 132);
   EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({4096, 4096, 4096, 132}), 1);
   EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({256, 256, 1500, 132}), 1);  // K too short for 2 splits
+  // tf32x3: 128 x 128 tiles over the three products' 3 K (rounded up to 32 each).
+  EXPECT_EQ(gemm_detail::wgmma_tf32x3_split_count({256, 256, 65536, 132}), 33);  // 4 tiles
+  EXPECT_EQ(gemm_detail::wgmma_tf32x3_split_count({4096, 4096, 4096, 132}), 1);
+  EXPECT_EQ(gemm_detail::wgmma_tf32x3_split_count({128, 128, 300, 132}), 1);  // 3 x 320 of K: too short for 2
+  EXPECT_EQ(gemm_detail::wgmma_tf32x3_split_count({128, 128, 700, 132}), 2);  // 3 x 704 of K: 2 ranges of 1056
+  // Its workspace: [head | tail] of A (100 rows of 2 x 96 floats) and B's head rows over its
+  // tail rows (192 rows of 50 floats at a pitch of 64), each with 128 bytes to align it; the
+  // split form's partials first.
+  EXPECT_EQ(find_gemm("wgmma_tf32x3").workspace_bytes({100, 50, 70, 132}), std::size_t(100) * 192 * 4 + 128 + 192 * 64 * 4 + 128);
+  EXPECT_EQ(find_gemm("wgmma_tf32x3_split_k").workspace_bytes({128, 128, 700, 132}),
+            std::size_t(2) * 128 * 128 * 4 + 128 * 1408 * 4 + 128 + 1408 * 128 * 4 + 128);
+  EXPECT_EQ(find_gemm("wgmma_tf32x3").workspace_bytes({100, 50, 0, 132}), 0u);
   for (const auto& v : gemm_variants()) {
     if (v.name.substr(0, 4) == "gemv") {  // a matrix times a vector or a few only, however tall
       EXPECT_FALSE(v.can_implement({1000, 1000, 1000, 132}));

@@ -27,6 +27,11 @@ enum class gemm_precision {
   tf32,  // float inputs rounded to TF32 on tensor cores, float accumulation; peer: CUBLAS_COMPUTE_32F_FAST_TF32
   fp16,  // half inputs on tensor cores, float accumulation; peer: cublasGemmEx half/half/float
   bf16,  // bfloat16 inputs on tensor cores, float accumulation; peer: cublasGemmEx bf16/bf16/float
+  /// float inputs, each split into a TF32 head (rounded to nearest) and the TF32 rounding of
+  /// the rest, three tensor-core products (tail x head, head x tail, head x head) summed in
+  /// float: about float's accuracy from TF32's rate ("3xTF32"). peer: the float GEMM it
+  /// stands in for, CUBLAS_COMPUTE_32F_PEDANTIC.
+  tf32x3,
 };
 /// The element type a variant reads A and B as: float, __half or __nv_bfloat16.
 enum class gemm_input { f32, f16, bf16 };
@@ -100,6 +105,9 @@ struct gemm_variant {
 ///   |c - ref| <= tol * (|alpha| sum_k |a b| + |beta c|)
 ///  fp32: max(1e-5, 4 sqrt(K) eps) (float accumulation error grows like sqrt(K) eps);
 ///  tf32: 1e-3 + the fp32 term (inputs keep 10 mantissa bits; the reference uses the float inputs);
+///  tf32x3: the fp32 term of 3K terms (three products a k), plus 3 * 2^-22: a product loses
+///        the tails' product (|tail| <= 2^-11 |x|: 2^-22) and each tail's rounding to TF32
+///        (2^-11 of the tail, twice);
 ///  fp16: 2e-4 + the fp32 term against half-rounded inputs, whose products are exact in
 ///        float. With `reference_from_float_inputs` (the reference saw the float inputs before
 ///        rounding to half) add 2^-10 * 1.01: two roundings of 2^-11 each per product.
@@ -113,6 +121,8 @@ inline double gemm_tolerance(gemm_precision p, index_t k, bool reference_from_fl
   switch (p) {
     case gemm_precision::fp32: return f32;
     case gemm_precision::tf32: return 1e-3 + f32;
+    case gemm_precision::tf32x3:
+      return std::max(1e-5, 4 * std::sqrt(3.0 * std::max<index_t>(k, 1)) * eps) + 3.0 / (1 << 22);
     case gemm_precision::fp16: return 2e-4 + f32 + (reference_from_float_inputs ? 1.01 / 1024 : 0.0);
     case gemm_precision::bf16: return 2e-4 + f32 + (reference_from_float_inputs ? 1.01 / 128 : 0.0);
   }
@@ -130,6 +140,12 @@ const gemm_variant& find_gemm(std::string_view name);
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision);
 
 /// C = alpha*A*B + beta*C with float inputs, queued on ctx's stream. algo: a variant name or "auto".
+/// "wgmma_tf32x3" (and its split-K form; compute capability 9.0) gives float's accuracy from
+/// TF32 tensor cores, 1.5-1.8x cuBLAS's float GEMM at 2048^3-8192^3 on an H100 with errors at
+/// or below cuBLAS's (bench/RESULTS.md, "tf32x3"). auto never picks it: it is a different
+/// arithmetic, asked for by name. Its workspace holds both operands twice (heads and tails:
+/// 8 (M + N) K bytes); an infinite input can make NaN where float's GEMM makes +-inf (its head
+/// also meets the other operand's tail, and inf x 0 or inf - inf is NaN).
 /// Split-K variants' partials and the wgmma variants' operand copies (rows that TMA cannot read
 /// or reads slowly) live in ctx.scratch(), kept for the next call. "auto" uses
 /// tensor cores (TF32) only when allow_reduced_precision is true. Naming "wmma_f16" converts

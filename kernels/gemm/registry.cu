@@ -13,6 +13,7 @@ const char* to_string(gemm_precision p) noexcept {
   switch (p) {
     case gemm_precision::fp32: return "fp32";
     case gemm_precision::tf32: return "tf32";
+    case gemm_precision::tf32x3: return "tf32x3";
     case gemm_precision::fp16: return "fp16";
     case gemm_precision::bf16: return "bf16";
   }
@@ -54,6 +55,10 @@ const std::vector<gemm_variant>& gemm_variants() {
        run_wgmma_tf32},
       {"wgmma_tf32_split_k", gemm_input::f32, gemm_precision::tf32, false, wgmma_tf32_split_count, true,
        wgmma_can_implement, wgmma_tf32_split_k_workspace_bytes, run_wgmma_tf32_split_k},
+      {"wgmma_tf32x3", gemm_input::f32, gemm_precision::tf32x3, false, nullptr, true, wgmma_tf32x3_can_implement,
+       wgmma_tf32x3_workspace_bytes, run_wgmma_tf32x3},
+      {"wgmma_tf32x3_split_k", gemm_input::f32, gemm_precision::tf32x3, false, wgmma_tf32x3_split_count, true,
+       wgmma_tf32x3_can_implement, wgmma_tf32x3_split_k_workspace_bytes, run_wgmma_tf32x3_split_k},
       {"gemv_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, false, gemv_can_implement,
        gemv_workspace_bytes<__half>, run_gemv<__half>},
       {"wmma_f16", gemm_input::f16, gemm_precision::fp16, false, nullptr, false, fits_grid<128>, no_workspace, run_wmma_f16},

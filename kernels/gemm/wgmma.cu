@@ -64,6 +64,17 @@
 //             through tensor maps of type TFLOAT32, and TMA rounds them to TF32 (to nearest)
 //             as they land: the rounding wmma_tf32 does, where wgmma on raw floats would
 //             truncate the low 13 bits (twice the error). Gemm.Tf32RoundsToNearest pins it.
+//   tf32x3    float accuracy from TF32 (wgmma_tf32x3, gemm_precision::tf32x3): each operand x
+//             is split into a TF32 head (x rounded to nearest) and a tail (x - head, rounded to
+//             TF32 by TMA as it lands), by tf32x3_split_kernel into the workspace: A as [head |
+//             tail] rows, B as head rows over tail rows, each part's K rounded up to 32. The
+//             wgmma_tf32 kernel then walks tail x head, head x tail and head x head as one K of
+//             3 kp (x3_parts picks the k-blocks of each map). The tensor cores' float sums
+//             truncate, so a consumer drains them every x3_drain_blocks k-blocks into float sums
+//             of its own (rounded adds); the second set of 64 accumulators fits on 128-row tiles
+//             (m64n128k8), not on the plain kernel's 256 rows. Measured on an H100: errors at or
+//             below cuBLAS's float GEMM, 1.5-1.8x its speed at 2048^3-8192^3
+//             (bench/RESULTS.md, "tf32x3").
 // Built for sm_90a only when the architecture list holds 90 (CMakeLists.txt); elsewhere the
 // kernel is empty and can_implement says no, as it does on a device that is not 9.0.
 #include <cuda.h>  // CUtensorMap and cuTensorMapEncodeTiled's types (the function comes from the runtime)
@@ -102,10 +113,12 @@ constexpr int wg_plain_index(int bn) { return bn == 256 ? 0 : bn == 192 ? 1 : 2;
 /// plain kernel, 128 for split-K (whose partials, a tile of floats per unit, then halve while
 /// each multiprocessor still has a unit). tf32: 256 rows by BN = 128 columns, computed as the
 /// transposed product (C^T = B^T A^T, see the header).
-template <typename In, int BN>
+/// X3 (tf32x3): 128 rows, so that a second set of accumulators fits beside wgmma's (see the
+/// kernel's drain).
+template <typename In, int BN, bool X3 = false>
 struct wg_shape {
   static constexpr bool tf32 = std::is_same_v<In, float>;
-  static constexpr int bm = tf32 ? 256 : 128;
+  static constexpr int bm = tf32 && !X3 ? 256 : 128;
   static constexpr int a_bytes = bm * 128;  // bm rows of 128 bytes of K
   static constexpr int b_bytes = 128 * BN, stage_bytes = a_bytes + b_bytes;
   static constexpr int stages = 196608 / stage_bytes;  // 192 KiB of stages: 4 of 48 KiB, 6 of 32 KiB
@@ -142,7 +155,19 @@ struct wg_params {
   // slab of bm x BN floats each (tail tile t, range z: slab t * tail_splits + z), which
   // reduce_tail sums into C. 0: none.
   int tail_tiles, tail_splits, tail_blocks;
+  // tf32x3: the k-blocks of each part; A's tensor map holds [head | tail] of A (2 x x3_blocks
+  // k-blocks a row), B's the head rows over the tail rows, and k-block kb of the 3 x3_blocks
+  // the kernel walks reads the tail x head, the head x tail, then the head x head product's
+  // (x3_parts). 0: a plain product.
+  int x3_blocks;
 };
+
+/// tf32x3: the k-blocks of A's and of B's maps that k-block kb of the product reads (the
+/// parts' order: the small products first, into the accumulator the large one then joins).
+__host__ __device__ inline int2 x3_parts(int kb, int x3_blocks) {
+  const int part = kb / x3_blocks, at = kb - part * x3_blocks;
+  return make_int2(at + (part == 0 ? x3_blocks : 0), at + (part == 1 ? x3_blocks : 0));
+}
 
 /// What one unit of the persistent schedule computes: a tile, k-blocks [kb0, kb1) of it, and
 /// for a split the index of its partial (the split z, or a tail unit's slab).
@@ -312,6 +337,15 @@ struct wgmma_op<float> {
                  : LA_WG_D64(0), LA_WG_D64(64)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate));
   }
+  // tf32x3's 128-row tile.
+  __device__ __forceinline__ static void mma(float (&d)[64], const std::uint32_t (&a)[4], std::uint64_t db,
+                                             int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" LA_WG_REGS_0
+                 "}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+                 : LA_WG_D64(0)
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(accumulate));
+  }
 };
 #undef LA_WGMMA_N256
 #undef LA_WG_D64
@@ -322,15 +356,23 @@ struct wgmma_op<float> {
 #undef LA_WG_REGS_0
 #endif
 
+/// tf32x3's drain: every this many k-blocks (256 of K) a consumer adds wgmma's accumulators
+/// into its own and restarts them. The tensor cores' float accumulation truncates (rounds
+/// toward zero), so over a long K its error leans one way and grows with K, to TF32's own
+/// error (K = 65536, inputs in [0,1]: 4.5e-4 of sum |a b|, measured); summed by rounding float
+/// adds every 256 of K, it stays near the float GEMM's.
+constexpr int x3_drain_blocks = 8;
+
 /// CL: the most blocks a cluster (1 or 2), on tiles that are neighbours in M and share their B:
 /// each block loads its own A and its share of B, multicast to the cluster. p.cluster: this
-/// launch's (1 where M has a single row of tiles, whose neighbour would be empty).
-template <typename In, int BN, int CL>
+/// launch's (1 where M has a single row of tiles, whose neighbour would be empty). X3: tf32x3
+/// (In float), on 128-row tiles with the drained accumulators.
+template <typename In, int BN, int CL, bool X3 = false>
 __global__ void __launch_bounds__(wg_threads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
                  const __grid_constant__ CUtensorMap tc, const __grid_constant__ CUtensorMap tw, const wg_params p) {
 #if LA_WGMMA_DEVICE
-  using S = wg_shape<In, BN>;
+  using S = wg_shape<In, BN, X3>;
   constexpr bool tf32 = S::tf32;
   constexpr int stages = S::stages, BK = wg_k_of<In>;
   extern __shared__ unsigned char wg_raw[];
@@ -382,16 +424,22 @@ __global__ void __launch_bounds__(wg_threads, 1)
         for (int kb = w.kb0; kb < w.kb1; ++kb) {
           mbar_wait(&empty[s], phase ^ 1);
           mbar_expect_tx(&full[s], S::stage_bytes);
-          tma_load(sa + s * S::a_bytes, &ta, &full[s], kb * BK, tile.x * S::bm);
+          int a_kb = kb, b_kb = kb;
+          if constexpr (tf32)
+            if (p.x3_blocks) {
+              const int2 at = x3_parts(kb, p.x3_blocks);
+              a_kb = at.x, b_kb = at.y;
+            }
+          tma_load(sa + s * S::a_bytes, &ta, &full[s], a_kb * BK, tile.x * S::bm);
           // B: BN columns in boxes of 128 bytes of N (64 halves, or 32 floats) by BK rows of K.
           constexpr int box_n = 128 / sizeof(In), box_bytes = BK * 128;
 #pragma unroll
           for (int j = 0; j < BN / box_n; ++j) {
             unsigned char* dst = sb + s * S::b_bytes + j * box_bytes;
             if (cl == 1)
-              tma_load(dst, &tb, &full[s], tile.y * BN + box_n * j, kb * BK);
+              tma_load(dst, &tb, &full[s], tile.y * BN + box_n * j, b_kb * BK);
             else if (j % cl == rank)
-              tma_load_multicast(dst, &tb, &full[s], tile.y * BN + box_n * j, kb * BK, (1u << cl) - 1);
+              tma_load_multicast(dst, &tb, &full[s], tile.y * BN + box_n * j, b_kb * BK, (1u << cl) - 1);
           }
           // The tile's C, into L2 with its last k-block's loads (stages ahead of the consumers):
           // the epilogue's loads of it then wait for L2, not DRAM.
@@ -406,6 +454,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     const int c = wg - 1, warp = tid / 32, lane = tid % 32;
     float d[S::acc];
+    [[maybe_unused]] float sum[X3 ? S::acc : 1];  // tf32x3: the drained accumulators
     int s = 0, phase = 0;
     std::uint32_t c_phase = 0;  // load_c: the parity each of this consumer's two C barriers completes next
     // tf32: where this thread's B^T fragment lies in a stage's B (4 boxes of 32 floats of N by
@@ -444,6 +493,9 @@ __global__ void __launch_bounds__(wg_threads, 1)
         if (++s == stages) s = 0, phase ^= 1;
       };
       if constexpr (tf32) {
+        if constexpr (X3)
+#pragma unroll
+          for (int j = 0; j < S::acc; ++j) sum[j] = 0.0f;
         // The B^T fragments of a k-block, two sets: the registers a wgmma group reads stay
         // untouched until the group completes (kept live up to the wait that follows it).
         std::uint32_t f0[4][4] = {}, f1[4][4] = {};
@@ -456,11 +508,21 @@ __global__ void __launch_bounds__(wg_threads, 1)
             for (int i = 0; i < 4; ++i)
               asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(f[kk][i]) : "r"(b0 + kk * 1024 + frag_off[i]) : "memory");
           asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+          // tf32x3 restarts wgmma's accumulators after each drain.
+          const bool fresh = X3 ? (kb - kb0) % x3_drain_blocks == 0 : kb == kb0;
 #pragma unroll
-          for (int kk = 0; kk < 4; ++kk)  // 4 MMAs of 8 of K; A as wgmma's B: 256 rows, K-major
-            wgmma_op<float>::mma(d, f[kk], smem_desc(a0 + 32 * kk, 16, 1024), kb > kb0 || kk > 0);
+          for (int kk = 0; kk < 4; ++kk)  // 4 MMAs of 8 of K; A as wgmma's B: bm rows, K-major
+            wgmma_op<float>::mma(d, f[kk], smem_desc(a0 + 32 * kk, 16, 1024), !fresh || kk > 0);
           asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-          asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+          if (X3 && ((kb - kb0) % x3_drain_blocks == x3_drain_blocks - 1 || kb + 1 == kb1)) {
+            // The drain: this group done, its sums added (rounded to nearest) into sum.
+            asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+            keep(d);
+            if constexpr (X3)
+#pragma unroll
+              for (int j = 0; j < S::acc; ++j) sum[j] += d[j];
+          } else
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
 #pragma unroll
           for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
@@ -471,6 +533,9 @@ __global__ void __launch_bounds__(wg_threads, 1)
         int kb = kb0;
         for (; kb + 1 < kb1; kb += 2) step(f0, f1, kb), step(f1, f0, kb + 1);
         if (kb < kb1) step(f0, f1, kb);
+        if constexpr (X3)  // the epilogue stores d (the last k-block drained every group)
+#pragma unroll
+          for (int j = 0; j < S::acc; ++j) d[j] = sum[j];
       } else {
         for (int kb = kb0; kb < kb1; ++kb) {
           mbar_wait(&full[s], phase);
@@ -836,14 +901,60 @@ void reduce_tail(const gemm_args& g, const float* work, const wg_tail& t, int ti
   LA_CHECK_LAUNCH(s);
 }
 
+/// x's TF32 head (rounded to nearest, ties to even) and the rest, x - head (exact). Where
+/// rounding would carry past the largest float the head is x truncated instead; a head that is
+/// not finite (x inf or NaN) has no tail, so the products keep IEEE's inf and NaN.
+__device__ __forceinline__ float2 tf32_split(float x) {
+  const std::uint32_t u = __float_as_uint(x);
+  if ((u & 0x7f800000u) == 0x7f800000u) return make_float2(x, 0.0f);
+  float head = __uint_as_float((u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u);
+  if (isinf(head)) head = __uint_as_float(u & 0xffffe000u);
+  return make_float2(head, x - head);
+}
+
+/// tf32x3's operands: a2 = [head | tail] of A (m rows of 2 kp, zeros from k to kp in each
+/// part), b2 = the head rows of B over its tail rows (2 kp rows of ldb2, zero rows from k to kp
+/// in each part and zeros from n to ldb2). blockIdx.y picks A (0) or B (1); a thread writes 4
+/// consecutive floats of each part, the grid striding over them.
+__global__ void __launch_bounds__(256) tf32x3_split_kernel(const float* a, index_t lda, const float* b, index_t ldb, float* a2,
+                                                           float* b2, index_t ldb2, index_t m, index_t n, index_t k,
+                                                           index_t kp) {
+  const bool is_a = blockIdx.y == 0;
+  const index_t rows = is_a ? m : kp, quads_a_row = (is_a ? kp : ldb2) / 4, limit = is_a ? k : n;
+  const long quads = static_cast<long>(rows) * quads_a_row;
+  for (long q = static_cast<long>(blockIdx.x) * 256 + threadIdx.x; q < quads; q += static_cast<long>(gridDim.x) * 256) {
+    const index_t r = static_cast<index_t>(q / quads_a_row), c = static_cast<index_t>(q % quads_a_row) * 4;
+    const bool row_in = is_a || r < k;
+    const float* src = is_a ? a + static_cast<long>(r) * lda : b + static_cast<long>(r) * ldb;
+    float head[4], tail[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float2 h = row_in && c + i < limit ? tf32_split(src[c + i]) : make_float2(0.0f, 0.0f);
+      head[i] = h.x, tail[i] = h.y;
+    }
+    float* const to_head = is_a ? a2 + static_cast<long>(r) * 2 * kp + c : b2 + static_cast<long>(r) * ldb2 + c;
+    float* const to_tail = is_a ? to_head + kp : to_head + static_cast<long>(kp) * ldb2;
+    *reinterpret_cast<float4*>(to_head) = make_float4(head[0], head[1], head[2], head[3]);
+    *reinterpret_cast<float4*>(to_tail) = make_float4(tail[0], tail[1], tail[2], tail[3]);
+  }
+}
+
+/// K of tf32x3's parts: k rounded up to whole k-blocks of 32 floats, so that a part's last
+/// k-block reads its own zeros, not the next part.
+index_t x3_kp(index_t k) { return static_cast<index_t>(ceil_div(k, 32)) * 32; }
+
 /// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
-template <typename In, int BN>
+/// x3 (In float only): tf32x3, the operands split into heads and tails first (tf32x3_split_kernel,
+/// into the workspace past the partials) and the three products walked as one K (x3_parts).
+template <typename In, int BN, bool X3 = false>
 void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
+  constexpr bool x3 = X3;
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) return scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);  // alpha * 0 + beta * C
   constexpr int e = sizeof(In);
-  using S = wg_shape<In, BN>;
-  const int kblocks = ceil_div(g.k, wg_k_of<In>);
+  using S = wg_shape<In, BN, X3>;
+  const index_t kp = x3 ? x3_kp(g.k) : 0;
+  const int kblocks = x3 ? 3 * static_cast<int>(kp / 32) : ceil_div(g.k, wg_k_of<In>);
   const int per = ceil_div(kblocks, std::max(splits, 1));
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
@@ -857,17 +968,28 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const void* a = g.a;
   const void* b = g.b;
   index_t lda = g.lda, ldb = g.ldb;
-  if (const operand_copy c = a_copy(a, lda, e); c.align) pa.emplace(a, lda, g.m, g.k, e, c.align, room, s), a = pa->p, lda = pa->ld;
-  if (const operand_copy c = b_copy<In>(b, ldb, g.m); c.align) {
+  if constexpr (x3) {  // 128-byte aligned rows whatever A's and B's
+    pa.emplace(nullptr, 0, g.m, 2 * kp, e, 128, room, s), pb.emplace(nullptr, 0, 2 * kp, g.n, e, 128, room, s);
+    const index_t ldb2 = pb->ld;
+    const long quads = std::max(static_cast<long>(g.m) * kp, static_cast<long>(kp) * ldb2) / 4;
+    const dim3 grid(static_cast<unsigned>(std::min<long>(ceil_div(quads, 256), 16L * std::max(g.sm_count, 1))), 2);
+    tf32x3_split_kernel<<<grid, 256, 0, s>>>(static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb,
+                                             static_cast<float*>(pa->p), static_cast<float*>(pb->p), ldb2, g.m, g.n, g.k, kp);
+    LA_CHECK_LAUNCH(s);
+    a = pa->p, lda = pa->ld, b = pb->p, ldb = ldb2;
+  } else if (const operand_copy c = a_copy(a, lda, e); c.align)
+    pa.emplace(a, lda, g.m, g.k, e, c.align, room, s), a = pa->p, lda = pa->ld;
+  if (const operand_copy c = x3 ? operand_copy{} : b_copy<In>(b, ldb, g.m); c.align) {
     try {
       pb.emplace(b, ldb, g.k, g.n, e, c.align, room, s), b = pb->p, ldb = pb->ld;
     } catch (const out_of_memory&) {
       if (c.needed) throw;  // the copy TMA needs; the faster copy only: go on with B as given
     }
   }
-  copy_operands(pa, pb, s);  // one launch for both
-  const CUtensorMap ta = tensor_map<In>(a, g.m, g.k, lda, S::bm);
-  const CUtensorMap tb = tensor_map<In>(b, g.k, g.n, ldb, wg_k_of<In>);
+  if (!x3) copy_operands(pa, pb, s);  // one launch for both
+  const index_t k_maps = x3 ? 2 * kp : g.k;  // tf32x3: both parts
+  const CUtensorMap ta = tensor_map<In>(a, g.m, k_maps, lda, S::bm);
+  const CUtensorMap tb = tensor_map<In>(b, k_maps, g.n, ldb, wg_k_of<In>);
   // The 16-bit epilogue stores through TMA where the rows it stores to are 16-byte aligned;
   // otherwise from registers. N a multiple of 4: TMA writes the last 16 bytes of a row whole
   // (measured: columns past N, in the padding, were overwritten).
@@ -889,7 +1011,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   if (!tail_work) tail = {};
   wg_params p{g.m,
               g.n,
-              g.k,
+              x3 ? 3 * kp : g.k,  // the kernel walks the three products as one K
               g.c,
               g.ldc,
               g.alpha,
@@ -906,11 +1028,12 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
               work,
               tail.tiles,
               tail.splits,
-              tail.blocks};
+              tail.blocks,
+              x3 ? static_cast<int>(kp / 32) : 0};
   CUtensorMap tc{}, tw{};
   if (tma_store || prefetch_c) tc = work ? store_map(work, g.m, g.n, g.n, splits) : store_map(g.c, g.m, g.n, g.ldc, 1);
   if (tail.tiles) tw = store_map(tail_work, S::bm, BN, BN, tail.tiles * tail.splits);
-  constexpr auto kernel = wgmma_kernel<In, BN, CL>;
+  constexpr auto kernel = wgmma_kernel<In, BN, CL, X3>;
   raise_smem_limit_once<kernel, S::smem_bytes>();
   // A cluster a unit (cl tiles and a range of K), as many clusters as are resident.
   const long units = (static_cast<long>(ceil_div(tiles_m, cl)) * p.tiles_n - tail.tiles) * splits +
@@ -952,7 +1075,7 @@ int split_count(const gemm_problem& p, int bm, int bn) {
   const long tiles = static_cast<long>(ceil_div(p.m, bm)) * ceil_div(p.n, bn);
   return one_round_splits(std::max(p.sm_count, 1), tiles, std::min<long>(ceil_div(p.k, 64) / 16, 4096));
 }
-constexpr int wg_tf32_bm = wg_shape<float, wg_split_bn>::bm;
+constexpr int wg_tf32_bm = wg_shape<float, wg_split_bn>::bm, wg_x3_bm = wg_shape<float, wg_split_bn, true>::bm;
 /// Bytes of the operand copies launch_wgmma makes for p (the faster copy of B only where
 /// p.speed_extras), then of the split-K partials.
 template <typename In>
@@ -987,6 +1110,23 @@ std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) {
 }
 std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem& p) {
   return split_workspace<float>(p, wgmma_tf32_split_count(p));
+}
+// tf32x3: its products walk 3 kp of K; its workspace holds the operands' parts (launch_wgmma),
+// after the partials where K is split.
+int wgmma_tf32x3_split_count(const gemm_problem& p) {
+  return split_count({p.m, p.n, 3 * x3_kp(p.k), p.sm_count}, wg_x3_bm, wg_split_bn);
+}
+std::size_t wgmma_tf32x3_workspace_bytes(const gemm_problem& p) {
+  if (p.m == 0 || p.n == 0 || p.k == 0) return 0;
+  const index_t kp = x3_kp(p.k);
+  return copy_bytes(p.m, 2 * kp, sizeof(float), 128) + copy_bytes(2 * kp, p.n, sizeof(float), 128);
+}
+std::size_t wgmma_tf32x3_split_k_workspace_bytes(const gemm_problem& p) {
+  const int splits = wgmma_tf32x3_split_count(p);
+  return (splits > 1 ? partials_bytes(p, splits) : 0) + wgmma_tf32x3_workspace_bytes(p);
+}
+bool wgmma_tf32x3_can_implement(const gemm_problem& p) {
+  return p.k <= max_index / 3 - 64 && wgmma_can_implement(p);  // 3 kp stays an index
 }
 
 namespace {
@@ -1047,6 +1187,10 @@ void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) {
 void run_wgmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wgmma<float, wg_split_bn>(g, s, 1); }
 void run_wgmma_tf32_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<float, wg_split_bn>(g, s, wgmma_tf32_split_count({g.m, g.n, g.k, g.sm_count}));
+}
+void run_wgmma_tf32x3(const gemm_args& g, cudaStream_t s) { launch_wgmma<float, wg_split_bn, true>(g, s, 1); }
+void run_wgmma_tf32x3_split_k(const gemm_args& g, cudaStream_t s) {
+  launch_wgmma<float, wg_split_bn, true>(g, s, wgmma_tf32x3_split_count({g.m, g.n, g.k, g.sm_count}));
 }
 void run_wgmma_bf16_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<__nv_bfloat16, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));

@@ -53,6 +53,14 @@ void run_wgmma_tf32_split_k(const gemm_args&, cudaStream_t);
 std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem&);
 /// Splits of K wgmma_tf32_split_k uses (>= 1; its tiles are 256 x 128).
 int wgmma_tf32_split_count(const gemm_problem&);
+/// tf32x3 (gemm_precision::tf32x3) on the wgmma_tf32 kernel: the operands split into TF32
+/// heads and tails in the workspace, three products walked as one K (wgmma.cu).
+void run_wgmma_tf32x3(const gemm_args&, cudaStream_t);
+void run_wgmma_tf32x3_split_k(const gemm_args&, cudaStream_t);
+std::size_t wgmma_tf32x3_workspace_bytes(const gemm_problem&);
+std::size_t wgmma_tf32x3_split_k_workspace_bytes(const gemm_problem&);
+int wgmma_tf32x3_split_count(const gemm_problem&);
+bool wgmma_tf32x3_can_implement(const gemm_problem&);
 /// Splits of K wgmma_f16_split_k uses (>= 1).
 int wgmma_split_count(const gemm_problem&);
 bool reg_tiled_vectorizable(const gemm_args&);
