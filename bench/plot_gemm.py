@@ -35,6 +35,7 @@ def main():
     if not sizes:
         sys.exit("no square shapes in " + src)
     series = []  # (label, colour, dashed, [(size, tflops)])
+    drawn = set()  # cuBLAS calls already drawn
     for prec, peer, colour in CLASSES:
         la, names = [], set()
         for s in sizes:
@@ -43,12 +44,12 @@ def main():
             if best:
                 la.append((s, best[0]))
                 names.add(best[1])
-        drawn = any(label == f"cuBLAS {p}" for p, q, _ in CLASSES if q == peer for label, *_ in series)
-        vendor = [] if drawn else [(s, runs[(s, peer)][1]) for s in sizes if (s, peer) in runs]
+        vendor = [] if peer in drawn else [(s, runs[(s, peer)][1]) for s in sizes if (s, peer) in runs]
         if la:
             series.append((f"la {prec} ({names.pop() if len(names) == 1 else 'fastest'})", colour, False, la))
         if vendor:
             series.append((f"cuBLAS {prec}", colour, True, vendor))
+            drawn.add(peer)  # tf32x3 shares cuBLAS's fp32 line
     top_tf = max(tf for _, _, _, pts in series for _, tf in pts)
     ymax = 100 * math.ceil(top_tf / 100)
     left, top, w, h = 60, 40, 520, 320

@@ -948,13 +948,12 @@ index_t x3_kp(index_t k) { return static_cast<index_t>(ceil_div(k, 32)) * 32; }
 /// into the workspace past the partials) and the three products walked as one K (x3_parts).
 template <typename In, int BN, bool X3 = false>
 void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
-  constexpr bool x3 = X3;
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) return scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);  // alpha * 0 + beta * C
   constexpr int e = sizeof(In);
   using S = wg_shape<In, BN, X3>;
-  const index_t kp = x3 ? x3_kp(g.k) : 0;
-  const int kblocks = x3 ? 3 * static_cast<int>(kp / 32) : ceil_div(g.k, wg_k_of<In>);
+  const index_t kp = X3 ? x3_kp(g.k) : 0;
+  const int kblocks = X3 ? 3 * static_cast<int>(kp / 32) : ceil_div(g.k, wg_k_of<In>);
   const int per = ceil_div(kblocks, std::max(splits, 1));
   splits = ceil_div(kblocks, per);  // rounding can leave fewer
   float* work = splits > 1 ? static_cast<float*>(g.workspace) : nullptr;
@@ -968,26 +967,27 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const void* a = g.a;
   const void* b = g.b;
   index_t lda = g.lda, ldb = g.ldb;
-  if constexpr (x3) {  // 128-byte aligned rows whatever A's and B's
+  if constexpr (X3) {  // the parts, at 128-byte aligned rows whatever A's and B's
     pa.emplace(nullptr, 0, g.m, 2 * kp, e, 128, room, s), pb.emplace(nullptr, 0, 2 * kp, g.n, e, 128, room, s);
-    const index_t ldb2 = pb->ld;
-    const long quads = std::max(static_cast<long>(g.m) * kp, static_cast<long>(kp) * ldb2) / 4;
+    a = pa->p, lda = pa->ld, b = pb->p, ldb = pb->ld;
+    const long quads = std::max(static_cast<long>(g.m) * kp, static_cast<long>(kp) * ldb) / 4;
     const dim3 grid(static_cast<unsigned>(std::min<long>(ceil_div(quads, 256), 16L * std::max(g.sm_count, 1))), 2);
     tf32x3_split_kernel<<<grid, 256, 0, s>>>(static_cast<const float*>(g.a), g.lda, static_cast<const float*>(g.b), g.ldb,
-                                             static_cast<float*>(pa->p), static_cast<float*>(pb->p), ldb2, g.m, g.n, g.k, kp);
+                                             static_cast<float*>(pa->p), static_cast<float*>(pb->p), ldb, g.m, g.n, g.k, kp);
     LA_CHECK_LAUNCH(s);
-    a = pa->p, lda = pa->ld, b = pb->p, ldb = ldb2;
-  } else if (const operand_copy c = a_copy(a, lda, e); c.align)
-    pa.emplace(a, lda, g.m, g.k, e, c.align, room, s), a = pa->p, lda = pa->ld;
-  if (const operand_copy c = x3 ? operand_copy{} : b_copy<In>(b, ldb, g.m); c.align) {
-    try {
-      pb.emplace(b, ldb, g.k, g.n, e, c.align, room, s), b = pb->p, ldb = pb->ld;
-    } catch (const out_of_memory&) {
-      if (c.needed) throw;  // the copy TMA needs; the faster copy only: go on with B as given
+  } else {
+    if (const operand_copy c = a_copy(a, lda, e); c.align)
+      pa.emplace(a, lda, g.m, g.k, e, c.align, room, s), a = pa->p, lda = pa->ld;
+    if (const operand_copy c = b_copy<In>(b, ldb, g.m); c.align) {
+      try {
+        pb.emplace(b, ldb, g.k, g.n, e, c.align, room, s), b = pb->p, ldb = pb->ld;
+      } catch (const out_of_memory&) {
+        if (c.needed) throw;  // the copy TMA needs; the faster copy only: go on with B as given
+      }
     }
+    copy_operands(pa, pb, s);  // one launch for both
   }
-  if (!x3) copy_operands(pa, pb, s);  // one launch for both
-  const index_t k_maps = x3 ? 2 * kp : g.k;  // tf32x3: both parts
+  const index_t k_maps = X3 ? 2 * kp : g.k;  // tf32x3: both parts
   const CUtensorMap ta = tensor_map<In>(a, g.m, k_maps, lda, S::bm);
   const CUtensorMap tb = tensor_map<In>(b, k_maps, g.n, ldb, wg_k_of<In>);
   // The 16-bit epilogue stores through TMA where the rows it stores to are 16-byte aligned;
@@ -1011,7 +1011,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   if (!tail_work) tail = {};
   wg_params p{g.m,
               g.n,
-              x3 ? 3 * kp : g.k,  // the kernel walks the three products as one K
+              X3 ? 3 * kp : g.k,  // the kernel walks the three products as one K
               g.c,
               g.ldc,
               g.alpha,
@@ -1029,7 +1029,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
               tail.tiles,
               tail.splits,
               tail.blocks,
-              x3 ? static_cast<int>(kp / 32) : 0};
+              X3 ? static_cast<int>(kp / 32) : 0};
   CUtensorMap tc{}, tw{};
   if (tma_store || prefetch_c) tc = work ? store_map(work, g.m, g.n, g.n, splits) : store_map(g.c, g.m, g.n, g.ldc, 1);
   if (tail.tiles) tw = store_map(tail_work, S::bm, BN, BN, tail.tiles * tail.splits);
@@ -1089,9 +1089,9 @@ std::size_t copies_bytes(const gemm_problem& p) {
     bytes += copy_bytes(p.k, p.n, e, c.align);
   return bytes;
 }
-template <typename In>
-std::size_t split_workspace(const gemm_problem& p, int splits) {
-  return (splits > 1 ? partials_bytes(p, splits) : 0) + copies_bytes<In>(p);
+/// A split form's workspace: the partials where K is split, then the operands' room.
+std::size_t split_workspace(const gemm_problem& p, int splits, std::size_t operands) {
+  return (splits > 1 ? partials_bytes(p, splits) : 0) + operands;
 }
 }  // namespace
 
@@ -1106,10 +1106,10 @@ int wgmma_split_count(const gemm_problem& p) { return split_count(p, wg_bm, wg_s
 int wgmma_tf32_split_count(const gemm_problem& p) { return split_count(p, wg_tf32_bm, wg_split_bn); }
 std::size_t wgmma_tf32_workspace_bytes(const gemm_problem& p) { return copies_bytes<float>(p); }
 std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) {
-  return split_workspace<__half>(p, wgmma_split_count(p));
+  return split_workspace(p, wgmma_split_count(p), copies_bytes<__half>(p));
 }
 std::size_t wgmma_tf32_split_k_workspace_bytes(const gemm_problem& p) {
-  return split_workspace<float>(p, wgmma_tf32_split_count(p));
+  return split_workspace(p, wgmma_tf32_split_count(p), copies_bytes<float>(p));
 }
 // tf32x3: its products walk 3 kp of K; its workspace holds the operands' parts (launch_wgmma),
 // after the partials where K is split.
@@ -1122,8 +1122,7 @@ std::size_t wgmma_tf32x3_workspace_bytes(const gemm_problem& p) {
   return copy_bytes(p.m, 2 * kp, sizeof(float), 128) + copy_bytes(2 * kp, p.n, sizeof(float), 128);
 }
 std::size_t wgmma_tf32x3_split_k_workspace_bytes(const gemm_problem& p) {
-  const int splits = wgmma_tf32x3_split_count(p);
-  return (splits > 1 ? partials_bytes(p, splits) : 0) + wgmma_tf32x3_workspace_bytes(p);
+  return split_workspace(p, wgmma_tf32x3_split_count(p), wgmma_tf32x3_workspace_bytes(p));
 }
 bool wgmma_tf32x3_can_implement(const gemm_problem& p) {
   return p.k <= max_index / 3 - 64 && wgmma_can_implement(p);  // 3 kp stays an index
