@@ -413,6 +413,33 @@ TEST(Gemm, WgmmaClusteredSplitMatchesReference) {
   EXPECT_EQ(checked, 2);
 }
 
+TEST(Gemm, WgmmaShortTileMatchesReference) {
+  // M of at most 64 rows: the 16-bit kernels run 64 x 64 tiles (wgmma_short_tile), both
+  // consumer warpgroups on the whole tile, each multiplying half of every k-block, the first
+  // adding the second's sums before it stores. Split in K (2 and 4 ways: TMA-stored partials
+  // where N % 4 == 0, stored from registers where not) and unsplit (C through TMA, and C read
+  // back through TMA where beta != 0; 132 tiles, more than one a block on a GPU of fewer SMs);
+  // M = 1 (63 rows of TMA's zeros) and 33. Plain and split variants alike.
+  LA_SKIP_WITHOUT_GPU();
+  if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
+  const int sms = context().sm_count();
+  for (const shape s : {shape{64, 1000, 2048}, shape{33, 1003, 2048}, shape{1, 130, 5000}, shape{64, 8448, 100},
+                        shape{50, 4500, 64}}) {
+    // The split counts these shapes were chosen for, on the 132 SMs of an H100 (elsewhere the
+    // tiles are still 64 x 64 where the rule says so, and the check below still runs).
+    if (sms == 132) {
+      ASSERT_TRUE(gemm_detail::wgmma_short_tile({s.m, s.n, s.k, sms})) << s.m << "x" << s.n << "x" << s.k;
+      EXPECT_EQ(gemm_detail::wgmma_split_count({s.m, s.n, s.k, sms}), s.k >= 5000 ? 4 : s.k >= 2048 ? 2 : 1);
+    }
+    for (const char* name : {"wgmma_f16", "wgmma_f16_split_k", "wgmma_bf16", "wgmma_bf16_split_k"}) {
+      const gemm_variant& v = find_gemm(name);
+      check_variant(v, s, 1.0f, 0.0f, 0, 1);
+      check_variant(v, s, -0.5f, 1.25f, 0, 2);
+      check_variant(v, s, 2.0f, 0.0f, 3, 3);
+    }
+  }
+}
+
 TEST(Gemm, Tf32RoundsToNearest) {
   // Every TF32 variant rounds both operands to nearest (wgmma_tf32 through TMA's TFLOAT32
   // tensor maps, wmma_tf32 in registers), where truncation would be twice as coarse. With
@@ -609,6 +636,9 @@ TEST(GemmSelect, FollowsShapeAndPrecision) {  // host-only
             sm90a_kernels_available() ? "wgmma_tf32_split_k" : "wmma_tf32");
   EXPECT_EQ(select_gemm({1024, 1280, 8192, 132}, gemm_input::f16, false).name,
             sm90a_kernels_available() ? "wgmma_f16" : "wmma_f16");
+  // 64 rows whose 64 x 64 tiles fill one round unsplit: the plain kernel (on those tiles).
+  EXPECT_EQ(select_gemm({64, 8192, 8192, 132}, gemm_input::f16, false).name,
+            sm90a_kernels_available() ? "wgmma_f16" : "wmma_f16");
   // Half inputs: wgmma where the device runs sm_90a code, else WMMA.
   EXPECT_EQ(select_gemm({4096, 4096, 4096, 132}, gemm_input::f16, false).name,
             sm90a_kernels_available() ? "wgmma_f16" : "wmma_f16");
@@ -742,6 +772,16 @@ TEST(GemmSelect, SplitCountScalesWithShape) {  // host-only
   // wgmma: 128x128 tiles (16-bit) or 256x128 (tf32), as many splits as fill the SMs in one
   // round, each >= 1024 of K; none where the tiles alone fill more than half the SMs.
   EXPECT_EQ(gemm_detail::wgmma_split_count({256, 256, 65536, 132}), 33);
+  // M of at most 64 rows: 64 x 64 tiles where they fill one round in at most 4 splits
+  // (wgmma_short_tile), else the 128 x 128 tiles' count.
+  EXPECT_TRUE(gemm_detail::wgmma_short_tile({64, 4096, 4096, 132}));
+  EXPECT_EQ(gemm_detail::wgmma_split_count({64, 4096, 4096, 132}), 2);    // 64 tiles (was 32 x 4)
+  EXPECT_EQ(gemm_detail::wgmma_split_count({64, 2048, 8192, 132}), 4);    // 32 tiles
+  EXPECT_EQ(gemm_detail::wgmma_split_count({64, 8192, 8192, 132}), 1);    // 128 tiles: one round, unsplit
+  EXPECT_FALSE(gemm_detail::wgmma_short_tile({65, 4096, 4096, 132}));     // two rows of 64
+  EXPECT_FALSE(gemm_detail::wgmma_short_tile({64, 8512, 4096, 132}));     // 133 tiles: two rounds
+  EXPECT_FALSE(gemm_detail::wgmma_short_tile({48, 1024, 65536, 132}));    // 16 tiles would take 8 splits
+  EXPECT_EQ(gemm_detail::wgmma_split_count({48, 1024, 65536, 132}), 16);  // 128 x 128: 8 tiles
   EXPECT_EQ(gemm_detail::wgmma_split_count({1024, 1024, 8192, 132}), 2);   // 64 tiles
   EXPECT_EQ(gemm_detail::wgmma_split_count({1024, 1280, 8192, 132}), 1);   // 80 tiles: 2 splits take 2 rounds
   EXPECT_EQ(gemm_detail::wgmma_tf32_split_count({2048, 2048, 20000, 132}), 1);  // 128 tiles

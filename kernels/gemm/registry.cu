@@ -89,8 +89,9 @@ const gemm_variant& find_gemm(std::string_view name) {
 
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision) {
   // Half and bfloat16 inputs: wgmma on a 9.0 device (about twice WMMA's rate; bench/RESULTS.md,
-  // "Hopper rung"), split over K where its 128x128 tiles leave at least half the multiprocessors
-  // idle and K is long (wgmma_split_count > 1); WMMA elsewhere.
+  // "Hopper rung"), split over K where its 128x128 tiles (64x64 where M fits in 64 rows:
+  // wgmma_short_tile) leave at least half the multiprocessors idle and K is long
+  // (wgmma_split_count > 1); WMMA elsewhere.
   if (input != gemm_input::f32) {
     const bool bf = input == gemm_input::bf16;
     // A matrix times a vector or a few: gemv reads the matrix once (below).

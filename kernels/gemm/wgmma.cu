@@ -11,6 +11,15 @@
 //             its partials are a tile of floats per unit, and half the tile halves them
 //             (256 x 256 x 65536: 8 MB instead of 16 written and read again). tf32 (below)
 //             uses 256 x 128 tiles, plain and split alike.
+//             M of at most 64 rows (wgmma_short_tile: the 16-bit kernels, plain and split, where
+//             64 x 64 tiles fill one round of the multiprocessors in at most 4 splits): 64 x 64
+//             tiles (16 KiB stages, 12 of them, m64n64k16), both consumers on the whole tile,
+//             each taking half of every k-block (2 of its 4 MMAs); the second leaves its sums
+//             in its staging buffers and the first adds them (a fixed order) and stores. A
+//             128-row tile there streams 64 or more rows of TMA's zeros and has half as many
+//             tiles to fill the GPU with, so it splits K twice as often (64 x 8192 x 8192: 128
+//             tiles unsplit, 54 us, against 64 tiles in 2 splits, 63 us; bench/RESULTS.md,
+//             tuning note T12).
 //   roles     warpgroup 0 produces: one thread issues the stage's TMA loads (A as one 64 x 128
 //             box, B as BN/64 boxes of 64 x 64, 128-byte swizzled) on the stage's "full" mbarrier.
 //             Warpgroups 1 and 2 consume: each multiplies its 64 rows of A by all of B with
@@ -104,6 +113,14 @@ template <typename In>
 constexpr int wg_k_of = 128 / static_cast<int>(sizeof(In));
 
 constexpr int wg_split_bn = 128;  // the split-K forms' tile width
+/// The 16-bit split form's tile where M fits in 64 rows (R64): 64 x 64, so a 128-row tile's
+/// empty half is not streamed through shared memory and twice as many tiles fill the GPU
+/// before K is split (fewer partials, or none).
+constexpr int wg_short_bm = 64, wg_short_bn = 64;
+/// The most splits of K the 64-row tile takes: past them its tiles are few, the splits many
+/// either way, and the 128-row tile's fewer re-reads of A are worth more (48 x 1024 x 65536:
+/// 8 splits of 64-row tiles 61 us, 16 of 128-row tiles 59-60; bench/RESULTS.md, tuning note T12).
+constexpr int wg_short_splits = 4;
 /// The plain 16-bit kernel's tile widths, widest first, and each one's time per column against
 /// the widest's, in percent (measured; wgmma_tile_for).
 constexpr int wg_plain_bn[3] = {256, 192, wg_split_bn}, wg_plain_cost[3] = {100, 102, 115};
@@ -115,10 +132,11 @@ constexpr int wg_plain_index(int bn) { return bn == 256 ? 0 : bn == 192 ? 1 : 2;
 /// transposed product (C^T = B^T A^T, see the header).
 /// X3 (tf32x3): 128 rows, so that a second set of accumulators fits beside wgmma's (see the
 /// kernel's drain).
-template <typename In, int BN, bool X3 = false>
+template <typename In, int BN, bool X3 = false, bool R64 = false>
 struct wg_shape {
   static constexpr bool tf32 = std::is_same_v<In, float>;
-  static constexpr int bm = tf32 && !X3 ? 256 : 128;
+  static_assert(!R64 || (!tf32 && BN == wg_short_bn), "the 64-row tile is the 16-bit split form's");
+  static constexpr int bm = R64 ? wg_short_bm : tf32 && !X3 ? 256 : 128;
   static constexpr int a_bytes = bm * 128;  // bm rows of 128 bytes of K
   static constexpr int b_bytes = 128 * BN, stage_bytes = a_bytes + b_bytes;
   static constexpr int stages = 196608 / stage_bytes;  // 192 KiB of stages: 4 of 48 KiB, 6 of 32 KiB
@@ -128,11 +146,13 @@ struct wg_shape {
   // Stages, staging, the barriers (full and empty a stage, one a staging buffer for C's loads),
   // and 1 KiB to align the tiles to the swizzle's 1024-byte period.
   static constexpr int smem_bytes = stages * stage_bytes + staging_bytes + (2 * stages + 2 * wg_consumers) * 8 + 1024;
-  static constexpr int acc = bm * BN / (128 * wg_consumers);  // accumulators a consumer thread
+  // Accumulators a consumer thread: its 64 rows of the tile, or (R64) the whole 64-row tile,
+  // the two consumers each taking half of every k-block.
+  static constexpr int acc = R64 ? bm * BN / 128 : bm * BN / (128 * wg_consumers);
   // Blocks a cluster: the 16-bit split-K tiles pair up in M and share B's loads. The plain
   // 16-bit kernel is unclustered: paired, it took 1-8% longer at 2048^3-8192^3 (bench/RESULTS.md,
   // "Clusters off for the plain 16-bit kernel"). (tf32's tiles would share A, pairing in N; not built.)
-  static constexpr int cluster = !tf32 && BN == wg_split_bn ? 2 : 1;
+  static constexpr int cluster = !tf32 && BN == wg_split_bn && !R64 ? 2 : 1;
 };
 [[maybe_unused]] constexpr int wg_group = 8;  // tile-rows a group of the schedule
 
@@ -271,6 +291,9 @@ __device__ __forceinline__ void keep(float (&d)[N]) {
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
   "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
   "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define LA_WG_REGS_32 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define LA_WG_REGS_64_95 \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
   "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
@@ -301,6 +324,15 @@ __device__ __forceinline__ void keep(float (&d)[N]) {
                  : LA_WG_D64(0)                                                                                    \
                  : "l"(da), "l"(db), "r"(accumulate));                                                             \
   }
+// The 64-row tile's m64n64k16 (16-bit inputs only).
+#define LA_WGMMA_M64N64K16(TYPE)                                                                                  \
+  __device__ __forceinline__ static void mma(float(&d)[32], std::uint64_t da, std::uint64_t db, int accumulate) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                    \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {" LA_WG_REGS_32                      \
+                 "}, %32, %33, p, 1, 1, 0, 1;\n}\n"                                                                \
+                 : LA_WG_D32(0)                                                                                    \
+                 : "l"(da), "l"(db), "r"(accumulate));                                                             \
+  }
 // The 128 x 192 tile's m64n192k16 (16-bit inputs only).
 #define LA_WGMMA_M64N192K16(TYPE)                                                                                 \
   __device__ __forceinline__ static void mma(float(&d)[96], std::uint64_t da, std::uint64_t db, int accumulate) { \
@@ -315,15 +347,18 @@ struct wgmma_op<__half> {
   LA_WGMMA_N256("m64n256k16.f32.f16.f16", ", 0, 1")
   LA_WGMMA_M64N192K16("f16")
   LA_WGMMA_M64N128K16("f16")
+  LA_WGMMA_M64N64K16("f16")
 };
 template <>
 struct wgmma_op<__nv_bfloat16> {
   LA_WGMMA_N256("m64n256k16.f32.bf16.bf16", ", 0, 1")
   LA_WGMMA_M64N192K16("bf16")
   LA_WGMMA_M64N128K16("bf16")
+  LA_WGMMA_M64N64K16("bf16")
 };
 #undef LA_WGMMA_M64N192K16
 #undef LA_WGMMA_M64N128K16
+#undef LA_WGMMA_M64N64K16
 // TF32 reads its shared-memory operand K-major only (no transpose immediates), so the kernel
 // computes C^T = B^T A^T: wgmma's A is B^T from registers (any layout: loaded by the threads),
 // its B is A, K-major in shared memory.
@@ -353,6 +388,7 @@ struct wgmma_op<float> {
 #undef LA_WG_D8
 #undef LA_WG_REGS_64
 #undef LA_WG_REGS_64_95
+#undef LA_WG_REGS_32
 #undef LA_WG_REGS_0
 #endif
 
@@ -367,12 +403,12 @@ constexpr int x3_drain_blocks = 8;
 /// each block loads its own A and its share of B, multicast to the cluster. p.cluster: this
 /// launch's (1 where M has a single row of tiles, whose neighbour would be empty). X3: tf32x3
 /// (In float), on 128-row tiles with the drained accumulators.
-template <typename In, int BN, int CL, bool X3 = false>
+template <typename In, int BN, int CL, bool X3 = false, bool R64 = false>
 __global__ void __launch_bounds__(wg_threads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
                  const __grid_constant__ CUtensorMap tc, const __grid_constant__ CUtensorMap tw, const wg_params p) {
 #if LA_WGMMA_DEVICE
-  using S = wg_shape<In, BN, X3>;
+  using S = wg_shape<In, BN, X3, R64>;
   constexpr bool tf32 = S::tf32;
   constexpr int stages = S::stages, BK = wg_k_of<In>;
   extern __shared__ unsigned char wg_raw[];
@@ -539,13 +575,17 @@ __global__ void __launch_bounds__(wg_threads, 1)
       } else {
         for (int kb = kb0; kb < kb1; ++kb) {
           mbar_wait(&full[s], phase);
-          const std::uint32_t a0 = smem_addr(sa + s * S::a_bytes + c * 64 * 128);
+          const std::uint32_t a0 = smem_addr(sa + s * S::a_bytes + (R64 ? 0 : c * 64 * 128));
           const std::uint32_t b0 = smem_addr(sb + s * S::b_bytes);
           asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+          // 4 MMAs of 32 bytes of K; B: the next 16 rows of K 2048 bytes on. R64: consumer c
+          // takes the k-block's half c (2 of them) over the whole 64-row tile.
 #pragma unroll
-          for (int kk = 0; kk < 4; ++kk)  // 4 MMAs of 32 bytes of K; B: the next 8 rows of K 2048 bytes on
+          for (int i = 0; i < (R64 ? 2 : 4); ++i) {
+            const int kk = R64 ? 2 * c + i : i;
             wgmma_op<In>::mma(d, smem_desc(a0 + 32 * kk, 16, 1024), smem_desc(b0 + 2048 * kk, 8192, 1024),
-                              kb > kb0 || kk > 0);
+                              kb > kb0 || i > 0);
+          }
           asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
           asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
           release_prev();
@@ -558,6 +598,22 @@ __global__ void __launch_bounds__(wg_threads, 1)
       // reduce_tail's pdl).
       if ((p.work || p.tail_tiles) && u + clusters >= units) asm volatile("griddepcontrol.launch_dependents;\n");
       if (prev >= 0) free_stage(prev);
+      if constexpr (R64) {
+        // The two halves of K summed: consumer 1 leaves its accumulators in its (unused)
+        // staging buffers, consumer 0 adds them (the same order every run) and stores the tile.
+        // The second barrier keeps consumer 1 from overwriting them before they are read.
+        float* const x = reinterpret_cast<float*>(staging + 2 * S::chunk_bytes);
+        static_assert(S::acc * 128 * sizeof(float) <= 2 * S::chunk_bytes, "R64: consumer 1's sums fit its staging");
+        if (c == 1)
+#pragma unroll
+          for (int j = 0; j < S::acc; ++j) x[j * 128 + tid] = d[j];
+        asm volatile("bar.sync 3, 256;\n" ::: "memory");
+        if (c == 0)
+#pragma unroll
+          for (int j = 0; j < S::acc; ++j) d[j] += x[j * 128 + tid];
+        asm volatile("bar.sync 4, 256;\n" ::: "memory");
+        if (c == 1) continue;
+      }
       // Thread (warp w, lane l) holds accumulator rows 16w + l/4 (+8) and columns 8q + 2(l%4) (+1).
       // Into C (alpha, beta), or a split's raw partial into its M x N slab of the workspace,
       // reduced in order by reduce_splits (alpha 1, beta 0 there), or a tail unit's raw
@@ -946,12 +1002,12 @@ index_t x3_kp(index_t k) { return static_cast<index_t>(ceil_div(k, 32)) * 32; }
 /// splits > 1: g.workspace holds splits * M * N floats (wgmma_split_k_workspace_bytes).
 /// x3 (In float only): tf32x3, the operands split into heads and tails first (tf32x3_split_kernel,
 /// into the workspace past the partials) and the three products walked as one K (x3_parts).
-template <typename In, int BN, bool X3 = false>
+template <typename In, int BN, bool X3 = false, bool R64 = false>
 void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   if (g.m == 0 || g.n == 0) return;
   if (g.k == 0) return scale_c(g.c, g.ldc, g.m, g.n, g.beta, s);  // alpha * 0 + beta * C
   constexpr int e = sizeof(In);
-  using S = wg_shape<In, BN, X3>;
+  using S = wg_shape<In, BN, X3, R64>;
   const index_t kp = X3 ? x3_kp(g.k) : 0;
   const int kblocks = X3 ? 3 * static_cast<int>(kp / 32) : ceil_div(g.k, wg_k_of<In>);
   const int per = ceil_div(kblocks, std::max(splits, 1));
@@ -1006,7 +1062,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   const int tiles_m = ceil_div(g.m, S::bm), cl = CL > 1 && tiles_m > 1 && splits > 1 ? CL : 1;
   // The plain 16-bit kernel's last round of tiles, cut in K where it would leave most
   // multiprocessors idle; in the workspace, past the copies (none without room).
-  wg_tail tail = !S::tf32 && splits == 1 && cl == 1 ? plan_tail({g.m, g.n, g.k, g.sm_count}, wg_plain_index(BN)) : wg_tail{};
+  wg_tail tail = !S::tf32 && !R64 && splits == 1 && cl == 1 ? plan_tail({g.m, g.n, g.k, g.sm_count}, wg_plain_index(BN)) : wg_tail{};
   float* tail_work = tail.tiles ? static_cast<float*>(room.take(tail.bytes(BN), 128)) : nullptr;
   if (!tail_work) tail = {};
   wg_params p{g.m,
@@ -1033,7 +1089,7 @@ void launch_wgmma(const gemm_args& g, cudaStream_t s, int splits) {
   CUtensorMap tc{}, tw{};
   if (tma_store || prefetch_c) tc = work ? store_map(work, g.m, g.n, g.n, splits) : store_map(g.c, g.m, g.n, g.ldc, 1);
   if (tail.tiles) tw = store_map(tail_work, S::bm, BN, BN, tail.tiles * tail.splits);
-  constexpr auto kernel = wgmma_kernel<In, BN, CL, X3>;
+  constexpr auto kernel = wgmma_kernel<In, BN, CL, X3, R64>;
   raise_smem_limit_once<kernel, S::smem_bytes>();
   // A cluster a unit (cl tiles and a range of K), as many clusters as are resident.
   const long units = (static_cast<long>(ceil_div(tiles_m, cl)) * p.tiles_n - tail.tiles) * splits +
@@ -1098,11 +1154,20 @@ std::size_t split_workspace(const gemm_problem& p, int splits, std::size_t opera
 bool wgmma_can_implement(const gemm_problem& p) {
   // The unit count (tiles x splits) is an int; the grid is at most one block a multiprocessor.
   return p.m >= 0 && p.n >= 0 && p.k >= 0 &&
-         static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_split_bn) * wgmma_split_count(p) < (1L << 31) &&
+         (wgmma_short_tile(p) ? static_cast<long>(ceil_div(p.n, wg_short_bn))
+                      : static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_split_bn)) *
+                 wgmma_split_count(p) <
+             (1L << 31) &&
          wgmma_supported();
 }
 
-int wgmma_split_count(const gemm_problem& p) { return split_count(p, wg_bm, wg_split_bn); }
+bool wgmma_short_tile(const gemm_problem& p) {
+  return p.m <= wg_short_bm && ceil_div(p.n, wg_short_bn) <= std::max(p.sm_count, 1) &&
+         split_count(p, wg_short_bm, wg_short_bn) <= wg_short_splits;
+}
+int wgmma_split_count(const gemm_problem& p) {
+  return wgmma_short_tile(p) ? split_count(p, wg_short_bm, wg_short_bn) : split_count(p, wg_bm, wg_split_bn);
+}
 int wgmma_tf32_split_count(const gemm_problem& p) { return split_count(p, wg_tf32_bm, wg_split_bn); }
 std::size_t wgmma_tf32_workspace_bytes(const gemm_problem& p) { return copies_bytes<float>(p); }
 std::size_t wgmma_split_k_workspace_bytes(const gemm_problem& p) {
@@ -1175,12 +1240,18 @@ int wgmma_tile_for(const gemm_problem& p) {
 }
 
 void run_wgmma_f16(const gemm_args& g, cudaStream_t s) {
+  if (wgmma_short_tile({g.m, g.n, g.k, g.sm_count})) return launch_wgmma<__half, wg_short_bn, false, true>(g, s, 1);
   plain_tiles<__half>()[wgmma_tile_for({g.m, g.n, g.k, g.sm_count})].run(g, s);
 }
-void run_wgmma_f16_split_k(const gemm_args& g, cudaStream_t s) {
-  launch_wgmma<__half, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
+template <typename In>
+void run_split(const gemm_args& g, cudaStream_t s) {
+  const gemm_problem p{g.m, g.n, g.k, g.sm_count};
+  if (wgmma_short_tile(p)) launch_wgmma<In, wg_short_bn, false, true>(g, s, wgmma_split_count(p));
+  else launch_wgmma<In, wg_split_bn>(g, s, wgmma_split_count(p));
 }
+void run_wgmma_f16_split_k(const gemm_args& g, cudaStream_t s) { run_split<__half>(g, s); }
 void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) {
+  if (wgmma_short_tile({g.m, g.n, g.k, g.sm_count})) return launch_wgmma<__nv_bfloat16, wg_short_bn, false, true>(g, s, 1);
   plain_tiles<__nv_bfloat16>()[wgmma_tile_for({g.m, g.n, g.k, g.sm_count})].run(g, s);
 }
 void run_wgmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wgmma<float, wg_split_bn>(g, s, 1); }
@@ -1191,8 +1262,6 @@ void run_wgmma_tf32x3(const gemm_args& g, cudaStream_t s) { launch_wgmma<float, 
 void run_wgmma_tf32x3_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<float, wg_split_bn, true>(g, s, wgmma_tf32x3_split_count({g.m, g.n, g.k, g.sm_count}));
 }
-void run_wgmma_bf16_split_k(const gemm_args& g, cudaStream_t s) {
-  launch_wgmma<__nv_bfloat16, wg_split_bn>(g, s, wgmma_split_count({g.m, g.n, g.k, g.sm_count}));
-}
+void run_wgmma_bf16_split_k(const gemm_args& g, cudaStream_t s) { run_split<__nv_bfloat16>(g, s); }
 
 }  // namespace la::gemm_detail

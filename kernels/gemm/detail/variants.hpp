@@ -63,6 +63,9 @@ int wgmma_tf32x3_split_count(const gemm_problem&);
 bool wgmma_tf32x3_can_implement(const gemm_problem&);
 /// Splits of K wgmma_f16_split_k uses (>= 1).
 int wgmma_split_count(const gemm_problem&);
+/// Whether the 16-bit wgmma kernels (plain and split) run 64 x 64 tiles: M of at most 64 rows,
+/// the tiles at most one round of the multiprocessors, split in K at most 4 ways (wgmma.cu).
+bool wgmma_short_tile(const gemm_problem&);
 bool reg_tiled_vectorizable(const gemm_args&);
 /// One tile shape of a variant that picks its tile by size (reg_tiled, the plain 16-bit
 /// wgmma kernels), run as it is: gemm_bench times each and gemm_test runs each.
