@@ -419,17 +419,22 @@ TEST(Gemm, WgmmaShortTileMatchesReference) {
   // adding the second's sums before it stores. Split in K (2 and 4 ways: TMA-stored partials
   // where N % 4 == 0, stored from registers where not) and unsplit (C through TMA, and C read
   // back through TMA where beta != 0; 132 tiles, more than one a block on a GPU of fewer SMs);
-  // M = 1 (63 rows of TMA's zeros) and 33. Plain and split variants alike.
+  // M = 1 (63 rows of TMA's zeros), 17, 33, 50. Plain and split variants alike.
   LA_SKIP_WITHOUT_GPU();
   if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
   const int sms = context().sm_count();
-  for (const shape s : {shape{64, 1000, 2048}, shape{33, 1003, 2048}, shape{1, 130, 5000}, shape{64, 8448, 100},
-                        shape{50, 4500, 64}}) {
+  struct tiled {
+    shape s;
+    int splits;  // wgmma_split_count on 132 SMs
+  };
+  for (const tiled t : {tiled{{64, 1000, 2048}, 2}, tiled{{33, 1003, 2048}, 2}, tiled{{1, 130, 5000}, 4},
+                        tiled{{64, 8448, 100}, 1}, tiled{{50, 4500, 64}, 1}, tiled{{17, 2201, 2048}, 2}}) {
+    const shape s = t.s;
     // The split counts these shapes were chosen for, on the 132 SMs of an H100 (elsewhere the
-    // tiles are still 64 x 64 where the rule says so, and the check below still runs).
+    // tiles are still 64 rows where the rule says so, and the check below still runs).
     if (sms == 132) {
       ASSERT_TRUE(gemm_detail::wgmma_short_tile({s.m, s.n, s.k, sms})) << s.m << "x" << s.n << "x" << s.k;
-      EXPECT_EQ(gemm_detail::wgmma_split_count({s.m, s.n, s.k, sms}), s.k >= 5000 ? 4 : s.k >= 2048 ? 2 : 1);
+      EXPECT_EQ(gemm_detail::wgmma_split_count({s.m, s.n, s.k, sms}), t.splits) << s.m << "x" << s.n << "x" << s.k;
     }
     for (const char* name : {"wgmma_f16", "wgmma_f16_split_k", "wgmma_bf16", "wgmma_bf16_split_k"}) {
       const gemm_variant& v = find_gemm(name);
