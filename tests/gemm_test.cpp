@@ -418,8 +418,9 @@ TEST(Gemm, WgmmaShortTileMatchesReference) {
   // consumer warpgroups on the whole tile, each multiplying half of every k-block, the first
   // adding the second's sums before it stores. Split in K (2 and 4 ways: TMA-stored partials
   // where N % 4 == 0, stored from registers where not) and unsplit (C through TMA, and C read
-  // back through TMA where beta != 0; 132 tiles, more than one a block on a GPU of fewer SMs);
-  // M = 1 (63 rows of TMA's zeros), 17, 33, 50. Plain and split variants alike.
+  // back through TMA where beta != 0; 132 tiles, one round on an H100); M = 1 (63 rows of TMA's
+  // zeros), 17, 33, 50. Plain and split variants alike; the plain ones run the split shapes on
+  // the 64-row tile unsplit.
   LA_SKIP_WITHOUT_GPU();
   if (!sm90a_kernels_available()) GTEST_SKIP() << "the wgmma kernels need a compute capability 9.0 device";
   const int sms = context().sm_count();

@@ -113,9 +113,9 @@ template <typename In>
 constexpr int wg_k_of = 128 / static_cast<int>(sizeof(In));
 
 constexpr int wg_split_bn = 128;  // the split-K forms' tile width
-/// The 16-bit split form's tile where M fits in 64 rows (R64): 64 x 64, so a 128-row tile's
-/// empty half is not streamed through shared memory and twice as many tiles fill the GPU
-/// before K is split (fewer partials, or none).
+/// The 16-bit kernels' tile where M fits in 64 rows (R64, wgmma_short_tile): 64 x 64, so a
+/// 128-row tile's empty half is not streamed through shared memory and twice as many tiles
+/// fill the GPU before K is split (fewer partials, or none).
 constexpr int wg_short_bm = 64, wg_short_bn = 64;
 /// The most splits of K the 64-row tile takes: past them its tiles are few, the splits many
 /// either way, and the 128-row tile's fewer re-reads of A are worth more (48 x 1024 x 65536:
@@ -601,7 +601,8 @@ __global__ void __launch_bounds__(wg_threads, 1)
       if constexpr (R64) {
         // The two halves of K summed: consumer 1 leaves its accumulators in its (unused)
         // staging buffers, consumer 0 adds them (the same order every run) and stores the tile.
-        // The second barrier keeps consumer 1 from overwriting them before they are read.
+        // The second barrier keeps consumer 1 from overwriting them before they are read. Named
+        // barriers 3 and 4 of both consumers' 256 threads (1 and 2: each one's epilogue).
         float* const x = reinterpret_cast<float*>(staging + 2 * S::chunk_bytes);
         static_assert(S::acc * 128 * sizeof(float) <= 2 * S::chunk_bytes, "R64: consumer 1's sums fit its staging");
         if (c == 1)
@@ -1153,12 +1154,10 @@ std::size_t split_workspace(const gemm_problem& p, int splits, std::size_t opera
 
 bool wgmma_can_implement(const gemm_problem& p) {
   // The unit count (tiles x splits) is an int; the grid is at most one block a multiprocessor.
-  return p.m >= 0 && p.n >= 0 && p.k >= 0 &&
-         (wgmma_short_tile(p) ? static_cast<long>(ceil_div(p.n, wg_short_bn))
-                      : static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_split_bn)) *
-                 wgmma_split_count(p) <
-             (1L << 31) &&
-         wgmma_supported();
+  if (p.m < 0 || p.n < 0 || p.k < 0) return false;
+  const long tiles = wgmma_short_tile(p) ? ceil_div(p.n, wg_short_bn)
+                                         : static_cast<long>(ceil_div(p.m, wg_bm)) * ceil_div(p.n, wg_split_bn);
+  return tiles * wgmma_split_count(p) < (1L << 31) && wgmma_supported();
 }
 
 bool wgmma_short_tile(const gemm_problem& p) {
@@ -1239,21 +1238,26 @@ int wgmma_tile_for(const gemm_problem& p) {
   return best;
 }
 
-void run_wgmma_f16(const gemm_args& g, cudaStream_t s) {
-  if (wgmma_short_tile({g.m, g.n, g.k, g.sm_count})) return launch_wgmma<__half, wg_short_bn, false, true>(g, s, 1);
-  plain_tiles<__half>()[wgmma_tile_for({g.m, g.n, g.k, g.sm_count})].run(g, s);
+namespace {
+/// The plain 16-bit kernel: on the 64-row tile unsplit where M fits in it, else the tile
+/// wgmma_tile_for picks.
+template <typename In>
+void run_plain16(const gemm_args& g, cudaStream_t s) {
+  const gemm_problem p{g.m, g.n, g.k, g.sm_count};
+  if (wgmma_short_tile(p)) launch_wgmma<In, wg_short_bn, false, true>(g, s, 1);
+  else plain_tiles<In>()[wgmma_tile_for(p)].run(g, s);
 }
+/// The 16-bit split form, on the 64-row tile where M fits in it.
 template <typename In>
 void run_split(const gemm_args& g, cudaStream_t s) {
   const gemm_problem p{g.m, g.n, g.k, g.sm_count};
   if (wgmma_short_tile(p)) launch_wgmma<In, wg_short_bn, false, true>(g, s, wgmma_split_count(p));
   else launch_wgmma<In, wg_split_bn>(g, s, wgmma_split_count(p));
 }
+}  // namespace
+void run_wgmma_f16(const gemm_args& g, cudaStream_t s) { run_plain16<__half>(g, s); }
 void run_wgmma_f16_split_k(const gemm_args& g, cudaStream_t s) { run_split<__half>(g, s); }
-void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) {
-  if (wgmma_short_tile({g.m, g.n, g.k, g.sm_count})) return launch_wgmma<__nv_bfloat16, wg_short_bn, false, true>(g, s, 1);
-  plain_tiles<__nv_bfloat16>()[wgmma_tile_for({g.m, g.n, g.k, g.sm_count})].run(g, s);
-}
+void run_wgmma_bf16(const gemm_args& g, cudaStream_t s) { run_plain16<__nv_bfloat16>(g, s); }
 void run_wgmma_tf32(const gemm_args& g, cudaStream_t s) { launch_wgmma<float, wg_split_bn>(g, s, 1); }
 void run_wgmma_tf32_split_k(const gemm_args& g, cudaStream_t s) {
   launch_wgmma<float, wg_split_bn>(g, s, wgmma_tf32_split_count({g.m, g.n, g.k, g.sm_count}));
