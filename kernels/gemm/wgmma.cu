@@ -315,50 +315,36 @@ __device__ __forceinline__ void keep(float (&d)[N]) {
                  : LA_WG_D64(0), LA_WG_D64(64)                                                                     \
                  : "l"(da), "l"(db), "r"(accumulate));                                                             \
   }
-// The split-K tile's m64n128k16 (16-bit inputs only).
-#define LA_WGMMA_M64N128K16(TYPE)                                                                                 \
-  __device__ __forceinline__ static void mma(float(&d)[64], std::uint64_t da, std::uint64_t db, int accumulate) { \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                                                    \
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {" LA_WG_REGS_0                    \
-                 "}, %64, %65, p, 1, 1, 0, 1;\n}\n"                                                                \
-                 : LA_WG_D64(0)                                                                                    \
+// A 16-bit m64nNk16 (N as text) with NACC accumulators a thread: REGS, their register list;
+// DESC and PRED, the operand numbers of the two descriptors and of the accumulate flag; OUT,
+// the accumulators' constraints.
+#define LA_WGMMA_M64K16(TYPE, N, NACC, REGS, DESC, PRED, OUT)                                                     \
+  __device__ __forceinline__ static void mma(float(&d)[NACC], std::uint64_t da, std::uint64_t db, int accumulate) { \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " PRED ", 0;\n"                                                \
+                 "wgmma.mma_async.sync.aligned.m64n" N "k16.f32." TYPE "." TYPE " {" REGS "}, " DESC               \
+                 ", p, 1, 1, 0, 1;\n}\n"                                                                          \
+                 : OUT                                                                                             \
                  : "l"(da), "l"(db), "r"(accumulate));                                                             \
   }
-// The 64-row tile's m64n64k16 (16-bit inputs only).
-#define LA_WGMMA_M64N64K16(TYPE)                                                                                  \
-  __device__ __forceinline__ static void mma(float(&d)[32], std::uint64_t da, std::uint64_t db, int accumulate) { \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                                    \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {" LA_WG_REGS_32                      \
-                 "}, %32, %33, p, 1, 1, 0, 1;\n}\n"                                                                \
-                 : LA_WG_D32(0)                                                                                    \
-                 : "l"(da), "l"(db), "r"(accumulate));                                                             \
-  }
-// The 128 x 192 tile's m64n192k16 (16-bit inputs only).
-#define LA_WGMMA_M64N192K16(TYPE)                                                                                 \
-  __device__ __forceinline__ static void mma(float(&d)[96], std::uint64_t da, std::uint64_t db, int accumulate) { \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"                                                    \
-                 "wgmma.mma_async.sync.aligned.m64n192k16.f32." TYPE "." TYPE " {" LA_WG_REGS_0 ", " LA_WG_REGS_64_95 \
-                 "}, %96, %97, p, 1, 1, 0, 1;\n}\n"                                                                \
-                 : LA_WG_D64(0), LA_WG_D32(64)                                                                     \
-                 : "l"(da), "l"(db), "r"(accumulate));                                                             \
-  }
+#define LA_WG_D96 LA_WG_D64(0), LA_WG_D32(64)
+// The 128 x 192 tile's m64n192k16, the split-K tile's m64n128k16 and the 64-row tile's m64n64k16.
+#define LA_WGMMA_NARROW(TYPE)                                                                              \
+  LA_WGMMA_M64K16(TYPE, "192", 96, LA_WG_REGS_0 ", " LA_WG_REGS_64_95, "%96, %97", "%98", LA_WG_D96)      \
+  LA_WGMMA_M64K16(TYPE, "128", 64, LA_WG_REGS_0, "%64, %65", "%66", LA_WG_D64(0))                         \
+  LA_WGMMA_M64K16(TYPE, "64", 32, LA_WG_REGS_32, "%32, %33", "%34", LA_WG_D32(0))
 template <>
 struct wgmma_op<__half> {
   LA_WGMMA_N256("m64n256k16.f32.f16.f16", ", 0, 1")
-  LA_WGMMA_M64N192K16("f16")
-  LA_WGMMA_M64N128K16("f16")
-  LA_WGMMA_M64N64K16("f16")
+  LA_WGMMA_NARROW("f16")
 };
 template <>
 struct wgmma_op<__nv_bfloat16> {
   LA_WGMMA_N256("m64n256k16.f32.bf16.bf16", ", 0, 1")
-  LA_WGMMA_M64N192K16("bf16")
-  LA_WGMMA_M64N128K16("bf16")
-  LA_WGMMA_M64N64K16("bf16")
+  LA_WGMMA_NARROW("bf16")
 };
-#undef LA_WGMMA_M64N192K16
-#undef LA_WGMMA_M64N128K16
-#undef LA_WGMMA_M64N64K16
+#undef LA_WGMMA_NARROW
+#undef LA_WGMMA_M64K16
+#undef LA_WG_D96
 // TF32 reads its shared-memory operand K-major only (no transpose immediates), so the kernel
 // computes C^T = B^T A^T: wgmma's A is B^T from registers (any layout: loaded by the threads),
 // its B is A, K-major in shared memory.
