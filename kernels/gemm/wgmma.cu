@@ -135,7 +135,7 @@ constexpr int wg_plain_index(int bn) { return bn == 256 ? 0 : bn == 192 ? 1 : 2;
 template <typename In, int BN, bool X3 = false, bool R64 = false>
 struct wg_shape {
   static constexpr bool tf32 = std::is_same_v<In, float>;
-  static_assert(!R64 || (!tf32 && BN == wg_short_bn), "the 64-row tile is the 16-bit split form's");
+  static_assert(!R64 || (!tf32 && BN == wg_short_bn), "the 64-row tile is the 16-bit kernels' (plain and split), 64 wide");
   static constexpr int bm = R64 ? wg_short_bm : tf32 && !X3 ? 256 : 128;
   static constexpr int a_bytes = bm * 128;  // bm rows of 128 bytes of K
   static constexpr int b_bytes = 128 * BN, stage_bytes = a_bytes + b_bytes;
@@ -286,14 +286,13 @@ __device__ __forceinline__ void keep(float (&d)[N]) {
 
 // The accumulator operands of a wgmma, 64 at a time: the register list of the instruction's
 // text (%0-%63, %64-%127) and the matching read-write constraints on d[o .. o+63].
-#define LA_WG_REGS_0 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define LA_WG_REGS_32 \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define LA_WG_REGS_0 \
+  LA_WG_REGS_32 ", " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define LA_WG_REGS_64_95 \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
   "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
