@@ -63,41 +63,42 @@ if ((tests && sanitize)); then
   pids=()
   for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test \
            $build/tests/cg_gpu_test $build/tests/precond_gpu_test $build/tests/dist_gpu_test; do
+    name=$(basename "$t")
     for tool in memcheck racecheck; do
       skip="*OutOfMemory*:*Huge*"
       # racecheck runs the CG kernels ~100x slower: it takes the tests that run every kernel
       # template on every path (statuses, bit-identical reruns), not the every-format sweep
       # and the Eigen systems, which memcheck covers (same kernels, shared memory included).
-      [[ $tool == racecheck && $(basename "$t") == cg_gpu_test ]] && skip+=":*EveryFormat*:*GpuAgainstEigen*"
+      [[ $tool == racecheck && $name == cg_gpu_test ]] && skip+=":*EveryFormat*:*GpuAgainstEigen*"
       # The preconditioned sweep (every preconditioner, path and rerun) likewise: racecheck
       # takes the apply tests, the automatic and float solves, and the refusals.
-      [[ $tool == racecheck && $(basename "$t") == precond_gpu_test ]] && skip+=":*IterationsWithinTenPercent*"
+      [[ $tool == racecheck && $name == precond_gpu_test ]] && skip+=":*IterationsWithinTenPercent*"
       # gemm_test under racecheck leaves out the sweep of reg_tiled's tiles (80 s of it), whose
       # main loop it checks through split_k (the same loop on the 128x128x8 tile) and
       # reg_tiled's own entries.
-      [[ $tool == racecheck && $(basename "$t") == gemm_test ]] && skip+=":*EveryRegTiledTileShape*"
+      [[ $tool == racecheck && $name == gemm_test ]] && skip+=":*EveryRegTiledTileShape*"
       # The multi-GPU tests (2 and 4 GPUs, NCCL's kernels included): racecheck takes the
       # failing rank (the statuses test, its setup solves included, passed 280 s under it
       # beside the other sanitizer runs), memcheck all of them. The sweep and overlap test
       # runs the same kernels as the solves racecheck leaves out (the sweep changes which
       # rows a thread takes, not the shared-memory sums).
-      [[ $tool == racecheck && $(basename "$t") == dist_gpu_test ]] && skip+=":*MatchesTheOneGpu*:*Generated*:*Rerun*:*Preconditioners*:*Statuses*:*SweptInterior*"
+      [[ $tool == racecheck && $name == dist_gpu_test ]] && skip+=":*MatchesTheOneGpu*:*Generated*:*Rerun*:*Preconditioners*:*Statuses*:*SweptInterior*"
       # NCCL probes the device at initialization with calls that fail by design (kernel
       # images for other architectures, peer access already on); those API errors are not
       # reported for the NCCL binary, memory errors and races still are.
       api=()
-      [[ $(basename "$t") == dist_gpu_test ]] && api=(--report-api-errors no)
+      [[ $name == dist_gpu_test ]] && api=(--report-api-errors no)
       # The longest runs go as two gtest shards side by side. On an H100 (2026-11-26) the
       # whole runs took: gemm_test racecheck 482 s, past the default timeout; cg_gpu_test
       # memcheck 386 s and racecheck 338 s; precond_gpu_test memcheck 301 s; the others 170 s
       # or less. Sharded, the longest run took 384 s. The step is not halved: the 18 runs
       # share one GPU and 16 cores, and one test dominates some shards.
       shards=1
-      case "$(basename "$t") $tool" in
+      case "$name $tool" in
         "gemm_test racecheck" | "cg_gpu_test memcheck" | "cg_gpu_test racecheck" | "precond_gpu_test memcheck") shards=2 ;;
       esac
       for ((i = 0; i < shards; ++i)); do
-        what="$(basename "$t") $tool" log="$out/sanitizer-$(basename "$t")-$tool.log"
+        what="$name $tool" log="$out/sanitizer-$name-$tool.log"
         ((shards > 1)) && what+=" (shard $((i + 1))/$shards)" log="${log%.log}-$i.log"
         GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${LA_SANITIZER_TIMEOUT:-480}" \
           compute-sanitizer --tool $tool "${api[@]}" --error-exitcode 99 "$t" --gtest_filter=-"$skip" > "$log" 2>&1 &
