@@ -1,6 +1,11 @@
 // Generated sparse matrices for tests, benchmarks and examples, all as CSR:
 //   poisson_2d(n)   5-point Laplacian on an n x n grid (4 on the diagonal, -1 off it; SPD)
 //   poisson_3d(n)   7-point Laplacian on an n^3 grid (6 and -1; SPD)
+//   convdiff_2d(n, pe), convdiff_3d(n, pe)
+//                   upwinded convection-diffusion -lap u + pe (1,1[,1]) . grad u on the unit
+//                   square (cube), n interior points a side, h = 1/(n+1), scaled by h^2:
+//                   diagonal 4 + 2 pe h (6 + 3 pe h), upwind neighbours -1 - pe h, downwind
+//                   -1. Non-symmetric for pe > 0, an M-matrix, weakly diagonally dominant.
 //   random_rows     every row exactly k distinct random columns
 //   rmat            a power-law graph (R-MAT, Chakrabarti et al. 2004: a, b, c = 0.57,
 //                   0.19, 0.19), duplicate edges summed
@@ -101,6 +106,42 @@ csr_matrix<T, O> poisson_3d(index_t n) {
         if (k + 1 < n) add(r + 1, T(-1));
         if (j + 1 < n) add(r + n, T(-1));
         if (i + 1 < n) add(r + nn, T(-1));
+        rp[r + 1] = static_cast<O>(ci.size());
+      }
+  return {static_cast<index_t>(rows), static_cast<index_t>(rows), std::move(rp), std::move(ci), std::move(v)};
+}
+
+/// Upwinded convection-diffusion on an n^d grid (d = 2 or 3), Peclet number pe (see the top).
+template <typename T, typename O = index_t>
+csr_matrix<T, O> convdiff(int d, index_t n, double pe) {
+  const index_t most = d == 2 ? poisson_2d_max_n : poisson_3d_max_n;
+  LA_EXPECTS(n >= 0 && n <= most, "convdiff" + std::to_string(d) + "d(" + std::to_string(n) +
+                                      "): the grid side must be in [0, " + std::to_string(most) + "]");
+  LA_EXPECTS(pe >= 0 && pe < 1e12, "convdiff: the Peclet number must be in [0, 1e12)");
+  const std::int64_t rows = d == 2 ? std::int64_t(n) * n : std::int64_t(n) * n * n;
+  const std::int64_t nnz = d == 2 ? 5 * rows - 4 * std::int64_t(n) : 7 * rows - 6 * std::int64_t(n) * n;
+  detail::check_generated<T, O>(rows, nnz, "a " + std::to_string(d) + "D convection-diffusion matrix on a " +
+                                               std::to_string(n) + "^" + std::to_string(d) + " grid");
+  const double h = 1.0 / (double(n) + 1), c = pe * h;
+  const T diag = static_cast<T>(2 * d + d * c), up = static_cast<T>(-1 - c), down = T(-1);
+  std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<index_t> ci;
+  std::vector<T> v;
+  ci.reserve(static_cast<std::size_t>(nnz));
+  v.reserve(ci.capacity());
+  const std::int64_t nz = d == 3 ? n : 1, s1 = n, s2 = std::int64_t(n) * n;
+  for (std::int64_t k = 0; k < nz; ++k)
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::int64_t r = k * s2 + i * s1 + j;
+        auto add = [&](std::int64_t col, T x) { ci.push_back(static_cast<index_t>(col)), v.push_back(x); };
+        if (d == 3 && k > 0) add(r - s2, up);
+        if (i > 0) add(r - s1, up);
+        if (j > 0) add(r - 1, up);
+        add(r, diag);
+        if (j + 1 < n) add(r + 1, down);
+        if (i + 1 < n) add(r + s1, down);
+        if (d == 3 && k + 1 < n) add(r + s2, down);
         rp[r + 1] = static_cast<O>(ci.size());
       }
   return {static_cast<index_t>(rows), static_cast<index_t>(rows), std::move(rp), std::move(ci), std::move(v)};

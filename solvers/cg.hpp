@@ -1,19 +1,10 @@
 // Preconditioned conjugate gradients (precond_options.hpp: none, Jacobi, block-Jacobi, FSAI,
-// IC(0), ILU(0)) as one backend-free loop.
+// IC(0), ILU(0)): the Krylov skeleton's loop (krylov.hpp) over a CG Backend.
 //
-// The loop talks to a Backend in step operations whose scalars stay in the backend's own
-// memory (cg_control.hpp; a host struct, or device memory for the GPU), in the shape of
-// Ginkgo's CG (initialize, then two steps an iteration). In the order they run: start (the
-// start step and the first direction step), then per iteration the residual step and the
-// direction step:
-//   using value_type; using vector;
-//   index_t size();
-//   std::string check_input(const vector& b, const vector& x);   // "" or why: invalid_input
-//   std::string check_values(const vector& b, const vector& x);  // "" or where A, b or x holds NaN/Inf
-//   std::string check_preconditioner();     // builds M^-1 (precond.hpp): "" or why it does not exist
-//   precond_report describe_preconditioner();  // what was built, its setup time and memory
-//   double nrm2(const vector&); void set_zero(vector&);
-//   static constexpr std::int64_t largest_chunk;  // the most iterations iterate() queues at once
+// A CG Backend meets krylov.hpp's contract with steps in the shape of Ginkgo's CG
+// (initialize, then two steps an iteration), scalars in the backend's own memory
+// (cg_control.hpp). In the order they run: start (the start step and the first direction
+// step), then per iteration the residual step and the direction step:
 //   void start(const vector& b, vector& x, const cg_limits&);  // r = b - A x, z = M^-1 r,
 //                                              // the start decision, then a direction step (p = z)
 //   void iterate(std::int64_t k, vector& x);   // queues k iterations (residual step, direction
@@ -22,306 +13,24 @@
 //       direction step: x += alpha p (owed by the residual step); while running,
 //                       p = z + beta p, q = A p, p'q (on the GPU one kernel for variants
 //                       with a row walk: the SpMV reads z + beta p on the fly)
-//   const cg_control& report();                // waits, then reads the control block
-//   void history(std::int64_t first, std::int64_t last, std::vector<double>& out);
-//   double residual_norm(const vector& b, const vector& x);    // ||b - A x||, recomputed
 // The host never waits inside a chunk of k iterations: it reads the control block (the
 // status, iteration and residual) once per chunk, and k adapts to the convergence rate and
 // to the time a chunk takes. Iterations queued past the stop do nothing, so the reported
 // count is exact. The loop follows Eigen's ConjugateGradient step for step so iteration
 // counts can be compared, and reports non-convergence as a status, never as an exception.
 // detail::check_backend<Backend>() holds every backend to this contract at compile time.
-//
-// Status or exception, one rule for every solver: what the solver finds in the data it was
-// given (sizes that disagree, a matrix that is not square, NaN or Inf, a non-positive
-// diagonal for Jacobi, options out of range, and every way of not converging) is a status
-// in solve_result; what it cannot do as asked (a path or kernel this device or format does
-// not support: la::not_supported) and failures of the machine (CUDA errors, out of memory:
-// la::device_error) are exceptions.
 #pragma once
 
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <functional>
-#include <string>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
-#include "../types.hpp"
-#include "cg_control.hpp"
-#include "precond_options.hpp"
+#include "krylov.hpp"
 
 namespace la {
 
-/// The outcome of a solve. The statuses a backend's stopping rule sets take their values
-/// from cg_code (cg_control.hpp), so a control block's status converts with a cast; the
-/// others are decided on the host.
-enum class solve_status : int {
-  converged = cg_converged,            // ||r|| <= max(rtol*||b||, atol), and the true residual too (see below)
-  max_iterations = cg_max_iterations,  // stopped at the iteration limit
-  breakdown = cg_breakdown,            // p'Ap <= 0 or r'z <= 0: the matrix (or preconditioner) is not SPD
-  non_finite = cg_non_finite,          // a NaN or Inf in A, b, the initial guess or an iterate
-  stagnation = cg_stagnation,          // ||r|| did not fall 0.1% below its best for cg_options::stagnation_window iterations
-  invalid_input = cg_stagnation + 1,   // sizes disagree, A is not square, or an option is out of range
-  precision_limit, // the recurrence met the tolerance, the true residual ||b - Ax|| did not (by more than
-                   // cg_options::true_residual_factor): the tolerance is below what the precision resolves
-};
-
-const char* to_string(solve_status s) noexcept;
-
-/// Progress of a running solve, reported once per chunk of iterations (see cg_options).
-struct cg_progress {
-  std::int64_t iteration = 0;
-  double residual = 0;  // ||r|| / ||b||
-  double seconds = 0;   // since the iteration started
-};
-
-struct cg_options {
-  double rtol = 1e-8;                    // relative to ||b||
-  double atol = 0;                       // absolute floor on ||r||
-  std::int64_t max_iterations = -1;      // -1: 2 * n, as Eigen (64-bit: n may exceed 2^30)
-  std::int64_t stagnation_window = -1;   // -1: max(1000, 10 sqrt(n)); 0: never
-  preconditioner precond = preconditioner::none;
-  precond_options precond_opt;           // the pattern, shift or block size of precond
-  /// converged means the true residual ||b - Ax||, recomputed at the end, is within this
-  /// factor of the tolerance max(rtol*||b||, atol); a recurrence that met the tolerance
-  /// while the true residual did not is precision_limit. The tests hold the solvers to the
-  /// same factor.
-  double true_residual_factor = 100;
-  bool record_history = false;           // keep ||r||/||b|| of every iteration
-  /// Called between chunks of iterations (on the calling thread, when the host has read the
-  /// control block anyway: it costs the device nothing).
-  std::function<void(const cg_progress&)> progress;
-};
-
-struct solve_result {
-  solve_status status = solve_status::invalid_input;
-  std::int64_t iterations = 0;           // matrix-vector products inside the loop
-  double residual = 0;                   // recurrence residual ||r_k|| / ||b||
-  double true_residual = 0;              // ||b - A x|| / ||b||, recomputed at the end
-  std::string message;                   // one sentence for a person
-  std::string method;                    // where and how it ran (backend, format, kernel, path)
-  std::vector<double> history;           // per iteration, when asked for
-  double setup_seconds = 0;              // checks, workspace, preconditioner, first residual
-  precond_report precond;                // the preconditioner built: its kind, setup time, memory, shift
-  double iterate_seconds = 0;            // the loop, to the last status read
-  bool converged() const noexcept { return status == solve_status::converged; }
-};
-
-inline const char* to_string(solve_status s) noexcept {
-  switch (s) {
-    case solve_status::converged: return "converged";
-    case solve_status::max_iterations: return "max_iterations";
-    case solve_status::breakdown: return "breakdown";
-    case solve_status::non_finite: return "non_finite";
-    case solve_status::stagnation: return "stagnation";
-    case solve_status::invalid_input: return "invalid_input";
-    case solve_status::precision_limit: return "precision_limit";
-  }
-  return "unknown";
-}
-
-/// The iteration limit when cg_options::max_iterations is -1: 2n, as Eigen (in 64 bits, so
-/// it stays right for n above 2^30).
-inline std::int64_t default_max_iterations(std::int64_t n) noexcept { return 2 * n; }
-/// The stagnation window when cg_options::stagnation_window is -1.
-inline std::int64_t default_stagnation_window(std::int64_t n) noexcept {
-  return std::max<std::int64_t>(1000, static_cast<std::int64_t>(10 * std::sqrt(static_cast<double>(n))));
-}
-
-/// A ratio or tolerance for a message: short scientific form ("2.4e-06", "0", "inf").
-inline std::string short_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-namespace detail {
-/// Chunk sizes for the host's reads of the control block: start small, double while the
-/// residual is far from the tolerance, stay near the predicted remaining count (queued
-/// iterations past the stop cost a launch each on the plain path), and keep a chunk under
-/// about 0.1 s so progress and the stop are seen promptly.
-class cg_chunks {
- public:
-  explicit cg_chunks(std::int64_t largest) : largest_(largest) {}
-  std::int64_t next(const cg_control& c, const cg_limits& l, double start_rr, double chunk_seconds) {
-    if (chunk_seconds > 0.1) k_ = std::max<std::int64_t>(1, k_ / 2);
-    else if (chunk_seconds < 0.05) k_ = std::min(largest_, 2 * k_);
-    std::int64_t k = k_;
-    // Iterations left at the average rate so far (log of r'r falls by `rate` per iteration).
-    if (c.iteration > 0 && c.rr > 0 && start_rr > c.rr && l.threshold2 > 0) {
-      const double rate = std::log(start_rr / c.rr) / static_cast<double>(c.iteration);
-      const double left = std::log(c.rr / l.threshold2) / rate;
-      if (left < static_cast<double>(k)) k = std::max<std::int64_t>(4, static_cast<std::int64_t>(left) + 1);
-    }
-    return std::max<std::int64_t>(1, std::min(k, l.max_iterations - c.iteration));
-  }
-
- private:
-  std::int64_t largest_;
-  std::int64_t k_ = 4;
-};
-
-inline std::string stop_message(const cg_control& c, const cg_limits& l) {
-  const std::string at = " at iteration " + std::to_string(c.iteration);
-  switch (c.status) {
-    case cg_converged:
-      return c.iteration == 0 ? "initial guess already solves the system" : "||r|| <= max(rtol*||b||, atol)";
-    case cg_max_iterations:
-      return "stopped after " + std::to_string(l.max_iterations) + " iterations without reaching the tolerance";
-    case cg_breakdown:
-      if (c.iteration == 0)
-        return "r'M^-1 r <= 0 at the start: the preconditioner is not positive definite";
-      if (!(c.pq > 0))
-        return "p'Ap = " + short_number(c.pq) + " <= 0" + at + ": matrix is not symmetric positive definite";
-      return "r'M^-1 r <= 0" + at + ": matrix or preconditioner is not symmetric positive definite";
-    case cg_non_finite:
-      if (c.iteration == 0) return "initial residual is not finite";
-      return (cg_finite(c.pq) ? std::string("residual") : std::string("p'Ap")) + " is not finite" + at;
-    case cg_stagnation:
-      return "no progress: the residual has not fallen 0.1% below its best (iteration " +
-             std::to_string(c.best_iteration) + ") for " +
-             std::to_string(l.stagnation_window) + " iterations";
-  }
-  return "running";
-}
-/// The status a control block ended with (not cg_running).
-inline solve_status status_of(int code) { return static_cast<solve_status>(code); }
-}  // namespace detail
-
-namespace detail {
-/// The Backend contract of the header comment, checked at compile time.
-template <typename B>
-constexpr bool check_backend() {
-  using V = typename B::vector;
-  using T = typename B::value_type;
-  static_assert(std::is_arithmetic_v<T>, "Backend::value_type: float or double");
-  static_assert(std::is_convertible_v<decltype(B::largest_chunk), std::int64_t>,
-                "Backend::largest_chunk: the most iterations iterate() queues at once");
-  static_assert(std::is_convertible_v<decltype(std::declval<B&>().size()), std::int64_t>, "Backend::size()");
-  static_assert(std::is_same_v<decltype(std::declval<B&>().check_input(std::declval<const V&>(), std::declval<const V&>())),
-                               std::string>,
-                "Backend::check_input(b, x) -> std::string");
-  static_assert(std::is_same_v<decltype(std::declval<B&>().check_values(std::declval<const V&>(), std::declval<const V&>())),
-                               std::string>,
-                "Backend::check_values(b, x) -> std::string");
-  static_assert(std::is_same_v<decltype(std::declval<B&>().check_preconditioner()), std::string>,
-                "Backend::check_preconditioner() -> std::string");
-  static_assert(std::is_convertible_v<decltype(std::declval<B&>().describe_preconditioner()), precond_report>,
-                "Backend::describe_preconditioner() -> precond_report");
-  static_assert(std::is_same_v<decltype(std::declval<B&>().nrm2(std::declval<const V&>())), double>,
-                "Backend::nrm2(v) -> double");
-  static_assert(std::is_void_v<decltype(std::declval<B&>().set_zero(std::declval<V&>()))>, "Backend::set_zero(x)");
-  static_assert(std::is_void_v<decltype(std::declval<B&>().start(std::declval<const V&>(), std::declval<V&>(),
-                                                                 std::declval<const cg_limits&>()))>,
-                "Backend::start(b, x, limits)");
-  static_assert(std::is_void_v<decltype(std::declval<B&>().iterate(std::int64_t{}, std::declval<V&>()))>,
-                "Backend::iterate(k, x)");
-  static_assert(std::is_convertible_v<decltype(std::declval<B&>().report()), cg_control>,
-                "Backend::report() -> the control block");
-  static_assert(std::is_void_v<decltype(std::declval<B&>().history(std::int64_t{}, std::int64_t{},
-                                                                   std::declval<std::vector<double>&>()))>,
-                "Backend::history(first, last, out)");
-  static_assert(std::is_same_v<decltype(std::declval<B&>().residual_norm(std::declval<const V&>(), std::declval<const V&>())),
-                               double>,
-                "Backend::residual_norm(b, x) -> double");
-  return true;
-}
-}  // namespace detail
-
-/// Solves A x = b; x holds the initial guess on entry and the solution on exit.
+/// Solves A x = b by CG; x holds the initial guess on entry and the solution on exit.
 template <typename Backend>
 solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend::vector& x, const cg_options& opt) {
-  static_assert(detail::check_backend<Backend>());
-  using clock = std::chrono::steady_clock;
-  const auto t_setup = clock::now();
-  auto seconds_since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
-  solve_result res;
-  double bnorm = 0;
-  double threshold = 0;  // max(rtol*||b||, atol)
-  auto finish = [&](solve_status s, std::string msg) {
-    res.status = s;
-    res.message = std::move(msg);
-    if (s != solve_status::invalid_input && bnorm > 0 && std::isfinite(bnorm)) {
-      res.true_residual = be.residual_norm(b, x) / bnorm;
-      // The recurrence drifts from the true residual in finite precision. Converged means
-      // the true residual meets the tolerance (within the stated factor); otherwise the
-      // precision's limit is the status, and the message says how far off it is.
-      const double ratio = res.true_residual / std::max(res.residual, 1e-300);
-      if (s == solve_status::converged && threshold > 0 &&
-          !(res.true_residual * bnorm <= opt.true_residual_factor * threshold)) {
-        res.status = solve_status::precision_limit;
-        res.message = "the recurrence met the tolerance, but the true residual ||b-Ax||/||b|| = " +
-                      short_number(res.true_residual) + " is more than " + short_number(opt.true_residual_factor) +
-                      "x the tolerance (" + short_number(threshold / bnorm) + ") and " + short_number(ratio) +
-                      "x the recurrence residual (rounding: the tolerance is below what this precision resolves)";
-      } else if (s == solve_status::converged && res.true_residual > 10 * std::max(res.residual, 1e-300)) {
-        res.message += "; the true residual is " + short_number(ratio) +
-                       "x the recurrence residual (rounding: the tolerance may be below what this precision resolves)";
-      }
-    }
-    return res;
-  };
-  if (std::string why = be.check_input(b, x); !why.empty()) return finish(solve_status::invalid_input, why);
-  for (auto [name, v] : {std::pair{"rtol", opt.rtol}, std::pair{"atol", opt.atol}})
-    if (!(v >= 0) || !std::isfinite(v))
-      return finish(solve_status::invalid_input,
-                    std::string(name) + " = " + short_number(v) + ": tolerances must be finite and non-negative");
-  if (!(opt.true_residual_factor >= 1) || !std::isfinite(opt.true_residual_factor))
-    return finish(solve_status::invalid_input, "true_residual_factor = " + short_number(opt.true_residual_factor) +
-                                                   ": it must be finite and at least 1");
-  if (opt.max_iterations < -1)
-    return finish(solve_status::invalid_input,
-                  "max_iterations = " + std::to_string(opt.max_iterations) + ": use -1 (2n) or a count >= 0");
-  if (opt.stagnation_window < -1)
-    return finish(solve_status::invalid_input, "stagnation_window = " + std::to_string(opt.stagnation_window) +
-                                                   ": use -1 (automatic), 0 (never) or a count > 0");
-  if (std::string why = be.check_values(b, x); !why.empty()) return finish(solve_status::non_finite, why);
-
-  bnorm = be.nrm2(b);
-  if (bnorm == 0) {  // the solution of A x = 0 is x = 0: no iteration needed
-    be.set_zero(x);
-    return finish(solve_status::converged, "right-hand side is zero; x = 0");
-  }
-  if (!std::isfinite(bnorm))  // finite entries whose squares overflow
-    return finish(solve_status::non_finite, "||b|| overflows " + std::string(sizeof(typename Backend::value_type) == 4 ? "float" : "double"));
-  {
-    const std::string why = be.check_preconditioner();
-    res.precond = be.describe_preconditioner();
-    if (!why.empty()) return finish(solve_status::breakdown, why);
-  }
-
-  cg_limits lim;
-  lim.bnorm = bnorm;
-  threshold = std::max(opt.rtol * bnorm, opt.atol);
-  lim.threshold2 = threshold * threshold;
-  lim.max_iterations = opt.max_iterations >= 0 ? opt.max_iterations : default_max_iterations(be.size());
-  lim.stagnation_window = opt.stagnation_window >= 0 ? opt.stagnation_window : default_stagnation_window(be.size());
-
-  be.start(b, x, lim);
-  cg_control c = be.report();
-  const double start_rr = c.rr;
-  res.residual = std::sqrt(c.rr) / bnorm;
-  res.setup_seconds = seconds_since(t_setup);
-  const auto t_loop = clock::now();
-  detail::cg_chunks chunks(Backend::largest_chunk);
-  double chunk_seconds = 0;
-  while (c.status == cg_running) {
-    const auto t_chunk = clock::now();
-    be.iterate(chunks.next(c, lim, start_rr, chunk_seconds), x);
-    const std::int64_t before = c.iteration;
-    c = be.report();
-    chunk_seconds = seconds_since(t_chunk);
-    if (opt.record_history && c.iteration > before) be.history(before + 1, c.iteration, res.history);
-    if (opt.progress) opt.progress({c.iteration, std::sqrt(c.rr) / bnorm, seconds_since(t_loop)});
-  }
-  res.iterate_seconds = seconds_since(t_loop);
-  res.iterations = c.iteration;
-  res.residual = std::sqrt(c.rr) / bnorm;
-  return finish(detail::status_of(c.status), detail::stop_message(c, lim));
+  solve_result r = krylov_solve(be, b, x, opt);
+  r.solver = krylov_method::cg;
+  return r;
 }
 
 }  // namespace la

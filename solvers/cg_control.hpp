@@ -1,4 +1,5 @@
-// The scalars of a CG iteration and the stopping rule, shared by every backend.
+// The control block and the stopping rule every Krylov method shares (CG, BiCGSTAB, GMRES),
+// with CG's own scalars and steps.
 //
 // A backend keeps one cg_control in its own memory (a host struct, or device memory the
 // GPU kernels read and write) and calls the same functions on it, so the host backend and
@@ -30,6 +31,11 @@ struct cg_limits {
   double bnorm = 1;             // ||b||, for the relative residual in the history
   std::int64_t max_iterations = 0;
   std::int64_t stagnation_window = 0;  // stop when ||r|| has not fallen 0.1% below its best for this many iterations
+  /// A recurrence residual at or below sqrt(floor2) ends the iteration whatever the
+  /// tolerance: far below what the precision resolves (krylov.hpp sets 1e-150 ||b||), and
+  /// above where the recurrence's squares underflow, so a tolerance of 0 ends in
+  /// precision_limit instead of a breakdown from underflowed dots.
+  double floor2 = 0;
 };
 
 /// Status codes in cg_control::status: running, or the stopping rule's outcome. solve_status
@@ -41,6 +47,16 @@ enum cg_code : int {
   cg_breakdown = 3,
   cg_non_finite = 4,
   cg_stagnation = 5,
+};
+
+/// Which quantity broke down (cg_control::reason), for the message: CG's own tests leave it
+/// 0 (p'Ap or r'z, told apart by their values); the other methods name theirs.
+enum krylov_reason : int {
+  reason_none = 0,
+  reason_bicg_rho = 1,    // BiCGSTAB: rho = r0'r = 0 (r orthogonal to the shadow residual)
+  reason_bicg_rv = 2,     // BiCGSTAB: r0'A M^-1 p = 0
+  reason_bicg_omega = 3,  // BiCGSTAB: omega = 0 (t's = 0, or t = A M^-1 s = 0 with s != 0)
+  reason_singular = 4,    // GMRES: A M^-1 v = 0 for a basis vector v (A or M^-1 is singular)
 };
 
 /// The iteration's scalars. Who writes what: start writes all; the direction step (x += alpha p, the new
@@ -56,7 +72,33 @@ struct cg_control {
   double rr = 0;               // r'r
   double best_rr = 0;          // smallest r'r so far, and when
   std::int64_t best_iteration = 0;
+  int reason = reason_none;    // krylov_reason of a breakdown
 };
+
+/// The stop rule every method applies to its residual estimate r'r after an iteration:
+/// non-finite, converged (at the tolerance or the floor), the limit, stagnation, else
+/// running. The caller has counted the iteration.
+LA_HOST_DEVICE inline void krylov_decide(cg_control& c, const cg_limits& l, double rr) {
+  c.rr = rr;
+  if (rr < 0.998 * c.best_rr) c.best_rr = rr, c.best_iteration = c.iteration;
+  if (!cg_finite(rr)) c.status = cg_non_finite;
+  else if (rr <= l.threshold2 || rr <= l.floor2) c.status = cg_converged;
+  else if (c.iteration >= l.max_iterations) c.status = cg_max_iterations;
+  else if (l.stagnation_window > 0 && c.iteration - c.best_iteration >= l.stagnation_window) c.status = cg_stagnation;
+  else c.status = cg_running;
+}
+/// The start of every method other than CG: the first residual's r'r decides.
+LA_HOST_DEVICE inline void krylov_decide_start(cg_control& c, const cg_limits& l, double rr) {
+  c.iteration = 0;
+  c.x_pending = 0;
+  c.reason = reason_none;
+  c.rr = c.best_rr = rr;
+  c.best_iteration = 0;
+  if (!cg_finite(rr)) c.status = cg_non_finite;
+  else if (rr <= l.threshold2 || rr <= l.floor2) c.status = cg_converged;
+  else if (l.max_iterations <= 0) c.status = cg_max_iterations;
+  else c.status = cg_running;
+}
 
 /// After the first residual: its r'r and r'z decide whether to iterate at all. alpha and
 /// beta start at 0, so the first direction step makes p = z (the old direction is zero).
@@ -69,7 +111,7 @@ LA_HOST_DEVICE inline void cg_decide_start(cg_control& c, const cg_limits& l, do
   c.best_iteration = 0;
   c.pq = c.alpha = c.beta = 0;
   if (!cg_finite(rr) || !cg_finite(rz)) c.status = cg_non_finite;
-  else if (rr <= l.threshold2) c.status = cg_converged;
+  else if (rr <= l.threshold2 || rr <= l.floor2) c.status = cg_converged;
   else if (!(rz > 0)) c.status = cg_breakdown;
   else if (l.max_iterations <= 0) c.status = cg_max_iterations;
   else c.status = cg_running;
@@ -98,7 +140,7 @@ LA_HOST_DEVICE inline void cg_decide_step(cg_control& c, const cg_limits& l, dou
   // rounding noise on a plateau does not count as progress.
   if (rr < 0.998 * c.best_rr) c.best_rr = rr, c.best_iteration = c.iteration;
   if (!cg_finite(rr) || !cg_finite(rz)) c.status = cg_non_finite;
-  else if (rr <= l.threshold2) c.status = cg_converged;
+  else if (rr <= l.threshold2 || rr <= l.floor2) c.status = cg_converged;
   else if (!(rz > 0)) c.status = cg_breakdown;
   else if (c.iteration >= l.max_iterations) c.status = cg_max_iterations;
   else if (l.stagnation_window > 0 && c.iteration - c.best_iteration >= l.stagnation_window) c.status = cg_stagnation;

@@ -16,6 +16,7 @@
 
 #include "detail/backend_util.cuh"
 #include "detail/cg_kernels.cuh"
+#include "detail/vector_kernels.cuh"
 #include "detail/scan_counts.cuh"
 #include <la/solvers/device_precond.hpp>
 #endif
@@ -967,6 +968,18 @@ class dist_backend {
 
   double nrm2(const vector& v) { return std::sqrt(global_dot(v.data(), v.data())); }
   void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
+  void scale(vector& x, double s) {
+    if (n_ == 0) return;
+    cg_detail::scale_vector<<<vector_blocks_, detail::block_threads, 0, s_>>>(x.data(), n_, s);
+    LA_CHECK_LAUNCH(s_);
+  }
+  vector scaled_copy(const vector& b, double s) {
+    vector c(ctx_, n_);
+    if (n_ == 0) return c;
+    cg_detail::copy_scaled<<<vector_blocks_, detail::block_threads, 0, s_>>>(b.data(), c.data(), n_, s);
+    LA_CHECK_LAUNCH(s_);
+    return c;
+  }
 
   void start(const vector& b, vector& x, const cg_limits& lim) {
     lim_ = lim;

@@ -43,6 +43,19 @@ inline std::string bad_diagonal_message(const char* who, long long row) {
   return std::string(who) + ": A(" + std::to_string(row + 1) + "," + std::to_string(row + 1) +
          ") is missing or not positive, so the matrix is not symmetric positive definite";
 }
+/// Jacobi: a diagonal that is not positive (for CG, which needs an SPD M^-1) or is zero.
+inline std::string jacobi_message(long long row, double v, bool spd) {
+  const std::string at = "Jacobi preconditioner: diagonal entry A(" + std::to_string(row + 1) + "," +
+                         std::to_string(row + 1) + ") = " + std::to_string(v);
+  if (spd) return at + " is not positive, so the matrix is not symmetric positive definite";
+  return at + " (zero or not stored), so diag(A)^-1 does not exist: use --precond none, or a method and "
+              "preconditioner that do not divide by the diagonal";
+}
+/// Jacobi for the methods other than CG: how many zero or missing diagonal entries were taken as 1.
+inline std::string jacobi_zero_note(long long count) {
+  return std::to_string(count) + " zero or missing diagonal entr" + (count == 1 ? "y" : "ies") +
+         " taken as 1 (as PETSc's PCJACOBI)";
+}
 inline std::string block_not_spd_message(long long first, long long end) {
   return "block-jacobi: the diagonal block of rows " + std::to_string(first + 1) + ".." + std::to_string(end) +
          " is not positive definite, so the matrix is not symmetric positive definite";

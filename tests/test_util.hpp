@@ -117,6 +117,8 @@ csr_matrix<T> random_nonsymmetric(index_t n, int per_row, std::mt19937& g) {
 inline csr_matrix<double> system_matrix(const std::string& name, const std::string& data_dir) {
   if (name.rfind("poisson2d:", 0) == 0) return poisson_2d<double>(std::stoi(name.substr(10)));
   if (name.rfind("poisson3d:", 0) == 0) return poisson_3d<double>(std::stoi(name.substr(10)));
+  if (name.rfind("convdiff2d:", 0) == 0) return convdiff<double>(2, std::stoi(name.substr(11)), 100);
+  if (name.rfind("convdiff3d:", 0) == 0) return convdiff<double>(3, std::stoi(name.substr(11)), 100);
   return to_csr(read_matrix_market<double>(data_dir + "/" + name));
 }
 

@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
+#include <la/solvers/method.hpp>
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
@@ -44,12 +46,15 @@ struct row_stats {
   count_t hyb_coo = 0;            // entries past it
   index_t sell_sigma = 1;         // la::to_sell's automatic sorting window
   count_t sell_slots = 0;         // SELL-32-sigma slots, padding included
+  std::optional<matrix_properties> props;  // numeric symmetry, the diagonal (from CSR)
 };
 
 template <typename O>
 row_stats stats_of(const csr_matrix<double, O>& m) {
-  row_stats s{m.rows(), m.cols(), m.nnz()};
+  row_stats s;
+  s.rows = m.rows(), s.cols = m.cols(), s.nnz = m.nnz();
   s.offset_bits = 8 * sizeof(O);
+  s.props = properties_of(m);
   s.min = m.rows() ? std::numeric_limits<index_t>::max() : 0;
   for (index_t i = 0; i < m.rows(); ++i) {
     const auto len = static_cast<index_t>(m.row_ptr()[i + 1] - m.row_ptr()[i]);
@@ -79,7 +84,8 @@ row_stats stats_of(const csr_matrix<double, O>& m) {
 /// The same from COO, in O(nnz log nnz) time and O(nnz) memory: no array over the rows, so
 /// a matrix with far more rows than entries (2e9 x 2e9 with one entry) costs nothing.
 row_stats stats_of(const coo_matrix<double>& m, offset_width width) {
-  row_stats s{m.rows(), m.cols()};
+  row_stats s;
+  s.rows = m.rows(), s.cols = m.cols();
   std::vector<std::size_t> order(static_cast<std::size_t>(m.nnz()));
   std::iota(order.begin(), order.end(), std::size_t(0));
   const auto& r = m.row_idx();
@@ -130,6 +136,21 @@ int print_info(const std::string& path, const mm_header& h, const row_stats& st)
   std::printf("file:            %s\n", printable(path).c_str());
   std::printf("banner:          matrix %s %s %s\n", to_string(h.format), to_string(h.field), to_string(h.symmetry));
   std::printf("size:            %d x %d\n", rows, st.cols);
+  if (const auto& p = st.props) {
+    if (p->rows != p->cols)
+      std::printf("symmetry:        not square\n");
+    else if (p->max_asymmetry == 0)
+      std::printf("symmetry:        symmetric values (exact)\n");
+    else
+      std::printf("symmetry:        %s: max |a_ij - a_ji| = %.3g of max |a_ij|%s\n",
+                  p->symmetric() ? "symmetric values to rounding" : "not symmetric", p->max_asymmetry,
+                  p->pattern_symmetric ? " (pattern symmetric)" : " (pattern not symmetric)");
+    std::printf("diagonal:        %d positive, %d negative, %d zero or not stored\n", p->diag_positive,
+                p->diag_negative, p->diag_zero);
+    std::printf("dominance:       %d of %d rows diagonally dominant; min |a_ii| / sum_j!=i |a_ij| = %.3g\n",
+                p->dominant_rows, std::min(p->rows, p->cols), p->min_dominance);
+    std::printf("solver:          %s\n", select_method(krylov_method::automatic, *p, false).why.c_str());
+  }
   std::printf("stored entries:  %lld (in the file)\n", static_cast<long long>(h.entries));
   std::printf("nonzeros:        %lld (full storage, duplicates summed)\n", static_cast<long long>(st.nnz));
   std::printf("offsets:         %d-bit%s\n", st.offset_bits,

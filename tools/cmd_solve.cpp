@@ -11,7 +11,8 @@
 #include <la/atomic_file.hpp>
 #include <la/context.hpp>
 #include <la/solvers/device_cg.hpp>
-#include <la/solvers/host_backend.hpp>
+#include <la/solvers/device_solve.hpp>
+#include <la/solvers/method.hpp>
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
@@ -25,11 +26,27 @@ namespace la::cli {
 namespace {
 const char* usage =
     "usage: la solve A.mtx [options]\n"
-    "       la solve gen:poisson2d:N | gen:poisson3d:N [options]\n"
+    "       la solve gen:poisson2d:N | gen:poisson3d:N | gen:convdiff2d:N[:PECLET] |\n"
+    "                gen:convdiff3d:N[:PECLET] [options]\n"
     "\n"
-    "Solves A x = b by conjugate gradients (A symmetric positive definite), on the GPU when\n"
-    "there is one. A generated system is the 5- or 7-point Laplacian on an N^2 or N^3 grid\n"
-    "(N at most 46340 and 1290: the rows must fit 32-bit indices).\n"
+    "Solves A x = b by a Krylov method, on the GPU when there is one: conjugate gradients for\n"
+    "a symmetric positive definite A, BiCGSTAB or GMRES for any other square one. A generated\n"
+    "system is the 5- or 7-point Laplacian on an N^2 or N^3 grid, or upwinded convection-\n"
+    "diffusion -lap u + PECLET (1,1[,1]).grad u on one (non-symmetric; PECLET an integer,\n"
+    "default 100); N at most 46340 (2D) and 1290 (3D): the rows must fit 32-bit indices.\n"
+    "  --method M            auto (default), cg, bicgstab, gmres or fgmres:\n"
+    "                          auto      checks the values' symmetry and the diagonal's signs\n"
+    "                                    (on the GPU when solving there) and says what it\n"
+    "                                    picked and why: cg when A looks SPD (symmetric\n"
+    "                                    values, positive diagonal), else gmres\n"
+    "                          cg        refused on a matrix whose values are not symmetric,\n"
+    "                                    naming the alternative; --force runs it anyway\n"
+    "                          bicgstab  two products with A an iteration, short recurrences\n"
+    "                          gmres     restarted GMRES(m), right-preconditioned: the residual\n"
+    "                                    it monitors is ||b - Ax||; never grows, no breakdown\n"
+    "                          fgmres    flexible GMRES(m), for preconditioners that change\n"
+    "                                    between applications\n"
+    "  --restart M           gmres/fgmres: the basis size m, 1 to 500 (default 30)\n"
     "  --rhs b.mtx           right-hand side (n x 1 Matrix Market); default b = A * ones,\n"
     "                        so the error against the known solution x = ones is printed\n"
     "  -o, --output x.mtx    write the solution (array n x 1) when the solve converged; checked\n"
@@ -39,11 +56,14 @@ const char* usage =
     "                        protected. Through a symbolic link, the file it names is written.\n"
     "  --write-unconverged   write -o also when the solve did not converge (the last iterate)\n"
     "  --force               allow -o to replace the matrix or right-hand side file, and\n"
-    "                        write-protected outputs\n"
+    "                        write-protected outputs; run --method cg on a non-symmetric matrix\n"
     "  --tol T               relative residual tolerance ||r|| <= T ||b|| (default 1e-8)\n"
     "  --atol T              absolute residual floor (default 0)\n"
     "  --maxit N             iteration limit (default 2n)\n"
-    "  --precond P           none (default), jacobi, block-jacobi, fsai, ic0, ilu0 or auto:\n"
+    "  --precond P           none (default), jacobi, block-jacobi, fsai, ic0, ilu0 or auto\n"
+    "                        (bicgstab, gmres and fgmres take none, jacobi, ilu0 and auto,\n"
+    "                        which there means ilu0 where every diagonal entry is stored and\n"
+    "                        non-zero, else none; jacobi needs a non-zero diagonal):\n"
     "                          jacobi        diag(A)^-1, fused into the iteration\n"
     "                          block-jacobi  dense inverses of the diagonal blocks of rows that\n"
     "                                        share a pattern (supervariables, up to --block-size)\n"
@@ -78,7 +98,7 @@ const char* usage =
     "  --history FILE.csv    the residual of every iteration (iteration,relative_residual),\n"
     "                        written whether or not the solve converged\n"
     "  --quiet               no progress line (shown only on a terminal, after about a second)\n"
-    "  --gpus N              solve on N GPUs of this process (a thread each; NCCL): the rows\n"
+    "  --gpus N              CG (only) on N GPUs of this process (a thread each; NCCL): the rows\n"
     "                        split in blocks balanced by nonzeros, a file read once and its parts\n"
     "                        uploaded, a gen: system made on each GPU part by part. Any --precond:\n"
     "                        those other than jacobi built on each GPU's diagonal block (its\n"
@@ -91,7 +111,7 @@ const char* usage =
     "The report goes to stdout, or to stderr when -o or --history is stdout itself.\n"
     "Exit status: 0 converged: the true residual ||b - Ax|| meets the tolerance within a factor\n"
     "of %g (la::cg_options::true_residual_factor); 1 not converged (iteration limit, breakdown\n"
-    "because A is not SPD, non-finite values, stagnation, or precision_limit: the recurrence met\n"
+    "(CG: A is not SPD; BiCGSTAB: rho, r0'v or omega = 0), non-finite values, stagnation, or precision_limit: the recurrence met\n"
     "the tolerance and the true residual did not); 2 bad usage or input; 3 no usable GPU (with\n"
     "--device gpu), or a CUDA or internal failure.\n";
 
@@ -134,8 +154,8 @@ template <typename T, typename O>
 int solve(const args& a, bool gpu, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms,
           const solve_outputs& out);
 
-/// The generated systems la solve takes (SPD).
-const std::vector<std::string> spd_kinds{"poisson2d", "poisson3d"};
+/// The generated systems la solve takes.
+const std::vector<std::string> spd_kinds{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d"};
 
 template <typename T>
 int solve(const args& a, bool gpu, const std::string& device_line, const solve_outputs& out) {
@@ -162,7 +182,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
 
   if (A.rows() != A.cols())
     throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
-                           "; CG needs a square (symmetric positive definite) matrix");
+                           "; the Krylov solvers need a square matrix (least squares is not supported)");
   const bool known = !a.has("--rhs");
   std::vector<T> b;
   if (known) {
@@ -180,7 +200,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   std::fprintf(rep, "device:     %s\n", device_line.c_str());
   std::fprintf(rep, "rhs:        %s\n",
                known ? "b = A * ones (known solution x = ones)" : printable(a.get("--rhs", "")).c_str());
-  std::fprintf(rep, "precond:    %s, tol %g, maxit %s\n", to_string(opt.precond), opt.rtol,
+  std::fprintf(rep, "method:     %s, precond %s, tol %g, maxit %s\n", to_string(opt.method), to_string(opt.precond), opt.rtol,
                opt.max_iterations < 0 ? "2n" : std::to_string(opt.max_iterations).c_str());
   std::fflush(rep);
 
@@ -202,16 +222,22 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     device_cg_options d;
     d.path = cg_path_choice;
     if (fmt != "auto") d.choice = cg_choice_for(fmt, row_stats(A));  // auto: the solver's own rule
-    r = cg_device(ctx, dA, db, dx, opt, d);
+    r = solve_device(ctx, dA, db, dx, opt, d);
     t = clock_type::now();
     x = to_host(ctx, dx);
     transfer_ms += ms_since(t);
   } else {
-    r = with_format(fmt, A, [&](const auto& M) { return cg_host(M, b, x, opt); });
+    r = with_format(fmt, A, [&](const auto& M) { return solve_host(M, b, x, opt); });
   }
   const double solve_ms = ms_since(t0);
   progress.clear();
 
+  if (!r.solver_choice.empty())
+    std::fprintf(rep, "picked:     %s%s (%s)\n", to_string(r.solver),
+                 r.solver == krylov_method::gmres || r.solver == krylov_method::fgmres
+                     ? ("(" + std::to_string(opt.restart) + ")").c_str()
+                     : "",
+                 r.solver_choice.c_str());
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
   if (opt.precond != preconditioner::none && r.precond.kind != preconditioner::none)
     std::fprintf(rep, "M^-1:       %s%s%s%s; setup %.3f ms, %.3f MB\n", to_string(r.precond.kind),
@@ -251,6 +277,11 @@ int cmd_solve(int argc, char** argv) {
     if (a.has("--gpus") && a.has("--mpi"))
       throw usage_error("--gpus N (one process driving N GPUs) and --mpi (one MPI rank a GPU) are two launch "
                         "modes: pick one");
+    const std::string m = a.get("--method", "auto");
+    if (m != "auto" && m != "cg")
+      throw usage_error("--method " + m + ": --gpus and --mpi run CG only (the distributed non-symmetric methods are "
+                        "not built yet); solve on one GPU (drop --gpus/--mpi), or use --method cg for an SPD matrix");
+    if (a.has("--restart")) throw usage_error("--restart applies to gmres/fgmres, which --gpus and --mpi do not run");
     // NCCL and MPI live in a module that only these runs load (solve_dist.cpp).
     return run_module(LA_DIST_MODULE, "la_cli_dist_main", "the multi-GPU solver (NCCL, MPI)", argc, argv, true);
   }

@@ -62,7 +62,8 @@ if ((tests && sanitize)); then
   # is left out: memcheck reports its failed allocation.
   pids=()
   for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test \
-           $build/tests/cg_gpu_test $build/tests/precond_gpu_test $build/tests/dist_gpu_test; do
+           $build/tests/cg_gpu_test $build/tests/precond_gpu_test $build/tests/dist_gpu_test \
+           $build/tests/krylov_gpu_test; do
     name=$(basename "$t")
     for tool in memcheck racecheck; do
       skip="*OutOfMemory*:*Huge*"

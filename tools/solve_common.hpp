@@ -84,6 +84,12 @@ inline cg_options cg_args(const args& a) {
   opt.rtol = a.get_double("--tol", 1e-8, 0.0);
   opt.atol = a.get_double("--atol", 0, 0.0);
   opt.max_iterations = a.get_int("--maxit", -1, 0, std::numeric_limits<std::int64_t>::max());
+  opt.method = *parse_method(a.get_choice("--method", "auto", {"auto", "cg", "bicgstab", "gmres", "fgmres"}));
+  opt.restart = static_cast<int>(a.get_int("--restart", 30, 1, 500));
+  if (a.has("--restart") && opt.method != krylov_method::gmres && opt.method != krylov_method::fgmres &&
+      opt.method != krylov_method::automatic)
+    throw usage_error("--restart applies to --method gmres or fgmres (or auto, when it picks gmres)");
+  opt.force = a.has("--force");
   const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "auto"});
   opt.precond = *parse_preconditioner(pc);
   const bool fsai = pc == "fsai" || pc == "auto";
@@ -105,7 +111,7 @@ inline cg_options cg_args(const args& a) {
 /// la solve's options (cmd_solve.cpp, and the multi-GPU module, which parses them again).
 inline args solve_args(int argc, char** argv) {
   return args(argc, argv, 2,
-              {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--device", "--format",
+              {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--method", "--restart", "--precond", "--device", "--format",
                "--precision", "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop",
                "--ic-shift", "--block-size", "--gpus"},
               {"--force", "--quiet", "--write-unconverged", "--mpi"});

@@ -1,5 +1,5 @@
 // Generated matrices named on a command line (the la CLI and the benchmarks):
-// gen:poisson2d:N, gen:poisson3d:N, gen:random:ROWS:K, gen:rmat:SCALE:EDGES_PER_VERTEX, gen:denserows:ROWS:K:COUNT:LEN.
+// gen:poisson2d:N, gen:poisson3d:N, gen:convdiff2d:N[:PECLET], gen:convdiff3d:N[:PECLET], gen:random:ROWS:K, gen:rmat:SCALE:EDGES_PER_VERTEX, gen:denserows:ROWS:K:COUNT:LEN.
 // Every number is a range-checked integer (digits only, no sign, no wrap-around), and the
 // rows, nonzeros and offsets a spec implies are checked before anything is allocated, so a
 // size that cannot be built is refused in the spec's own terms.
@@ -30,6 +30,8 @@ inline std::string gen_forms(const std::vector<std::string>& kinds) {
   for (const auto& k : kinds) {
     const char* form = k == "poisson2d" ? "poisson2d:N"
                        : k == "poisson3d" ? "poisson3d:N"
+                       : k == "convdiff2d" ? "convdiff2d:N[:PECLET]"
+                       : k == "convdiff3d" ? "convdiff3d:N[:PECLET]"
                        : k == "random"    ? "random:ROWS:K"
                        : k == "rmat"      ? "rmat:SCALE:EDGES_PER_VERTEX"
                                           : "denserows:ROWS:K:COUNT:LEN";
@@ -39,7 +41,8 @@ inline std::string gen_forms(const std::vector<std::string>& kinds) {
 }
 
 inline const std::vector<std::string>& all_gen_kinds() {
-  static const std::vector<std::string> k{"poisson2d", "poisson3d", "random", "rmat", "denserows"};
+  static const std::vector<std::string> k{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d", "random", "rmat",
+                                          "denserows"};
   return k;
 }
 
@@ -62,12 +65,15 @@ inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string
     throw invalid_argument("unknown generated matrix 'gen:" + printable(spec) + "'; this command takes " +
                            gen_forms(kinds));
   const std::string form = gen_forms({g.kind});
-  const std::size_t count = g.kind == "poisson2d" || g.kind == "poisson3d" ? 1 : g.kind == "denserows" ? 4 : 2;
+  const bool convdiff = g.kind == "convdiff2d" || g.kind == "convdiff3d";
+  std::size_t count = g.kind == "poisson2d" || g.kind == "poisson3d" ? 1 : g.kind == "denserows" ? 4 : 2;
+  if (convdiff && parts.size() == 2) parts.push_back("100");  // the default Peclet number
   if (parts.size() != count + 1)
     throw invalid_argument("generated matrix 'gen:" + printable(spec) + "': expected " + form);
   const std::vector<std::string> names = g.kind == "random"      ? std::vector<std::string>{"ROWS", "K"}
                                          : g.kind == "rmat"      ? std::vector<std::string>{"SCALE", "EDGES_PER_VERTEX"}
                                          : g.kind == "denserows" ? std::vector<std::string>{"ROWS", "K", "COUNT", "LEN"}
+                                         : convdiff              ? std::vector<std::string>{"N", "PECLET"}
                                                                  : std::vector<std::string>{"N"};
   auto fail = [&](std::size_t i, const std::string& why) -> void {
     throw invalid_argument("generated matrix 'gen:" + printable(spec) + "': " + names[i] + " = " + printable(parts[i + 1]) +
@@ -98,6 +104,13 @@ inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string
     const std::int64_t n = g.n[0];
     g.rows = n * n * n;
     g.max_nnz = 7 * n * n * n - 6 * n * n;
+  } else if (convdiff) {
+    const bool two = g.kind == "convdiff2d";
+    at_most(0, 1, two ? poisson_2d_max_n : poisson_3d_max_n, std::string(", since N^") + (two ? "2" : "3") + " rows" + rows_why);
+    at_most(1, 0, 1000000000, " (the Peclet number, an integer)");
+    const std::int64_t n = g.n[0];
+    g.rows = two ? n * n : n * n * n;
+    g.max_nnz = two ? 5 * n * n - 4 * n : 7 * n * n * n - 6 * n * n;
   } else if (g.kind == "random") {
     at_most(0, 1, max_index, rows_why);
     at_most(1, 0, g.n[0], " (at most ROWS distinct columns a row)");
@@ -125,6 +138,8 @@ csr_matrix<T, O> generate(const gen_spec& g) {
   const auto i = [&](std::size_t k) { return static_cast<index_t>(g.n[k]); };
   if (g.kind == "poisson2d") return poisson_2d<T, O>(i(0));
   if (g.kind == "poisson3d") return poisson_3d<T, O>(i(0));
+  if (g.kind == "convdiff2d") return convdiff<T, O>(2, i(0), static_cast<double>(g.n[1]));
+  if (g.kind == "convdiff3d") return convdiff<T, O>(3, i(0), static_cast<double>(g.n[1]));
   if (g.kind == "random") return random_rows<T, O>(i(0), i(0), i(1));
   if (g.kind == "rmat") return rmat<T, O>(static_cast<int>(g.n[0]), static_cast<int>(g.n[1]));
   return dense_rows<T, O>(i(0), i(1), i(2), i(3));
@@ -139,7 +154,8 @@ decltype(auto) with_generated(const gen_spec& g, offset_width width, F&& f) {
   if (width == offset_width::b64 || (width == offset_width::automatic && needs_64))
     return f(generate<T, std::int64_t>(g));
   // max_nnz is exact for these; for the others the generator checks the count it builds.
-  if (needs_64 && (g.kind == "poisson2d" || g.kind == "poisson3d" || g.kind == "random"))
+  if (needs_64 && (g.kind == "poisson2d" || g.kind == "poisson3d" || g.kind == "convdiff2d" ||
+                   g.kind == "convdiff3d" || g.kind == "random"))
     throw offset_overflow("gen:" + printable(g.text) + " has " + std::to_string(g.max_nnz) +
                           " nonzeros, more than 32-bit offsets hold (at most " + std::to_string(max_index) + ")");
   return f(generate<T, std::int32_t>(g));

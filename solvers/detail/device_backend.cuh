@@ -16,6 +16,7 @@
 #include "backend_util.cuh"
 #include "cg_kernels.cuh"
 #include "cg_walks.cuh"
+#include "vector_kernels.cuh"
 
 namespace la::cg_detail {
 
@@ -164,6 +165,18 @@ class device_backend {
  public:
   double nrm2(const vector& v) { return norm(v.data()); }
   void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
+  void scale(vector& x, double s) {
+    if (n_ == 0) return;
+    scale_vector<<<vector_blocks_, block_threads, 0, s_>>>(x.data(), n_, s);
+    LA_CHECK_LAUNCH(s_);
+  }
+  vector scaled_copy(const vector& b, double s) {
+    vector c(ctx_, n_);
+    if (n_ == 0) return c;
+    copy_scaled<<<vector_blocks_, block_threads, 0, s_>>>(b.data(), c.data(), n_, s);
+    LA_CHECK_LAUNCH(s_);
+    return c;
+  }
 
   void start(const vector& b, vector& x, const cg_limits& lim) {
     lim_ = lim;
@@ -223,14 +236,9 @@ class device_backend {
     LA_CUDA_TRY(cudaMemcpyAsync(out, b.data(), b.size() * sizeof(T), cudaMemcpyDeviceToDevice, s_));
     op_.apply(x.data(), out, T(-1), T(1), s_);
   }
-  /// ||v||, read back (setup and the final check only, never inside the loop).
+  /// ||v||, scale-safe, read back (setup and the final check only, never inside the loop).
   double norm(const T* v) {
-    dot_kernel<<<vector_blocks_, block_threads, 0, s_>>>(v, v, n_, scalars_.data(), partials_.data(), tickets_.data() + 3);
-    LA_CHECK_LAUNCH(s_);
-    double s;
-    LA_CUDA_TRY(cudaMemcpyAsync(&s, scalars_.data(), sizeof(s), cudaMemcpyDeviceToHost, s_));
-    ctx_.synchronize();
-    return std::sqrt(s);
+    return safe_nrm2(v, n_, vector_blocks_, scalars_.data(), partials_.data(), tickets_.data() + 3, s_);
   }
 
   /// Direction step number directions_ + 1: reads the direction buffer the previous one wrote.

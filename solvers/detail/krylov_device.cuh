@@ -1,0 +1,215 @@
+// What the GPU backends of BiCGSTAB and GMRES share (krylov.hpp's Backend contract, less the
+// method's steps): the operator, the checks, M^-1 (Jacobi by a non-zero diagonal, the others
+// from device_precond.hpp), scale-safe norms, the true residual, the control block's read-back
+// and the history ring. Private to solvers/bicgstab.cu and solvers/gmres.cu.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <la/kernels/spmv/select.hpp>
+#include <la/solvers/device_precond.hpp>
+#include <la/solvers/krylov.hpp>
+#include <la/solvers/precond.hpp>
+#include "backend_util.cuh"
+#include "cg_kernels.cuh"
+#include "vector_kernels.cuh"
+
+namespace la::cg_detail {
+
+/// 1 / A(i,i), with a zero or missing diagonal entry taken as 1 (as PETSc's PCJACOBI), and
+/// how many were.
+template <typename T, typename O>
+__global__ void inverse_diagonal_nonzero(csr_view<const T, O> a, T* inv_d, unsigned long long* zeros) {
+  LA_GRID_STRIDE(i, a.rows) {
+    T v = T(0);
+    for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (a.col_idx[k] == i) v = a.values[k];
+    inv_d[i] = v != T(0) ? T(1) / v : T(1);
+    if (v == T(0)) atomicAdd(zeros, 1ull);
+  }
+}
+
+/// z = inv_d .* r (inv_d null: z = r).
+template <typename T>
+__global__ void __launch_bounds__(block_threads) diagonal_apply(const T* inv_d, const T* r, T* z, index_t n) {
+  LA_GRID_STRIDE(i, n) z[i] = inv_d ? inv_d[i] * r[i] : r[i];
+}
+
+template <typename T>
+class krylov_device_base {
+ public:
+  using value_type = T;
+  using vector = device_vector<T>;
+  static constexpr std::int64_t largest_chunk = 4096;
+  static constexpr std::int64_t history_cap = 2 * largest_chunk + 1024;  // a chunk may round up to a GMRES cycle
+
+  template <typename O>
+  krylov_device_base(context& ctx, const spmv_operator<T>& op, const device_csr<T, O>& a, preconditioner pc,
+                     const precond_options& popt, bool history)
+      : ctx_(ctx), op_(op), pc_(pc), n_(op.matrix().rows), s_(ctx.stream()), a_values_(a.values().data()),
+        a_nnz_(a.nnz()) {
+    vector_blocks_ = blocks_for(n_, ctx.sm_count());
+    scalars_ = ctx.allocate<double>(2);
+    flags_ = ctx.allocate<unsigned long long>(4);
+    tickets_ = ctx.allocate<unsigned>(4);
+    LA_CUDA_TRY(cudaMemsetAsync(tickets_.data(), 0, 4 * sizeof(unsigned), s_));
+    partials_ = ctx.allocate<double>(4 * static_cast<std::size_t>(vector_blocks_));
+    if (history) history_ = ctx.allocate<double>(history_cap);
+    LA_CUDA_TRY(cudaMallocHost(&host_control_, sizeof(cg_control)));
+    locate_ = [this, &a](unsigned long long k) { return locate(a, k); };
+    prepare_ = [this, &a, popt] { return prepare(a, popt); };
+  }
+  ~krylov_device_base() {
+    if (graph_) LA_CUDA_TRY_NO_THROW(cudaGraphExecDestroy(graph_));
+    if (host_control_) LA_CUDA_TRY_NO_THROW(cudaFreeHost(host_control_));
+  }
+  krylov_device_base(const krylov_device_base&) = delete;
+  krylov_device_base& operator=(const krylov_device_base&) = delete;
+
+  index_t size() const { return n_; }
+  std::string check_input(const vector& b, const vector& x) const {
+    if (b.size() != n_)
+      return "right-hand side has " + std::to_string(b.size()) + " entries, matrix has " + std::to_string(n_) + " rows";
+    if (x.size() != n_) return "initial guess has " + std::to_string(x.size()) + " entries, expected " + std::to_string(n_);
+    return {};
+  }
+  /// Where A, b or x holds NaN/Inf: A's as A(i,j), b's and x's by entry.
+  std::string check_values(const vector& b, const vector& x) {
+    const unsigned long long none = ~0ull;
+    std::vector<unsigned long long> init(3, none);
+    LA_CUDA_TRY(cudaMemcpyAsync(flags_.data(), init.data(), 3 * sizeof(none), cudaMemcpyHostToDevice, s_));
+    auto scan = [&](const T* v, long long count, int slot) {
+      if (count == 0) return;
+      first_non_finite<<<blocks_for(count, ctx_.sm_count()), block_threads, 0, s_>>>(v, count, flags_.data() + slot);
+      LA_CHECK_LAUNCH(s_);
+    };
+    scan(a_values_, static_cast<long long>(a_nnz_), 0);
+    scan(b.data(), n_, 1);
+    scan(x.data(), n_, 2);
+    LA_CUDA_TRY(cudaMemcpyAsync(init.data(), flags_.data(), 3 * sizeof(none), cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    if (init[0] != none) return "matrix holds a non-finite value at " + locate_(init[0]);
+    if (init[1] != none) return "right-hand side holds a non-finite value at entry " + std::to_string(init[1] + 1) + " (1-based)";
+    if (init[2] != none) return "initial guess holds a non-finite value at entry " + std::to_string(init[2] + 1) + " (1-based)";
+    return {};
+  }
+  std::string check_preconditioner() { return prepare_(); }
+  precond_report describe_preconditioner() const { return rep_; }
+
+  double nrm2(const vector& v) { return norm(v.data()); }
+  void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
+  void scale(vector& x, double s) {
+    if (n_ == 0) return;
+    scale_vector<<<vector_blocks_, block_threads, 0, s_>>>(x.data(), n_, s);
+    LA_CHECK_LAUNCH(s_);
+  }
+  vector scaled_copy(const vector& b, double s) {
+    vector c(ctx_, n_);
+    if (n_ == 0) return c;
+    copy_scaled<<<vector_blocks_, block_threads, 0, s_>>>(b.data(), c.data(), n_, s);
+    LA_CHECK_LAUNCH(s_);
+    return c;
+  }
+  void history(std::int64_t first, std::int64_t last, std::vector<double>& out) {
+    read_history_async(history_.data(), history_cap, first, last, out, s_);
+    ctx_.synchronize();
+  }
+  double residual_norm(const vector& b, const vector& x) {
+    if (!scratch_.data()) scratch_ = ctx_.allocate<T>(static_cast<std::size_t>(n_));
+    residual(b.data(), x.data(), scratch_.data());
+    return norm(scratch_.data());
+  }
+
+ protected:
+  /// Reads the control block (its leading cg_control) back.
+  const cg_control& read_control(const void* control) {
+    LA_CUDA_TRY(cudaMemcpyAsync(host_control_, control, sizeof(cg_control), cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    return *host_control_;
+  }
+  void residual(const T* b, const T* x, T* out) {
+    LA_CUDA_TRY(cudaMemcpyAsync(out, b, static_cast<std::size_t>(n_) * sizeof(T), cudaMemcpyDeviceToDevice, s_));
+    op_.apply(x, out, T(-1), T(1), s_);
+  }
+  double norm(const T* v) {
+    return safe_nrm2(v, n_, vector_blocks_, scalars_.data(), partials_.data(), tickets_.data() + 3, s_);
+  }
+  /// z = M^-1 r queued on the stream: for none and Jacobi a copy or a scaling, else the
+  /// device preconditioner.
+  void precondition(const T* r, T* z) {
+    if (pre_) return pre_->apply(r, z, s_);
+    diagonal_apply<<<vector_blocks_, block_threads, 0, s_>>>(inv_d(), r, z, n_);
+    LA_CHECK_LAUNCH(s_);
+  }
+  const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
+  double* history_ptr() { return history_.empty() ? nullptr : history_.data(); }
+
+  context& ctx_;
+  const spmv_operator<T>& op_;
+  preconditioner pc_;
+  index_t n_;
+  cudaStream_t s_;
+  const T* a_values_;
+  count_t a_nnz_;
+  unsigned vector_blocks_ = 1;
+  std::optional<device_preconditioner<T>> pre_;
+  precond_report rep_;
+  device_buffer<T> inv_d_, scratch_;
+  device_buffer<double> scalars_, partials_, history_;
+  device_buffer<unsigned long long> flags_;
+  device_buffer<unsigned> tickets_;
+  cg_limits lim_;
+  cg_control* host_control_ = nullptr;
+  cudaGraphExec_t graph_ = nullptr;
+  const T* graph_x_ = nullptr;
+
+ private:
+  /// "A(i,j)" of stored entry k (an error path: one copy of the row pointers).
+  template <typename O>
+  std::string locate(const device_csr<T, O>& a, unsigned long long k) {
+    std::vector<O> rp(static_cast<std::size_t>(a.rows()) + 1);
+    LA_CUDA_TRY(cudaMemcpyAsync(rp.data(), a.row_ptr().data(), rp.size() * sizeof(O), cudaMemcpyDeviceToHost, s_));
+    index_t col = 0;
+    LA_CUDA_TRY(cudaMemcpyAsync(&col, a.col_idx().data() + k, sizeof col, cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    const auto row = std::upper_bound(rp.begin(), rp.end(), static_cast<O>(k)) - rp.begin() - 1;
+    return "A(" + std::to_string(row + 1) + "," + std::to_string(col + 1) + ")";
+  }
+  template <typename O>
+  std::string prepare(const device_csr<T, O>& m, const precond_options& popt) {
+    rep_.kind = pc_;
+    if (built_apart(pc_)) {
+      try {
+        pre_.emplace(ctx_, m, pc_, popt);
+      } catch (const invalid_argument& e) {
+        return e.what();
+      }
+      rep_ = pre_->report();
+      return {};
+    }
+    if (pc_ != preconditioner::jacobi || n_ == 0) return {};
+    const auto t0 = std::chrono::steady_clock::now();
+    inv_d_ = ctx_.allocate<T>(static_cast<std::size_t>(n_));
+    rep_.bytes = double(n_) * sizeof(T);
+    LA_CUDA_TRY(cudaMemsetAsync(flags_.data() + 3, 0, sizeof(unsigned long long), s_));
+    inverse_diagonal_nonzero<<<vector_blocks_, block_threads, 0, s_>>>(m.view(), inv_d_.data(), flags_.data() + 3);
+    LA_CHECK_LAUNCH(s_);
+    unsigned long long zeros = 0;
+    LA_CUDA_TRY(cudaMemcpyAsync(&zeros, flags_.data() + 3, sizeof(zeros), cudaMemcpyDeviceToHost, s_));
+    ctx_.synchronize();
+    rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (zeros > 0) rep_.detail = detail::jacobi_zero_note(static_cast<long long>(zeros));
+    return {};
+  }
+
+  std::function<std::string(unsigned long long)> locate_;
+  std::function<std::string()> prepare_;
+};
+
+}  // namespace la::cg_detail

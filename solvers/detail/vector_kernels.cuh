@@ -1,0 +1,72 @@
+// Vector kernels the GPU backends of every Krylov method share: scaling, and a norm that is
+// right for entries near under- or overflow (LAPACK's nrm2 idea: scale by the largest
+// magnitude). Deterministic: fixed-order sums (cg_reduce.cuh), max is order-free. Private.
+#pragma once
+
+#include <cmath>
+
+#include <la/error.hpp>
+#include "cg_reduce.cuh"
+
+namespace la::cg_detail {
+
+template <typename T>
+__global__ void __launch_bounds__(block_threads) scale_vector(T* x, index_t n, double s) {
+  LA_GRID_STRIDE(i, n) x[i] = static_cast<T>(x[i] * s);
+}
+template <typename T>
+__global__ void __launch_bounds__(block_threads) copy_scaled(const T* b, T* out, index_t n, double s) {
+  LA_GRID_STRIDE(i, n) out[i] = static_cast<T>(b[i] * s);
+}
+
+/// sum (x_i * s)^2 into *out (s = 1: x'x), fixed order.
+template <typename T>
+__global__ void __launch_bounds__(block_threads) scaled_square_sum(const T* x, index_t n, double s, double* out,
+                                                                   double* partials, unsigned* ticket) {
+  double v[1] = {0}, total[1];
+  LA_GRID_STRIDE(i, n) {
+    const double y = static_cast<double>(x[i]) * s;
+    v[0] += y * y;
+  }
+  if (last_block_sum<1>(v, partials, ticket, total)) *out = total[0];
+}
+
+/// max |x_i| into *out (as the bits of a non-negative double, which order as the values).
+template <typename T>
+__global__ void __launch_bounds__(block_threads) abs_max(const T* x, index_t n, unsigned long long* out) {
+  double m = 0;
+  LA_GRID_STRIDE(i, n) m = fmax(m, fabs(static_cast<double>(x[i])));
+  for (int o = 16; o > 0; o /= 2) m = fmax(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0 && m > 0) atomicMax(out, static_cast<unsigned long long>(__double_as_longlong(m)));
+}
+
+/// ||x|| read back to the host: x'x in double, and where that under- or overflows, the sum of
+/// (x_i / max|x|)^2 times max|x|. scratch: 2 doubles; partials and ticket as for a dot.
+template <typename T>
+double safe_nrm2(const T* x, index_t n, unsigned blocks, double* scratch, double* partials, unsigned* ticket,
+                 cudaStream_t s) {
+  if (n == 0) return 0;
+  scaled_square_sum<<<blocks, block_threads, 0, s>>>(x, n, 1.0, scratch, partials, ticket);
+  LA_CHECK_LAUNCH(s);
+  double ss = 0;
+  LA_CUDA_TRY(cudaMemcpyAsync(&ss, scratch, sizeof ss, cudaMemcpyDeviceToHost, s));
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
+  if (ss > 1e-280 && ss < 1e280) return std::sqrt(ss);
+  auto* bits = reinterpret_cast<unsigned long long*>(scratch + 1);
+  LA_CUDA_TRY(cudaMemsetAsync(bits, 0, sizeof(unsigned long long), s));
+  abs_max<<<blocks, block_threads, 0, s>>>(x, n, bits);
+  LA_CHECK_LAUNCH(s);
+  unsigned long long mb = 0;
+  LA_CUDA_TRY(cudaMemcpyAsync(&mb, bits, sizeof mb, cudaMemcpyDeviceToHost, s));
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
+  double m;
+  std::memcpy(&m, &mb, sizeof m);
+  if (!(m > 0) || !std::isfinite(m)) return !std::isfinite(ss) ? ss : (m > 0 ? m : 0.0);
+  scaled_square_sum<<<blocks, block_threads, 0, s>>>(x, n, 1.0 / m, scratch, partials, ticket);
+  LA_CHECK_LAUNCH(s);
+  LA_CUDA_TRY(cudaMemcpyAsync(&ss, scratch, sizeof ss, cudaMemcpyDeviceToHost, s));
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
+  return m * std::sqrt(ss);
+}
+
+}  // namespace la::cg_detail

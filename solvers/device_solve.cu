@@ -1,0 +1,140 @@
+// solve_device (device_solve.hpp): the matrix's properties on the device, the method's
+// choice (method.hpp's rule, as on the host) and the dispatch to the method's GPU solver.
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include <la/detail/instantiate.hpp>
+#include <la/error.hpp>
+#include <la/formats/device_convert.hpp>
+#include <la/grid.cuh>
+#include <la/solvers/device_solve.hpp>
+
+namespace la {
+namespace {
+
+/// Counters the property kernel fills (bits of non-negative doubles order as the values).
+struct property_counts {
+  unsigned long long max_diff, max_abs, min_dominance, pattern_asymmetric;
+  unsigned long long positive, negative, zero, dominant;
+};
+
+__device__ void max_bits(unsigned long long* slot, double v) {
+  if (v > 0) atomicMax(slot, static_cast<unsigned long long>(__double_as_longlong(v)));
+}
+
+/// Row i of A against row i of A^T (column i of A, from the device CSC copy): the largest
+/// difference, and the row's diagonal and dominance.
+template <typename T, typename O>
+__global__ void row_properties(csr_view<const T, O> a, const O* tp, const index_t* ti, const T* tv,
+                               property_counts* out) {
+  LA_GRID_STRIDE(i, a.rows) {
+    O x = a.row_ptr[i], y = tp[i];
+    const O xe = a.row_ptr[i + 1], ye = tp[i + 1];
+    double diff = 0, big = 0, d = 0, off = 0;
+    bool asym = false;
+    while (x < xe || y < ye) {
+      const index_t cx = x < xe ? a.col_idx[x] : max_index, cy = y < ye ? ti[y] : max_index;
+      if (cx == cy) {
+        const double u = static_cast<double>(a.values[x]), w = static_cast<double>(tv[y]);
+        diff = fmax(diff, fabs(u - w));
+        big = fmax(big, fabs(u));
+        if (cx == i) d = u;
+        else off += fabs(u);
+        ++x, ++y;
+      } else if (cx < cy) {
+        const double u = static_cast<double>(a.values[x++]);
+        diff = fmax(diff, fabs(u)), big = fmax(big, fabs(u)), off += fabs(u), asym = true;
+      } else {
+        diff = fmax(diff, fabs(static_cast<double>(tv[y++]))), asym = true;
+      }
+    }
+    max_bits(&out->max_diff, diff);
+    max_bits(&out->max_abs, big);
+    if (asym) atomicOr(&out->pattern_asymmetric, 1ull);
+    atomicAdd(d > 0 ? &out->positive : d < 0 ? &out->negative : &out->zero, 1ull);
+    if (fabs(d) >= off) atomicAdd(&out->dominant, 1ull);
+    if (off > 0) atomicMin(&out->min_dominance, static_cast<unsigned long long>(__double_as_longlong(fabs(d) / off)));
+  }
+}
+
+double from_bits(unsigned long long b) {
+  double v;
+  std::memcpy(&v, &b, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+template <typename T, typename O>
+matrix_properties properties_of(context& ctx, const device_csr<T, O>& a) {
+  matrix_properties p;
+  p.rows = a.rows(), p.cols = a.cols();
+  if (a.rows() != a.cols()) {
+    p.pattern_symmetric = false, p.max_asymmetry = HUGE_VAL;
+    return p;
+  }
+  if (a.rows() == 0) return p;
+  const device_csc<T, O> t = to_csc(ctx, a);
+  auto counts = ctx.allocate<property_counts>(1);
+  property_counts init{};
+  const double inf = HUGE_VAL;
+  std::memcpy(&init.min_dominance, &inf, sizeof inf);
+  LA_CUDA_TRY(cudaMemcpyAsync(counts.data(), &init, sizeof init, cudaMemcpyHostToDevice, ctx.stream()));
+  row_properties<<<detail::grid_for(a.rows()), detail::block_threads, 0, ctx.stream()>>>(
+      a.view(), t.col_ptr().data(), t.row_idx().data(), t.values().data(), counts.data());
+  LA_CHECK_LAUNCH(ctx.stream());
+  property_counts c;
+  LA_CUDA_TRY(cudaMemcpyAsync(&c, counts.data(), sizeof c, cudaMemcpyDeviceToHost, ctx.stream()));
+  ctx.synchronize();
+  p.max_abs = from_bits(c.max_abs);
+  p.max_asymmetry = p.max_abs > 0 ? from_bits(c.max_diff) / p.max_abs : 0;
+  p.pattern_symmetric = c.pattern_asymmetric == 0;
+  p.diag_positive = static_cast<index_t>(c.positive), p.diag_negative = static_cast<index_t>(c.negative);
+  p.diag_zero = static_cast<index_t>(c.zero), p.dominant_rows = static_cast<index_t>(c.dominant);
+  p.min_dominance = from_bits(c.min_dominance);
+  return p;
+}
+
+template <typename T, typename O>
+solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
+                          cg_options opt, const device_cg_options& dopt) {
+  const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
+                           opt.precond == preconditioner::automatic;
+  matrix_properties props;
+  if (needs_props) props = properties_of(ctx, a);
+  const method_choice mc =
+      needs_props ? select_method(opt.method, props, opt.force) : method_choice{opt.method, "asked for", {}};
+  solve_result r;
+  r.solver = mc.method;
+  r.method = "gpu";
+  if (a.rows() != a.cols()) {
+    r.message = "matrix is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
+                "; the Krylov solvers need a square matrix";
+    return r;
+  }
+  if (!mc.refused.empty()) return r.message = mc.refused, r;
+  if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return r.message = why, r;
+  opt.precond = auto_precond_for(mc.method, props, opt.precond);
+  opt.method = mc.method;
+  switch (mc.method) {
+    case krylov_method::bicgstab: r = bicgstab_device(ctx, a, b, x, opt, dopt); break;
+    case krylov_method::gmres: r = gmres_device(ctx, a, b, x, opt, dopt, false); break;
+    case krylov_method::fgmres: r = gmres_device(ctx, a, b, x, opt, dopt, true); break;
+    default:
+      r = cg_device(ctx, a, b, x, opt, dopt);
+      r.method = "cg, " + r.method;
+      break;
+  }
+  r.solver_choice = mc.why;
+  return r;
+}
+
+#define LA_INSTANTIATE(T, O)                                                                                        \
+  template matrix_properties properties_of<T, O>(context&, const device_csr<T, O>&);                               \
+  template solve_result solve_device<T, O>(context&, const device_csr<T, O>&, const device_vector<T>&,             \
+                                           device_vector<T>&, cg_options, const device_cg_options&);
+LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
+#undef LA_INSTANTIATE
+
+}  // namespace la

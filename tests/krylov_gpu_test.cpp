@@ -1,0 +1,172 @@
+// The GPU Krylov methods against their host oracles (iterations within 10%, the true
+// residual at the tolerance), bit-identical reruns, the method's choice on the device, and
+// the edges every method shares. Skips without a GPU.
+#include <cstring>
+
+#include <la/formats/generate.hpp>
+#include <la/solvers/device_solve.hpp>
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+cg_options with(krylov_method m, preconditioner p, double tol = 1e-8) {
+  cg_options o;
+  o.method = m, o.precond = p, o.rtol = tol;
+  return o;
+}
+
+struct gpu_case {
+  std::string system;
+  krylov_method method;
+  preconditioner pc;
+};
+class GpuMethods : public ::testing::TestWithParam<gpu_case> {};
+
+TEST_P(GpuMethods, MatchTheHostOracleAndRerunBitIdentically) {
+  LA_SKIP_WITHOUT_GPU();
+  const auto& c = GetParam();
+  const csr_matrix<double> a = test::system_matrix(c.system, test::data_dir());
+  std::vector<double> b(a.rows(), 0.0);  // b = A ones, as PETSc's counts (../shared/anchors)
+  reference::spmv(1.0, a, std::vector<double>(a.rows(), 1.0), 0.0, b);
+  cg_options o = with(c.method, c.pc);
+  o.record_history = true;
+  std::vector<double> xh;
+  const solve_result h = solve_host(a, b, xh, o);
+  ASSERT_TRUE(h.converged()) << h.message;
+  context ctx;
+  const auto da = to_device(ctx, a);
+  const auto db = to_device(ctx, b);
+  std::vector<double> first;
+  for (int run = 0; run < 2; ++run) {
+    device_vector<double> dx;
+    const solve_result r = solve_device(ctx, da, db, dx, o);
+    ASSERT_EQ(r.status, solve_status::converged) << r.message << " / " << r.method;
+    EXPECT_EQ(r.solver, c.method);
+    // Iterations within 10% of the oracle (rounding differs: the host sums in long double).
+    EXPECT_LE(std::abs(double(r.iterations - h.iterations)), std::max(2.0, 0.1 * h.iterations))
+        << "gpu " << r.iterations << ", host " << h.iterations;
+    EXPECT_LE(r.true_residual, 100 * 1e-8);
+    EXPECT_EQ(r.history.size(), static_cast<std::size_t>(r.iterations));
+    if (!r.history.empty()) EXPECT_NEAR(r.history.back(), r.residual, 1e-12 + 1e-6 * r.residual);
+    const std::vector<double> x = to_host(ctx, dx);
+    if (run == 0) first = x;
+    else EXPECT_EQ(std::memcmp(first.data(), x.data(), x.size() * sizeof(double)), 0) << "rerun differs";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Systems, GpuMethods,
+    ::testing::Values(gpu_case{"convdiff2d:40", krylov_method::bicgstab, preconditioner::none},
+                      gpu_case{"convdiff2d:40", krylov_method::bicgstab, preconditioner::jacobi},
+                      gpu_case{"convdiff2d:40", krylov_method::bicgstab, preconditioner::ilu0},
+                      gpu_case{"convdiff2d:40", krylov_method::gmres, preconditioner::none},
+                      gpu_case{"convdiff2d:40", krylov_method::gmres, preconditioner::jacobi},
+                      gpu_case{"convdiff2d:40", krylov_method::gmres, preconditioner::ilu0},
+                      gpu_case{"convdiff2d:40", krylov_method::fgmres, preconditioner::jacobi},
+                      gpu_case{"convdiff2d:40", krylov_method::fgmres, preconditioner::ilu0},
+                      gpu_case{"convdiff3d:12", krylov_method::gmres, preconditioner::ilu0},
+                      gpu_case{"adder_dcop_05.mtx", krylov_method::bicgstab, preconditioner::jacobi},
+                      gpu_case{"gr_30_30.mtx", krylov_method::gmres, preconditioner::jacobi},
+                      gpu_case{"poisson2d:33", krylov_method::cg, preconditioner::jacobi}),
+    [](const auto& info) {
+      return test::test_name(info.param.system + "_" + to_string(info.param.method) + "_" + to_string(info.param.pc));
+    });
+
+TEST(GpuMethods, FloatConverges) {
+  LA_SKIP_WITHOUT_GPU();
+  const auto a = convdiff<float>(2, 31, 100);
+  const std::vector<float> b(a.rows(), 1.0f);
+  context ctx;
+  for (krylov_method m : {krylov_method::bicgstab, krylov_method::gmres}) {
+    device_vector<float> dx;
+    const auto r = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, with(m, preconditioner::jacobi, 1e-5));
+    EXPECT_TRUE(r.converged()) << to_string(m) << ": " << r.message;
+  }
+}
+
+TEST(GpuMethods, GmresRestartsOfEveryLength) {
+  LA_SKIP_WITHOUT_GPU();
+  const auto a = convdiff<double>(2, 33, 100);
+  const std::vector<double> b(a.rows(), 1.0);
+  context ctx;
+  const auto da = to_device(ctx, a);
+  const auto db = to_device(ctx, b);
+  for (int m : {1, 2, 31, 33, 100}) {
+    cg_options o = with(krylov_method::gmres, preconditioner::jacobi);
+    o.restart = m;
+    std::vector<double> xh;
+    const auto h = solve_host(a, b, xh, o);
+    device_vector<double> dx;
+    const auto r = solve_device(ctx, da, db, dx, o);
+    ASSERT_TRUE(r.converged()) << "m " << m << ": " << r.message;
+    EXPECT_LE(std::abs(double(r.iterations - h.iterations)), std::max(2.0, 0.1 * h.iterations)) << "m " << m;
+  }
+}
+
+TEST(GpuMethods, PropertiesOnTheDeviceMatchTheHost) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  for (const std::string name : {"convdiff2d:17", "poisson2d:9", "adder_dcop_05.mtx", "west0479.mtx", "ca-GrQc.mtx"}) {
+    const auto a = test::system_matrix(name, test::data_dir());
+    const auto h = properties_of(a);
+    const auto d = properties_of(ctx, to_device(ctx, a));
+    EXPECT_DOUBLE_EQ(d.max_asymmetry, h.max_asymmetry) << name;
+    EXPECT_EQ(d.pattern_symmetric, h.pattern_symmetric) << name;
+    EXPECT_EQ(d.diag_positive, h.diag_positive) << name;
+    EXPECT_EQ(d.diag_negative, h.diag_negative) << name;
+    EXPECT_EQ(d.diag_zero, h.diag_zero) << name;
+    EXPECT_EQ(d.dominant_rows, h.dominant_rows) << name;
+  }
+}
+
+TEST(GpuEdges, ExtremeRightHandSideScales) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const auto spd = poisson_2d<double>(30);
+  const auto ns = convdiff<double>(2, 30, 100);
+  for (double s : {1e-160, 1e-170, 1e160}) {
+    for (krylov_method m : {krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres}) {
+      const auto& a = m == krylov_method::cg ? spd : ns;
+      std::vector<double> ones(a.rows(), 1.0), b(a.rows(), 0.0);
+      reference::spmv(s, a, ones, 0.0, b);
+      device_vector<double> dx;
+      const auto r = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, with(m, preconditioner::jacobi));
+      ASSERT_EQ(r.status, solve_status::converged) << s << " " << to_string(m) << ": " << r.message;
+      EXPECT_GT(r.true_residual, 0);
+      EXPECT_LE(r.true_residual, 100 * 1e-8) << s << " " << to_string(m);
+      EXPECT_NEAR(to_host(ctx, dx)[7] / s, 1.0, 1e-5) << s << " " << to_string(m);
+    }
+  }
+}
+
+TEST(GpuEdges, ToleranceBelowThePrecisionIsNotABreakdown) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const auto a = poisson_2d<double>(20);
+  const std::vector<double> b(a.rows(), 1.0);
+  for (krylov_method m : {krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres}) {
+    device_vector<double> dx;
+    const auto r = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, with(m, preconditioner::jacobi, 0.0));
+    EXPECT_TRUE(r.status == solve_status::precision_limit || r.status == solve_status::stagnation)
+        << to_string(m) << ": " << to_string(r.status) << " " << r.message;
+  }
+}
+
+TEST(GpuEdges, NonFiniteMatrixEntryNamedByRowAndColumn) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const auto a = convdiff<double>(2, 10, 100);
+  const auto& [p, i, v0] = a.arrays();
+  std::vector<double> v(v0.begin(), v0.end());
+  v[7] = std::numeric_limits<double>::infinity();
+  const csr_matrix<double> bad(a.rows(), a.cols(), p, i, v);
+  device_vector<double> dx;
+  const auto r = solve_device(ctx, to_device(ctx, bad), to_device(ctx, std::vector<double>(a.rows(), 1.0)), dx,
+                              with(krylov_method::bicgstab, preconditioner::none));
+  EXPECT_EQ(r.status, solve_status::non_finite);
+  EXPECT_NE(r.message.find("A(3,2)"), std::string::npos) << r.message;
+}
+
+}  // namespace
+}  // namespace la

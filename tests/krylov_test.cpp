@@ -1,0 +1,302 @@
+// The host Krylov methods (the oracles of the GPU ones): BiCGSTAB and GMRES/FGMRES against
+// Eigen and each other, the method's choice and refusals, and the edges every method shares
+// (scale, a tolerance below the precision, messages).
+#include <cmath>
+#include <limits>
+
+#include <Eigen/IterativeLinearSolvers>
+#include <Eigen/SparseCore>
+
+#include <la/formats/generate.hpp>
+#include <la/solvers/method.hpp>
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const csr_matrix<double>& a) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) t.emplace_back(i, a.col_idx()[k], a.values()[k]);
+  Eigen::SparseMatrix<double, Eigen::RowMajor> m(a.rows(), a.cols());
+  m.setFromTriplets(t.begin(), t.end());
+  return m;
+}
+
+double true_relres(const csr_matrix<double>& a, const std::vector<double>& b, const std::vector<double>& x) {
+  std::vector<double> r = b;
+  reference::spmv(-1.0, a, x, 1.0, r);
+  long double rr = 0, bb = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) rr += (long double)r[i] * r[i], bb += (long double)b[i] * b[i];
+  return double(std::sqrt(rr / bb));
+}
+
+cg_options with(krylov_method m, preconditioner p, double tol = 1e-8) {
+  cg_options o;
+  o.method = m, o.precond = p, o.rtol = tol;
+  return o;
+}
+
+struct method_case {
+  std::string system;
+  krylov_method method;
+  preconditioner pc;
+};
+
+class Methods : public ::testing::TestWithParam<method_case> {};
+
+// Every method converges with the true residual at the tolerance (100x: the stated factor),
+// and BiCGSTAB's count is Eigen's (which is right-preconditioned the same way) within 10%.
+TEST_P(Methods, ConvergeWithTrueResidual) {
+  const auto& c = GetParam();
+  const csr_matrix<double> a = test::system_matrix(c.system, test::data_dir());
+  std::vector<double> b(a.rows(), 0.0);  // b = A ones, as PETSc's counts (../shared/anchors)
+  reference::spmv(1.0, a, std::vector<double>(a.rows(), 1.0), 0.0, b);
+  std::vector<double> x;
+  const solve_result r = solve_host(a, b, x, with(c.method, c.pc));
+  ASSERT_EQ(r.status, solve_status::converged) << r.message << " / " << r.method;
+  EXPECT_EQ(r.solver, c.method);
+  EXPECT_LE(true_relres(a, b, x), 100 * 1e-8);
+  EXPECT_NEAR(r.true_residual, true_relres(a, b, x), 1e-3 * r.true_residual + 1e-15);
+  // PETSc 3.18's count where ../shared/anchors/petsc-3.18.md has one (b = A ones).
+  if (c.system == "adder_dcop_05.mtx" && c.method == krylov_method::bicgstab && c.pc == preconditioner::jacobi)
+    EXPECT_LE(std::abs(double(r.iterations - 2049)), 0.1 * 2049) << "la " << r.iterations << ", PETSc 2049";
+  // Eigen's BiCGSTAB restarts when r0'r nearly vanishes, which PETSc's and la's do not: its
+  // counts compare on the systems where that does not happen.
+  else if (c.method == krylov_method::bicgstab && c.pc != preconditioner::ilu0) {
+    const auto m = to_eigen(a);
+    Eigen::VectorXd eb = Eigen::Map<const Eigen::VectorXd>(b.data(), b.size());
+    long its;
+    if (c.pc == preconditioner::jacobi) {
+      Eigen::BiCGSTAB<decltype(m), Eigen::DiagonalPreconditioner<double>> s(m);
+      s.setTolerance(1e-8);
+      Eigen::VectorXd ex = s.solve(eb);
+      its = s.iterations();
+    } else {
+      Eigen::BiCGSTAB<decltype(m), Eigen::IdentityPreconditioner> s(m);
+      s.setTolerance(1e-8);
+      Eigen::VectorXd ex = s.solve(eb);
+      its = s.iterations();
+    }
+    EXPECT_LE(std::abs(double(r.iterations - its)), std::max(2.0, 0.1 * its)) << "la " << r.iterations << ", Eigen " << its;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Systems, Methods,
+    ::testing::Values(method_case{"convdiff2d:30", krylov_method::bicgstab, preconditioner::none},
+                      method_case{"convdiff2d:30", krylov_method::bicgstab, preconditioner::jacobi},
+                      method_case{"convdiff2d:30", krylov_method::bicgstab, preconditioner::ilu0},
+                      method_case{"convdiff2d:30", krylov_method::gmres, preconditioner::none},
+                      method_case{"convdiff2d:30", krylov_method::gmres, preconditioner::jacobi},
+                      method_case{"convdiff2d:30", krylov_method::gmres, preconditioner::ilu0},
+                      method_case{"convdiff2d:30", krylov_method::fgmres, preconditioner::ilu0},
+                      method_case{"convdiff3d:10", krylov_method::bicgstab, preconditioner::ilu0},
+                      method_case{"convdiff3d:10", krylov_method::gmres, preconditioner::jacobi},
+                      method_case{"adder_dcop_05.mtx", krylov_method::bicgstab, preconditioner::jacobi},
+                      method_case{"gr_30_30.mtx", krylov_method::gmres, preconditioner::jacobi},
+                      method_case{"gr_30_30.mtx", krylov_method::bicgstab, preconditioner::none}),
+    [](const auto& info) {
+      return test::test_name(info.param.system + "_" + to_string(info.param.method) + "_" + to_string(info.param.pc));
+    });
+
+// With a fixed M, FGMRES builds the same iterates as GMRES (in exact arithmetic): the counts
+// agree within one.
+TEST(Gmres, FlexibleMatchesPlainWithAFixedPreconditioner) {
+  const auto a = convdiff<double>(2, 25, 50);
+  const std::vector<double> b(a.rows(), 1.0);
+  std::vector<double> x1, x2;
+  const auto r1 = gmres_host(a, b, x1, with(krylov_method::gmres, preconditioner::ilu0), false);
+  const auto r2 = gmres_host(a, b, x2, with(krylov_method::fgmres, preconditioner::ilu0), true);
+  ASSERT_TRUE(r1.converged()) << r1.message;
+  ASSERT_TRUE(r2.converged()) << r2.message;
+  EXPECT_LE(std::abs(r1.iterations - r2.iterations), 1);
+}
+
+// Without restarts GMRES is exact after at most n iterations (n = 31, awkward).
+TEST(Gmres, FullGmresSolvesInAtMostNIterations) {
+  std::mt19937 g(5);
+  const auto a = test::random_nonsymmetric<double>(31, 4, g);
+  const auto b = test::random_vector<double>(31, g);
+  std::vector<double> x;
+  cg_options o = with(krylov_method::gmres, preconditioner::none, 1e-10);
+  o.restart = 40;
+  const auto r = gmres_host(a, b, x, o);
+  ASSERT_TRUE(r.converged()) << r.message;
+  EXPECT_LE(r.iterations, 31);
+  EXPECT_LE(true_relres(a, b, x), 1e-9);
+}
+
+// A restart shorter than the count still converges, and recomputes the residual at each
+// restart: the recurrence and the true residual agree.
+TEST(Gmres, RestartsConverge) {
+  const auto a = convdiff<double>(2, 30, 100);
+  const std::vector<double> b(a.rows(), 1.0);
+  for (int m : {1, 5, 31}) {
+    std::vector<double> x;
+    cg_options o = with(krylov_method::gmres, preconditioner::jacobi);
+    o.restart = m;
+    const auto r = gmres_host(a, b, x, o);
+    ASSERT_TRUE(r.converged()) << "m " << m << ": " << r.message;
+    EXPECT_LE(true_relres(a, b, x), 100 * 1e-8) << "m " << m;
+  }
+}
+
+TEST(Methods, EveryFormatGivesTheSameIterations) {
+  const auto a = convdiff<double>(2, 12, 100);
+  const std::vector<double> b(a.rows(), 1.0);
+  for (krylov_method m : {krylov_method::bicgstab, krylov_method::gmres}) {
+    std::vector<double> x0;
+    const auto r0 = solve_host(a, b, x0, with(m, preconditioner::jacobi));
+    ASSERT_TRUE(r0.converged());
+    auto check = [&](const auto& mat) {
+      std::vector<double> x;
+      const auto r = solve_host(mat, b, x, with(m, preconditioner::jacobi));
+      EXPECT_EQ(r.iterations, r0.iterations) << to_string(m) << " " << r.method;
+    };
+    check(to_coo(a)), check(to_csc(a)), check(to_ell(a)), check(to_jds(a)), check(to_sell(a)), check(to_dense(a));
+  }
+}
+
+TEST(Method, AutoPicksCgForSpdAndBicgstabOtherwise) {
+  const std::vector<double> b(400, 1.0);
+  std::vector<double> x;
+  const auto r1 = solve_host(poisson_2d<double>(20), b, x, with(krylov_method::automatic, preconditioner::jacobi));
+  EXPECT_EQ(r1.solver, krylov_method::cg);
+  EXPECT_NE(r1.solver_choice.find("looks SPD"), std::string::npos) << r1.solver_choice;
+  x.clear();
+  const auto r2 = solve_host(convdiff<double>(2, 20, 100), b, x, with(krylov_method::automatic, preconditioner::automatic));
+  EXPECT_EQ(r2.solver, krylov_method::bicgstab);
+  EXPECT_EQ(r2.precond.kind, preconditioner::ilu0);
+  EXPECT_NE(r2.solver_choice.find("not symmetric"), std::string::npos) << r2.solver_choice;
+  EXPECT_TRUE(r2.converged()) << r2.message;
+}
+
+TEST(Method, CgOnANonSymmetricMatrixIsRefusedUnlessForced) {
+  const auto a = convdiff<double>(2, 10, 100);
+  const std::vector<double> b(a.rows(), 1.0);
+  std::vector<double> x;
+  auto r = solve_host(a, b, x, with(krylov_method::cg, preconditioner::none));
+  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_NE(r.message.find("bicgstab"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("--force"), std::string::npos) << r.message;
+  cg_options o = with(krylov_method::cg, preconditioner::none);
+  o.force = true;
+  x.clear();
+  r = solve_host(a, b, x, o);
+  EXPECT_NE(r.status, solve_status::invalid_input) << r.message;
+}
+
+TEST(Method, SymmetricOnlyPreconditionersAreRefusedForTheOthers) {
+  const auto a = convdiff<double>(2, 10, 100);
+  const std::vector<double> b(a.rows(), 1.0);
+  for (preconditioner p : {preconditioner::fsai, preconditioner::ic0, preconditioner::block_jacobi}) {
+    std::vector<double> x;
+    const auto r = solve_host(a, b, x, with(krylov_method::gmres, p));
+    EXPECT_EQ(r.status, solve_status::invalid_input) << to_string(p);
+    EXPECT_NE(r.message.find("ilu0"), std::string::npos) << r.message;
+  }
+}
+
+TEST(Method, PropertiesOfHandCheckedMatrices) {
+  // [[2, 1], [1.5, -1]]: not symmetric by 0.5 of max 2, one positive and one negative diagonal.
+  const csr_matrix<double> a(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {2, 1, 1.5, -1});
+  const auto p = properties_of(a);
+  EXPECT_DOUBLE_EQ(p.max_asymmetry, 0.25);
+  EXPECT_TRUE(p.pattern_symmetric);
+  EXPECT_EQ(p.diag_positive, 1);
+  EXPECT_EQ(p.diag_negative, 1);
+  EXPECT_EQ(p.dominant_rows, 1);  // |2| >= 1; |-1| < 1.5
+  EXPECT_FALSE(p.symmetric());
+  const auto q = properties_of(poisson_2d<double>(5));
+  EXPECT_EQ(q.max_asymmetry, 0);
+  EXPECT_TRUE(q.looks_spd());
+  // A missing diagonal and a one-sided entry: pattern not symmetric.
+  const csr_matrix<double> c(2, 2, {0, 1, 1}, {1}, {3});
+  const auto pc = properties_of(c);
+  EXPECT_FALSE(pc.pattern_symmetric);
+  EXPECT_EQ(pc.diag_zero, 2);
+  EXPECT_DOUBLE_EQ(pc.max_asymmetry, 1);
+}
+
+// A right-hand side near the ends of double's range: every method converges to the
+// tolerance of the system as given (the loop scales by a power of two).
+TEST(Edges, ExtremeRightHandSideScales) {
+  const auto spd = poisson_2d<double>(30);
+  const auto ns = convdiff<double>(2, 30, 100);
+  for (double s : {1e-160, 1e-170, 1e-300, 1e160, 1e300}) {
+    for (krylov_method m : {krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres}) {
+      const auto& a = m == krylov_method::cg ? spd : ns;
+      std::vector<double> ones(a.rows(), 1.0), b(a.rows(), 0.0), x;
+      reference::spmv(s, a, ones, 0.0, b);
+      const auto r = solve_host(a, b, x, with(m, preconditioner::jacobi));
+      ASSERT_EQ(r.status, solve_status::converged) << s << " " << to_string(m) << ": " << r.message;
+      EXPECT_GT(r.true_residual, 0) << s;
+      EXPECT_LE(r.true_residual, 100 * 1e-8) << s << " " << to_string(m);
+      EXPECT_LE(true_relres(a, b, x), 100 * 1e-8) << s << " " << to_string(m);
+      EXPECT_NEAR(x[7] / s, 1.0, 1e-5) << s << " " << to_string(m);
+    }
+  }
+}
+
+// A tolerance below what the iteration resolves ends in precision_limit (or stagnation),
+// never in a breakdown that blames the matrix.
+TEST(Edges, ToleranceBelowThePrecisionIsNotABreakdown) {
+  const auto a = poisson_2d<double>(20);
+  const std::vector<double> b(a.rows(), 1.0);
+  for (auto [rtol, atol] : {std::pair{0.0, 0.0}, std::pair{4.9e-324, 0.0}, std::pair{0.0, 1e-300}}) {
+    for (krylov_method m : {krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres}) {
+      std::vector<double> x;
+      cg_options o = with(m, preconditioner::jacobi, rtol);
+      o.atol = atol;
+      const auto r = solve_host(a, b, x, o);
+      EXPECT_TRUE(r.status == solve_status::precision_limit || r.status == solve_status::stagnation)
+          << to_string(m) << " rtol " << rtol << ": " << to_string(r.status) << " " << r.message;
+      EXPECT_EQ(r.message.find("not symmetric positive definite"), std::string::npos) << r.message;
+      EXPECT_LE(r.true_residual, 1e-12);
+    }
+  }
+}
+
+TEST(Edges, MessagesSayWhatCouldHelp) {
+  const auto a = convdiff<double>(2, 30, 100);
+  const std::vector<double> b(a.rows(), 1.0);
+  std::vector<double> x;
+  cg_options o = with(krylov_method::bicgstab, preconditioner::none);
+  o.max_iterations = 3;
+  const auto r = solve_host(a, b, x, o);
+  EXPECT_EQ(r.status, solve_status::max_iterations);
+  EXPECT_NE(r.message.find("--precond"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("--maxit"), std::string::npos) << r.message;
+  // A NaN in the matrix is named by its row and column.
+  const auto& [p, i, v0] = a.arrays();
+  std::vector<double> v(v0.begin(), v0.end());
+  v[7] = std::numeric_limits<double>::quiet_NaN();
+  const csr_matrix<double> nan(a.rows(), a.cols(), p, i, v);
+  x.clear();
+  const auto rn = solve_host(nan, b, x, with(krylov_method::gmres, preconditioner::none));
+  EXPECT_EQ(rn.status, solve_status::non_finite);
+  EXPECT_NE(rn.message.find("A(3,2)"), std::string::npos) << rn.message;
+  // Jacobi with zero diagonal entries: taken as 1 for the non-symmetric methods, said so.
+  const csr_matrix<double> z(3, 3, {0, 2, 4, 6}, {1, 2, 0, 1, 1, 2}, {1, 2, 3, 4, 5, 6});
+  x.clear();
+  const auto rz = solve_host(z, std::vector<double>{1, 2, 3}, x, with(krylov_method::gmres, preconditioner::jacobi));
+  EXPECT_TRUE(rz.converged()) << rz.message;
+  EXPECT_NE(rz.precond.detail.find("taken as 1"), std::string::npos) << rz.precond.detail;
+}
+
+TEST(Edges, BicgstabBreakdownNamesTheQuantity) {
+  // A = [[0, 1], [1, 0]], b = (1, 0): rho = r0'r stays positive but r0'A r0 = 0 at once.
+  const csr_matrix<double> a(2, 2, {0, 1, 2}, {1, 0}, {1.0, 1.0});
+  std::vector<double> x;
+  const auto r = solve_host(a, std::vector<double>{1, 0}, x, with(krylov_method::bicgstab, preconditioner::none));
+  EXPECT_EQ(r.status, solve_status::breakdown);
+  EXPECT_NE(r.message.find("BiCGSTAB"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("gmres"), std::string::npos) << r.message;
+  x.clear();
+  const auto g = solve_host(a, std::vector<double>{1, 0}, x, with(krylov_method::gmres, preconditioner::none));
+  EXPECT_TRUE(g.converged()) << g.message;
+}
+
+}  // namespace
+}  // namespace la
