@@ -36,6 +36,9 @@ struct cg_limits {
   /// above where the recurrence's squares underflow, so a tolerance of 0 ends in
   /// precision_limit instead of a breakdown from underflowed dots.
   double floor2 = 0;
+  /// The methods other than CG stop when r'r passes this (krylov.hpp sets (1e14 ||b||)^2; PETSc's
+  /// divergence tolerance): a status of stagnation whose message says the residual diverged.
+  double divergence2 = 0;
 };
 
 /// Status codes in cg_control::status: running, or the stopping rule's outcome. solve_status
@@ -85,6 +88,7 @@ LA_HOST_DEVICE inline void krylov_decide(cg_control& c, const cg_limits& l, doub
   else if (rr <= l.threshold2 || rr <= l.floor2) c.status = cg_converged;
   else if (c.iteration >= l.max_iterations) c.status = cg_max_iterations;
   else if (l.stagnation_window > 0 && c.iteration - c.best_iteration >= l.stagnation_window) c.status = cg_stagnation;
+  else if (l.divergence2 > 0 && rr > l.divergence2) c.status = cg_stagnation;
   else c.status = cg_running;
 }
 /// The start of every method other than CG: the first residual's r'r decides.

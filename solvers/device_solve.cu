@@ -99,6 +99,7 @@ matrix_properties properties_of(context& ctx, const device_csr<T, O>& a) {
 template <typename T, typename O>
 solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
                           cg_options opt, const device_cg_options& dopt) {
+  const krylov_method asked = opt.method;
   const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
                            opt.precond == preconditioner::automatic;
   matrix_properties props;
@@ -126,6 +127,8 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
       r.method = "cg, " + r.method;
       break;
   }
+  if (detail::falls_back(asked, r))
+    r = detail::after_fallback(std::move(r), gmres_device(ctx, a, b, x, detail::fallback_options(opt, r), dopt, false));
   r.solver_choice = mc.why;
   return r;
 }

@@ -8,9 +8,9 @@
 //   reorth     w -= V h, then h2 = V'w
 //   finish     w -= V h2, ||w||, H(:, j), the rotations, g, the decision (last block)
 // Classical Gram-Schmidt with one reorthogonalization reads the basis three times an
-// iteration; each pass is a block-tiled product in which a thread owns a row and the basis
-// columns' partial dots are reduced by warp shuffles into per-warp accumulators, then in
-// block order by the last block (fixed order: bit-identical reruns). The least-squares
+// iteration; in each pass a thread keeps the partial dots of up to 32 basis columns in
+// registers over its rows, the block adds them once, and the last block adds the blocks'
+// partials in block order (fixed order: bit-identical reruns). The least-squares
 // problem stays on the device: rotations in the last block of `finish`, the triangle
 // solved by one thread at the end of the cycle.
 #include <chrono>
@@ -33,7 +33,7 @@ struct gmres_control {
   double inv;   // 1 / ||w|| for the vector normalize writes
 };
 
-/// The largest basis the dots' shared accumulators hold (warps x (m + 1) doubles).
+/// The largest basis (the last block's sums and the update's coefficients are in shared memory).
 constexpr int gmres_max_restart = 500;
 
 /// v_j = w * inv into the basis column j, and the SpMV's input: inv_d .* v_j (Jacobi), or
@@ -53,50 +53,119 @@ __global__ void __launch_bounds__(block_threads) gmres_normalize(T* V, const T* 
   if (last_block_sum<1>(none, partials, ticket, total)) c->pending = 0;
 }
 
-/// The basis passes. Stage 0 (dots): h1 = V'w, and FGMRES's Z_j = z. Stage 1 (reorth):
-/// w -= V h1, h2 = V'w. Stage 2 (finish): w -= V h2, ||w||^2, and the last block's
-/// decision. Columns 0..j of V (column-major, n rows). Partials: (m + 1) x gridDim.x.
-template <typename T, int Stage>
-__global__ void __launch_bounds__(block_threads) gmres_pass(const T* V, T* w, index_t n, gmres_control* c, double* h,
-                                                            const T* z, T* Zj_base, double* partials, unsigned* ticket,
-                                                            cg_limits lim, double* history, std::int64_t cap) {
-  extern __shared__ double acc[];  // [warps][m + 1]
-  if (c->c.status != cg_running) return;
-  const int j = c->j, m = c->m, cols = j + 1;
+/// Columns a thread accumulates in registers at once: a GMRES(m) basis up to m = 31 is one
+/// group, so each pass reads every basis value once; larger bases take ceil((j + 1) / 32)
+/// groups, re-reading w (from L2) per group.
+constexpr int gmres_group = 32;
+
+/// Adds each of acc[0..cnt) over the block into partials[(first + q) * G + blockIdx.x]
+/// (fixed order: shuffles within a warp, then the warps in order).
+__device__ __forceinline__ void block_partials(double (&acc)[gmres_group], int cnt, int first, double* partials) {
+  __shared__ double part[gmres_group][warps];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int stride_cols = m + 1;
-  // h's layout: h1 at [0, m+1), h2 at [m+1, 2(m+1)).
-  const double* sub = Stage == 1 ? h : Stage == 2 ? h + stride_cols : nullptr;
-  const int ndots = Stage == 2 ? 1 : cols;
-  for (int q = lane; q < ndots; q += 32) acc[warp * stride_cols + q] = 0;
-  __syncwarp();
-  T* Zj = Stage == 0 && Zj_base ? Zj_base + static_cast<std::size_t>(j) * n : nullptr;
-  const long long tiles = (static_cast<long long>(n) + block_threads - 1) / block_threads;
-  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-    const long long i = tile * block_threads + threadIdx.x;
-    const bool in = i < n;
-    T wi = in ? w[i] : T(0);
-    if (Stage == 0 && Zj && in) Zj[i] = z[i];
-    if (Stage > 0 && in) {
-      double s = wi;
-      for (int q = 0; q < cols; ++q) s -= sub[q] * static_cast<double>(V[static_cast<std::size_t>(q) * n + i]);
-      wi = static_cast<T>(s);
-      w[i] = wi;
+#pragma unroll
+  for (int q = 0; q < gmres_group; ++q)
+    if (q < cnt) {
+      const double v = walk::group_sum<32>(acc[q]);
+      if (lane == 0) part[q][warp] = v;
     }
-    for (int q = 0; q < ndots; ++q) {
-      double d = Stage == 2 ? static_cast<double>(wi) * wi
-                            : (in ? static_cast<double>(V[static_cast<std::size_t>(q) * n + i]) * wi : 0.0);
-      d = walk::group_sum<32>(d);
-      if (lane == 0) acc[warp * stride_cols + q] += d;
-    }
+  __syncthreads();
+  if (threadIdx.x < cnt) {
+    double s = 0;
+    for (int u = 0; u < warps; ++u) s += part[threadIdx.x][u];
+    partials[static_cast<std::size_t>(first + threadIdx.x) * gridDim.x + blockIdx.x] = s;
   }
   __syncthreads();
-  // This block's partials, one per column, summed over warps in order.
-  for (int q = threadIdx.x; q < ndots; q += blockDim.x) {
-    double s = 0;
-    for (int u = 0; u < warps; ++u) s += acc[u * stride_cols + q];
-    partials[static_cast<std::size_t>(q) * gridDim.x + blockIdx.x] = s;
+}
+
+/// The basis passes. Stage 0 (dots): h1 = V'w, and FGMRES's Z_j = z. Stage 1 (reorth):
+/// w -= V h1, h2 = V'w. Stage 2 (finish): w -= V h2, ||w||^2, and the last block's
+/// decision. Columns 0..j of V (column-major, n rows). Partials: (m + 1) x gridDim.x. Each
+/// thread keeps a group's partial dots in registers over its rows; the block adds them once.
+template <typename T, int Stage>
+__global__ void __launch_bounds__(block_threads, 1) gmres_pass(const T* V, T* w, index_t n, gmres_control* c, double* h,
+                                                              const T* z, T* Zj_base, double* partials, unsigned* ticket,
+                                                              cg_limits lim, double* history, std::int64_t cap) {
+  if (c->c.status != cg_running) return;
+  const int j = c->j, m = c->m, cols = j + 1, ld = m + 1;
+  const long long stride = detail::grid_threads();
+  const long long first_row = detail::global_thread();
+  __shared__ double coef[gmres_group];  // the group's h1 or h2
+  const double* sub = Stage == 1 ? h : h + ld;
+  double acc[gmres_group];
+  if (Stage == 0) {
+    T* Zj = Zj_base ? Zj_base + static_cast<std::size_t>(j) * n : nullptr;
+    if (Zj)
+      for (long long i = first_row; i < n; i += stride) Zj[i] = z[i];
+    for (int g0 = 0; g0 < cols; g0 += gmres_group) {
+      const int cnt = min(gmres_group, cols - g0);
+#pragma unroll
+      for (int q = 0; q < gmres_group; ++q) acc[q] = 0;
+      for (long long i = first_row; i < n; i += stride) {
+        const double wi = static_cast<double>(w[i]);
+#pragma unroll
+        for (int q = 0; q < gmres_group; ++q)
+          if (q < cnt) acc[q] += static_cast<double>(V[static_cast<std::size_t>(g0 + q) * n + i]) * wi;
+      }
+      block_partials(acc, cnt, g0, partials);
+    }
+  } else if (Stage == 1 && cols <= gmres_group) {
+    // One group: the row's basis values stay in registers for the update and the dots.
+    if (threadIdx.x < cols) coef[threadIdx.x] = sub[threadIdx.x];
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < gmres_group; ++q) acc[q] = 0;
+    for (long long i = first_row; i < n; i += stride) {
+      double vv[gmres_group];
+      double s = static_cast<double>(w[i]);
+#pragma unroll
+      for (int q = 0; q < gmres_group; ++q)
+        if (q < cols) {
+          vv[q] = static_cast<double>(V[static_cast<std::size_t>(q) * n + i]);
+          s -= coef[q] * vv[q];
+        }
+      const T wi = static_cast<T>(s);
+      w[i] = wi;
+#pragma unroll
+      for (int q = 0; q < gmres_group; ++q)
+        if (q < cols) acc[q] += vv[q] * static_cast<double>(wi);
+    }
+    block_partials(acc, cols, 0, partials);
+  } else {
+    // w -= V coef over every group (the update), then stage 1's dots group by group or
+    // stage 2's ||w||^2.
+    __shared__ double all[gmres_max_restart + 1];
+    for (int q = threadIdx.x; q < cols; q += blockDim.x) all[q] = sub[q];
+    __syncthreads();
+    double ww = 0;
+    for (long long i = first_row; i < n; i += stride) {
+      double s = static_cast<double>(w[i]);
+      for (int q = 0; q < cols; ++q) s -= all[q] * static_cast<double>(V[static_cast<std::size_t>(q) * n + i]);
+      const T wi = static_cast<T>(s);
+      w[i] = wi;
+      ww += static_cast<double>(wi) * wi;
+    }
+    if (Stage == 2) {
+#pragma unroll
+      for (int q = 0; q < gmres_group; ++q) acc[q] = 0;
+      acc[0] = ww;
+      block_partials(acc, 1, 0, partials);
+    } else {
+      for (int g0 = 0; g0 < cols; g0 += gmres_group) {
+        const int cnt = min(gmres_group, cols - g0);
+#pragma unroll
+        for (int q = 0; q < gmres_group; ++q) acc[q] = 0;
+        for (long long i = first_row; i < n; i += stride) {
+          const double wi = static_cast<double>(w[i]);
+#pragma unroll
+          for (int q = 0; q < gmres_group; ++q)
+            if (q < cnt) acc[q] += static_cast<double>(V[static_cast<std::size_t>(g0 + q) * n + i]) * wi;
+        }
+        block_partials(acc, cnt, g0, partials);
+      }
+    }
   }
+  const int ndots = Stage == 2 ? 1 : cols;
   __shared__ bool last;
   __threadfence();
   __syncthreads();
@@ -104,12 +173,15 @@ __global__ void __launch_bounds__(block_threads) gmres_pass(const T* V, T* w, in
   __syncthreads();
   if (!last) return;
   __threadfence();
-  // The last block sums each column's partials in block order.
+  // The last block sums each column's partials in block order: a warp a column, lanes
+  // striding the blocks, then a fixed shuffle tree.
   __shared__ double sums[gmres_max_restart + 1];
-  for (int q = threadIdx.x; q < ndots; q += blockDim.x) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  for (int q = warp; q < ndots; q += warps) {
     double s = 0;
-    for (unsigned b = 0; b < gridDim.x; ++b) s += __ldcg(partials + static_cast<std::size_t>(q) * gridDim.x + b);
-    sums[q] = s;
+    for (unsigned b = lane; b < gridDim.x; b += 32) s += __ldcg(partials + static_cast<std::size_t>(q) * gridDim.x + b);
+    s = walk::group_sum<32>(s);
+    if (lane == 0) sums[q] = s;
   }
   __syncthreads();
   if (threadIdx.x != 0) return;
@@ -119,16 +191,16 @@ __global__ void __launch_bounds__(block_threads) gmres_pass(const T* V, T* w, in
     return;
   }
   if (Stage == 1) {
-    for (int q = 0; q < cols; ++q) h[stride_cols + q] = sums[q];
+    for (int q = 0; q < cols; ++q) h[ld + q] = sums[q];
     return;
   }
   // Stage 2: H(:, j) = h1 + h2 and ||w||, the rotations, g, the decision.
-  double* H = h + 2 * stride_cols;               // (m + 1) x m, column-major
-  double* cs = H + static_cast<std::size_t>(stride_cols) * m;
+  double* H = h + 2 * ld;               // (m + 1) x m, column-major
+  double* cs = H + static_cast<std::size_t>(ld) * m;
   double* sn = cs + m;
-  double* g = sn + m;                            // m + 1
-  double* col = H + static_cast<std::size_t>(j) * stride_cols;
-  for (int q = 0; q < cols; ++q) col[q] = h[q] + h[stride_cols + q];
+  double* g = sn + m;                   // m + 1
+  double* col = H + static_cast<std::size_t>(j) * ld;
+  for (int q = 0; q < cols; ++q) col[q] = h[q] + h[ld + q];
   const double hn = sqrt(sums[0]);
   col[j + 1] = hn;
   for (int q = 0; q < j; ++q) {
@@ -234,8 +306,9 @@ class gmres_backend : public krylov_device_base<T> {
     w_ = ctx.allocate<T>(n), in_ = ctx.allocate<T>(n), z_ = ctx.allocate<T>(n), u_ = ctx.allocate<T>(n);
     // h1, h2 (m + 1 each), H ((m + 1) x m), cs, sn (m each), g (m + 1)
     small_ = ctx.allocate<double>(static_cast<std::size_t>(m + 1) * (m + 3) + 2 * m + 1);
-    // The passes run at most 2 blocks an SM: fewer partials for the last block to sum.
-    pass_blocks_ = std::max(1u, std::min(vector_blocks_, static_cast<unsigned>(2 * ctx.sm_count())));
+    // The passes run one block an SM (their registers hold a group of 32 partial dots and
+    // basis values): fewer partials for the last block to sum.
+    pass_blocks_ = std::max(1u, std::min(vector_blocks_, static_cast<unsigned>(ctx.sm_count())));
     partials_ = ctx.allocate<double>(std::max<std::size_t>(partials_.size(), static_cast<std::size_t>(m + 1) * pass_blocks_));
     control_ = ctx.allocate<gmres_control>(1);
   }
@@ -273,7 +346,6 @@ class gmres_backend : public krylov_device_base<T> {
     const bool apart = pre_.has_value();
     const T* id = this->inv_d();
     T* spmv_in = apart ? z_.data() : in_.data();  // ILU(0): in_ holds v_j, z_ its solve
-    const std::size_t smem = static_cast<std::size_t>(warps) * (m_ + 1) * sizeof(double);
     double* hist = this->history_ptr();
     const std::int64_t cap = base::history_cap;
     for (int j = 0; j < m_; ++j) {
@@ -282,15 +354,15 @@ class gmres_backend : public krylov_device_base<T> {
       LA_CHECK_LAUNCH(s_);
       if (apart) pre_->apply(in_.data(), z_.data(), s_);
       op_.apply(spmv_in, w_.data(), T(1), T(0), s_);
-      gmres_pass<T, 0><<<pass_blocks_, block_threads, smem, s_>>>(V_.data(), w_.data(), n_, control_.data(),
+      gmres_pass<T, 0><<<pass_blocks_, block_threads, 0, s_>>>(V_.data(), w_.data(), n_, control_.data(),
                                                                  small_.data(), spmv_in, flexible_ ? Z_.data() : nullptr,
                                                                  partials_.data(), tickets_.data(), lim_, hist, cap);
       LA_CHECK_LAUNCH(s_);
-      gmres_pass<T, 1><<<pass_blocks_, block_threads, smem, s_>>>(V_.data(), w_.data(), n_, control_.data(),
+      gmres_pass<T, 1><<<pass_blocks_, block_threads, 0, s_>>>(V_.data(), w_.data(), n_, control_.data(),
                                                                  small_.data(), nullptr, nullptr, partials_.data(),
                                                                  tickets_.data(), lim_, hist, cap);
       LA_CHECK_LAUNCH(s_);
-      gmres_pass<T, 2><<<pass_blocks_, block_threads, smem, s_>>>(V_.data(), w_.data(), n_, control_.data(),
+      gmres_pass<T, 2><<<pass_blocks_, block_threads, 0, s_>>>(V_.data(), w_.data(), n_, control_.data(),
                                                                  small_.data(), nullptr, nullptr, partials_.data(),
                                                                  tickets_.data(), lim_, hist, cap);
       LA_CHECK_LAUNCH(s_);

@@ -8,7 +8,9 @@
 // which solved 4 of the 9 real non-symmetric matrices of the benchmark set where GMRES(30)
 // solved 1 (PETSc's counts and la's, bench/RESULTS.md "Non-symmetric systems"). CG asked for on a matrix
 // whose values are not symmetric is refused with the alternative named unless
-// cg_options::force is set.
+// cg_options::force is set. When auto's BiCGSTAB breaks down (rho, r0'v or omega = 0: a
+// symmetric indefinite matrix can do that at the first step), GMRES continues from its last
+// iterate, and the result says so.
 #pragma once
 
 #include <algorithm>
@@ -133,10 +135,36 @@ inline preconditioner auto_precond_for(krylov_method m, const matrix_properties&
   return p.diag_zero == 0 ? preconditioner::ilu0 : preconditioner::jacobi;
 }
 
+namespace detail {
+/// auto's BiCGSTAB broke down (rho, r0'v or omega = 0): GMRES, which does not break down,
+/// continues from its last iterate.
+inline bool falls_back(krylov_method asked, const solve_result& r) {
+  return asked == krylov_method::automatic && r.solver == krylov_method::bicgstab &&
+         r.status == solve_status::breakdown && r.iterations > 0;
+}
+inline cg_options fallback_options(cg_options o, const solve_result& first) {
+  o.method = krylov_method::gmres;
+  if (o.max_iterations >= 0) o.max_iterations = std::max<std::int64_t>(0, o.max_iterations - first.iterations);
+  return o;
+}
+inline solve_result after_fallback(solve_result first, solve_result second) {
+  second.message = "bicgstab broke down after " + std::to_string(first.iterations) + " iterations (" + first.message +
+                   "), so auto continued with gmres from its last iterate: " + second.message;
+  second.method = "bicgstab then " + second.method;
+  second.iterations += first.iterations;
+  second.setup_seconds += first.setup_seconds;
+  second.iterate_seconds += first.iterate_seconds;
+  first.history.insert(first.history.end(), second.history.begin(), second.history.end());
+  second.history = std::move(first.history);
+  return second;
+}
+}  // namespace detail
+
 /// Solves A x = b on the host by opt.method (automatic: the rule above); x holds the initial
 /// guess (resized to n zeros if empty). A refused method or preconditioner is invalid_input.
 template <typename Matrix, typename T>
 solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>& x, cg_options opt) {
+  const krylov_method asked = opt.method;
   const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
                            opt.precond == preconditioner::automatic;
   matrix_properties props;
@@ -165,6 +193,8 @@ solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>
     case krylov_method::fgmres: r = gmres_host(a, b, x, opt, true); break;
     default: r = cg_host(a, b, x, opt); r.method = "cg, " + r.method; break;
   }
+  if (detail::falls_back(asked, r))
+    r = detail::after_fallback(std::move(r), gmres_host(a, b, x, detail::fallback_options(opt, r), false));
   r.solver_choice = mc.why;
   return r;
 }

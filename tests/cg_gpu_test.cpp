@@ -292,10 +292,11 @@ TEST(GpuCgStatus, NonFiniteInputsAndIterates) {
   const auto s = solve_gpu(ctx, bad, std::vector<double>(a.rows(), 1.0), {}, cg_path::plain);
   EXPECT_EQ(s.r.status, solve_status::non_finite);
   EXPECT_NE(s.r.message.find("matrix holds a non-finite value at stored entry 8 (1-based)"), std::string::npos) << s.r.message;
-  // Overflow during the iteration.
+  // Entries whose squares overflow: the loop scales b by a power of two (krylov.hpp), so the
+  // dots stay in range and the solve converges.
   csr_matrix<double> huge(2, 2, {0, 1, 2}, {0, 1}, {1e300, 2e300});
   for (cg_path p : paths)
-    EXPECT_EQ(solve_gpu(ctx, huge, std::vector<double>{1e300, 1e300}, {}, p).r.status, solve_status::non_finite);
+    EXPECT_EQ(solve_gpu(ctx, huge, std::vector<double>{1e300, 1e300}, {}, p).r.status, solve_status::converged);
 }
 
 TEST(GpuCgStatus, ZeroRightHandSideReturnsZeroAtOnce) {

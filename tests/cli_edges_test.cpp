@@ -247,7 +247,7 @@ TEST(CliEdges, AFailedSolveLeavesTheOutputAsItWas) {
   EXPECT_TRUE(contains(r.output, "not written")) << r.output;
   // Breakdown (not SPD), and the iteration limit: the same.
   write(d / "indef.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 1\n2 2 -1\n");
-  r = run("solve " + (d / "indef.mtx") + " --device cpu -o " + prev);
+  r = run("solve " + (d / "indef.mtx") + " --device cpu --method cg -o " + prev);
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "breakdown")) << r.output;
   EXPECT_EQ(read_file(prev), "previous contents\n");

@@ -81,7 +81,7 @@ TEST(Cli, SolveInFloatOnEveryFormat) {
       const auto r = run("solve " + data + "/gr_30_30.mtx --precision float --tol 1e-5 --device " + d + " --format " + f);
       EXPECT_EQ(r.status, 0) << f << "\n" << r.output;
       EXPECT_TRUE(contains(r.output, "float")) << r.output;
-      EXPECT_TRUE(contains(r.output, d == "cpu" ? "solver:     host, " + f + ", reference kernels" : ", " + f + "/"))
+      EXPECT_TRUE(contains(r.output, d == "cpu" ? "solver:     cg, host, " + f + ", reference kernels" : ", " + f + "/"))
           << r.output;
     }
 }
@@ -195,11 +195,49 @@ TEST(Cli, NotConvergedExitsOne) {
 TEST(Cli, NonSpdReportsBreakdown) {
   const std::string f = ::testing::TempDir() + "la_cli_indef.mtx";
   std::ofstream(f) << "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 1\n2 2 -1\n";
-  const auto r = run("solve " + f);
+  const auto r = run("solve " + f + " --method cg");
   EXPECT_EQ(r.status, 1) << r.output;
   EXPECT_TRUE(contains(r.output, "breakdown")) << r.output;
   EXPECT_TRUE(contains(r.output, "not symmetric positive definite")) << r.output;
+  EXPECT_TRUE(contains(r.output, "--method auto")) << r.output;
+  // auto sees the negative diagonal and takes BiCGSTAB, which breaks down at once on this
+  // symmetric indefinite matrix (r0'A r0 = 0); GMRES continues and solves it.
+  const auto a = run("solve " + f);
+  EXPECT_EQ(a.status, 0) << a.output;
+  EXPECT_TRUE(contains(a.output, "(auto: symmetric values, diagonal: 1 positive, 1 negative")) << a.output;
+  EXPECT_TRUE(contains(a.output, "so auto continued with gmres")) << a.output;
   std::remove(f.c_str());
+}
+
+TEST(Cli, MethodsOnANonSymmetricSystem) {
+  const std::string m = std::string(LA_DATA_DIR) + "/adder_dcop_05.mtx";
+  // CG is refused on a matrix whose values are not symmetric, naming the alternatives ...
+  const auto cg = run("solve " + m + " --method cg --device cpu");
+  EXPECT_EQ(cg.status, 1) << cg.output;
+  EXPECT_TRUE(contains(cg.output, "invalid_input")) << cg.output;
+  EXPECT_TRUE(contains(cg.output, "use --method gmres or bicgstab")) << cg.output;
+  // ... and auto picks BiCGSTAB with Jacobi (ILU(0) does not exist: 12 diagonal entries are
+  // missing), says why, and converges.
+  const auto a = run("solve " + m + " --precond auto --device cpu");
+  EXPECT_EQ(a.status, 0) << a.output;
+  EXPECT_TRUE(contains(a.output, "picked:     bicgstab (auto: not symmetric")) << a.output;
+  EXPECT_TRUE(contains(a.output, "12 zero or missing diagonal entries taken as 1")) << a.output;
+  const auto g = run("solve gen:convdiff2d:40 --method gmres --restart 20 --precond ilu0 --device cpu");
+  EXPECT_EQ(g.status, 0) << g.output;
+  EXPECT_TRUE(contains(g.output, "gmres(20), host")) << g.output;
+  const auto bad = run("solve gen:convdiff2d:40 --method cg --restart 20");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_TRUE(contains(bad.output, "--restart applies to")) << bad.output;
+  const auto fsai = run("solve gen:convdiff2d:40 --method bicgstab --precond fsai --device cpu");
+  EXPECT_EQ(fsai.status, 1) << fsai.output;
+  EXPECT_TRUE(contains(fsai.output, "fsai is built for symmetric positive definite")) << fsai.output;
+  const auto info = run("info " + m);
+  EXPECT_EQ(info.status, 0) << info.output;
+  EXPECT_TRUE(contains(info.output, "symmetry:        not symmetric: max |a_ij - a_ji| = 0.00217")) << info.output;
+  EXPECT_TRUE(contains(info.output, "diagonal:        1801 positive, 0 negative, 12 zero or not stored")) << info.output;
+  const auto dist = run("solve " + m + " --method gmres --gpus 2");
+  EXPECT_EQ(dist.status, 2) << dist.output;
+  EXPECT_TRUE(contains(dist.output, "--gpus and --mpi run CG only")) << dist.output;
 }
 
 TEST(Cli, MalformedAndMissingFiles) {
