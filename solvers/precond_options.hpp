@@ -14,7 +14,7 @@ enum class preconditioner {
   none,
   jacobi,        // diag(A)^-1
   block_jacobi,  // dense inverses of diagonal blocks of rows with the same pattern (supervariables)
-  fsai,          // G^T G, G lower triangular on a chosen pattern with G A G^T close to I (fsai.hpp)
+  fsai,          // G^T G, G lower triangular on a chosen pattern with G A G^T close to I (precond/fsai.hpp)
   ic0,           // (L L^T)^-1, L the incomplete Cholesky factor on the pattern of tril(A)
   ilu0,          // (L U)^-1 on the pattern of A, no pivoting, no shift (for symmetric A, IC(0)'s M
                  // without the shift); built for the non-symmetric solvers, usable by CG

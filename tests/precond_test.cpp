@@ -1,4 +1,4 @@
-// The FSAI host factor (solvers/fsai.hpp), the oracle a GPU setup will be compared with: a
+// The FSAI host factor (solvers/precond/fsai.hpp), the oracle a GPU setup will be compared with: a
 // hand-checked small case, the defining properties on random and real SPD matrices, the
 // errors for matrices that are not SPD, and the iterations it saves in a plain host PCG.
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <la/formats/matrix_market.hpp>
 #include <la/kernels/reference/spmv.hpp>
-#include <la/solvers/fsai.hpp>
+#include <la/solvers/precond/fsai.hpp>
 #include <la/solvers/host_backend.hpp>
 #include <la/solvers/precond.hpp>
 #include "test_util.hpp"

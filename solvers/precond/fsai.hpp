@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "../formats/csr.hpp"
-#include "precond_options.hpp"
+#include "../../formats/csr.hpp"
+#include "../precond_options.hpp"
 
 namespace la {
 
