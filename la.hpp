@@ -28,7 +28,12 @@
 #include "kernels/reference/gemm.hpp"
 #include "kernels/reference/spmv.hpp"
 
+#include "solvers/bicgstab.hpp"
 #include "solvers/cg.hpp"
+#include "solvers/device_solve.hpp"
+#include "solvers/gmres.hpp"
+#include "solvers/krylov.hpp"
+#include "solvers/method.hpp"
 #include "solvers/device_cg.hpp"
 #include "solvers/device_precond.hpp"
 #include "solvers/precond.hpp"

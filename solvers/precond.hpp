@@ -136,13 +136,16 @@ class host_preconditioner {
         rep_.bytes = double(inv_.size()) * sizeof(T) + double(starts_.size()) * sizeof(index_t);
         break;
       }
-      case preconditioner::fsai:
-        g_ = fsai_factor(a, opt.fsai);
+      case preconditioner::fsai: {
+        index_t trimmed = 0;
+        double flops = 0;
+        g_ = fsai_factor(a, opt.fsai, &trimmed, &flops);
         gt_ = transpose(g_);
         rep_.detail = std::string("pattern ") + to_string(opt.fsai.pattern) + ", " + std::to_string(g_.nnz()) +
-                      " nonzeros in G";
+                      " nonzeros in G" + fsai_budget_note(trimmed, opt.fsai.max_row, flops);
         rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
         break;
+      }
       case preconditioner::ic0: {
         auto f = ic0_factor(a, opt.max_shift);
         g_ = std::move(f.l);

@@ -32,6 +32,12 @@ struct fsai_options {
   /// lower_squared only: a column j of row i is dropped when (|A| |A|)_ij < drop *
   /// max_j (|A| |A|)_ij (the diagonal and the columns of tril(A) are always kept).
   double drop = 0;
+  /// The fill budget: at most this many entries in a row of G, the diagonal included (0: no
+  /// cap). A row's setup costs about p^3 / 3 flops for p entries, so one long row (an arrow
+  /// matrix's, whose tril(|A|^2) rows fill in; a structural matrix's 599-entry row) costs
+  /// more than the whole solve; past the budget the row keeps the diagonal and its largest
+  /// entries (tril(A)'s first, by |a_ij| / sqrt(|a_ii a_jj|), then tril(|A|^2)'s by weight).
+  int max_row = 64;
 };
 
 struct precond_options {

@@ -7,6 +7,7 @@
 #include <la/formats/matrix_market.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/precond/fsai.hpp>
+#include <chrono>
 #include <la/solvers/host_backend.hpp>
 #include <la/solvers/precond.hpp>
 #include "test_util.hpp"
@@ -329,5 +330,74 @@ TEST(Ilu0, ZeroPivotsAndMissingDiagonalsAreRefused) {
                                             {"A(1,1) is not stored"});
 }
 
+}  // namespace
+}  // namespace la
+
+namespace la {
+namespace {
+// An SPD arrow matrix (diagonal n + 1, first row and column 1): tril(|A|^2) fills row i with
+// every column up to i, so without a budget the setup costs about n^4 / 12 flops (53 s at
+// n = 1000). The fill budget keeps every row of G at most max_row entries and the setup near
+// tril(A)'s cost; the report says how many rows were cut.
+TEST(FsaiBudget, ArrowMatrixSquaredPatternStaysCheap) {
+  const index_t n = 2000;
+  std::vector<index_t> rp{0}, ci;
+  std::vector<double> v;
+  for (index_t i = 0; i < n; ++i) {
+    if (i == 0)
+      for (index_t j = 0; j < n; ++j) ci.push_back(j), v.push_back(j == 0 ? n + 1.0 : 1.0);
+    else
+      ci.push_back(0), v.push_back(1.0), ci.push_back(i), v.push_back(n + 1.0);
+    rp.push_back(static_cast<index_t>(ci.size()));
+  }
+  const csr_matrix<double> a(n, n, rp, ci, v);
+  fsai_options o;
+  o.pattern = fsai_pattern::lower_squared;
+  const auto t0 = std::chrono::steady_clock::now();
+  index_t trimmed = 0;
+  double flops = 0;
+  const auto g = fsai_factor(a, o, &trimmed, &flops);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  for (index_t i = 0; i < n; ++i) EXPECT_LE(g.row_ptr()[i + 1] - g.row_ptr()[i], o.max_row) << "row " << i;
+  EXPECT_GT(trimmed, n / 2);
+  EXPECT_LE(flops, double(n) * o.max_row * o.max_row * o.max_row / 3 + 1);
+  EXPECT_LT(secs, 20.0);  // about 0.4 s on the 2-core CI machine; uncapped it ran for minutes
+  // The solve with it converges.
+  std::vector<double> b(n, 1.0), x;
+  cg_options co;
+  co.precond = preconditioner::fsai;
+  co.precond_opt.fsai = o;
+  const auto r = cg_host(a, b, x, co);
+  EXPECT_TRUE(r.converged()) << r.message;
+  EXPECT_NE(r.precond.detail.find("cut to the fill budget of 64"), std::string::npos) << r.precond.detail;
+}
+
+// A tril(A) row longer than the budget (a structural matrix's 599-entry row) keeps the
+// diagonal and its largest scaled entries; 0 turns the budget off.
+TEST(FsaiBudget, LongLowerRowKeepsItsLargestEntries) {
+  const index_t n = 300;
+  std::vector<index_t> rp{0}, ci;
+  std::vector<double> v;
+  for (index_t i = 0; i < n; ++i) {
+    if (i == n - 1)
+      for (index_t j = 0; j < n; ++j) ci.push_back(j), v.push_back(j == i ? 4.0 * n : -(1.0 + j % 7));
+    else if (i > 0)
+      ci.push_back(i - 1), v.push_back(-1.0), ci.push_back(i), v.push_back(4.0 * n), ci.push_back(n - 1),
+          v.push_back(-(1.0 + i % 7));
+    else
+      ci.push_back(0), v.push_back(4.0 * n), ci.push_back(n - 1), v.push_back(-1.0);
+    rp.push_back(static_cast<index_t>(ci.size()));
+  }
+  const csr_matrix<double> a(n, n, rp, ci, v);
+  fsai_options o;
+  const auto g = fsai_factor(a, o);
+  const index_t last = g.row_ptr()[n] - g.row_ptr()[n - 1];
+  EXPECT_EQ(last, 64);
+  // The kept entries are the heaviest: columns j with j % 7 == 6 (|a| = 7) first.
+  for (index_t k = g.row_ptr()[n - 1]; k < g.row_ptr()[n] - 1; ++k) EXPECT_GE(g.col_idx()[k] % 7, 5) << g.col_idx()[k];
+  o.max_row = 0;
+  const auto full = fsai_factor(a, o);
+  EXPECT_EQ(full.row_ptr()[n] - full.row_ptr()[n - 1], n);
+}
 }  // namespace
 }  // namespace la

@@ -93,7 +93,7 @@ inline cg_options cg_args(const args& a) {
   const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "auto"});
   opt.precond = *parse_preconditioner(pc);
   const bool fsai = pc == "fsai" || pc == "auto";
-  for (const char* o : {"--fsai-pattern", "--fsai-drop"})
+  for (const char* o : {"--fsai-pattern", "--fsai-drop", "--fsai-max-row"})
     if (a.has(o) && !fsai) throw usage_error(std::string(o) + " applies to --precond fsai (or auto)");
   if (a.has("--ic-shift") && pc != "ic0") throw usage_error("--ic-shift applies to --precond ic0");
   if (a.has("--block-size") && pc != "block-jacobi") throw usage_error("--block-size applies to --precond block-jacobi");
@@ -101,6 +101,7 @@ inline cg_options cg_args(const args& a) {
                                      ? fsai_pattern::lower_squared
                                      : fsai_pattern::lower;
   opt.precond_opt.fsai.drop = a.get_double("--fsai-drop", 0, 0.0);
+  opt.precond_opt.fsai.max_row = static_cast<int>(a.get_int("--fsai-max-row", 64, 0, 100000));
   if (a.has("--fsai-drop") && opt.precond_opt.fsai.pattern != fsai_pattern::lower_squared)
     throw usage_error("--fsai-drop applies to --fsai-pattern squared");
   opt.precond_opt.max_shift = a.get_double("--ic-shift", 1, 0.0);
@@ -113,7 +114,7 @@ inline args solve_args(int argc, char** argv) {
   return args(argc, argv, 2,
               {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--method", "--restart", "--precond", "--device", "--format",
                "--precision", "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop",
-               "--ic-shift", "--block-size", "--gpus"},
+               "--ic-shift", "--block-size", "--gpus", "--fsai-max-row"},
               {"--force", "--quiet", "--write-unconverged", "--mpi"});
 }
 

@@ -117,12 +117,31 @@ __global__ void square_lengths(const O* ptr, index_t n, long long* out) {
 }
 
 
+template <typename O>
+__global__ void row_length_max(const O* rp, index_t n, unsigned long long* most) {
+  LA_GRID_STRIDE(i, n) atomicMax(most, static_cast<unsigned long long>(rp[i + 1] - rp[i]));
+}
+
 template <typename T, typename O>
 struct fsai_impl final : device_preconditioner<T>::impl {
   device_csr<T, O> g;
   device_csc<T, O> gt;  // G^T, read as CSR through transposed_view
   std::optional<spmv_plan<T>> g_plan, gt_plan;
   mutable device_buffer<T> t;  // G r
+  index_t trimmed = 0;          // rows the fill budget cut (host-built patterns)
+  double flops = 0;             // the setup's estimated cost (host-built patterns)
+
+  static index_t longest_row(context& ctx, const device_csr<T, O>& m) {
+    if (m.rows() == 0) return 0;
+    auto most = ctx.allocate<unsigned long long>(1);
+    LA_CUDA_TRY(cudaMemsetAsync(most.data(), 0, sizeof(unsigned long long), ctx.stream()));
+    row_length_max<<<grid_for(m.rows()), block_threads, 0, ctx.stream()>>>(m.view().row_ptr, m.rows(), most.data());
+    LA_CHECK_LAUNCH(ctx.stream());
+    unsigned long long h = 0;
+    LA_CUDA_TRY(cudaMemcpyAsync(&h, most.data(), sizeof h, cudaMemcpyDeviceToHost, ctx.stream()));
+    ctx.synchronize();
+    return static_cast<index_t>(h);
+  }
 
   /// Scratch for the gathered blocks: a quarter of the free device memory, at most 2 GiB
   /// (one batch for a 16M-row 3D Laplacian's tril(A)); rows are batched past it.
@@ -136,10 +155,13 @@ struct fsai_impl final : device_preconditioner<T>::impl {
     LA_EXPECTS(opt.drop >= 0 && std::isfinite(opt.drop), "fsai: drop must be finite and non-negative");
     const index_t n = a.rows();
     cudaStream_t s = ctx.stream();
-    if (opt.pattern == fsai_pattern::lower) {
-      g = device_lower(ctx, a, "fsai");
+    if (opt.pattern == fsai_pattern::lower) g = device_lower(ctx, a, "fsai");
+    // tril(A) rows past the fill budget: the host builder trims them (as fsai_factor does).
+    const bool over = opt.pattern == fsai_pattern::lower && opt.max_row > 0 && longest_row(ctx, g) > opt.max_row;
+    if (opt.pattern == fsai_pattern::lower && !over) {
     } else {
       const fsai_sparsity<O> sp = fsai_pattern_of(to_host(ctx, a), opt);
+      trimmed = sp.trimmed, flops = sp.flops;
       auto ptr = ctx.allocate<O>(sp.ptr.size());
       ptr.copy_from_host_async(sp.ptr.data(), sp.ptr.size());
       auto idx = ctx.allocate<index_t>(sp.idx.size());
@@ -203,7 +225,8 @@ struct fsai_impl final : device_preconditioner<T>::impl {
     this->rep.kind = preconditioner::fsai;
     this->rep.detail = std::string("pattern ") + to_string(opt.pattern) + ", " + std::to_string(g.nnz()) +
                        " nonzeros in G, " + std::to_string(cuts.size() - 1) + " setup batch" +
-                       (cuts.size() > 2 ? "es" : "") + (warp_rows ? ", a warp a row" : ", a thread a row");
+                       (cuts.size() > 2 ? "es" : "") + (warp_rows ? ", a warp a row" : ", a thread a row") +
+                       fsai_budget_note(trimmed, opt.max_row, flops);
     this->rep.bytes = 2.0 * g.nnz() * (sizeof(T) + sizeof(index_t)) + 2.0 * (n + 1) * sizeof(O) + double(n) * sizeof(T);
   }
   bool factors(matrix_view<T>& gv, matrix_view<T>& gtv) const override {

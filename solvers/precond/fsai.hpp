@@ -20,12 +20,42 @@
 
 namespace la {
 
-/// The pattern of G: row i's columns, sorted, ending at i.
+/// The pattern of G: row i's columns, sorted, ending at i; how many rows the fill budget
+/// trimmed, and the setup's estimated cost (sum of p^3 / 3 over the rows).
 template <typename O>
 struct fsai_sparsity {
   std::vector<O> ptr{0};
   std::vector<index_t> idx;
+  index_t trimmed = 0;
+  double flops = 0;
 };
+
+namespace detail {
+/// The row's pattern cut to the `budget` - 1 heaviest columns of `ranked` (the diagonal is
+/// added after); ties by column, so the cut is the same on every machine.
+template <typename W>
+void trim(std::vector<std::pair<W, index_t>>& ranked, std::vector<index_t>& pattern, int budget, index_t i,
+          index_t& trimmed) {
+  const std::size_t keep = static_cast<std::size_t>(std::max(budget - 1, 0));
+  std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second < y.second;
+  });
+  if (ranked.size() > keep) ranked.resize(keep), ++trimmed;
+  pattern.clear();
+  for (const auto& r : ranked) pattern.push_back(r.second);
+  (void)i;
+}
+}  // namespace detail
+
+/// What a report says of the fill budget: "" when no row was cut.
+inline std::string fsai_budget_note(index_t trimmed, int max_row, double flops) {
+  std::string s;
+  if (trimmed > 0)
+    s = ", " + std::to_string(trimmed) + " rows cut to the fill budget of " + std::to_string(max_row) +
+        " entries (--fsai-max-row)";
+  if (flops > 0) s += ", setup about " + std::to_string(static_cast<long long>(flops / 1e6)) + " Mflop";
+  return s;
+}
 
 /// G's pattern for `opt` (la::invalid_argument for a bad drop or a matrix that is not square).
 template <typename T, typename O>
@@ -33,11 +63,17 @@ fsai_sparsity<O> fsai_pattern_of(const csr_matrix<T, O>& a, const fsai_options& 
   LA_EXPECTS(a.rows() == a.cols(), "fsai: the matrix is " + std::to_string(a.rows()) + " x " +
                                        std::to_string(a.cols()) + "; FSAI needs a square (SPD) matrix");
   LA_EXPECTS(opt.drop >= 0 && std::isfinite(opt.drop), "fsai: drop must be finite and non-negative");
+  LA_EXPECTS(opt.max_row >= 0, "fsai: the fill budget (entries a row) must be 0 (none) or positive");
   const index_t n = a.rows();
   const auto& rp = a.row_ptr();
   const auto& ci = a.col_idx();
   const auto& va = a.values();
   fsai_sparsity<O> sp;
+  std::vector<long double> diag(static_cast<std::size_t>(n), 0);
+  for (index_t i = 0; i < n; ++i)
+    for (O k = rp[i]; k < rp[i + 1]; ++k)
+      if (ci[k] == i) diag[i] = std::abs(static_cast<long double>(va[k]));
+  std::vector<std::pair<long double, index_t>> ranked;  // (weight, column) of a row over budget
   sp.ptr.reserve(static_cast<std::size_t>(n) + 1);
   std::vector<long double> work(static_cast<std::size_t>(n), 0);  // a dense row, scattered
   std::vector<char> seen(opt.pattern == fsai_pattern::lower_squared ? static_cast<std::size_t>(n) : 0, 0);
@@ -60,14 +96,38 @@ fsai_sparsity<O> fsai_pattern_of(const csr_matrix<T, O>& a, const fsai_options& 
       }
       long double most = 0;
       for (index_t j : touched) most = std::max(most, work[j]);
-      for (index_t j : touched) {
+      for (index_t j : touched)
         if (work[j] >= opt.drop * most) pattern.push_back(j);
-        work[j] = 0, seen[j] = 0;
+      if (opt.max_row > 0 && pattern.size() + 1 > static_cast<std::size_t>(opt.max_row)) {
+        // Over budget: tril(A)'s columns rank first (weight 2 + scaled |a_ij|), then the
+        // squared pattern's by (|A|^2)_ij / its largest; each column once.
+        ranked.clear();
+        for (O k = rp[i]; k < rp[i + 1]; ++k)
+          if (ci[k] < i)
+            seen[ci[k]] = 2, ranked.emplace_back(2 + std::abs(static_cast<long double>(va[k])) /
+                                                         std::sqrt(std::max(diag[i] * diag[ci[k]],
+                                                                            static_cast<long double>(1e-300))),
+                                                 ci[k]);
+        for (index_t j : touched)
+          if (seen[j] == 1 && j != i && work[j] >= opt.drop * most) ranked.emplace_back(work[j] / most, j);
+        detail::trim(ranked, pattern, opt.max_row, i, sp.trimmed);
+        for (O k = rp[i]; k < rp[i + 1]; ++k)
+          if (ci[k] < i) seen[ci[k]] = 0;
       }
+      for (index_t j : touched) work[j] = 0, seen[j] = 0;
+    } else if (opt.max_row > 0 && pattern.size() > static_cast<std::size_t>(opt.max_row)) {
+      ranked.clear();
+      for (O k = rp[i]; k < rp[i + 1]; ++k)
+        if (ci[k] < i)
+          ranked.emplace_back(std::abs(static_cast<long double>(va[k])) /
+                                  std::sqrt(std::max(diag[i] * diag[ci[k]], static_cast<long double>(1e-300))),
+                              ci[k]);
+      detail::trim(ranked, pattern, opt.max_row, i, sp.trimmed);
     }
     pattern.push_back(i);
     std::sort(pattern.begin(), pattern.end());
     pattern.erase(std::unique(pattern.begin(), pattern.end()), pattern.end());
+    sp.flops += std::pow(static_cast<double>(pattern.size()), 3) / 3;
     sp.idx.insert(sp.idx.end(), pattern.begin(), pattern.end());
     sp.ptr.push_back(checked_offset<O>(static_cast<std::int64_t>(sp.idx.size()), "FSAI nonzeros"));
   }
@@ -76,9 +136,14 @@ fsai_sparsity<O> fsai_pattern_of(const csr_matrix<T, O>& a, const fsai_options& 
 
 /// G for an SPD matrix A (square; a missing diagonal or a non-positive pivot throws
 /// la::invalid_argument naming the row).
+/// `trimmed` and `flops`, when given: fsai_sparsity's (the rows the fill budget cut, the
+/// estimated setup cost).
 template <typename T, typename O>
-csr_matrix<T, O> fsai_factor(const csr_matrix<T, O>& a, const fsai_options& opt = {}) {
+csr_matrix<T, O> fsai_factor(const csr_matrix<T, O>& a, const fsai_options& opt = {}, index_t* trimmed = nullptr,
+                             double* flops = nullptr) {
   const fsai_sparsity<O> sp = fsai_pattern_of(a, opt);
+  if (trimmed) *trimmed = sp.trimmed;
+  if (flops) *flops = sp.flops;
   const index_t n = a.rows();
   const auto& rp = a.row_ptr();
   const auto& ci = a.col_idx();

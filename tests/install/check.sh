@@ -52,3 +52,10 @@ out=$("$readme/build/app" "$src/data/gr_30_30.mtx") || { echo "$out"; fail "the 
 echo "$out"
 echo "$out" | grep -q '^host: converged' || fail "the README example's host solve did not converge"
 echo "$out" | grep -q '^gpu: ' || fail "the README example printed no GPU line"
+# Run with no argument (no A.mtx here), it says why and exits 2: la's error, caught.
+set +e
+err=$(cd "$readme" && ./build/app 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "$err"; fail "the README example without an argument exited $rc, not 2"; }
+echo "$err" | grep -q "^app: .*A.mtx" || { echo "$err"; fail "the README example without an argument printed no la message"; }
