@@ -466,3 +466,16 @@ TEST(Cli, HugeDeclaredSizesAnswerAtOnce) {
 }
 
 }  // namespace
+
+namespace {
+// A NaN in the matrix is named by its row, column and the file's line, whatever the storage
+// format the solve ran on.
+TEST(Cli, NonFiniteMatrixEntryNamedByRowColumnAndLine) {
+  const std::string m = std::string(LA_TEST_DATA_DIR) + "/edge/west0067_nan.mtx";
+  for (const char* fmt : {"csr", "coo", "dense"}) {
+    const auto r = run("solve " + m + " --device cpu --format " + fmt);
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_TRUE(contains(r.output, "A(1,1) = nan, line 6 of")) << fmt << ": " << r.output;
+  }
+}
+}  // namespace

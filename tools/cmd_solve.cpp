@@ -158,6 +158,42 @@ template <typename T, typename O>
 int solve(const args& a, bool gpu, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms,
           const solve_outputs& out);
 
+/// Where A's first non-finite value is, for a person: "A(i,j) = nan, line L of FILE" (the
+/// line found by reading the file again: an error path only). Empty when A is finite.
+template <typename T, typename O>
+std::string locate_non_finite(const csr_matrix<T, O>& A, const std::string& file) {
+  for (index_t i = 0; i < A.rows(); ++i)
+    for (O k = A.row_ptr()[i]; k < A.row_ptr()[i + 1]; ++k) {
+      const double v = static_cast<double>(A.values()[k]);
+      if (std::isfinite(v)) continue;
+      const long long r = i + 1, c = A.col_idx()[k] + 1;
+      std::string at = "A(" + std::to_string(r) + "," + std::to_string(c) + ") = " + (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+      if (is_gen(file)) return at;
+      std::FILE* f = std::fopen(file.c_str(), "r");
+      if (!f) return at;
+      char line[512];
+      long long n = 0;
+      bool size_seen = false;
+      while (std::fgets(line, sizeof line, f)) {
+        ++n;
+        if (line[0] == '%') continue;
+        long long x = 0, y = 0;
+        if (std::sscanf(line, "%lld %lld", &x, &y) != 2) continue;
+        if (!size_seen) {  // the size line
+          size_seen = true;
+          continue;
+        }
+        if ((x == r && y == c) || (x == c && y == r)) {
+          std::fclose(f);
+          return at + ", line " + std::to_string(n) + " of " + printable(file);
+        }
+      }
+      std::fclose(f);
+      return at;
+    }
+  return {};
+}
+
 /// The generated systems la solve takes.
 const std::vector<std::string> spd_kinds{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d"};
 
@@ -235,6 +271,11 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   }
   const double solve_ms = ms_since(t0);
   progress.clear();
+  // The solvers name a stored entry (or the GPU CG its storage index); the file's terms are
+  // the row, the column and the line.
+  if (r.status == solve_status::non_finite && r.message.rfind("matrix holds", 0) == 0)
+    if (const std::string at = locate_non_finite(A, a.positional()[0]); !at.empty())
+      r.message = "matrix holds a non-finite value: " + at;
 
   if (!r.solver_choice.empty())
     std::fprintf(rep, "picked:     %s%s (%s)\n", to_string(r.solver),
