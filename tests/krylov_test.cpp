@@ -285,6 +285,21 @@ TEST(Edges, MessagesSayWhatCouldHelp) {
   EXPECT_NE(rz.precond.detail.find("taken as 1"), std::string::npos) << rz.precond.detail;
 }
 
+// ILU(0) of an SPD matrix need not be SPD: CG with it breaks down on bcsstk09 at once, and
+// the message says why and what to use instead; BiCGSTAB takes the same factor.
+TEST(Edges, Ilu0WithCgOnAnSpdMatrixSaysWhatToUse) {
+  const auto a = test::system_matrix("bcsstk09.mtx", test::data_dir());
+  std::vector<double> b(a.rows(), 1.0), x;
+  const auto r = solve_host(a, b, x, with(krylov_method::cg, preconditioner::ilu0));
+  ASSERT_EQ(r.status, solve_status::breakdown) << r.message;
+  EXPECT_NE(r.message.find("ILU(0) of a symmetric positive definite matrix need not be SPD"), std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("ic0 or fsai"), std::string::npos) << r.message;
+  x.clear();
+  const auto g = solve_host(a, b, x, with(krylov_method::gmres, preconditioner::ilu0));
+  EXPECT_TRUE(g.converged()) << g.message;
+}
+
 TEST(Edges, BicgstabBreakdownNamesTheQuantity) {
   // A = [[0, 1], [1, 0]], b = (1, 0): rho = r0'r stays positive but r0'A r0 = 0 at once.
   const csr_matrix<double> a(2, 2, {0, 1, 2}, {1, 0}, {1.0, 1.0});
