@@ -286,7 +286,7 @@ TEST(Edges, MessagesSayWhatCouldHelp) {
 }
 
 // ILU(0) of an SPD matrix need not be SPD: CG with it breaks down on bcsstk09 at once, and
-// the message says why and what to use instead; BiCGSTAB takes the same factor.
+// the message says why and what to use instead.
 TEST(Edges, Ilu0WithCgOnAnSpdMatrixSaysWhatToUse) {
   const auto a = test::system_matrix("bcsstk09.mtx", test::data_dir());
   std::vector<double> b(a.rows(), 1.0), x;
@@ -295,9 +295,6 @@ TEST(Edges, Ilu0WithCgOnAnSpdMatrixSaysWhatToUse) {
   EXPECT_NE(r.message.find("ILU(0) of a symmetric positive definite matrix need not be SPD"), std::string::npos)
       << r.message;
   EXPECT_NE(r.message.find("ic0 or fsai"), std::string::npos) << r.message;
-  x.clear();
-  const auto g = solve_host(a, b, x, with(krylov_method::gmres, preconditioner::ilu0));
-  EXPECT_TRUE(g.converged()) << g.message;
 }
 
 TEST(Edges, BicgstabBreakdownNamesTheQuantity) {
