@@ -5,8 +5,12 @@
 # Usage: tools/gpu-check.sh [--no-bench] [--no-tests] [--no-sanitizer] [--bench-filter REGEX]
 #                           [--test-filter REGEX] [--benches LIST]
 #   --benches LIST        comma-separated: gemm (gemm_bench, wmma_peak), spmv (spmv_bench),
-#                         cg (cg_bench), precond (precond_bench), dist (dist_bench: CG on the
-#                         visible GPUs); default all five
+#                         cg (cg_bench), precond (precond_bench), krylov (krylov_bench and, where
+#                         CuPy is installed, bench/cupy_krylov.py), dist (dist_bench: CG on the
+#                         visible GPUs); default all six
+#   LA_KRYLOV_ARGS        (environment) extra arguments for krylov_bench, e.g. "--systems
+#                         convdiff2d:1024 --methods gmres:jacobi --no-eigen"; LA_CUPY_ARGS likewise
+#                         for cupy_krylov.py (--systems)
 #   LA_DIST_ARGS          (environment) extra arguments for dist_bench, e.g. "--systems
 #                         poisson3d:512 --gpus 1,2,4 --big poisson3d:1024"
 #   LA_CG_ARGS            (environment) extra arguments for cg_bench, e.g. "--systems
@@ -25,7 +29,7 @@ cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond,dist"
+bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond,krylov,dist"
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
@@ -78,6 +82,10 @@ if ((tests && sanitize)); then
       # main loop it checks through split_k (the same loop on the 128x128x8 tile) and
       # reg_tiled's own entries.
       [[ $tool == racecheck && $name == gemm_test ]] && skip+=":*EveryRegTiledTileShape*"
+      # krylov_gpu_test under racecheck: the solves of every method and preconditioner on
+      # convection-diffusion, not the real matrices' thousands of iterations (memcheck runs
+      # them: the same kernels).
+      [[ $tool == racecheck && $name == krylov_gpu_test ]] && skip+=":*adder*:*gr_30_30*:*FloatConverges*:*Restarts*"
       # The multi-GPU tests (2 and 4 GPUs, NCCL's kernels included): racecheck takes the
       # failing rank (the statuses test, its setup solves included, passed 280 s under it
       # beside the other sanitizer runs), memcheck all of them. The sweep and overlap test
@@ -142,6 +150,18 @@ if ((bench)) && [[ ,$benches, == *,precond,* ]]; then
   summary+=("precond_bench: exit $?")
   cat "$out/precond_bench.log" >> "$out/table.txt"
 fi
+if ((bench)) && [[ ,$benches, == *,krylov,* ]]; then
+  # shellcheck disable=SC2086
+  $build/bench/krylov_bench --out "$out/krylov.csv" ${LA_KRYLOV_ARGS:-} > "$out/krylov_bench.log" 2> "$out/krylov_bench.err"
+  summary+=("krylov_bench: exit $?")
+  cat "$out/krylov_bench.log" >> "$out/table.txt"
+  if python3 -c "import cupy" 2> /dev/null; then
+    # shellcheck disable=SC2086
+    python3 bench/cupy_krylov.py --out "$out/cupy_krylov.csv" ${LA_CUPY_ARGS:-} > "$out/cupy_krylov.log" 2>&1
+    summary+=("cupy_krylov: exit $?")
+    cat "$out/cupy_krylov.log" >> "$out/table.txt"
+  fi
+fi
 if ((bench)) && [[ ,$benches, == *,dist,* ]]; then
   # shellcheck disable=SC2086
   $build/bench/dist_bench --out "$out/dist.csv" ${LA_DIST_ARGS:-} > "$out/dist_bench.log" 2> "$out/dist_bench.err"
@@ -152,7 +172,7 @@ fi
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 # The device tool brings back few files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|dist.csv|device.txt|logs.tar.gz)$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|device.txt|logs.tar.gz)$'))
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
