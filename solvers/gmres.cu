@@ -57,6 +57,10 @@ __global__ void __launch_bounds__(block_threads) gmres_normalize(T* V, const T* 
 /// group, so each pass reads every basis value once; larger bases take ceil((j + 1) / 32)
 /// groups, re-reading w (from L2) per group.
 constexpr int gmres_group = 32;
+/// Resident blocks an SM the passes are compiled for: at one (8 warps an SM), the passes
+/// reached 46-62% of the DRAM bandwidth (ncu, convdiff2d:1024, H100: bench/RESULTS.md,
+/// "Non-symmetric systems"); two keep 16 warps' loads in flight.
+constexpr int gmres_pass_min_blocks = 2;
 
 /// Adds each of acc[0..cnt) over the block into partials[(first + q) * G + blockIdx.x]
 /// (fixed order: shuffles within a warp, then the warps in order).
@@ -83,7 +87,7 @@ __device__ __forceinline__ void block_partials(double (&acc)[gmres_group], int c
 /// decision. Columns 0..j of V (column-major, n rows). Partials: (m + 1) x gridDim.x. Each
 /// thread keeps a group's partial dots in registers over its rows; the block adds them once.
 template <typename T, int Stage>
-__global__ void __launch_bounds__(block_threads, 1) gmres_pass(const T* V, T* w, index_t n, gmres_control* c, double* h,
+__global__ void __launch_bounds__(block_threads, gmres_pass_min_blocks) gmres_pass(const T* V, T* w, index_t n, gmres_control* c, double* h,
                                                               const T* z, T* Zj_base, double* partials, unsigned* ticket,
                                                               cg_limits lim, double* history, std::int64_t cap) {
   if (c->c.status != cg_running) return;
@@ -110,25 +114,22 @@ __global__ void __launch_bounds__(block_threads, 1) gmres_pass(const T* V, T* w,
       block_partials(acc, cnt, g0, partials);
     }
   } else if (Stage == 1 && cols <= gmres_group) {
-    // One group: the row's basis values stay in registers for the update and the dots.
+    // One group: the update, then the dots over the same row's basis values (just loaded by
+    // this thread: L1 hits), accumulated in registers.
     if (threadIdx.x < cols) coef[threadIdx.x] = sub[threadIdx.x];
     __syncthreads();
 #pragma unroll
     for (int q = 0; q < gmres_group; ++q) acc[q] = 0;
     for (long long i = first_row; i < n; i += stride) {
-      double vv[gmres_group];
       double s = static_cast<double>(w[i]);
 #pragma unroll
       for (int q = 0; q < gmres_group; ++q)
-        if (q < cols) {
-          vv[q] = static_cast<double>(V[static_cast<std::size_t>(q) * n + i]);
-          s -= coef[q] * vv[q];
-        }
+        if (q < cols) s -= coef[q] * static_cast<double>(V[static_cast<std::size_t>(q) * n + i]);
       const T wi = static_cast<T>(s);
       w[i] = wi;
 #pragma unroll
       for (int q = 0; q < gmres_group; ++q)
-        if (q < cols) acc[q] += vv[q] * static_cast<double>(wi);
+        if (q < cols) acc[q] += static_cast<double>(V[static_cast<std::size_t>(q) * n + i]) * static_cast<double>(wi);
     }
     block_partials(acc, cols, 0, partials);
   } else {
@@ -306,9 +307,11 @@ class gmres_backend : public krylov_device_base<T> {
     w_ = ctx.allocate<T>(n), in_ = ctx.allocate<T>(n), z_ = ctx.allocate<T>(n), u_ = ctx.allocate<T>(n);
     // h1, h2 (m + 1 each), H ((m + 1) x m), cs, sn (m each), g (m + 1)
     small_ = ctx.allocate<double>(static_cast<std::size_t>(m + 1) * (m + 3) + 2 * m + 1);
-    // The passes run one block an SM (their registers hold a group of 32 partial dots and
-    // basis values): fewer partials for the last block to sum.
-    pass_blocks_ = std::max(1u, std::min(vector_blocks_, static_cast<unsigned>(ctx.sm_count())));
+    // The passes run the blocks that are resident at once (their registers hold a group of
+    // 32 partial dots): every block's loads in flight, and few partials for the last block.
+    int per_sm = gmres_pass_min_blocks;
+    LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gmres_pass<T, 0>, block_threads, 0));
+    pass_blocks_ = std::max(1u, std::min(vector_blocks_, static_cast<unsigned>(std::max(per_sm, 1) * ctx.sm_count())));
     partials_ = ctx.allocate<double>(std::max<std::size_t>(partials_.size(), static_cast<std::size_t>(m + 1) * pass_blocks_));
     control_ = ctx.allocate<gmres_control>(1);
   }
