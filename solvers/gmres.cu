@@ -87,7 +87,7 @@ __device__ __forceinline__ void block_partials(double (&acc)[gmres_group], int c
 /// decision. Columns 0..j of V (column-major, n rows). Partials: (m + 1) x gridDim.x. Each
 /// thread keeps a group's partial dots in registers over its rows; the block adds them once.
 template <typename T, int Stage>
-__global__ void __launch_bounds__(block_threads, gmres_pass_min_blocks) gmres_pass(const T* V, T* w, index_t n, gmres_control* c, double* h,
+__global__ void __launch_bounds__(block_threads, Stage == 1 ? 1 : gmres_pass_min_blocks) gmres_pass(const T* V, T* w, index_t n, gmres_control* c, double* h,
                                                               const T* z, T* Zj_base, double* partials, unsigned* ticket,
                                                               cg_limits lim, double* history, std::int64_t cap) {
   if (c->c.status != cg_running) return;
@@ -114,22 +114,27 @@ __global__ void __launch_bounds__(block_threads, gmres_pass_min_blocks) gmres_pa
       block_partials(acc, cnt, g0, partials);
     }
   } else if (Stage == 1 && cols <= gmres_group) {
-    // One group: the update, then the dots over the same row's basis values (just loaded by
-    // this thread: L1 hits), accumulated in registers.
+    // One group: the row's basis values stay in registers for the update and the dots (one
+    // block an SM: re-reading them for the dots instead, at two blocks an SM, took 135 us
+    // where this takes 95 at convdiff2d:1024, ncu on an H100).
     if (threadIdx.x < cols) coef[threadIdx.x] = sub[threadIdx.x];
     __syncthreads();
 #pragma unroll
     for (int q = 0; q < gmres_group; ++q) acc[q] = 0;
     for (long long i = first_row; i < n; i += stride) {
+      double vv[gmres_group];
       double s = static_cast<double>(w[i]);
 #pragma unroll
       for (int q = 0; q < gmres_group; ++q)
-        if (q < cols) s -= coef[q] * static_cast<double>(V[static_cast<std::size_t>(q) * n + i]);
+        if (q < cols) {
+          vv[q] = static_cast<double>(V[static_cast<std::size_t>(q) * n + i]);
+          s -= coef[q] * vv[q];
+        }
       const T wi = static_cast<T>(s);
       w[i] = wi;
 #pragma unroll
       for (int q = 0; q < gmres_group; ++q)
-        if (q < cols) acc[q] += static_cast<double>(V[static_cast<std::size_t>(q) * n + i]) * static_cast<double>(wi);
+        if (q < cols) acc[q] += vv[q] * static_cast<double>(wi);
     }
     block_partials(acc, cols, 0, partials);
   } else {
@@ -309,10 +314,14 @@ class gmres_backend : public krylov_device_base<T> {
     small_ = ctx.allocate<double>(static_cast<std::size_t>(m + 1) * (m + 3) + 2 * m + 1);
     // The passes run the blocks that are resident at once (their registers hold a group of
     // 32 partial dots): every block's loads in flight, and few partials for the last block.
-    int per_sm = gmres_pass_min_blocks;
-    LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, gmres_pass<T, 0>, block_threads, 0));
-    pass_blocks_ = std::max(1u, std::min(vector_blocks_, static_cast<unsigned>(std::max(per_sm, 1) * ctx.sm_count())));
-    partials_ = ctx.allocate<double>(std::max<std::size_t>(partials_.size(), static_cast<std::size_t>(m + 1) * pass_blocks_));
+    auto resident = [&](auto kernel) {
+      int per_sm = 1;
+      LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_threads, 0));
+      return std::max(1u, std::min(vector_blocks_, static_cast<unsigned>(std::max(per_sm, 1) * ctx.sm_count())));
+    };
+    pass_blocks_ = resident(gmres_pass<T, 0>);
+    reorth_blocks_ = resident(gmres_pass<T, 1>);
+    partials_ = ctx.allocate<double>(std::max<std::size_t>(partials_.size(), static_cast<std::size_t>(m + 1) * std::max(pass_blocks_, reorth_blocks_)));
     control_ = ctx.allocate<gmres_control>(1);
   }
 
@@ -361,7 +370,7 @@ class gmres_backend : public krylov_device_base<T> {
                                                                  small_.data(), spmv_in, flexible_ ? Z_.data() : nullptr,
                                                                  partials_.data(), tickets_.data(), lim_, hist, cap);
       LA_CHECK_LAUNCH(s_);
-      gmres_pass<T, 1><<<pass_blocks_, block_threads, 0, s_>>>(V_.data(), w_.data(), n_, control_.data(),
+      gmres_pass<T, 1><<<reorth_blocks_, block_threads, 0, s_>>>(V_.data(), w_.data(), n_, control_.data(),
                                                                  small_.data(), nullptr, nullptr, partials_.data(),
                                                                  tickets_.data(), lim_, hist, cap);
       LA_CHECK_LAUNCH(s_);
@@ -390,7 +399,7 @@ class gmres_backend : public krylov_device_base<T> {
 
   int m_;
   bool flexible_, graph_on_;
-  unsigned pass_blocks_ = 1;
+  unsigned pass_blocks_ = 1, reorth_blocks_ = 1;  // the dots' and finish's grid; the reorthogonalization's
   const T* b_ = nullptr;
   device_buffer<T> V_, Z_, w_, in_, z_, u_;
   device_buffer<double> small_;
