@@ -116,16 +116,25 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
   }
   if (!mc.refused.empty()) return r.message = mc.refused, r;
   if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return r.message = why, r;
+  const preconditioner asked_pc = opt.precond;
   opt.precond = auto_precond_for(mc.method, props, opt.precond);
   opt.method = mc.method;
-  switch (mc.method) {
-    case krylov_method::bicgstab: r = bicgstab_device(ctx, a, b, x, opt, dopt); break;
-    case krylov_method::gmres: r = gmres_device(ctx, a, b, x, opt, dopt, false); break;
-    case krylov_method::fgmres: r = gmres_device(ctx, a, b, x, opt, dopt, true); break;
-    default:
-      r = cg_device(ctx, a, b, x, opt, dopt);
-      r.method = "cg, " + r.method;
-      break;
+  auto run = [&] {
+    switch (mc.method) {
+      case krylov_method::bicgstab: return bicgstab_device(ctx, a, b, x, opt, dopt);
+      case krylov_method::gmres: return gmres_device(ctx, a, b, x, opt, dopt, false);
+      case krylov_method::fgmres: return gmres_device(ctx, a, b, x, opt, dopt, true);
+      default: {
+        solve_result c = cg_device(ctx, a, b, x, opt, dopt);
+        c.method = "cg, " + c.method;
+        return c;
+      }
+    }
+  };
+  r = run();
+  if (detail::precond_falls_back(asked_pc, r)) {
+    opt.precond = preconditioner::jacobi;
+    r = detail::after_precond_fallback(r, run());
   }
   if (detail::falls_back(asked, r))
     r = detail::after_fallback(std::move(r), gmres_device(ctx, a, b, x, detail::fallback_options(opt, r), dopt, false));

@@ -147,6 +147,16 @@ inline cg_options fallback_options(cg_options o, const solve_result& first) {
   if (o.max_iterations >= 0) o.max_iterations = std::max<std::int64_t>(0, o.max_iterations - first.iterations);
   return o;
 }
+/// precond auto's ILU(0) does not exist for this matrix (a zero pivot): Jacobi instead.
+inline bool precond_falls_back(preconditioner asked, const solve_result& r) {
+  return asked == preconditioner::automatic && r.precond.kind == preconditioner::ilu0 &&
+         r.status == solve_status::breakdown && r.iterations == 0 && r.message.rfind("ilu0:", 0) == 0;
+}
+inline solve_result after_precond_fallback(const solve_result& first, solve_result second) {
+  second.message = "ILU(0) does not exist for this matrix (" + first.message + "), so auto took Jacobi: " + second.message;
+  second.setup_seconds += first.setup_seconds;
+  return second;
+}
 inline solve_result after_fallback(solve_result first, solve_result second) {
   second.message = "bicgstab broke down after " + std::to_string(first.iterations) + " iterations (" + first.message +
                    "), so auto continued with gmres from its last iterate: " + second.message;
@@ -185,13 +195,25 @@ solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>
                   "; the Krylov solvers need a square matrix");
   if (!mc.refused.empty()) return refuse(mc.refused);
   if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return refuse(why);
+  const preconditioner asked_pc = opt.precond;
   opt.precond = auto_precond_for(mc.method, props, opt.precond);
   opt.method = mc.method;
-  switch (mc.method) {
-    case krylov_method::bicgstab: r = bicgstab_host(a, b, x, opt); break;
-    case krylov_method::gmres: r = gmres_host(a, b, x, opt, false); break;
-    case krylov_method::fgmres: r = gmres_host(a, b, x, opt, true); break;
-    default: r = cg_host(a, b, x, opt); r.method = "cg, " + r.method; break;
+  auto run = [&] {
+    switch (mc.method) {
+      case krylov_method::bicgstab: return bicgstab_host(a, b, x, opt);
+      case krylov_method::gmres: return gmres_host(a, b, x, opt, false);
+      case krylov_method::fgmres: return gmres_host(a, b, x, opt, true);
+      default: {
+        solve_result c = cg_host(a, b, x, opt);
+        c.method = "cg, " + c.method;
+        return c;
+      }
+    }
+  };
+  r = run();
+  if (detail::precond_falls_back(asked_pc, r)) {
+    opt.precond = preconditioner::jacobi;
+    r = detail::after_precond_fallback(r, run());
   }
   if (detail::falls_back(asked, r))
     r = detail::after_fallback(std::move(r), gmres_host(a, b, x, detail::fallback_options(opt, r), false));

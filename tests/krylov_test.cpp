@@ -172,6 +172,19 @@ TEST(Method, AutoPicksCgForSpdAndBicgstabOtherwise) {
   EXPECT_TRUE(r2.converged()) << r2.message;
 }
 
+// precond auto takes ILU(0) where every diagonal entry is stored; where ILU(0) still meets a
+// zero pivot (an arrow matrix: the first pivot eliminates the second), it takes Jacobi.
+TEST(Method, AutoPreconditionerFallsBackToJacobiWhereIlu0DoesNotExist) {
+  // [[1, 1, 1], [1, 1, 0], [1, 0, 2]]: L U's second pivot is 1 - 1 = 0.
+  const csr_matrix<double> a(3, 3, {0, 3, 5, 7}, {0, 1, 2, 0, 1, 0, 2}, {1, 1, 1, 1, 1, 1, 2});
+  std::vector<double> x;
+  const auto r = solve_host(a, std::vector<double>{3, 2, 3}, x, with(krylov_method::gmres, preconditioner::automatic));
+  ASSERT_TRUE(r.converged()) << r.message;
+  EXPECT_EQ(r.precond.kind, preconditioner::jacobi);
+  EXPECT_NE(r.message.find("ILU(0) does not exist for this matrix"), std::string::npos) << r.message;
+  EXPECT_NEAR(x[0], 1, 1e-8);
+}
+
 TEST(Method, CgOnANonSymmetricMatrixIsRefusedUnlessForced) {
   const auto a = convdiff<double>(2, 10, 100);
   const std::vector<double> b(a.rows(), 1.0);
