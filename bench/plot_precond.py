@@ -18,21 +18,18 @@ COLORS = {"la jacobi": "#7f7f7f", "la block-jacobi": "#bcbd22", "la fsai": "#1f7
           "eigen ic": "#ff7f0e"}
 
 
-def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    src, dst = sys.argv[1], sys.argv[2]
-    title = sys.argv[sys.argv.index("--title") + 1] if "--title" in sys.argv else "CG time to solution (setup included)"
-    rows = list(csv.DictReader(open(src)))
+def draw(rows, dst, title, colors=COLORS, value="time_to_solution_ms", series="method"):
+    """Horizontal bars of `value` (log axis) per system, one per `series`, colored by `colors`
+    (plot_krylov.py draws its table with it too)."""
     systems = []
     for r in rows:
         if r["system"] not in systems:
             systems.append(r["system"])
-    drawn = [r for r in rows if r["ok"] == "1" and float(r["time_to_solution_ms"]) > 0]
+    drawn = [r for r in rows if r["ok"] == "1" and float(r[value]) > 0]
     if not drawn:
-        sys.exit("no drawable rows in " + src)
-    lo = math.floor(math.log10(min(float(r["time_to_solution_ms"]) for r in drawn)))
-    hi = math.ceil(math.log10(max(float(r["time_to_solution_ms"]) for r in drawn)))
+        sys.exit("no drawable rows")
+    lo = math.floor(math.log10(min(float(r[value]) for r in drawn)))
+    hi = math.ceil(math.log10(max(float(r[value]) for r in drawn)))
     left, width, bar, gap, top = 190, 620, 11, 14, 50
     height = top + 40 + sum(gap + bar * len([r for r in drawn if r["system"] == s]) for s in systems)
     x = lambda v: left + width * (math.log10(v) - lo) / max(1, hi - lo)
@@ -46,24 +43,32 @@ def main():
     y = top
     for s in systems:
         mine = [r for r in drawn if r["system"] == s]
-        missing = [r["method"] for r in rows if r["system"] == s and r not in mine]
+        missing = [r[series] for r in rows if r["system"] == s and r not in mine]
         label = s + (" (no " + ", ".join(missing) + ")" if missing else "")
         out.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (left - 6, y + bar * len(mine) / 2 + 4, label[:34]))
         for r in mine:
-            v = float(r["time_to_solution_ms"])
+            v = float(r[value])
             out.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"/>'
-                       % (left, y, max(1.0, x(v) - left), bar - 2, COLORS.get(r["method"], "#000")))
+                       % (left, y, max(1.0, x(v) - left), bar - 2, colors.get(r[series], "#000")))
             out.append('<text x="%.1f" y="%d" font-size="9">%s its</text>' % (x(v) + 3, y + bar - 3, r["iterations"]))
             y += bar
         y += gap
     ly = top
-    for m, c in COLORS.items():
-        if any(r["method"] == m for r in drawn):
+    for m, c in colors.items():
+        if any(r[series] == m for r in drawn):
             out.append('<rect x="%d" y="%d" width="10" height="10" fill="%s"/>' % (left + width + 60, ly, c))
             out.append('<text x="%d" y="%d">%s</text>' % (left + width + 74, ly + 9, m))
             ly += 16
     out.append("</svg>")
     open(dst, "w").write("\n".join(out) + "\n")
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    src, dst = sys.argv[1], sys.argv[2]
+    title = sys.argv[sys.argv.index("--title") + 1] if "--title" in sys.argv else "CG time to solution (setup included)"
+    draw(list(csv.DictReader(open(src))), dst, title)
 
 
 if __name__ == "__main__":

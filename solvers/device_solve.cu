@@ -116,7 +116,6 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
   }
   if (!mc.refused.empty()) return r.message = mc.refused, r;
   if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return r.message = why, r;
-  const preconditioner asked_pc = opt.precond;
   opt.precond = auto_precond_for(mc.method, props, opt.precond);
   opt.method = mc.method;
   auto run = [&] {
@@ -132,10 +131,6 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
     }
   };
   r = run();
-  if (detail::precond_falls_back(asked_pc, r)) {
-    opt.precond = preconditioner::jacobi;
-    r = detail::after_precond_fallback(r, run());
-  }
   if (detail::falls_back(asked, r))
     r = detail::after_fallback(std::move(r), gmres_device(ctx, a, b, x, detail::fallback_options(opt, r), dopt, false));
   r.solver_choice = mc.why;

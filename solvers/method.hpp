@@ -128,11 +128,15 @@ inline std::string precond_for_method(preconditioner p, krylov_method m) {
            " use none, jacobi or ilu0 (or auto)";
   return {};
 }
-/// What preconditioner::automatic means for a method that is not CG: ILU(0) when A stores a
-/// non-zero diagonal in every row, else Jacobi (zero diagonal entries taken as 1).
+/// What preconditioner::automatic means for a method that is not CG: Jacobi (zero diagonal
+/// entries taken as 1). ILU(0) cuts iterations 2.5-10x on convection-diffusion, but its
+/// level-scheduled solves make it 10-50x slower to a solution on the GPU than Jacobi there,
+/// and on the real matrices measured it either does not exist (missing diagonal entries, a
+/// zero pivot) or loses too (bench/RESULTS.md, "Non-symmetric systems").
 inline preconditioner auto_precond_for(krylov_method m, const matrix_properties& p, preconditioner asked) {
+  (void)p;
   if (asked != preconditioner::automatic || m == krylov_method::cg) return asked;
-  return p.diag_zero == 0 ? preconditioner::ilu0 : preconditioner::jacobi;
+  return preconditioner::jacobi;
 }
 
 namespace detail {
@@ -146,16 +150,6 @@ inline cg_options fallback_options(cg_options o, const solve_result& first) {
   o.method = krylov_method::gmres;
   if (o.max_iterations >= 0) o.max_iterations = std::max<std::int64_t>(0, o.max_iterations - first.iterations);
   return o;
-}
-/// precond auto's ILU(0) does not exist for this matrix (a zero pivot): Jacobi instead.
-inline bool precond_falls_back(preconditioner asked, const solve_result& r) {
-  return asked == preconditioner::automatic && r.precond.kind == preconditioner::ilu0 &&
-         r.status == solve_status::breakdown && r.iterations == 0 && r.message.rfind("ilu0:", 0) == 0;
-}
-inline solve_result after_precond_fallback(const solve_result& first, solve_result second) {
-  second.message = "ILU(0) does not exist for this matrix (" + first.message + "), so auto took Jacobi: " + second.message;
-  second.setup_seconds += first.setup_seconds;
-  return second;
 }
 inline solve_result after_fallback(solve_result first, solve_result second) {
   second.message = "bicgstab broke down after " + std::to_string(first.iterations) + " iterations (" + first.message +
@@ -195,7 +189,6 @@ solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>
                   "; the Krylov solvers need a square matrix");
   if (!mc.refused.empty()) return refuse(mc.refused);
   if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return refuse(why);
-  const preconditioner asked_pc = opt.precond;
   opt.precond = auto_precond_for(mc.method, props, opt.precond);
   opt.method = mc.method;
   auto run = [&] {
@@ -211,10 +204,6 @@ solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>
     }
   };
   r = run();
-  if (detail::precond_falls_back(asked_pc, r)) {
-    opt.precond = preconditioner::jacobi;
-    r = detail::after_precond_fallback(r, run());
-  }
   if (detail::falls_back(asked, r))
     r = detail::after_fallback(std::move(r), gmres_host(a, b, x, detail::fallback_options(opt, r), false));
   r.solver_choice = mc.why;
