@@ -195,17 +195,9 @@ class dist_backend {
 
   double nrm2(const vector& v) { return std::sqrt(global_dot(v.data(), v.data())); }
   void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
-  void scale(vector& x, double s) {
-    if (n_ == 0) return;
-    cg_detail::scale_vector<<<vector_blocks_, detail::block_threads, 0, s_>>>(x.data(), n_, s);
-    LA_CHECK_LAUNCH(s_);
-  }
+  void scale(vector& x, double s) { cg_detail::scale_async(ctx_, x.data(), n_, s, vector_blocks_); }
   vector scaled_copy(const vector& b, double s) {
-    vector c(ctx_, n_);
-    if (n_ == 0) return c;
-    cg_detail::copy_scaled<<<vector_blocks_, detail::block_threads, 0, s_>>>(b.data(), c.data(), n_, s);
-    LA_CHECK_LAUNCH(s_);
-    return c;
+    return cg_detail::scaled_copy_async(ctx_, b.data(), n_, s, vector_blocks_);
   }
 
   void start(const vector& b, vector& x, const cg_limits& lim) {

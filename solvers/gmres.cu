@@ -82,6 +82,26 @@ __device__ __forceinline__ void block_partials(double (&acc)[gmres_group], int c
   __syncthreads();
 }
 
+/// The block's partials of V_q'w for q < cols, a group of 32 columns at a time (w re-read
+/// per group, from L2).
+template <typename T>
+__device__ __forceinline__ void basis_dots(const T* V, const T* w, index_t n, int cols, double* partials) {
+  const long long stride = detail::grid_threads();
+  double acc[gmres_group];
+  for (int g0 = 0; g0 < cols; g0 += gmres_group) {
+    const int cnt = min(gmres_group, cols - g0);
+#pragma unroll
+    for (int q = 0; q < gmres_group; ++q) acc[q] = 0;
+    for (long long i = detail::global_thread(); i < n; i += stride) {
+      const double wi = static_cast<double>(w[i]);
+#pragma unroll
+      for (int q = 0; q < gmres_group; ++q)
+        if (q < cnt) acc[q] += static_cast<double>(V[static_cast<std::size_t>(g0 + q) * n + i]) * wi;
+    }
+    block_partials(acc, cnt, g0, partials);
+  }
+}
+
 /// The basis passes. Stage 0 (dots): h1 = V'w, and FGMRES's Z_j = z. Stage 1 (reorth):
 /// w -= V h1, h2 = V'w. Stage 2 (finish): w -= V h2, ||w||^2, and the last block's
 /// decision. Columns 0..j of V (column-major, n rows). Partials: (m + 1) x gridDim.x. Each
@@ -101,18 +121,7 @@ __global__ void __launch_bounds__(block_threads, Stage == 1 ? 1 : gmres_pass_min
     T* Zj = Zj_base ? Zj_base + static_cast<std::size_t>(j) * n : nullptr;
     if (Zj)
       for (long long i = first_row; i < n; i += stride) Zj[i] = z[i];
-    for (int g0 = 0; g0 < cols; g0 += gmres_group) {
-      const int cnt = min(gmres_group, cols - g0);
-#pragma unroll
-      for (int q = 0; q < gmres_group; ++q) acc[q] = 0;
-      for (long long i = first_row; i < n; i += stride) {
-        const double wi = static_cast<double>(w[i]);
-#pragma unroll
-        for (int q = 0; q < gmres_group; ++q)
-          if (q < cnt) acc[q] += static_cast<double>(V[static_cast<std::size_t>(g0 + q) * n + i]) * wi;
-      }
-      block_partials(acc, cnt, g0, partials);
-    }
+    basis_dots(V, w, n, cols, partials);
   } else if (Stage == 1 && cols <= gmres_group) {
     // One group: the row's basis values stay in registers for the update and the dots (one
     // block an SM: re-reading them for the dots instead, at two blocks an SM, took 135 us
@@ -157,18 +166,7 @@ __global__ void __launch_bounds__(block_threads, Stage == 1 ? 1 : gmres_pass_min
       acc[0] = ww;
       block_partials(acc, 1, 0, partials);
     } else {
-      for (int g0 = 0; g0 < cols; g0 += gmres_group) {
-        const int cnt = min(gmres_group, cols - g0);
-#pragma unroll
-        for (int q = 0; q < gmres_group; ++q) acc[q] = 0;
-        for (long long i = first_row; i < n; i += stride) {
-          const double wi = static_cast<double>(w[i]);
-#pragma unroll
-          for (int q = 0; q < gmres_group; ++q)
-            if (q < cnt) acc[q] += static_cast<double>(V[static_cast<std::size_t>(g0 + q) * n + i]) * wi;
-        }
-        block_partials(acc, cnt, g0, partials);
-      }
+      basis_dots(V, w, n, cols, partials);
     }
   }
   const int ndots = Stage == 2 ? 1 : cols;

@@ -9,19 +9,13 @@
 
 #include <la/formats/generate.hpp>
 #include <la/solvers/method.hpp>
+#include "eigen_cg.hpp"
 #include "test_util.hpp"
 
 namespace la {
 namespace {
 
-Eigen::SparseMatrix<double, Eigen::RowMajor> to_eigen(const csr_matrix<double>& a) {
-  std::vector<Eigen::Triplet<double>> t;
-  for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) t.emplace_back(i, a.col_idx()[k], a.values()[k]);
-  Eigen::SparseMatrix<double, Eigen::RowMajor> m(a.rows(), a.cols());
-  m.setFromTriplets(t.begin(), t.end());
-  return m;
-}
+using test::to_eigen;
 
 double true_relres(const csr_matrix<double>& a, const std::vector<double>& b, const std::vector<double>& x) {
   std::vector<double> r = b;

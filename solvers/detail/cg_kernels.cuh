@@ -430,12 +430,4 @@ __global__ void csr_inverse_diagonal(csr_view<const T, O> a, T* inv_d, T* d, uns
   }
 }
 
-/// The first index of a non-finite value (atomicMin: the answer does not depend on order).
-template <typename T, typename N>
-__global__ void first_non_finite(const T* v, N n, unsigned long long* first) {
-  LA_GRID_STRIDE(i, n) {
-    if (!isfinite(v[i])) atomicMin(first, static_cast<unsigned long long>(i));
-  }
-}
-
 }  // namespace la::cg_detail

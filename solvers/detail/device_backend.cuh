@@ -72,13 +72,7 @@ class device_backend {
   bool fused() const { return fused_; }
 
   /// Sizes of b and x (cg_device has refused a matrix that is not square).
-  std::string check_input(const vector& b, const vector& x) const {
-    if (b.size() != n_)
-      return "right-hand side has " + std::to_string(b.size()) + " entries, matrix has " + std::to_string(n_) + " rows";
-    if (x.size() != n_)
-      return "initial guess has " + std::to_string(x.size()) + " entries, expected " + std::to_string(n_);
-    return {};
-  }
+  std::string check_input(const vector& b, const vector& x) const { return size_mismatch(b.size(), x.size(), n_); }
 
   /// Where the matrix values (the CSR input), b or x hold NaN/Inf ("" when nowhere): one
   /// scan kernel each and one read-back.
@@ -96,24 +90,13 @@ class device_backend {
 
  private:
   std::string find_non_finite(const vector& b, const vector& x) {
-    const unsigned long long none = ~0ull;
-    std::vector<unsigned long long> init(3, none);
-    LA_CUDA_TRY(cudaMemcpyAsync(flags_.data(), init.data(), 3 * sizeof(none), cudaMemcpyHostToDevice, s_));
-    auto scan = [&](const T* v, long long count, int slot) {
-      if (count == 0) return;
-      first_non_finite<<<blocks_for(count, ctx_.sm_count()), block_threads, 0, s_>>>(v, count, flags_.data() + slot);
-      LA_CHECK_LAUNCH(s_);
-    };
-    scan(a_values_, static_cast<long long>(a_nnz_), 0);
-    scan(b.data(), n_, 1);
-    scan(x.data(), n_, 2);
-    LA_CUDA_TRY(cudaMemcpyAsync(init.data(), flags_.data(), 3 * sizeof(none), cudaMemcpyDeviceToHost, s_));
-    ctx_.synchronize();
+    const auto at = first_non_finite_of(ctx_, a_values_, static_cast<long long>(a_nnz_), b.data(), x.data(), n_,
+                                        flags_.data());
     const char* what[] = {"matrix", "right-hand side", "initial guess"};
     for (int j = 0; j < 3; ++j)
-      if (init[j] != none)
+      if (at[j] != ~0ull)
         return std::string(what[j]) + " holds a non-finite value at " + (j == 0 ? "stored entry " : "entry ") +
-               std::to_string(init[j] + 1) + " (1-based)";
+               std::to_string(at[j] + 1) + " (1-based)";
     return {};
   }
   template <typename O>
@@ -165,18 +148,8 @@ class device_backend {
  public:
   double nrm2(const vector& v) { return norm(v.data()); }
   void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
-  void scale(vector& x, double s) {
-    if (n_ == 0) return;
-    scale_vector<<<vector_blocks_, block_threads, 0, s_>>>(x.data(), n_, s);
-    LA_CHECK_LAUNCH(s_);
-  }
-  vector scaled_copy(const vector& b, double s) {
-    vector c(ctx_, n_);
-    if (n_ == 0) return c;
-    copy_scaled<<<vector_blocks_, block_threads, 0, s_>>>(b.data(), c.data(), n_, s);
-    LA_CHECK_LAUNCH(s_);
-    return c;
-  }
+  void scale(vector& x, double s) { scale_async(ctx_, x.data(), n_, s, vector_blocks_); }
+  vector scaled_copy(const vector& b, double s) { return scaled_copy_async(ctx_, b.data(), n_, s, vector_blocks_); }
 
   void start(const vector& b, vector& x, const cg_limits& lim) {
     lim_ = lim;

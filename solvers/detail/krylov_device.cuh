@@ -73,30 +73,14 @@ class krylov_device_base {
   krylov_device_base& operator=(const krylov_device_base&) = delete;
 
   index_t size() const { return n_; }
-  std::string check_input(const vector& b, const vector& x) const {
-    if (b.size() != n_)
-      return "right-hand side has " + std::to_string(b.size()) + " entries, matrix has " + std::to_string(n_) + " rows";
-    if (x.size() != n_) return "initial guess has " + std::to_string(x.size()) + " entries, expected " + std::to_string(n_);
-    return {};
-  }
+  std::string check_input(const vector& b, const vector& x) const { return size_mismatch(b.size(), x.size(), n_); }
   /// Where A, b or x holds NaN/Inf: A's as A(i,j), b's and x's by entry.
   std::string check_values(const vector& b, const vector& x) {
-    const unsigned long long none = ~0ull;
-    std::vector<unsigned long long> init(3, none);
-    LA_CUDA_TRY(cudaMemcpyAsync(flags_.data(), init.data(), 3 * sizeof(none), cudaMemcpyHostToDevice, s_));
-    auto scan = [&](const T* v, long long count, int slot) {
-      if (count == 0) return;
-      first_non_finite<<<blocks_for(count, ctx_.sm_count()), block_threads, 0, s_>>>(v, count, flags_.data() + slot);
-      LA_CHECK_LAUNCH(s_);
-    };
-    scan(a_values_, static_cast<long long>(a_nnz_), 0);
-    scan(b.data(), n_, 1);
-    scan(x.data(), n_, 2);
-    LA_CUDA_TRY(cudaMemcpyAsync(init.data(), flags_.data(), 3 * sizeof(none), cudaMemcpyDeviceToHost, s_));
-    ctx_.synchronize();
-    if (init[0] != none) return "matrix holds a non-finite value at " + locate_(init[0]);
-    if (init[1] != none) return "right-hand side holds a non-finite value at entry " + std::to_string(init[1] + 1) + " (1-based)";
-    if (init[2] != none) return "initial guess holds a non-finite value at entry " + std::to_string(init[2] + 1) + " (1-based)";
+    const auto at = first_non_finite_of(ctx_, a_values_, static_cast<long long>(a_nnz_), b.data(), x.data(), n_,
+                                        flags_.data());
+    if (at[0] != ~0ull) return "matrix holds a non-finite value at " + locate_(at[0]);
+    if (at[1] != ~0ull) return "right-hand side holds a non-finite value at entry " + std::to_string(at[1] + 1) + " (1-based)";
+    if (at[2] != ~0ull) return "initial guess holds a non-finite value at entry " + std::to_string(at[2] + 1) + " (1-based)";
     return {};
   }
   std::string check_preconditioner() { return prepare_(); }
@@ -104,18 +88,8 @@ class krylov_device_base {
 
   double nrm2(const vector& v) { return norm(v.data()); }
   void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
-  void scale(vector& x, double s) {
-    if (n_ == 0) return;
-    scale_vector<<<vector_blocks_, block_threads, 0, s_>>>(x.data(), n_, s);
-    LA_CHECK_LAUNCH(s_);
-  }
-  vector scaled_copy(const vector& b, double s) {
-    vector c(ctx_, n_);
-    if (n_ == 0) return c;
-    copy_scaled<<<vector_blocks_, block_threads, 0, s_>>>(b.data(), c.data(), n_, s);
-    LA_CHECK_LAUNCH(s_);
-    return c;
-  }
+  void scale(vector& x, double s) { scale_async(ctx_, x.data(), n_, s, vector_blocks_); }
+  vector scaled_copy(const vector& b, double s) { return scaled_copy_async(ctx_, b.data(), n_, s, vector_blocks_); }
   void history(std::int64_t first, std::int64_t last, std::vector<double>& out) {
     read_history_async(history_.data(), history_cap, first, last, out, s_);
     ctx_.synchronize();

@@ -3,12 +3,56 @@
 // magnitude). Deterministic: fixed-order sums (cg_reduce.cuh), max is order-free. Private.
 #pragma once
 
+#include <array>
 #include <cmath>
+#include <cstring>
+
+#include <la/context.hpp>
+#include <la/vector.hpp>
 
 #include <la/error.hpp>
 #include "cg_reduce.cuh"
 
 namespace la::cg_detail {
+
+/// The first index of a non-finite value (atomicMin: the answer does not depend on order).
+template <typename T, typename N>
+__global__ void first_non_finite(const T* v, N n, unsigned long long* first) {
+  LA_GRID_STRIDE(i, n) {
+    if (!isfinite(v[i])) atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+
+/// The first non-finite entry of A's values, of b and of x (~0 where none): three scans, one
+/// read-back; `flags` holds three counters.
+template <typename T>
+std::array<unsigned long long, 3> first_non_finite_of(context& ctx, const T* a, long long nnz, const T* b, const T* x,
+                                                      index_t n, unsigned long long* flags) {
+  std::array<unsigned long long, 3> at;
+  at.fill(~0ull);
+  cudaStream_t s = ctx.stream();
+  LA_CUDA_TRY(cudaMemcpyAsync(flags, at.data(), sizeof at, cudaMemcpyHostToDevice, s));
+  const T* v[3] = {a, b, x};
+  const long long count[3] = {nnz, n, n};
+  for (int j = 0; j < 3; ++j)
+    if (count[j] > 0) {
+      first_non_finite<<<std::min<unsigned>(detail::grid_for(count[j]), 8u * ctx.sm_count()), block_threads, 0, s>>>(
+          v[j], count[j], flags + j);
+      LA_CHECK_LAUNCH(s);
+    }
+  LA_CUDA_TRY(cudaMemcpyAsync(at.data(), flags, sizeof at, cudaMemcpyDeviceToHost, s));
+  ctx.synchronize();
+  return at;
+}
+
+/// "" or why b and x do not fit a system of n rows (every GPU backend's check_input).
+inline std::string size_mismatch(std::size_t b, std::size_t x, index_t n) {
+  if (b != static_cast<std::size_t>(n))
+    return "right-hand side has " + std::to_string(b) + " entries, matrix has " + std::to_string(n) + " rows";
+  if (x != static_cast<std::size_t>(n))
+    return "initial guess has " + std::to_string(x) + " entries, expected " + std::to_string(n);
+  return {};
+}
 
 template <typename T>
 __global__ void __launch_bounds__(block_threads) scale_vector(T* x, index_t n, double s) {
@@ -67,6 +111,22 @@ double safe_nrm2(const T* x, index_t n, unsigned blocks, double* scratch, double
   LA_CUDA_TRY(cudaMemcpyAsync(&ss, scratch, sizeof ss, cudaMemcpyDeviceToHost, s));
   LA_CUDA_TRY(cudaStreamSynchronize(s));
   return m * std::sqrt(ss);
+}
+
+/// x *= s, and a copy of b times s, queued on ctx's stream (the skeleton's rhs scaling).
+template <typename T>
+void scale_async(context& ctx, T* x, index_t n, double s, unsigned blocks) {
+  if (n == 0) return;
+  scale_vector<<<blocks, block_threads, 0, ctx.stream()>>>(x, n, s);
+  LA_CHECK_LAUNCH(ctx.stream());
+}
+template <typename T>
+device_vector<T> scaled_copy_async(context& ctx, const T* b, index_t n, double s, unsigned blocks) {
+  device_vector<T> c(ctx, n);
+  if (n == 0) return c;
+  copy_scaled<<<blocks, block_threads, 0, ctx.stream()>>>(b, c.data(), n, s);
+  LA_CHECK_LAUNCH(ctx.stream());
+  return c;
 }
 
 }  // namespace la::cg_detail
