@@ -19,11 +19,15 @@ namespace {
 const char* usage =
     "usage: la info A.mtx | gen:SPEC\n"
     "\n"
-    "Prints the size, nonzeros, symmetry, row-length statistics (min/mean/max/stddev), empty\n"
+    "Prints the size, nonzeros, the banner's symmetry and the values' (exact, or the largest\n"
+    "|a_ij - a_ji| relative to the largest entry), the diagonal's signs, diagonal dominance\n"
+    "and the method `la solve --method auto` would pick (from CSR; not for a file with more\n"
+    "rows than entries), row-length statistics (min/mean/max/stddev), empty\n"
     "rows, the ELL padding ratio, the number of JDS diagonals and the bytes each storage\n"
     "format needs (dense, COO, CSR, CSC, ELL, JDS, HYB, SELL-32-sigma; 32-bit indices; double\n"
     "and float values; offsets as chosen). gen:SPEC: a generated matrix (poisson2d:N,\n"
-    "poisson3d:N, random:ROWS:K, rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN).\n"
+    "poisson3d:N, convdiff2d:N[:PECLET], convdiff3d:N[:PECLET], random:ROWS:K,\n"
+    "rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN).\n"
     "%s";
 
 std::string mib(double bytes) {
