@@ -193,7 +193,26 @@ class dist_backend {
     return block;
   }
 
-  double nrm2(const vector& v) { return std::sqrt(global_dot(v.data(), v.data())); }
+  /// ||v|| over every rank, scale-safe: the global dot where it neither under- nor
+  /// overflows, else each rank's scale-safe norm gathered and summed scaled by the largest
+  /// (in rank order: the same on every rank).
+  double nrm2(const vector& v) {
+    const double s = global_dot(v.data(), v.data());
+    if (s > 1e-280 && s < 1e280) return std::sqrt(s);
+    double* scratch = gathered_.data() + 4 * R_ + 2 * me_;  // this rank's pair of global_dot's slots
+    const double local = cg_detail::safe_nrm2(v.data(), n_, vector_blocks_, scratch, partials_.data(),
+                                              tickets_.data() + 3, s_);
+    std::int64_t bits = 0;
+    std::memcpy(&bits, &local, sizeof bits);
+    const std::vector<std::int64_t> all = comm_.all_gather({bits});
+    std::vector<double> norms(all.size());
+    double most = 0;
+    for (std::size_t r = 0; r < all.size(); ++r) std::memcpy(&norms[r], &all[r], sizeof(double)), most = std::max(most, norms[r]);
+    if (!(most > 0) || !std::isfinite(most)) return most;
+    double t = 0;
+    for (double d : norms) t += (d / most) * (d / most);
+    return most * std::sqrt(t);
+  }
   void set_zero(vector& x) { LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), s_)); }
   void scale(vector& x, double s) { cg_detail::scale_async(ctx_, x.data(), n_, s, vector_blocks_); }
   vector scaled_copy(const vector& b, double s) {

@@ -298,6 +298,32 @@ TEST(Distributed, RefusesWhatItCannotDo) {
   test::expect_throw_with<invalid_argument>([] { run_on_gpus(visible_gpus() + 1, [](dist_comm&) {}); }, {"visible"});
 }
 
+// A right-hand side near the ends of double's range: ||b|| is scale-safe across the ranks,
+// so the loop's power-of-two scaling applies and the solve converges to the tolerance of the
+// system as given (at 1e-170, ||b||'s plain dot underflowed to 0: "right-hand side is zero").
+TEST(Distributed, ExtremeRightHandSideScales) {
+  LA_SKIP_WITHOUT_GPUS(1);
+  const auto A = test::poisson_2d<double>(30);
+  for (int gpus : {1, 2}) {
+    if (visible_gpus() < gpus) continue;
+    for (double s : {1e-170, 1e160}) {
+      SCOPED_TRACE(std::to_string(gpus) + " GPU(s), scale " + std::to_string(s));
+      std::vector<double> b(static_cast<std::size_t>(A.rows()), 0.0);
+      reference::spmv(s, A, std::vector<double>(b.size(), 1.0), 0.0, b);
+      const auto split = partition_rows(A, gpus);
+      const auto parts = solve_on(
+          gpus, [&](dist_comm& comm) { return dist_matrix<double>(comm, split[static_cast<std::size_t>(comm.rank())]); },
+          cg_options{}, &b);
+      for (const auto& p : parts) {
+        ASSERT_EQ(p.r.status, solve_status::converged) << p.r.message;
+        EXPECT_LE(p.r.true_residual, 100 * 1e-8);
+      }
+      const auto x = whole(parts);
+      EXPECT_NEAR(x[7] / s, 1.0, 1e-5);
+    }
+  }
+}
+
 /// diag(B, B): two copies of B that share nothing, so a split between them cuts no entry.
 csr_matrix<double> twice(const csr_matrix<double>& B) {
   const index_t n = B.rows();
