@@ -133,8 +133,7 @@ inline std::string precond_for_method(preconditioner p, krylov_method m) {
 /// level-scheduled solves make it 10-50x slower to a solution on the GPU than Jacobi there,
 /// and on the real matrices measured it either does not exist (missing diagonal entries, a
 /// zero pivot) or loses too (bench/RESULTS.md, "Non-symmetric systems").
-inline preconditioner auto_precond_for(krylov_method m, const matrix_properties& p, preconditioner asked) {
-  (void)p;
+inline preconditioner auto_precond_for(krylov_method m, const matrix_properties&, preconditioner asked) {
   if (asked != preconditioner::automatic || m == krylov_method::cg) return asked;
   return preconditioner::jacobi;
 }

@@ -34,8 +34,7 @@ namespace detail {
 /// The row's pattern cut to the `budget` - 1 heaviest columns of `ranked` (the diagonal is
 /// added after); ties by column, so the cut is the same on every machine.
 template <typename W>
-void trim(std::vector<std::pair<W, index_t>>& ranked, std::vector<index_t>& pattern, int budget, index_t i,
-          index_t& trimmed) {
+void trim(std::vector<std::pair<W, index_t>>& ranked, std::vector<index_t>& pattern, int budget, index_t& trimmed) {
   const std::size_t keep = static_cast<std::size_t>(std::max(budget - 1, 0));
   std::sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) {
     return x.first != y.first ? x.first > y.first : x.second < y.second;
@@ -43,7 +42,6 @@ void trim(std::vector<std::pair<W, index_t>>& ranked, std::vector<index_t>& patt
   if (ranked.size() > keep) ranked.resize(keep), ++trimmed;
   pattern.clear();
   for (const auto& r : ranked) pattern.push_back(r.second);
-  (void)i;
 }
 }  // namespace detail
 
@@ -110,7 +108,7 @@ fsai_sparsity<O> fsai_pattern_of(const csr_matrix<T, O>& a, const fsai_options& 
                                                  ci[k]);
         for (index_t j : touched)
           if (seen[j] == 1 && j != i && work[j] >= opt.drop * most) ranked.emplace_back(work[j] / most, j);
-        detail::trim(ranked, pattern, opt.max_row, i, sp.trimmed);
+        detail::trim(ranked, pattern, opt.max_row, sp.trimmed);
         for (O k = rp[i]; k < rp[i + 1]; ++k)
           if (ci[k] < i) seen[ci[k]] = 0;
       }
@@ -122,7 +120,7 @@ fsai_sparsity<O> fsai_pattern_of(const csr_matrix<T, O>& a, const fsai_options& 
           ranked.emplace_back(std::abs(static_cast<long double>(va[k])) /
                                   std::sqrt(std::max(diag[i] * diag[ci[k]], static_cast<long double>(1e-300))),
                               ci[k]);
-      detail::trim(ranked, pattern, opt.max_row, i, sp.trimmed);
+      detail::trim(ranked, pattern, opt.max_row, sp.trimmed);
     }
     pattern.push_back(i);
     std::sort(pattern.begin(), pattern.end());
