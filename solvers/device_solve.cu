@@ -99,42 +99,20 @@ matrix_properties properties_of(context& ctx, const device_csr<T, O>& a) {
 template <typename T, typename O>
 solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
                           cg_options opt, const device_cg_options& dopt) {
-  const krylov_method asked = opt.method;
-  const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
-                           opt.precond == preconditioner::automatic;
-  matrix_properties props;
-  if (needs_props) props = properties_of(ctx, a);
-  const method_choice mc =
-      needs_props ? select_method(opt.method, props, opt.force) : method_choice{opt.method, "asked for", {}};
-  solve_result r;
-  r.solver = mc.method;
-  r.method = "gpu";
-  if (a.rows() != a.cols()) {
-    r.message = "matrix is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
-                "; the Krylov solvers need a square matrix";
-    return r;
-  }
-  if (!mc.refused.empty()) return r.message = mc.refused, r;
-  if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return r.message = why, r;
-  opt.precond = auto_precond_for(mc.method, props, opt.precond);
-  opt.method = mc.method;
-  auto run = [&] {
-    switch (mc.method) {
-      case krylov_method::bicgstab: return bicgstab_device(ctx, a, b, x, opt, dopt);
-      case krylov_method::gmres: return gmres_device(ctx, a, b, x, opt, dopt, false);
-      case krylov_method::fgmres: return gmres_device(ctx, a, b, x, opt, dopt, true);
-      default: {
-        solve_result c = cg_device(ctx, a, b, x, opt, dopt);
-        c.method = "cg, " + c.method;
-        return c;
-      }
-    }
-  };
-  r = run();
-  if (detail::falls_back(asked, r))
-    r = detail::after_fallback(std::move(r), gmres_device(ctx, a, b, x, detail::fallback_options(opt, r), dopt, false));
-  r.solver_choice = mc.why;
-  return r;
+  return detail::solve_by_method(
+      a.rows(), a.cols(), std::move(opt), "gpu", [&] { return properties_of(ctx, a); },
+      [&](const cg_options& o) {
+        switch (o.method) {
+          case krylov_method::bicgstab: return bicgstab_device(ctx, a, b, x, o, dopt);
+          case krylov_method::gmres: return gmres_device(ctx, a, b, x, o, dopt, false);
+          case krylov_method::fgmres: return gmres_device(ctx, a, b, x, o, dopt, true);
+          default: {
+            solve_result c = cg_device(ctx, a, b, x, o, dopt);
+            c.method = "cg, " + c.method;
+            return c;
+          }
+        }
+      });
 }
 
 #define LA_INSTANTIATE(T, O)                                                                                        \

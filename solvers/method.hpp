@@ -133,7 +133,7 @@ inline std::string precond_for_method(preconditioner p, krylov_method m) {
 /// level-scheduled solves make it 10-50x slower to a solution on the GPU than Jacobi there,
 /// and on the real matrices measured it either does not exist (missing diagonal entries, a
 /// zero pivot) or loses too (bench/RESULTS.md, "Non-symmetric systems").
-inline preconditioner auto_precond_for(krylov_method m, const matrix_properties&, preconditioner asked) {
+inline preconditioner auto_precond_for(krylov_method m, preconditioner asked) {
   if (asked != preconditioner::automatic || m == krylov_method::cg) return asked;
   return preconditioner::jacobi;
 }
@@ -161,52 +161,62 @@ inline solve_result after_fallback(solve_result first, solve_result second) {
   second.history = std::move(first.history);
   return second;
 }
+
+/// What solve_host and solve_device share: the method's choice from the matrix's properties
+/// (`properties()` computes them, on the host or the device, only when the choice needs
+/// them), the refusals (a matrix that is not square, CG on non-symmetric values, an SPD-only
+/// preconditioner for another method), precond auto's meaning, and the fallback from a
+/// broken-down auto BiCGSTAB to GMRES. `run(opt)` solves by opt.method; `where` names the
+/// side in a refusal's result.
+template <typename Properties, typename Run>
+solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const char* where, Properties&& properties,
+                             Run&& run) {
+  const krylov_method asked = opt.method;
+  const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
+                           opt.precond == preconditioner::automatic;
+  matrix_properties props;
+  if (needs_props && rows == cols) props = properties();
+  const method_choice mc =
+      needs_props ? select_method(opt.method, props, opt.force) : method_choice{opt.method, "asked for", {}};
+  solve_result r;
+  r.solver = mc.method;
+  r.method = where;
+  if (rows != cols) {
+    r.message = "matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
+                "; the Krylov solvers need a square matrix";
+    return r;
+  }
+  if (!mc.refused.empty()) return r.message = mc.refused, r;
+  if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return r.message = why, r;
+  opt.precond = auto_precond_for(mc.method, opt.precond);
+  opt.method = mc.method;
+  r = run(opt);
+  if (falls_back(asked, r)) r = after_fallback(std::move(r), run(fallback_options(opt, r)));
+  r.solver_choice = mc.why;
+  return r;
+}
 }  // namespace detail
 
 /// Solves A x = b on the host by opt.method (automatic: the rule above); x holds the initial
 /// guess (resized to n zeros if empty). A refused method or preconditioner is invalid_input.
 template <typename Matrix, typename T>
-solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>& x, cg_options opt) {
-  const krylov_method asked = opt.method;
-  const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
-                           opt.precond == preconditioner::automatic;
-  matrix_properties props;
-  if (needs_props && a.rows() == a.cols()) {
-    if constexpr (Matrix::kind == format::csr) props = properties_of(a);
-    else props = properties_of(to_csr<count_t>(a));
-  }
-  method_choice mc = needs_props ? select_method(opt.method, props, opt.force) : method_choice{opt.method, "asked for", {}};
-  solve_result r;
-  auto refuse = [&](std::string why) {
-    r.status = solve_status::invalid_input;
-    r.message = std::move(why);
-    r.solver = mc.method;
-    return r;
+solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>& x, const cg_options& opt) {
+  auto properties = [&] {
+    if constexpr (Matrix::kind == format::csr) return properties_of(a);
+    else return properties_of(to_csr<count_t>(a));
   };
-  if (a.rows() != a.cols())
-    return refuse("matrix is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
-                  "; the Krylov solvers need a square matrix");
-  if (!mc.refused.empty()) return refuse(mc.refused);
-  if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return refuse(why);
-  opt.precond = auto_precond_for(mc.method, props, opt.precond);
-  opt.method = mc.method;
-  auto run = [&] {
-    switch (mc.method) {
-      case krylov_method::bicgstab: return bicgstab_host(a, b, x, opt);
-      case krylov_method::gmres: return gmres_host(a, b, x, opt, false);
-      case krylov_method::fgmres: return gmres_host(a, b, x, opt, true);
+  return detail::solve_by_method(a.rows(), a.cols(), opt, "", properties, [&](const cg_options& o) {
+    switch (o.method) {
+      case krylov_method::bicgstab: return bicgstab_host(a, b, x, o);
+      case krylov_method::gmres: return gmres_host(a, b, x, o, false);
+      case krylov_method::fgmres: return gmres_host(a, b, x, o, true);
       default: {
-        solve_result c = cg_host(a, b, x, opt);
+        solve_result c = cg_host(a, b, x, o);
         c.method = "cg, " + c.method;
         return c;
       }
     }
-  };
-  r = run();
-  if (detail::falls_back(asked, r))
-    r = detail::after_fallback(std::move(r), gmres_host(a, b, x, detail::fallback_options(opt, r), false));
-  r.solver_choice = mc.why;
-  return r;
+  });
 }
 
 }  // namespace la
