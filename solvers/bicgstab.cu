@@ -12,7 +12,6 @@
 // Each reads the control block first and does nothing once a status is set (the SpMVs and
 // ILU(0)'s solves run anyway: a chunk's iterations past the stop cost their time, not their
 // effect).
-#include <chrono>
 #include <string>
 
 #include <la/detail/instantiate.hpp>
@@ -244,36 +243,11 @@ class bicgstab_backend : public krylov_device_base<T> {
 template <typename T, typename O>
 solve_result bicgstab_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
                              const cg_options& opt, const device_cg_options& dopt) {
-  const auto t0 = std::chrono::steady_clock::now();
-  solve_result early;
-  early.method = "bicgstab, gpu";
-  early.solver = krylov_method::bicgstab;
-  if (a.rows() != a.cols()) {
-    early.message = "matrix is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
-                    "; BiCGSTAB needs a square matrix";
-    return early;
-  }
-  if (std::string why = precond_for_method(opt.precond, krylov_method::bicgstab); !why.empty()) {
-    early.message = why;
-    return early;
-  }
-  if (x.size() == 0 && a.rows() > 0) {
-    x = device_vector<T>(ctx, a.rows());
-    LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), ctx.stream()));
-  }
-  const spmv_operator<T> op(ctx, a, dopt.choice ? *dopt.choice : select_spmv(row_stats(ctx, a)));
-  const bool graph = dopt.path != cg_path::plain;
-  if (dopt.path == cg_path::persistent)
-    throw not_supported("BiCGSTAB runs on the graph or plain path; the persistent path is CG's");
-  cg_detail::bicgstab_backend<T> be(ctx, op, a, opt.precond, opt.precond_opt, opt.record_history, graph);
-  cg_options o = opt;
-  o.method = krylov_method::bicgstab;
-  solve_result r = krylov_solve(be, b, x, o);
-  r.solver = krylov_method::bicgstab;
-  r.method = std::string("bicgstab, gpu ") + ctx.properties().name + ", " + to_string(op.choice().fmt) + "/" +
-             op.choice().kernel + ", " + (graph ? "graph" : "plain") + " path";
-  r.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - r.iterate_seconds;
-  return r;
+  return cg_detail::run_device_method(
+      ctx, a, b, x, opt, dopt, krylov_method::bicgstab, "BiCGSTAB", "bicgstab", "",
+      [&](const spmv_operator<T>& op, bool graph) {
+        return cg_detail::bicgstab_backend<T>(ctx, op, a, opt.precond, opt.precond_opt, opt.record_history, graph);
+      });
 }
 
 #define LA_INSTANTIATE(T, O)                                                                                   \

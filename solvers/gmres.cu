@@ -13,7 +13,6 @@
 // partials in block order (fixed order: bit-identical reruns). The least-squares
 // problem stays on the device: rotations in the last block of `finish`, the triangle
 // solved by one thread at the end of the cycle.
-#include <chrono>
 #include <string>
 
 #include <la/detail/instantiate.hpp>
@@ -307,7 +306,8 @@ class gmres_backend : public krylov_device_base<T> {
     const std::size_t n = static_cast<std::size_t>(n_);
     V_ = ctx.allocate<T>(n * (m + 1));
     if (flexible) Z_ = ctx.allocate<T>(n * m);
-    w_ = ctx.allocate<T>(n), in_ = ctx.allocate<T>(n), z_ = ctx.allocate<T>(n), u_ = ctx.allocate<T>(n);
+    w_ = ctx.allocate<T>(n), in_ = ctx.allocate<T>(n);
+    if (built_apart(pc)) z_ = ctx.allocate<T>(n), u_ = ctx.allocate<T>(n);  // ILU(0)'s output, GMRES's V y
     // h1, h2 (m + 1 each), H ((m + 1) x m), cs, sn (m each), g (m + 1)
     small_ = ctx.allocate<double>(static_cast<std::size_t>(m + 1) * (m + 3) + 2 * m + 1);
     // The passes run the blocks that are resident at once (their registers hold a group of
@@ -409,44 +409,18 @@ class gmres_backend : public krylov_device_base<T> {
 template <typename T, typename O>
 solve_result gmres_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
                           const cg_options& opt, const device_cg_options& dopt, bool flexible) {
-  const auto t0 = std::chrono::steady_clock::now();
   const krylov_method method = flexible ? krylov_method::fgmres : krylov_method::gmres;
-  solve_result early;
-  early.method = std::string(to_string(method)) + ", gpu";
-  early.solver = method;
-  if (a.rows() != a.cols()) {
-    early.message = "matrix is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
-                    "; GMRES needs a square matrix";
-    return early;
-  }
-  if (opt.restart < 1 || opt.restart > cg_detail::gmres_max_restart) {
-    early.message = "restart = " + std::to_string(opt.restart) + ": the GPU GMRES basis size must be 1 to " +
-                    std::to_string(cg_detail::gmres_max_restart);
-    return early;
-  }
-  if (std::string why = precond_for_method(opt.precond, method); !why.empty()) {
-    early.message = why;
-    return early;
-  }
-  if (x.size() == 0 && a.rows() > 0) {
-    x = device_vector<T>(ctx, a.rows());
-    LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), ctx.stream()));
-  }
-  if (dopt.path == cg_path::persistent)
-    throw not_supported("GMRES runs on the graph or plain path; the persistent path is CG's");
-  const spmv_operator<T> op(ctx, a, dopt.choice ? *dopt.choice : select_spmv(row_stats(ctx, a)));
-  const bool graph = dopt.path != cg_path::plain;
-  cg_detail::gmres_backend<T> be(ctx, op, a, opt.precond, opt.precond_opt, opt.record_history, opt.restart, flexible,
-                                 graph);
-  cg_options o = opt;
-  o.method = method;
-  solve_result r = krylov_solve(be, b, x, o);
-  r.solver = method;
-  r.method = std::string(to_string(method)) + "(" + std::to_string(opt.restart) + "), gpu " + ctx.properties().name +
-             ", " + to_string(op.choice().fmt) + "/" + op.choice().kernel + ", " + (graph ? "graph" : "plain") +
-             " path";
-  r.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - r.iterate_seconds;
-  return r;
+  const std::string refusal =
+      opt.restart < 1 || opt.restart > cg_detail::gmres_max_restart
+          ? "restart = " + std::to_string(opt.restart) + ": the GPU GMRES basis size must be 1 to " +
+                std::to_string(cg_detail::gmres_max_restart)
+          : std::string();
+  return cg_detail::run_device_method(
+      ctx, a, b, x, opt, dopt, method, "GMRES", std::string(to_string(method)) + "(" + std::to_string(opt.restart) + ")",
+      refusal, [&](const spmv_operator<T>& op, bool graph) {
+        return cg_detail::gmres_backend<T>(ctx, op, a, opt.precond, opt.precond_opt, opt.record_history, opt.restart,
+                                           flexible, graph);
+      });
 }
 
 #define LA_INSTANTIATE(T, O)                                                                                     \

@@ -13,8 +13,10 @@
 #include <vector>
 
 #include <la/kernels/spmv/select.hpp>
+#include <la/solvers/device_cg.hpp>
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/krylov.hpp>
+#include <la/solvers/method.hpp>
 #include <la/solvers/precond.hpp>
 #include "backend_util.cuh"
 #include "cg_kernels.cuh"
@@ -33,12 +35,6 @@ __global__ void inverse_diagonal_nonzero(csr_view<const T, O> a, T* inv_d, unsig
     inv_d[i] = v != T(0) ? T(1) / v : T(1);
     if (v == T(0)) atomicAdd(zeros, 1ull);
   }
-}
-
-/// z = inv_d .* r (inv_d null: z = r).
-template <typename T>
-__global__ void __launch_bounds__(block_threads) diagonal_apply(const T* inv_d, const T* r, T* z, index_t n) {
-  LA_GRID_STRIDE(i, n) z[i] = inv_d ? inv_d[i] * r[i] : r[i];
 }
 
 template <typename T>
@@ -114,13 +110,6 @@ class krylov_device_base {
   double norm(const T* v) {
     return safe_nrm2(v, n_, vector_blocks_, scalars_.data(), partials_.data(), tickets_.data() + 3, s_);
   }
-  /// z = M^-1 r queued on the stream: for none and Jacobi a copy or a scaling, else the
-  /// device preconditioner.
-  void precondition(const T* r, T* z) {
-    if (pre_) return pre_->apply(r, z, s_);
-    diagonal_apply<<<vector_blocks_, block_threads, 0, s_>>>(inv_d(), r, z, n_);
-    LA_CHECK_LAUNCH(s_);
-  }
   const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
   double* history_ptr() { return history_.empty() ? nullptr : history_.data(); }
 
@@ -185,5 +174,45 @@ class krylov_device_base {
   std::function<std::string(unsigned long long)> locate_;
   std::function<std::string()> prepare_;
 };
+
+/// What bicgstab_device and gmres_device share around their backends: the refusals (a matrix
+/// that is not square, `refusal` when the caller has one, an SPD-only preconditioner, the
+/// persistent path), x = 0 when it is empty, the SpMV operator, the skeleton's loop, and the
+/// result's method line and setup time. make(op, graph) builds the method's backend; `title`
+/// names the method in messages ("GMRES"), `name` heads the method line ("gmres(30)").
+template <typename T, typename O, typename Make>
+solve_result run_device_method(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b,
+                               device_vector<T>& x, cg_options opt, const device_cg_options& dopt,
+                               krylov_method method, const std::string& title, const std::string& name,
+                               const std::string& refusal, Make&& make) {
+  const auto t0 = std::chrono::steady_clock::now();
+  solve_result early;
+  early.method = std::string(to_string(method)) + ", gpu";
+  early.solver = method;
+  if (a.rows() != a.cols())
+    early.message = "matrix is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + "; " + title +
+                    " needs a square matrix";
+  else if (!refusal.empty())
+    early.message = refusal;
+  else
+    early.message = precond_for_method(opt.precond, method);
+  if (!early.message.empty()) return early;
+  if (x.size() == 0 && a.rows() > 0) {
+    x = device_vector<T>(ctx, a.rows());
+    LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, x.size() * sizeof(T), ctx.stream()));
+  }
+  if (dopt.path == cg_path::persistent)
+    throw not_supported(title + " runs on the graph or plain path; the persistent path is CG's");
+  const spmv_operator<T> op(ctx, a, dopt.choice ? *dopt.choice : select_spmv(row_stats(ctx, a)));
+  const bool graph = dopt.path != cg_path::plain;
+  auto be = make(op, graph);
+  opt.method = method;
+  solve_result r = krylov_solve(be, b, x, opt);
+  r.solver = method;
+  r.method = name + ", gpu " + ctx.properties().name + ", " + to_string(op.choice().fmt) + "/" + op.choice().kernel +
+             ", " + (graph ? "graph" : "plain") + " path";
+  r.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - r.iterate_seconds;
+  return r;
+}
 
 }  // namespace la::cg_detail

@@ -11,6 +11,7 @@
 #include <la/vector.hpp>
 
 #include <la/error.hpp>
+#include "backend_util.cuh"
 #include "cg_reduce.cuh"
 
 namespace la::cg_detail {
@@ -36,8 +37,7 @@ std::array<unsigned long long, 3> first_non_finite_of(context& ctx, const T* a, 
   const long long count[3] = {nnz, n, n};
   for (int j = 0; j < 3; ++j)
     if (count[j] > 0) {
-      first_non_finite<<<std::min<unsigned>(detail::grid_for(count[j]), 8u * ctx.sm_count()), block_threads, 0, s>>>(
-          v[j], count[j], flags + j);
+      first_non_finite<<<blocks_for(count[j], ctx.sm_count()), block_threads, 0, s>>>(v[j], count[j], flags + j);
       LA_CHECK_LAUNCH(s);
     }
   LA_CUDA_TRY(cudaMemcpyAsync(at.data(), flags, sizeof at, cudaMemcpyDeviceToHost, s));
