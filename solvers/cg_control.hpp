@@ -32,12 +32,13 @@ struct cg_limits {
   std::int64_t max_iterations = 0;
   std::int64_t stagnation_window = 0;  // stop when ||r|| has not fallen 0.1% below its best for this many iterations
   /// A recurrence residual at or below sqrt(floor2) ends the iteration whatever the
-  /// tolerance: far below what the precision resolves (krylov.hpp sets 1e-150 ||b||), and
+  /// tolerance: far below what the precision resolves (krylov.hpp sets 1e-140 ||b||), and
   /// above where the recurrence's squares underflow, so a tolerance of 0 ends in
   /// precision_limit instead of a breakdown from underflowed dots.
   double floor2 = 0;
-  /// The methods other than CG stop when r'r passes this (krylov.hpp sets (1e14 ||b||)^2; PETSc's
-  /// divergence tolerance): a status of stagnation whose message says the residual diverged.
+  /// The methods other than CG stop when r'r passes this (krylov.hpp sets (1e14 ||b||)^2, far
+  /// above PETSc's 1e5: BiCGSTAB on convection-diffusion peaks at 2e10 ||b|| and converges):
+  /// a status of stagnation whose message says the residual diverged.
   double divergence2 = 0;
 };
 

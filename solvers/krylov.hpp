@@ -245,7 +245,7 @@ inline std::string stop_message(const cg_control& c, const cg_limits& l) {
     case cg_stagnation:
       if (l.divergence2 > 0 && c.rr > l.divergence2)
         return "diverged: ||r|| grew to " + short_number(std::sqrt(c.rr) / l.bnorm) + " ||b||" + at +
-               " (more than 1e5 ||b||; a preconditioner, or gmres, whose residual never grows, may help)";
+               " (more than 1e14 ||b||; a preconditioner, or gmres, whose residual never grows, may help)";
       if (c.rr > l.bnorm * l.bnorm)
         return "diverging: ||r|| grew to " + short_number(std::sqrt(c.rr) / l.bnorm) + " ||b|| and has not fallen 0.1% below its best (iteration " +
                std::to_string(c.best_iteration) + ") for " + std::to_string(l.stagnation_window) + " iterations";
