@@ -41,6 +41,7 @@ class gmres_host_backend : public host_base<Matrix> {
     w_.assign(n, T(0));
     h_.assign(static_cast<std::size_t>(m_ + 1) * m_, 0.0);
     cs_.assign(m_, 0.0), sn_.assign(m_, 0.0), g_.assign(m_ + 1, 0.0);
+    h1_.assign(m_ + 1, 0.0), h2_.assign(m_ + 1, 0.0);
     c_ = cg_control{};
     restart(x, true);
   }
@@ -77,9 +78,8 @@ class gmres_host_backend : public host_base<Matrix> {
     vector& z = z_[flexible_ ? j : 0];
     this->precondition(v_[j], z);
     this->multiply(z, w_);
-    std::vector<double> h(static_cast<std::size_t>(j) + 1, 0.0), h2(h.size());
-    for (int pass = 0; pass < 2; ++pass) {
-      std::vector<double>& hp = pass == 0 ? h : h2;
+    for (int pass = 0; pass < 2; ++pass) {  // h1_, h2_ sized m + 1 in start(): no allocation here
+      std::vector<double>& hp = pass == 0 ? h1_ : h2_;
       for (int i = 0; i <= j; ++i) hp[i] = dot(v_[i], w_);
       for (std::size_t r = 0; r < n; ++r) {
         wider_t<T> s = w_[r];
@@ -87,7 +87,7 @@ class gmres_host_backend : public host_base<Matrix> {
         w_[r] = static_cast<T>(s);
       }
     }
-    for (int i = 0; i <= j; ++i) H(i, j) = h[i] + h2[i];
+    for (int i = 0; i <= j; ++i) H(i, j) = h1_[i] + h2_[i];
     const double hn = std::sqrt(dot(w_, w_));
     H(j + 1, j) = hn;
     for (int i = 0; i < j; ++i) {  // the earlier rotations
@@ -118,7 +118,7 @@ class gmres_host_backend : public host_base<Matrix> {
   /// x += M^-1 V y (or Z y), y solving the j_ x j_ triangle of H against g.
   void update(vector& x) {
     const int k = j_;
-    std::vector<double> y(static_cast<std::size_t>(k));
+    std::vector<double>& y = h1_;  // the cycle is over: h1_ is free
     for (int i = k; i-- > 0;) {
       double s = g_[i];
       for (int l = i + 1; l < k; ++l) s -= H(i, l) * y[l];
@@ -147,6 +147,7 @@ class gmres_host_backend : public host_base<Matrix> {
   std::vector<vector> v_, z_;  // the basis (m + 1 vectors); FGMRES's M^-1 v (m), else one scratch vector
   vector w_;
   std::vector<double> h_, cs_, sn_, g_;  // H ((m + 1) x m, column-major), the rotations, the rotated residual
+  std::vector<double> h1_, h2_;          // an iteration's two projections (and the cycle's y)
 };
 
 /// GMRES(m) (or flexible GMRES(m), `flexible`) on the host over any format, m =
