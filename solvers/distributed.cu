@@ -156,12 +156,9 @@ class dist_backend {
     auto go = [&](const auto* rp) {
       using O = std::remove_const_t<std::remove_pointer_t<decltype(rp)>>;
       device_csr<T, O> block = owned_block(rp);
-      try {
-        pre_.emplace(ctx_, block, pc_, popt_);
-      } catch (const invalid_argument& e) {
+      if (std::string e = cg_detail::emplace_preconditioner(pre_, ctx_, block, pc_, popt_); !e.empty())
         why = "rank " + std::to_string(me_) + " (global rows " + std::to_string(m_.plan.first_row + 1) + " to " +
-              std::to_string(m_.plan.first_row + n_) + ", its block's rows counted from the first): " + e.what();
-      }
+              std::to_string(m_.plan.first_row + n_) + ", its block's rows counted from the first): " + e;
     };
     if (m_.wide) go(m_.rp64.data());
     else go(m_.rp32.data());

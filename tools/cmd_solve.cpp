@@ -200,14 +200,14 @@ std::string locate_non_finite(const csr_matrix<T, O>& A, const std::string& file
 }
 
 /// The generated systems la solve takes.
-const std::vector<std::string> spd_kinds{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d"};
+const std::vector<std::string> solve_kinds{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d"};
 
 template <typename T>
 int solve(const args& a, bool gpu, const std::string& device_line, const solve_outputs& out) {
   auto t0 = clock_type::now();
   return with_matrix<T>(
       a.positional()[0], a, [&](const auto& A) { return solve(a, gpu, device_line, A, ms_since(t0), out); }, nullptr,
-      spd_kinds);
+      solve_kinds);
 }
 
 template <typename T, typename O>
@@ -319,7 +319,7 @@ int cmd_solve(int argc, char** argv) {
   const std::string device = a.get_choice("--device", "auto", {"auto", "cpu", "gpu"});
   const std::string prec = a.get_choice("--precision", "double", {"double", "float"});
   const std::string& input = a.positional()[0];
-  if (is_gen(input)) (void)gen_option(input, spd_kinds);
+  if (is_gen(input)) (void)gen_option(input, solve_kinds);
   // The outputs are checked (and their temporaries created) before anything is read or solved.
   std::vector<std::string> inputs{input};
   if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));

@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <cuda_runtime.h>
 
 #include <la/error.hpp>
 #include <la/grid.cuh>
+#include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond_options.hpp>
 
 namespace la::cg_detail {
@@ -18,6 +21,19 @@ namespace la::cg_detail {
 /// Whether a GPU backend builds `p` as a device_preconditioner and applies it between its
 /// kernels (none and Jacobi are fused into the backends' own kernels instead).
 inline bool built_apart(preconditioner p) noexcept { return p != preconditioner::none && p != preconditioner::jacobi; }
+
+/// Builds M^-1 of kind `pc` for m into `pre` (device_precond.hpp): "" or why it does not exist
+/// for this matrix (the builder's la::invalid_argument, which the solvers turn into a status).
+template <typename T, typename O>
+std::string emplace_preconditioner(std::optional<device_preconditioner<T>>& pre, context& ctx,
+                                   const device_csr<T, O>& m, preconditioner pc, const precond_options& popt) {
+  try {
+    pre.emplace(ctx, m, pc, popt);
+  } catch (const invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
 
 /// Blocks for `items` in a grid-stride kernel: enough to cover them, at most 8 a
 /// multiprocessor (every thread resident).

@@ -103,11 +103,7 @@ class device_backend {
   std::string prepare_preconditioner(const device_csr<T, O>& m, const precond_options& popt) {
     rep_.kind = pc_;
     if (built_apart(pc_)) {
-      try {
-        pre_.emplace(ctx_, m, pc_, popt);
-      } catch (const invalid_argument& e) {
-        return e.what();
-      }
+      if (std::string why = emplace_preconditioner(pre_, ctx_, m, pc_, popt); !why.empty()) return why;
       rep_ = pre_->report();
       matrix_view<T> g, gt;
       if (pre_->factors(g, gt)) {

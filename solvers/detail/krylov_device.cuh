@@ -148,11 +148,7 @@ class krylov_device_base {
   std::string prepare(const device_csr<T, O>& m, const precond_options& popt) {
     rep_.kind = pc_;
     if (built_apart(pc_)) {
-      try {
-        pre_.emplace(ctx_, m, pc_, popt);
-      } catch (const invalid_argument& e) {
-        return e.what();
-      }
+      if (std::string why = emplace_preconditioner(pre_, ctx_, m, pc_, popt); !why.empty()) return why;
       rep_ = pre_->report();
       return {};
     }
