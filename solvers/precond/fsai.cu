@@ -153,13 +153,14 @@ struct fsai_impl final : device_preconditioner<T>::impl {
 
   fsai_impl(context& ctx, const device_csr<T, O>& a, const fsai_options& opt, double scratch_bytes) {
     LA_EXPECTS(opt.drop >= 0 && std::isfinite(opt.drop), "fsai: drop must be finite and non-negative");
+    LA_EXPECTS(opt.max_row >= 0, "fsai: the fill budget (entries a row) must be 0 (none) or positive");
     const index_t n = a.rows();
     cudaStream_t s = ctx.stream();
-    if (opt.pattern == fsai_pattern::lower) g = device_lower(ctx, a, "fsai");
-    // tril(A) rows past the fill budget: the host builder trims them (as fsai_factor does).
-    const bool over = opt.pattern == fsai_pattern::lower && opt.max_row > 0 && longest_row(ctx, g) > opt.max_row;
-    if (opt.pattern == fsai_pattern::lower && !over) {
-    } else {
+    // G's pattern: tril(A) on the device (device_lower also checks the diagonal), or the host
+    // builder's (fsai_pattern_of) for tril(|A|^2) and for tril(A) rows past the fill budget,
+    // which it trims as fsai_factor does.
+    g = device_lower(ctx, a, "fsai");
+    if (opt.pattern != fsai_pattern::lower || (opt.max_row > 0 && longest_row(ctx, g) > opt.max_row)) {
       const fsai_sparsity<O> sp = fsai_pattern_of(to_host(ctx, a), opt);
       trimmed = sp.trimmed, flops = sp.flops;
       auto ptr = ctx.allocate<O>(sp.ptr.size());
@@ -168,7 +169,6 @@ struct fsai_impl final : device_preconditioner<T>::impl {
       idx.copy_from_host_async(sp.idx.data(), sp.idx.size());
       g = device_csr<T, O>(detail::trusted, n, n, std::move(ptr), std::move(idx), ctx.allocate<T>(sp.idx.size()));
       ctx.synchronize();
-      (void)device_lower(ctx, a, "fsai");  // the diagonal check, with the words of the tril(A) path
     }
     // A thread a row for short patterns (2D and 3D Laplacians: 3 and 4 entries), a warp a
     // row when the dense solves are worth spreading.
