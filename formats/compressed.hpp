@@ -3,6 +3,8 @@
 // public names and views.
 #pragma once
 
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "storage.hpp"
@@ -109,6 +111,8 @@ class basic_compressed {
   }
   std::tuple<index_t, index_t> shape() const { return {rows_, cols_}; }
   auto arrays() const { return std::tie(ptr_, idx_, values_); }
+  /// The arrays moved out (the matrix is left empty): CSC read as the CSR of the transpose.
+  auto release() && { return std::make_tuple(std::move(ptr_), std::move(idx_), std::move(values_)); }
 
   /// Host only (instantiated when used).
   friend bool operator==(const basic_compressed& a, const basic_compressed& b) {

@@ -1,5 +1,5 @@
 // The GPU preconditioners of device_precond.hpp: the dispatch to the families' builders
-// (solvers/precond/: block_jacobi.cu, fsai.cu, ilu.cu) and the public interface.
+// (solvers/precond/: block_jacobi.cu, fsai.cu, ilu.cu and factored.cu) and the public interface.
 #include <chrono>
 #include <string>
 
@@ -19,8 +19,8 @@ device_preconditioner<T>::device_preconditioner(context& ctx, const device_csr<T
   switch (kind) {
     case preconditioner::block_jacobi: impl_ = precond_detail::make_block_jacobi(ctx, a, opt.max_block); break;
     case preconditioner::fsai: impl_ = precond_detail::make_fsai(ctx, a, opt.fsai, opt.fsai_scratch_bytes); break;
-    case preconditioner::ic0: impl_ = precond_detail::make_ic0(ctx, a, opt.max_shift); break;
-    case preconditioner::ilu0: impl_ = precond_detail::make_ilu0(ctx, a); break;
+    case preconditioner::ic0:
+    case preconditioner::ilu0: impl_ = precond_detail::make_factored(ctx, a, kind == preconditioner::ilu0, opt); break;
     default:
       throw invalid_argument(std::string("device_preconditioner: ") + to_string(kind) +
                              " is not built here (none and jacobi are the solver's own)");

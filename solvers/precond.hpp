@@ -8,11 +8,11 @@
 //   IC(0)         ic0_factor: incomplete Cholesky on the pattern of tril(A), computed on
 //                 the symmetrically scaled matrix D^-1/2 A D^-1/2 + shift I with the shifts
 //                 of ic0_shifts tried in order; the factor is stored with the scaling
-//                 folded in (D^1/2 L), so M = (D^1/2 L)(D^1/2 L)^T. Applied as two
-//                 triangular solves.
+//                 folded in (D^1/2 L), so M = (D^1/2 L)(D^1/2 L)^T. Or paric0_factor's
+//                 sweeps; applied as precond/factored.hpp's host_factors says.
 //   ILU(0)        ilu0_factor: incomplete LU on A's whole pattern (IKJ, no pivoting, no
-//                 shift); L (unit diagonal) and U share A's pattern. Applied as a unit-lower
-//                 and an upper solve.
+//                 shift); L (unit diagonal) and U share A's pattern. Or parilu0_factor's
+//                 sweeps, on Dr P A Dc where the diagonal has gaps (host_factors).
 // level_schedule is the dependency order both triangular solves and the GPU factorization
 // run in: row i is on level 1 + the largest level of the rows it depends on.
 //
@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,7 @@
 #include "../formats/csr.hpp"
 #include "cg.hpp"
 #include "precond/block_jacobi.hpp"
+#include "precond/factored.hpp"
 #include "precond/fsai.hpp"
 #include "precond/ilu.hpp"
 #include "precond/messages.hpp"
@@ -81,42 +83,8 @@ class host_preconditioner {
         for (index_t i = 0; i < n; ++i) t_[i] = static_cast<T>(row_dot(g_, i, r.data()));
         for (index_t i = 0; i < n; ++i) z[i] = static_cast<T>(row_dot(gt_, i, t_.data()));
         break;
-      case preconditioner::ic0: {  // L y = r (diagonal last), then L^T z = y (diagonal first)
-        t_.resize(r.size());
-        for (index_t i = 0; i < n; ++i) {
-          const count_t d = g_.row_ptr()[i + 1] - 1;
-          W v = r[i];
-          for (count_t k = g_.row_ptr()[i]; k < d; ++k) v -= static_cast<W>(g_.values()[k]) * t_[g_.col_idx()[k]];
-          t_[i] = static_cast<T>(v / g_.values()[d]);
-        }
-        for (index_t i = n; i-- > 0;) {
-          const count_t d = gt_.row_ptr()[i];
-          W v = t_[i];
-          for (count_t k = d + 1; k < gt_.row_ptr()[i + 1]; ++k) v -= static_cast<W>(gt_.values()[k]) * z[gt_.col_idx()[k]];
-          z[i] = static_cast<T>(v / gt_.values()[d]);
-        }
-        break;
-      }
-      case preconditioner::ilu0: {  // L y = r (unit diagonal), then U z = y
-        t_.resize(r.size());
-        const auto& rp = g_.row_ptr();
-        const auto& ci = g_.col_idx();
-        const auto& v = g_.values();
-        for (index_t i = 0; i < n; ++i) {
-          W s = r[i];
-          for (count_t k = rp[i]; k < rp[i + 1] && ci[k] < i; ++k) s -= static_cast<W>(v[k]) * t_[ci[k]];
-          t_[i] = static_cast<T>(s);
-        }
-        for (index_t i = n; i-- > 0;) {
-          W s = t_[i];
-          count_t d = rp[i + 1];
-          for (count_t k = rp[i]; k < rp[i + 1]; ++k)
-            if (ci[k] > i) s -= static_cast<W>(v[k]) * z[ci[k]];
-            else if (ci[k] == i) d = k;
-          z[i] = static_cast<T>(s / v[d]);
-        }
-        break;
-      }
+      case preconditioner::ic0:
+      case preconditioner::ilu0: fac_->apply(r, z); break;
       default: break;
     }
   }
@@ -146,20 +114,10 @@ class host_preconditioner {
         rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
         break;
       }
-      case preconditioner::ic0: {
-        auto f = ic0_factor(a, opt.max_shift);
-        g_ = std::move(f.l);
-        gt_ = transpose(g_);
-        rep_.shift = f.shift;
-        rep_.detail = "shift " + short_number(f.shift) + " (attempt " + std::to_string(f.attempts) + "), " +
-                      std::to_string(g_.nnz()) + " nonzeros in L";
-        rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
-        break;
-      }
+      case preconditioner::ic0:
       case preconditioner::ilu0:
-        g_ = ilu0_factor(a);
-        rep_.detail = std::to_string(g_.nnz()) + " nonzeros in L + U";
-        rep_.bytes = double(g_.nnz()) * (sizeof(T) + sizeof(index_t));
+        fac_.emplace(a, kind == preconditioner::ilu0, opt);
+        rep_ = fac_->report();
         break;
       default: throw invalid_argument(std::string("host_preconditioner: ") + to_string(kind) + " is built elsewhere");
     }
@@ -180,7 +138,8 @@ class host_preconditioner {
   precond_report rep_;
   std::vector<index_t> starts_;
   std::vector<T> inv_;
-  csr_matrix<T, count_t> g_, gt_;  // FSAI: G and G^T; IC(0): L and L^T; ILU(0): L + U in g_
+  csr_matrix<T, count_t> g_, gt_;  // FSAI: G and G^T
+  std::optional<host_factors<T>> fac_;  // IC(0), ILU(0)
   mutable std::vector<T> t_;
 };
 

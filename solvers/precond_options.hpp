@@ -40,8 +40,45 @@ struct fsai_options {
   int max_row = 64;
 };
 
+/// How IC(0)'s and ILU(0)'s factors are computed (precond/factored.hpp).
+enum class factorization {
+  automatic,  // sweeps on the GPU, exact on the host
+  exact,      // row by row in dependency order (level by level on the GPU): the oracle
+  sweeps,     // fixed-point sweeps over all entries at once (Chow and Patel's ParILU/ParIC)
+};
+
+/// How the triangular factors are applied: z = U^-1 L^-1 r, exactly or approximately. Each
+/// is a fixed linear operator (the same M^-1 every iteration), and for IC(0) a symmetric one.
+enum class trisolve {
+  automatic,  // select_trisolve
+  exact,      // forward and backward substitution (level by level on the GPU)
+  jacobi,     // K Jacobi sweeps on each triangular system from x = D^-1 b
+  isai,       // incomplete sparse approximate inverses of L and U on their own patterns
+};
+
+/// A row permutation and scaling to a heavy, zero-free diagonal before ILU(0) (matching.hpp).
+enum class matching_mode {
+  automatic,  // where the diagonal has a zero or missing entry
+  on,
+  off,
+};
+
+struct factor_options {
+  factorization method = factorization::automatic;
+  int sweeps = 0;        // sweeps: how many (0: default_sweeps)
+  trisolve solve = trisolve::automatic;
+  int jacobi_steps = 0;  // jacobi: sweeps a triangle (0: default_jacobi_steps)
+  matching_mode matching = matching_mode::automatic;
+};
+
+/// The measured defaults (bench/RESULTS.md, "Incomplete factorizations").
+constexpr int default_sweeps = 3;
+constexpr int default_jacobi_steps = 2;
+
 struct precond_options {
   fsai_options fsai;
+  /// IC(0) and ILU(0): how the factors are computed and applied.
+  factor_options factor;
   /// IC(0): the largest diagonal shift tried, relative to the unit diagonal of the
   /// symmetrically scaled matrix D^-1/2 A D^-1/2 (shifts 0, 1e-3, 3e-3, ... up to this).
   double max_shift = 1;
@@ -63,6 +100,20 @@ inline const char* to_string(preconditioner p) noexcept {
     case preconditioner::automatic: return "auto";
   }
   return "unknown";
+}
+inline const char* to_string(factorization f) noexcept {
+  return f == factorization::exact ? "exact" : f == factorization::sweeps ? "sweeps" : "auto";
+}
+inline const char* to_string(trisolve t) noexcept {
+  switch (t) {
+    case trisolve::exact: return "exact";
+    case trisolve::jacobi: return "jacobi";
+    case trisolve::isai: return "isai";
+    default: return "auto";
+  }
+}
+inline const char* to_string(matching_mode m) noexcept {
+  return m == matching_mode::on ? "on" : m == matching_mode::off ? "off" : "auto";
 }
 inline const char* to_string(fsai_pattern p) noexcept {
   return p == fsai_pattern::lower ? "tril(A)" : "tril(|A|^2)";

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -77,6 +78,35 @@ void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x
   }
 }
 
+/// --factorization, --sweeps, --trisolve and --matching (ic0 and ilu0 only).
+inline void factor_args(const args& a, const std::string& pc, factor_options& f) {
+  for (const char* o : {"--factorization", "--sweeps", "--trisolve", "--matching"})
+    if (a.has(o) && pc != "ic0" && pc != "ilu0") throw usage_error(std::string(o) + " applies to --precond ic0 or ilu0");
+  if (a.has("--matching") && pc != "ilu0") throw usage_error("--matching applies to --precond ilu0");
+  const std::string fm = a.get_choice("--factorization", "auto", {"auto", "exact", "sweeps"});
+  f.method = fm == "exact" ? factorization::exact : fm == "sweeps" ? factorization::sweeps : factorization::automatic;
+  f.sweeps = static_cast<int>(a.get_int("--sweeps", 0, 1, 1000));
+  if (a.has("--sweeps") && f.method == factorization::exact)
+    throw usage_error("--sweeps applies to --factorization sweeps (or auto, which sweeps on the GPU)");
+  const std::string ts = a.get("--trisolve", "auto");
+  if (ts.rfind("jacobi", 0) == 0) {
+    f.solve = trisolve::jacobi;
+    if (ts.size() > 6) {
+      const std::string k = ts.substr(ts[6] == ':' ? 7 : 6);
+      char* end = nullptr;
+      const long v = ts[6] == ':' && !k.empty() ? std::strtol(k.c_str(), &end, 10) : -1;
+      if (v < 1 || v > 1000 || (end && *end))
+        throw usage_error("option --trisolve jacobi:K needs K an integer in [1, 1000], got '" + printable(ts) + "'");
+      f.jacobi_steps = static_cast<int>(v);
+    }
+  } else {
+    const std::string c = a.get_choice("--trisolve", "auto", {"auto", "exact", "jacobi", "jacobi:K", "isai"});
+    f.solve = c == "exact" ? trisolve::exact : c == "isai" ? trisolve::isai : trisolve::automatic;
+  }
+  const std::string m = a.get_choice("--matching", "auto", {"auto", "on", "off"});
+  f.matching = m == "on" ? matching_mode::on : m == "off" ? matching_mode::off : matching_mode::automatic;
+}
+
 /// The CG options every form of `la solve` reads the same way: tolerances, the iteration
 /// limit, the preconditioner and its options (each refused where it does not apply).
 inline cg_options cg_args(const args& a) {
@@ -105,6 +135,7 @@ inline cg_options cg_args(const args& a) {
   if (a.has("--fsai-drop") && opt.precond_opt.fsai.pattern != fsai_pattern::lower_squared)
     throw usage_error("--fsai-drop applies to --fsai-pattern squared");
   opt.precond_opt.max_shift = a.get_double("--ic-shift", 1, 0.0);
+  factor_args(a, pc, opt.precond_opt.factor);
   opt.precond_opt.max_block = static_cast<int>(a.get_int("--block-size", 32, 1, 32));
   return opt;
 }
@@ -114,7 +145,8 @@ inline args solve_args(int argc, char** argv) {
   return args(argc, argv, 2,
               {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--method", "--restart", "--precond", "--device", "--format",
                "--precision", "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop",
-               "--ic-shift", "--block-size", "--gpus", "--fsai-max-row"},
+               "--ic-shift", "--block-size", "--gpus", "--fsai-max-row", "--factorization", "--sweeps", "--trisolve",
+               "--matching"},
               {"--force", "--quiet", "--write-unconverged", "--mpi"});
 }
 

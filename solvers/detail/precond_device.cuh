@@ -41,10 +41,15 @@ template <typename T, typename O>
 impl_ptr<T> make_block_jacobi(context& ctx, const device_csr<T, O>& a, int max_block);
 template <typename T, typename O>
 impl_ptr<T> make_fsai(context& ctx, const device_csr<T, O>& a, const fsai_options& opt, double scratch_bytes);
+/// IC(0) or ILU(0), computed and applied as opt.factor says (factored.cu).
 template <typename T, typename O>
-impl_ptr<T> make_ic0(context& ctx, const device_csr<T, O>& a, double max_shift);
+impl_ptr<T> make_factored(context& ctx, const device_csr<T, O>& a, bool ilu, const precond_options& opt);
+/// The exact factorizations, level by level (ilu.cu). exact_ic0: l = tril(A) in, D^1/2 L out
+/// (the shift used returned); exact_ilu0: lu = A in, L + U out (diag: its diagonal's positions).
 template <typename T, typename O>
-impl_ptr<T> make_ilu0(context& ctx, const device_csr<T, O>& a);
+double exact_ic0(context& ctx, device_csr<T, O>& l, double max_shift, int* attempts);
+template <typename T, typename O>
+void exact_ilu0(context& ctx, device_csr<T, O>& lu, const O* diag);
 
 using detail::block_threads;
 using detail::grid_for;
@@ -86,6 +91,41 @@ __global__ void copy_lower(csr_view<const T, O> a, csr_view<T, O> l) {
   }
 }
 
+template <typename T, typename O>
+__global__ void lower_diagonal(csr_view<const T, O> low, T* d) {
+  LA_GRID_STRIDE(i, low.rows) d[i] = low.values[low.row_ptr[i + 1] - 1];
+}
+
+/// D^1/2 L into the factor's values (T), from L of the scaled matrix (v, double).
+template <typename T, typename O>
+__global__ void unscale_lower(csr_view<T, O> l, const T* d, const double* v) {
+  LA_GRID_STRIDE(i, l.rows) {
+    const double s = sqrt(static_cast<double>(d[i]));
+    for (O k = l.row_ptr[i]; k < l.row_ptr[i + 1]; ++k) l.values[k] = static_cast<T>(v[k] * s);
+  }
+}
+
+template <typename T>
+__global__ void widen(const T* in, long long n, double* out) {
+  LA_GRID_STRIDE(i, n) out[i] = in[i];
+}
+template <typename T>
+__global__ void narrow_to(const double* in, long long n, T* out) {
+  LA_GRID_STRIDE(i, n) out[i] = static_cast<T>(in[i]);
+}
+
+/// Position of each row's diagonal; the first row without one into *bad.
+template <typename T, typename O>
+__global__ void find_diagonal(csr_view<const T, O> a, O* diag, unsigned long long* bad) {
+  LA_GRID_STRIDE(i, a.rows) {
+    O d = -1;
+    for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+      if (a.col_idx[k] == i) d = k;
+    diag[i] = d;
+    if (d < 0) atomicMin(bad, static_cast<unsigned long long>(i));
+  }
+}
+
 /// Reads one flag back (the stream waits).
 inline unsigned long long read_flag(context& ctx, const device_buffer<unsigned long long>& f) {
   unsigned long long h = no_row;
@@ -121,6 +161,20 @@ device_csr<T, O> device_lower(context& ctx, const device_csr<T, O>& a, const cha
     LA_CHECK_LAUNCH(ctx.stream());
   }
   return l;
+}
+
+/// The positions of A's diagonal, or la::invalid_argument naming the first row without one.
+template <typename T, typename O>
+device_buffer<O> device_diagonal_positions(context& ctx, const device_csr<T, O>& a) {
+  auto diag = ctx.allocate<O>(static_cast<std::size_t>(a.rows()));
+  auto bad = new_flag(ctx);
+  if (a.rows() > 0) {
+    find_diagonal<<<grid_for(a.rows()), block_threads, 0, ctx.stream()>>>(a.view(), diag.data(), bad.data());
+    LA_CHECK_LAUNCH(ctx.stream());
+  }
+  if (const unsigned long long row = read_flag(ctx, bad); row != no_row)
+    throw invalid_argument(detail::ilu0_missing_message(static_cast<long long>(row)));
+  return diag;
 }
 
 /// The CSR view of M^T from M's CSC form (the same arrays read the other way).

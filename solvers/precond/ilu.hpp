@@ -132,8 +132,7 @@ csr_matrix<T, O> ilu0_factor(const csr_matrix<T, O>& a) {
   for (index_t i = 0; i < n; ++i) {
     for (O k = rp[i]; k < rp[i + 1]; ++k)
       if (ci[k] == i) diag[i] = k;
-    LA_EXPECTS(diag[i] >= 0, "ilu0: A(" + std::to_string(i + 1) + "," + std::to_string(i + 1) +
-                                 ") is not stored, so ILU(0) has no pivot there");
+    LA_EXPECTS(diag[i] >= 0, detail::ilu0_missing_message(i));
   }
   for (index_t i = 0; i < n; ++i) {
     for (O k = rp[i]; k < diag[i]; ++k) {
@@ -148,8 +147,7 @@ csr_matrix<T, O> ilu0_factor(const csr_matrix<T, O>& a) {
       }
     }
     LA_EXPECTS(v[diag[i]] != 0 && std::isfinite(static_cast<double>(v[diag[i]])),
-               "ilu0: the pivot of row " + std::to_string(i + 1) + " is " +
-                   std::to_string(static_cast<double>(v[diag[i]])) + ", so ILU(0) does not exist for this matrix");
+               detail::ilu0_pivot_message(i, static_cast<double>(v[diag[i]])));
   }
   std::vector<T> vals(v.size());
   for (std::size_t k = 0; k < v.size(); ++k) vals[k] = static_cast<T>(v[k]);

@@ -43,6 +43,17 @@ inline std::string ic0_no_shift_message(long long row, double max_shift) {
          ", so IC(0) does not exist for this matrix in that range (a larger --ic-shift, or fsai, which exists for "
          "every SPD matrix)";
 }
+/// ILU(0): a row without a diagonal entry (--matching permutes one onto it).
+inline std::string ilu0_missing_message(long long row) {
+  return "ilu0: A(" + std::to_string(row + 1) + "," + std::to_string(row + 1) +
+         ") is not stored, so ILU(0) has no pivot there (--matching on permutes the rows to a zero-free diagonal)";
+}
+/// ILU(0): a zero or non-finite pivot (row < 0: a non-finite entry of the factors).
+inline std::string ilu0_pivot_message(long long row, double v) {
+  if (row < 0) return "ilu0: the factors have a non-finite entry, so ILU(0) does not exist for this matrix";
+  return "ilu0: the pivot of row " + std::to_string(row + 1) + " is " + std::to_string(v) +
+         ", so ILU(0) does not exist for this matrix";
+}
 }  // namespace detail
 
 }  // namespace la
