@@ -8,8 +8,10 @@
 //                     [--out FILE.csv]
 //   LIST (systems): comma-separated .mtx files and gen specs (convdiff2d:N[:PECLET], ...).
 //   LIST (methods): of METHOD:PRECOND with METHOD bicgstab, gmres, fgmres or auto and PRECOND
-//                   none, jacobi, ilu0 or auto; default the six of bicgstab and gmres with
-//                   none, jacobi, ilu0, and auto:auto (what `la solve --precond auto` runs).
+//                   none, jacobi, ilu0[+FACT+SOLVE] (systems.hpp's factor_spec; plain ilu0 is
+//                   the GPU's default: sweeps, isai) or auto; default bicgstab and gmres with
+//                   none, jacobi and ILU(0) variants, and auto:auto (what `la solve --precond
+//                   auto` runs).
 //
 // Per row: setup (la: everything the call does outside its loop: statistics, kernel choice,
 // checks, preconditioner; the vendor's and Eigen's: factorization and analyses), iterations,
@@ -68,7 +70,10 @@ row_t run_la(context& ctx, const std::string& name, const csr_matrix<double>& a,
   cg_options o;
   o.rtol = rtol;
   o.method = *parse_method(method);
-  o.precond = *parse_preconditioner(pc);
+  std::string pc_name;
+  if (!bench::factor_spec(pc, pc_name, o.precond_opt) || !parse_preconditioner(pc_name))
+    throw invalid_argument("unknown preconditioner '" + pc + "' (none, jacobi, ilu0[+FACT+SOLVE], auto)");
+  o.precond = *parse_preconditioner(pc_name);
   solve_result r;
   device_vector<double> dx;
   for (int rep = 0; rep < 2; ++rep) {
@@ -88,8 +93,19 @@ row_t run_la(context& ctx, const std::string& name, const csr_matrix<double>& a,
   const double vectors = r.solver == krylov_method::bicgstab ? 10 : r.solver == krylov_method::cg ? 6 : 31 + 4 + (r.solver == krylov_method::fgmres ? 30 : 0);
   row.mbytes = (vectors * n * 8 + r.precond.bytes) / 1e6;
   row.method = to_string(r.solver);
-  row.precond = to_string(r.precond.kind);
+  row.precond = pc.find('+') == std::string::npos ? std::string(to_string(r.precond.kind)) : pc;
   row.detail = r.status == solve_status::converged ? r.solver_choice : std::string(to_string(r.status)) + ": " + r.message;
+  if (r.precond.kind == preconditioner::ilu0) {
+    row.detail += " [" + r.precond.detail;
+    try {
+      const bench::apply_costs c = bench::measure_costs(ctx, da, preconditioner::ilu0, o.precond_opt);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "; setup %.1f, apply %.2f SpMVs", c.setup_spmvs, c.apply_spmvs);
+      row.detail += buf;
+    } catch (const invalid_argument&) {
+    }
+    row.detail += "]";
+  }
   row.ok = r.converged() && row.true_residual <= 100 * rtol;
   if (a.rows() <= oracle_rows && r.solver != krylov_method::cg) {
     std::vector<double> xh;
@@ -163,7 +179,9 @@ row_t run_eigen(const std::string& name, const csr_matrix<double>& a, const std:
 int main(int argc, char** argv) try {
   std::string systems = "convdiff2d:256,convdiff2d:1024,convdiff3d:64,convdiff3d:128,data/adder_dcop_05.mtx,"
                         "data/ca-GrQc.mtx,bench/data-large/fidapex6.mtx,bench/data-large/arrow.mtx";
-  std::string methods = "bicgstab:none,bicgstab:jacobi,bicgstab:ilu0,gmres:none,gmres:jacobi,gmres:ilu0,auto:auto";
+  std::string methods =
+      "bicgstab:none,bicgstab:jacobi,bicgstab:ilu0+exact+exact,bicgstab:ilu0,bicgstab:ilu0+sweeps+jacobi,gmres:none,"
+      "gmres:jacobi,gmres:ilu0,auto:auto";
   std::string out;
   bool eigen = true, vendor = true;
   for (int i = 1; i < argc; ++i) {

@@ -14,6 +14,8 @@
 #include <la/kernels/reference/blas1.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/kernels/detail/vendor/spmv_suite.hpp>
+#include <la/solvers/device_precond.hpp>
+#include <la/event_timer.hpp>
 
 namespace la::bench {
 
@@ -65,6 +67,53 @@ Eigen::SparseMatrix<T, Eigen::RowMajor> to_eigen(const csr_matrix<T, O>& a) {
   Eigen::SparseMatrix<T, Eigen::RowMajor> m(a.rows(), a.cols());
   m.setFromTriplets(t.begin(), t.end());
   return m;
+}
+
+/// A preconditioner spec: NAME or NAME+FACT+SOLVE for ic0 and ilu0 (FACT exact, sweeps or
+/// sweepsK; SOLVE exact, isai, jacobi or jacobiK). Plain ic0/ilu0 name the GPU's defaults
+/// (sweeps, isai) explicitly, so the host oracle builds the same.
+inline bool factor_spec(const std::string& spec, std::string& name, precond_options& o) {
+  const auto plus = spec.find('+');
+  name = spec.substr(0, plus);
+  if (name != "ic0" && name != "ilu0") return plus == std::string::npos;
+  o.factor.method = factorization::sweeps, o.factor.solve = trisolve::isai;
+  if (plus == std::string::npos) return true;
+  const std::string rest = spec.substr(plus + 1);
+  const auto p2 = rest.find('+');
+  const std::string f = rest.substr(0, p2), t = p2 == std::string::npos ? "isai" : rest.substr(p2 + 1);
+  auto number = [](const std::string& s, std::size_t at) { return at < s.size() ? std::stoi(s.substr(at)) : 0; };
+  if (f == "exact") o.factor.method = factorization::exact;
+  else if (f.rfind("sweeps", 0) == 0) o.factor.sweeps = number(f, 6);
+  else return false;
+  if (t == "exact") o.factor.solve = trisolve::exact;
+  else if (t == "isai") o.factor.solve = trisolve::isai;
+  else if (t.rfind("jacobi", 0) == 0) o.factor.solve = trisolve::jacobi, o.factor.jacobi_steps = number(t, 6);
+  else return false;
+  return true;
+}
+
+/// A preconditioner's costs in products with A on the GPU: its setup and one apply, each
+/// divided by the time of one registry SpMV with A (the mean of 20, after a warm-up).
+struct apply_costs {
+  double setup_spmvs = 0, apply_spmvs = 0, spmv_us = 0;
+};
+inline apply_costs measure_costs(context& ctx, const device_csr<double>& a, preconditioner pc, const precond_options& o) {
+  apply_costs c;
+  const device_preconditioner<double> m(ctx, a, pc, o);
+  spmv_plan<double> plan(ctx, spmv_view(a));
+  device_vector<double> x(ctx, a.rows()), y(ctx, a.rows());
+  LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, sizeof(double) * x.size(), ctx.stream()));
+  event_timer t;
+  auto timed = [&](auto&& f) {
+    f();
+    return 1e-3 * t.time_ms(ctx.stream(), [&] { for (int k = 0; k < 20; ++k) f(); }) / 20;  // seconds
+  };
+  const double spmv = timed([&] { plan.run(x.data(), y.data(), 1.0, 0.0, ctx.stream()); });
+  const double apply = timed([&] { m.apply(x.data(), y.data(), ctx.stream()); });
+  c.spmv_us = 1e6 * spmv;
+  c.apply_spmvs = apply / spmv;
+  c.setup_spmvs = m.report().setup_seconds / spmv;
+  return c;
 }
 
 }  // namespace la::bench

@@ -209,6 +209,28 @@ TEST(Cli, NonSpdReportsBreakdown) {
   std::remove(f.c_str());
 }
 
+// ILU(0) where the diagonal has gaps: refused with --matching off (naming the fix), solved
+// with the default (the rows permuted and scaled, said in the report); the factorization and
+// trisolve options are checked where they do not apply.
+TEST(Cli, IncompleteFactorizationOptions) {
+  const std::string m = std::string(LA_DATA_DIR) + "/west0479.mtx";
+  const auto off = run("solve " + m + " --method gmres --precond ilu0 --matching off --device cpu");
+  EXPECT_EQ(off.status, 1) << off.output;
+  EXPECT_TRUE(contains(off.output, "is not stored, so ILU(0) has no pivot there (--matching on")) << off.output;
+  const auto on = run("solve " + m + " --method gmres --precond ilu0 --device cpu");
+  EXPECT_EQ(on.status, 0) << on.output;
+  EXPECT_TRUE(contains(on.output, "rows permuted and scaled to a heavy diagonal")) << on.output;
+  const auto sw = run("solve gen:poisson2d:30 --precond ic0 --factorization sweeps --sweeps 2 --trisolve jacobi:3 --device cpu");
+  EXPECT_EQ(sw.status, 0) << sw.output;
+  EXPECT_TRUE(contains(sw.output, "2 sweeps, applied by jacobi:3")) << sw.output;
+  for (const std::string bad : {"--precond jacobi --sweeps 2", "--precond ic0 --trisolve jacobi:0",
+                                "--precond ic0 --trisolve gauss", "--precond ic0 --matching on",
+                                "--precond ic0 --factorization exact --sweeps 3"}) {
+    const auto r = run("solve gen:poisson2d:10 " + bad + " --device cpu");
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.output;
+  }
+}
+
 TEST(Cli, MethodsOnANonSymmetricSystem) {
   const std::string m = std::string(LA_DATA_DIR) + "/adder_dcop_05.mtx";
   // CG is refused on a matrix whose values are not symmetric, naming the alternatives ...

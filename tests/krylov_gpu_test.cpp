@@ -20,6 +20,9 @@ struct gpu_case {
   std::string system;
   krylov_method method;
   preconditioner pc;
+  // ILU(0): the same choices on the host and the GPU (the GPU's defaults unless named).
+  factorization fact = factorization::sweeps;
+  trisolve solve = trisolve::isai;
 };
 class GpuMethods : public ::testing::TestWithParam<gpu_case> {};
 
@@ -31,6 +34,7 @@ TEST_P(GpuMethods, MatchTheHostOracleAndRerunBitIdentically) {
   reference::spmv(1.0, a, std::vector<double>(a.rows(), 1.0), 0.0, b);
   cg_options o = with(c.method, c.pc);
   o.record_history = true;
+  o.precond_opt.factor.method = c.fact, o.precond_opt.factor.solve = c.solve;
   std::vector<double> xh;
   const solve_result h = solve_host(a, b, xh, o);
   ASSERT_TRUE(h.converged()) << h.message;
@@ -69,11 +73,17 @@ INSTANTIATE_TEST_SUITE_P(
                       gpu_case{"convdiff2d:40", krylov_method::fgmres, preconditioner::jacobi},
                       gpu_case{"convdiff2d:40", krylov_method::fgmres, preconditioner::ilu0},
                       gpu_case{"convdiff3d:12", krylov_method::gmres, preconditioner::ilu0},
+                      gpu_case{"convdiff3d:12", krylov_method::bicgstab, preconditioner::ilu0, factorization::sweeps, trisolve::jacobi},
+                      gpu_case{"convdiff2d:40", krylov_method::gmres, preconditioner::ilu0, factorization::exact, trisolve::exact},
+                      gpu_case{"west0479.mtx", krylov_method::gmres, preconditioner::ilu0, factorization::exact, trisolve::exact},
+                      gpu_case{"impcol_a.mtx", krylov_method::gmres, preconditioner::ilu0, factorization::sweeps, trisolve::exact},
                       gpu_case{"adder_dcop_05.mtx", krylov_method::bicgstab, preconditioner::jacobi},
                       gpu_case{"gr_30_30.mtx", krylov_method::gmres, preconditioner::jacobi},
                       gpu_case{"poisson2d:33", krylov_method::cg, preconditioner::jacobi}),
     [](const auto& info) {
-      return test::test_name(info.param.system + "_" + to_string(info.param.method) + "_" + to_string(info.param.pc));
+      const auto& p = info.param;
+      return test::test_name(p.system + "_" + to_string(p.method) + "_" + to_string(p.pc) +
+                             (p.pc == preconditioner::ilu0 ? std::string("_") + to_string(p.fact) + "_" + to_string(p.solve) : ""));
     });
 
 TEST(GpuMethods, FloatConverges) {

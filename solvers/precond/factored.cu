@@ -72,14 +72,14 @@ __global__ void paric_sweep(index_t n, const O* rp, const index_t* ci, const dou
     atomicMin(bad, static_cast<unsigned long long>(i));
 }
 
-/// Rows whose diagonal is zero or missing.
+/// Rows whose diagonal entry is missing (gaps[0]) or a stored zero (gaps[1]).
 template <typename T, typename O>
 __global__ void count_gaps(csr_view<const T, O> a, unsigned long long* gaps) {
   LA_GRID_STRIDE(i, a.rows) {
-    bool ok = false;
+    int state = 0;  // 0 missing, 1 zero, 2 nonzero
     for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-      if (a.col_idx[k] == i) ok = a.values[k] != T(0);
-    if (!ok) atomicAdd(gaps, 1ull);
+      if (a.col_idx[k] == i) state = a.values[k] != T(0) ? 2 : 1;
+    if (state < 2) atomicAdd(gaps + state, 1ull);
   }
 }
 
@@ -210,7 +210,6 @@ struct factored_impl final : device_preconditioner<T>::impl {
     LA_EXPECTS(fo.sweeps >= 0 && fo.jacobi_steps >= 0, "ilu0/ic0: sweeps and jacobi steps must be non-negative");
     LA_EXPECTS(ilu || fo.matching != matching_mode::on, "ic0: --matching applies to ilu0 (a permuted SPD matrix is not symmetric)");
     factorization f = fo.method == factorization::automatic ? select_factorization(true) : fo.method;
-    solve = fo.solve == trisolve::automatic ? select_trisolve(true) : fo.solve;
     steps = fo.jacobi_steps > 0 ? fo.jacobi_steps : default_jacobi_steps;
     const int sweeps = fo.sweeps > 0 ? fo.sweeps : default_sweeps;
     cudaStream_t s = ctx.stream();
@@ -219,22 +218,35 @@ struct factored_impl final : device_preconditioner<T>::impl {
     double shift = 0;
     int attempts = 1;
     if (ilu) {
-      const device_csr<T, O>* a = &a_in;
-      device_csr<T, O> matched;
-      auto gaps = ctx.allocate<unsigned long long>(1);
-      LA_CUDA_TRY(cudaMemsetAsync(gaps.data(), 0, sizeof(unsigned long long), s));
+      // The matching where the diagonal has gaps (ILU(0) cannot exist), or on; where it has
+      // stored zeros only, plain ILU(0) by exact factorization first (the sweeps' start
+      // divides by the diagonal; the exact rows update a zero before it is a pivot: fidapex6
+      // solves so, and measured worse on Dr P A Dc), the matching if a pivot is still zero.
+      auto gaps = ctx.allocate<unsigned long long>(2);
+      LA_CUDA_TRY(cudaMemsetAsync(gaps.data(), 0, 2 * sizeof(unsigned long long), s));
       if (n > 0) {
         count_gaps<<<grid_for(n), block_threads, 0, s>>>(a_in.view(), gaps.data());
         LA_CHECK_LAUNCH(s);
       }
-      const unsigned long long g = read_flag(ctx, gaps);
-      if (fo.matching == matching_mode::on || (fo.matching == matching_mode::automatic && g > 0)) {
+      unsigned long long g[2] = {0, 0};
+      gaps.copy_to_host_async(g, 2);
+      ctx.synchronize();
+      const bool automatic = fo.matching == matching_mode::automatic;
+      bool match = fo.matching == matching_mode::on || (automatic && g[0] > 0);
+      if (!match) {
+        try {
+          factor_ilu(ctx, a_in, g[1] > 0 && fo.method == factorization::automatic ? factorization::exact : f, sweeps);
+          if (g[1] > 0 && fo.method == factorization::automatic) f = factorization::exact;
+        } catch (const invalid_argument&) {
+          if (!automatic || g[1] == 0) throw;
+          match = true;
+        }
+      }
+      if (match) {
         const auto t0 = std::chrono::steady_clock::now();
         const csr_matrix<T, O> h = to_host(ctx, a_in);
         const diagonal_matching m = max_product_matching(h);
-        matched = to_device(ctx, matched_matrix(h, m));
-        a = &matched;
-        if (fo.method == factorization::automatic) f = select_factorization(true, true);
+        const device_csr<T, O> matched = to_device(ctx, matched_matrix(h, m));
         std::vector<T> hr(static_cast<std::size_t>(n)), hc(static_cast<std::size_t>(n));
         for (index_t j = 0; j < n; ++j)
           hr[j] = static_cast<T>(m.row_scale[m.perm[j]]), hc[j] = static_cast<T>(m.col_scale[j]);
@@ -245,44 +257,11 @@ struct factored_impl final : device_preconditioner<T>::impl {
         dc.copy_from_host_async(hc.data(), hc.size());
         t = ctx.allocate<T>(static_cast<std::size_t>(n)), u = ctx.allocate<T>(static_cast<std::size_t>(n));
         ctx.synchronize();
-        note = detail::matching_detail(static_cast<long long>(g),
+        note = detail::matching_detail(static_cast<long long>(g[0] + g[1]),
                                        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        if (fo.method == factorization::automatic) f = select_factorization(true, true);
+        factor_ilu(ctx, matched, f, sweeps);
       }
-      const device_buffer<O> diag = device_diagonal_positions(ctx, *a);
-      const count_t nnz = a->nnz();
-      device_buffer<T> vals = ctx.allocate<T>(static_cast<std::size_t>(nnz));
-      if (f == factorization::exact) {
-        device_csr<T, O> lu(detail::trusted, n, n, copy_of<O, O>(ctx, a->row_ptr()), copy_of<index_t, O>(ctx, a->col_idx()),
-                            copy_of<T, O>(ctx, a->values()));
-        exact_ilu0(ctx, lu, diag.data());
-        vals = copy_of<T, O>(ctx, lu.values());
-      } else if (nnz > 0) {
-        auto a0 = ctx.allocate<double>(static_cast<std::size_t>(nnz));
-        auto v0 = ctx.allocate<double>(static_cast<std::size_t>(nnz)), v1 = ctx.allocate<double>(static_cast<std::size_t>(nnz));
-        const auto av = a->view();
-        parilu_start<<<grid_for(n), block_threads, 0, s>>>(av, diag.data(), a0.data(), v0.data());
-        LA_CHECK_LAUNCH(s);
-        for (int k = 0; k < sweeps; ++k) {
-          parilu_sweep<<<grid_for(n), block_threads, 0, s>>>(n, av.row_ptr, av.col_idx, diag.data(), a0.data(), v0.data(), v1.data());
-          LA_CHECK_LAUNCH(s);
-          std::swap(v0, v1);
-        }
-        auto bad = new_flag(ctx);
-        check_rows<<<grid_for(n), block_threads, 0, s>>>(n, av.row_ptr, diag.data(), v0.data(), bad.data());
-        LA_CHECK_LAUNCH(s);
-        if (const unsigned long long row = read_flag(ctx, bad); row != no_row) {
-          double p = 0;
-          O at = 0;
-          LA_CUDA_TRY(cudaMemcpyAsync(&at, diag.data() + row, sizeof(O), cudaMemcpyDeviceToHost, s));
-          ctx.synchronize();
-          LA_CUDA_TRY(cudaMemcpyAsync(&p, v0.data() + at, sizeof(double), cudaMemcpyDeviceToHost, s));
-          ctx.synchronize();
-          throw invalid_argument(detail::ilu0_pivot_message(static_cast<long long>(row), p));
-        }
-        narrow_to<<<grid_for(nnz), block_threads, 0, s>>>(v0.data(), nnz, vals.data());
-        LA_CHECK_LAUNCH(s);
-      }
-      split(ctx, *a, vals.data(), diag.data());
     } else {
       lo = device_lower(ctx, a_in, "ic0");
       if (f == factorization::exact) {
@@ -293,6 +272,7 @@ struct factored_impl final : device_preconditioner<T>::impl {
       }
       up = transposed(ctx, lo);
     }
+    solve = fo.solve == trisolve::automatic ? select_trisolve(true, f) : fo.solve;
     prepare_solve(ctx, n, ilu);
     y = ctx.allocate<T>(static_cast<std::size_t>(n));
     ctx.synchronize();
@@ -308,6 +288,47 @@ struct factored_impl final : device_preconditioner<T>::impl {
   }
 
   unsigned long long kept = 0;
+
+  /// ILU(0) of a into lo and up, by f.
+  void factor_ilu(context& ctx, const device_csr<T, O>& a, factorization f, int sweeps) {
+    cudaStream_t s = ctx.stream();
+    const index_t n = a.rows();
+    const device_buffer<O> diag = device_diagonal_positions(ctx, a);
+    const count_t nnz = a.nnz();
+    device_buffer<T> vals = ctx.allocate<T>(static_cast<std::size_t>(nnz));
+    if (f == factorization::exact) {
+      device_csr<T, O> lu(detail::trusted, n, n, copy_of<O, O>(ctx, a.row_ptr()), copy_of<index_t, O>(ctx, a.col_idx()),
+                          copy_of<T, O>(ctx, a.values()));
+      exact_ilu0(ctx, lu, diag.data());
+      vals = copy_of<T, O>(ctx, lu.values());
+    } else if (nnz > 0) {
+      auto a0 = ctx.allocate<double>(static_cast<std::size_t>(nnz));
+      auto v0 = ctx.allocate<double>(static_cast<std::size_t>(nnz)), v1 = ctx.allocate<double>(static_cast<std::size_t>(nnz));
+      const auto av = a.view();
+      parilu_start<<<grid_for(n), block_threads, 0, s>>>(av, diag.data(), a0.data(), v0.data());
+      LA_CHECK_LAUNCH(s);
+      for (int k = 0; k < sweeps; ++k) {
+        parilu_sweep<<<grid_for(n), block_threads, 0, s>>>(n, av.row_ptr, av.col_idx, diag.data(), a0.data(), v0.data(), v1.data());
+        LA_CHECK_LAUNCH(s);
+        std::swap(v0, v1);
+      }
+      auto bad = new_flag(ctx);
+      check_rows<<<grid_for(n), block_threads, 0, s>>>(n, av.row_ptr, diag.data(), v0.data(), bad.data());
+      LA_CHECK_LAUNCH(s);
+      if (const unsigned long long row = read_flag(ctx, bad); row != no_row) {
+        double p = 0;
+        O at = 0;
+        LA_CUDA_TRY(cudaMemcpyAsync(&at, diag.data() + row, sizeof(O), cudaMemcpyDeviceToHost, s));
+        ctx.synchronize();
+        LA_CUDA_TRY(cudaMemcpyAsync(&p, v0.data() + at, sizeof(double), cudaMemcpyDeviceToHost, s));
+        ctx.synchronize();
+        throw invalid_argument(detail::ilu0_pivot_message(static_cast<long long>(row), p));
+      }
+      narrow_to<<<grid_for(nnz), block_threads, 0, s>>>(v0.data(), nnz, vals.data());
+      LA_CHECK_LAUNCH(s);
+    }
+    split(ctx, a, vals.data(), diag.data());
+  }
 
   /// ParIC(0) into lo (tril(A) in): the shifts in turn until every pivot of every sweep is
   /// positive; the shift used returned.

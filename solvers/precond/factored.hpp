@@ -28,9 +28,15 @@
 
 namespace la {
 
-/// What trisolve::automatic resolves to: on the GPU, the measured rule (bench/RESULTS.md,
-/// "Incomplete factorizations"); on the host, exact substitution (fastest there).
-inline trisolve select_trisolve(bool gpu) { return gpu ? trisolve::isai : trisolve::exact; }
+/// What trisolve::automatic resolves to, the measured rule (bench/RESULTS.md, "Incomplete
+/// factorizations"): on the GPU, ISAI for factors computed by sweeps (the PDE-like matrices
+/// the sweeps are chosen for: 0.8 SpMVs an apply, 1.3-1.4x faster to a solution than
+/// jacobi:2), exact substitution for exactly computed ones (the matched and zero-diagonal
+/// matrices, where ISAI and Jacobi took 17x and more iterations: west0479 1723 against 70);
+/// on the host, exact substitution (fastest there).
+inline trisolve select_trisolve(bool gpu, factorization f) {
+  return gpu && f == factorization::sweeps ? trisolve::isai : trisolve::exact;
+}
 /// What factorization::automatic resolves to: on the GPU, sweeps, except where the rows were
 /// permuted by the matching (the matrix is then on the host already, and on those matrices the
 /// sweeps measured unreliable: west0479 needs 1 or 8+ sweeps and fails with 2 to 6); on the
@@ -124,19 +130,18 @@ ic0_factorization<T, O> paric0_factor(const csr_matrix<T, O>& a, double max_shif
   throw invalid_argument(detail::ic0_no_shift_message(bad, max_shift));
 }
 
-/// Whether ILU(0) of A is computed on Dr P A Dc: `on`, or `automatic` where A has a zero or
-/// missing diagonal entry (their count into *gaps).
+/// A's diagonal entries that are missing (first) and stored zeros (second).
 template <typename T, typename O>
-bool wants_matching(const csr_matrix<T, O>& a, matching_mode mode, index_t* gaps) {
-  index_t g = 0;
+std::pair<index_t, index_t> diagonal_gaps(const csr_matrix<T, O>& a) {
+  std::pair<index_t, index_t> g{0, 0};
   for (index_t i = 0; i < a.rows(); ++i) {
-    bool ok = false;
+    int state = 0;
     for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
-      if (a.col_idx()[k] == i) ok = a.values()[k] != T(0);
-    g += ok ? 0 : 1;
+      if (a.col_idx()[k] == i) state = a.values()[k] != T(0) ? 2 : 1;
+    if (state == 0) ++g.first;
+    else if (state == 1) ++g.second;
   }
-  *gaps = g;
-  return mode == matching_mode::on || (mode == matching_mode::automatic && g > 0);
+  return g;
 }
 
 /// Dr P A Dc (matching.hpp's conventions: row j is row perm[j] of A times Dr[perm[j]], column
@@ -187,28 +192,38 @@ class host_factors {
  public:
   host_factors(const csr_matrix<T, count_t>& a, bool ilu, const precond_options& opt) : ilu_(ilu) {
     const factor_options& fo = opt.factor;
-    solve_ = fo.solve == trisolve::automatic ? select_trisolve(false) : fo.solve;
     steps_ = fo.jacobi_steps > 0 ? fo.jacobi_steps : default_jacobi_steps;
     const int sweeps = fo.sweeps > 0 ? fo.sweeps : default_sweeps;
     LA_EXPECTS(ilu || fo.matching != matching_mode::on, "ic0: --matching applies to ilu0 (a permuted SPD matrix is not symmetric)");
     std::string match_note;
-    const csr_matrix<T, count_t>* src = &a;
-    csr_matrix<T, count_t> matched;
-    index_t gaps = 0;
-    if (ilu && a.rows() == a.cols() && wants_matching(a, fo.matching, &gaps)) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const diagonal_matching m = max_product_matching(a);
-      matched = matched_matrix(a, m);
-      src = &matched;
-      perm_ = m.perm;
-      dr_.resize(m.perm.size()), dc_.resize(m.perm.size());
-      for (std::size_t j = 0; j < m.perm.size(); ++j)
-        dr_[j] = static_cast<T>(m.row_scale[m.perm[j]]), dc_[j] = static_cast<T>(m.col_scale[j]);
-      match_note = detail::matching_detail(gaps, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    }
-    const factorization f = fo.method == factorization::automatic ? select_factorization(false, !perm_.empty()) : fo.method;
+    factorization f = fo.method == factorization::automatic ? select_factorization(false) : fo.method;
     if (ilu) {
-      lu_ = f == factorization::sweeps ? parilu0_factor(*src, sweeps) : ilu0_factor(*src);
+      // The rule of factored.cu: the matching where the diagonal has gaps (or on); with stored
+      // zeros only, plain ILU(0) by exact factorization first, the matching if a pivot is zero.
+      const auto [missing, zeros] = a.rows() == a.cols() ? diagonal_gaps(a) : std::pair<index_t, index_t>{0, 0};
+      const bool automatic = fo.matching == matching_mode::automatic;
+      bool match = fo.matching == matching_mode::on || (automatic && missing > 0);
+      if (!match) {
+        try {
+          if (zeros > 0 && fo.method == factorization::automatic) f = factorization::exact;
+          lu_ = f == factorization::sweeps ? parilu0_factor(a, sweeps) : ilu0_factor(a);
+        } catch (const invalid_argument&) {
+          if (!automatic || zeros == 0) throw;
+          match = true;
+        }
+      }
+      if (match) {
+        const auto t0 = std::chrono::steady_clock::now();
+        const diagonal_matching m = max_product_matching(a);
+        const csr_matrix<T, count_t> matched = matched_matrix(a, m);
+        perm_ = m.perm;
+        dr_.resize(m.perm.size()), dc_.resize(m.perm.size());
+        for (std::size_t j = 0; j < m.perm.size(); ++j)
+          dr_[j] = static_cast<T>(m.row_scale[m.perm[j]]), dc_[j] = static_cast<T>(m.col_scale[j]);
+        match_note = detail::matching_detail(missing + zeros, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        if (fo.method == factorization::automatic) f = select_factorization(false, true);
+        lu_ = f == factorization::sweeps ? parilu0_factor(matched, sweeps) : ilu0_factor(matched);
+      }
       diag_ = diagonal_positions(lu_);
     } else {
       ic0_factorization<T, count_t> fac = f == factorization::sweeps ? paric0_factor(a, opt.max_shift, sweeps)
@@ -218,6 +233,7 @@ class host_factors {
       rep_.shift = fac.shift;
       attempts_ = fac.attempts;
     }
+    solve_ = fo.solve == trisolve::automatic ? select_trisolve(false, f) : fo.solve;
     if (solve_ == trisolve::isai) {
       m_lo_.assign(lu_.values().size(), T(0));
       const auto lo = lower();
