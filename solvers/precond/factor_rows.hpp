@@ -18,7 +18,7 @@
 
 #include <cmath>
 
-#include "../../la/types.hpp"
+#include "../../types.hpp"
 
 #ifdef __CUDACC__
 #define LA_FACTOR_HD __host__ __device__
