@@ -18,7 +18,10 @@ from plot_precond import draw  # noqa: E402
 COLORS = {"la bicgstab none": "#9ecae1", "la bicgstab jacobi": "#3182bd", "la bicgstab ilu0": "#08519c",
           "la gmres none": "#a1d99b", "la gmres jacobi": "#31a354", "la gmres ilu0": "#006d2c",
           "vendor bicgstab none": "#fcbba1", "vendor bicgstab jacobi": "#fb6a4a", "vendor bicgstab ilu0": "#a50f15",
-          "cupy gmres none": "#dadaeb", "cupy gmres jacobi": "#756bb1", "eigen bicgstab ilut": "#ff7f0e"}
+          "cupy gmres none": "#dadaeb", "cupy gmres jacobi": "#756bb1", "eigen bicgstab ilut": "#ff7f0e",
+          "la bicgstab ilu0+exact+exact": "#c6dbef", "la bicgstab ilu0+sweeps+jacobi": "#6baed6",
+          "la gmres ilu0+exact+exact": "#c7e9c0", "la gmres ilu0+sweeps+jacobi": "#74c476",
+          "la gmres ilu0+exact+isai": "#41ab5d"}
 
 
 def main():

@@ -69,27 +69,34 @@ Eigen::SparseMatrix<T, Eigen::RowMajor> to_eigen(const csr_matrix<T, O>& a) {
   return m;
 }
 
-/// A preconditioner spec: NAME or NAME+FACT+SOLVE for ic0 and ilu0 (FACT exact, sweeps or
-/// sweepsK; SOLVE exact, isai, jacobi or jacobiK). Plain ic0/ilu0 name the GPU's defaults
+/// A preconditioner spec: NAME or NAME+FACT+SOLVE for ic0 and ilu0 (FACT auto, exact, sweeps
+/// or sweepsK; SOLVE auto, exact, isai, jacobi or jacobiK). Plain ic0/ilu0 name the GPU's defaults
 /// (sweeps, isai) explicitly, so the host oracle builds the same.
 inline bool factor_spec(const std::string& spec, std::string& name, precond_options& o) {
   const auto plus = spec.find('+');
   name = spec.substr(0, plus);
   if (name != "ic0" && name != "ilu0") return plus == std::string::npos;
-  o.factor.method = factorization::sweeps, o.factor.solve = trisolve::isai;
   if (plus == std::string::npos) return true;
   const std::string rest = spec.substr(plus + 1);
   const auto p2 = rest.find('+');
-  const std::string f = rest.substr(0, p2), t = p2 == std::string::npos ? "isai" : rest.substr(p2 + 1);
+  const std::string f = rest.substr(0, p2), t = p2 == std::string::npos ? "auto" : rest.substr(p2 + 1);
   auto number = [](const std::string& s, std::size_t at) { return at < s.size() ? std::stoi(s.substr(at)) : 0; };
-  if (f == "exact") o.factor.method = factorization::exact;
+  if (f == "auto") o.factor.method = factorization::automatic;
+  else if (f == "exact") o.factor.method = factorization::exact;
   else if (f.rfind("sweeps", 0) == 0) o.factor.sweeps = number(f, 6);
   else return false;
-  if (t == "exact") o.factor.solve = trisolve::exact;
+  if (t == "auto") o.factor.solve = trisolve::automatic;
+  else if (t == "exact") o.factor.solve = trisolve::exact;
   else if (t == "isai") o.factor.solve = trisolve::isai;
   else if (t.rfind("jacobi", 0) == 0) o.factor.solve = trisolve::jacobi, o.factor.jacobi_steps = number(t, 6);
   else return false;
   return true;
+}
+
+/// Whether the host oracle builds what the GPU does (no automatic factor choices, which
+/// resolve differently on the host).
+inline bool oracle_comparable(const precond_options& o) {
+  return o.factor.method != factorization::automatic && o.factor.solve != trisolve::automatic;
 }
 
 /// A preconditioner's costs in products with A on the GPU: its setup and one apply, each

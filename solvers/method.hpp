@@ -128,14 +128,15 @@ inline std::string precond_for_method(preconditioner p, krylov_method m) {
            " use none, jacobi or ilu0 (or auto)";
   return {};
 }
-/// What preconditioner::automatic means for a method that is not CG: Jacobi (zero diagonal
-/// entries taken as 1). ILU(0) cuts iterations 2.5-10x on convection-diffusion, but its
-/// level-scheduled solves make it 10-50x slower to a solution on the GPU than Jacobi there,
-/// and on the real matrices measured it either does not exist (missing diagonal entries, a
-/// zero pivot) or loses too (bench/RESULTS.md, "Non-symmetric systems").
+/// What preconditioner::automatic means for a method that is not CG: ILU(0) (swept and
+/// applied by ISAI or Jacobi sweeps on the GPU; on Dr P A Dc where the diagonal has gaps),
+/// and Jacobi where ILU(0) does not exist (a structurally singular matrix, a zero pivot):
+/// measured 1.1-1.4x faster than Jacobi to a solution on convection-diffusion from 65K to 16M
+/// rows, 2.2x on adder_dcop_05, and it solves west0479 and impcol_a, where Jacobi diverges
+/// (bench/RESULTS.md, "Incomplete factorizations"; fidapex6 is the exception, 1.7x slower).
 inline preconditioner auto_precond_for(krylov_method m, preconditioner asked) {
   if (asked != preconditioner::automatic || m == krylov_method::cg) return asked;
-  return preconditioner::jacobi;
+  return preconditioner::ilu0;
 }
 
 namespace detail {
@@ -188,9 +189,18 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   }
   if (!mc.refused.empty()) return r.message = mc.refused, r;
   if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return r.message = why, r;
+  const bool auto_pc = opt.precond == preconditioner::automatic;
   opt.precond = auto_precond_for(mc.method, opt.precond);
   opt.method = mc.method;
   r = run(opt);
+  if (auto_pc && opt.precond == preconditioner::ilu0 && r.status == solve_status::breakdown && r.iterations == 0 &&
+      r.message.find("ilu0:") != std::string::npos) {  // ILU(0) does not exist: Jacobi, which does
+    const std::string why = r.message;
+    opt.precond = preconditioner::jacobi;
+    r = run(opt);
+    r.precond.detail = "auto: ILU(0) does not exist (" + why + "), so jacobi" +
+                       (r.precond.detail.empty() ? std::string() : "; " + r.precond.detail);
+  }
   if (falls_back(asked, r)) r = after_fallback(std::move(r), run(fallback_options(opt, r)));
   r.solver_choice = mc.why;
   return r;

@@ -240,12 +240,27 @@ TEST(Cli, MethodsOnANonSymmetricSystem) {
   EXPECT_EQ(cg.status, 1) << cg.output;
   EXPECT_TRUE(contains(cg.output, "invalid_input")) << cg.output;
   EXPECT_TRUE(contains(cg.output, "use --method gmres or bicgstab")) << cg.output;
-  // ... and auto picks BiCGSTAB with Jacobi (ILU(0) does not exist: 12 diagonal entries are
-  // missing), says why, and converges.
+  // ... and auto picks BiCGSTAB with ILU(0) (on the rows permuted to a heavy diagonal: 12
+  // diagonal entries are missing), says why, and converges; Jacobi takes the zeros as 1.
   const auto a = run("solve " + m + " --precond auto --device cpu");
   EXPECT_EQ(a.status, 0) << a.output;
   EXPECT_TRUE(contains(a.output, "picked:     bicgstab (auto: not symmetric")) << a.output;
-  EXPECT_TRUE(contains(a.output, "12 zero or missing diagonal entries taken as 1")) << a.output;
+  EXPECT_TRUE(contains(a.output, "ilu0 (auto): exact, applied by exact")) << a.output;
+  EXPECT_TRUE(contains(a.output, "12 zero or missing diagonal entries")) << a.output;
+  const auto j = run("solve " + m + " --precond jacobi --device cpu");
+  EXPECT_EQ(j.status, 0) << j.output;
+  EXPECT_TRUE(contains(j.output, "12 zero or missing diagonal entries taken as 1")) << j.output;
+  // Where ILU(0) does not exist (structurally singular: an empty column), auto says so and
+  // runs Jacobi.
+  const std::string sing = ::testing::TempDir() + "la_singular.mtx";
+  {
+    std::ofstream f(sing);
+    f << "%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 2\n2 1 1\n2 2 3\n3 2 1\n";
+  }
+  const auto s1 = run("solve " + sing + " --method gmres --precond auto --device cpu");
+  EXPECT_TRUE(contains(s1.output, "ILU(0) does not exist (ilu0: the matrix is structurally singular")) << s1.output;
+  EXPECT_TRUE(contains(s1.output, "so jacobi")) << s1.output;
+  std::remove(sing.c_str());
   const auto g = run("solve gen:convdiff2d:40 --method gmres --restart 20 --precond ilu0 --device cpu");
   EXPECT_EQ(g.status, 0) << g.output;
   EXPECT_TRUE(contains(g.output, "gmres(20), host")) << g.output;

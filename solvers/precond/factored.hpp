@@ -34,6 +34,9 @@ namespace la {
 /// jacobi:2), exact substitution for exactly computed ones (the matched and zero-diagonal
 /// matrices, where ISAI and Jacobi took 17x and more iterations: west0479 1723 against 70);
 /// on the host, exact substitution (fastest there).
+/// On the GPU, automatic also probes (factored.cu): ISAI unless ||v - A M^-1 v|| / ||v|| with
+/// it is over this factor times Jacobi's.
+constexpr double isai_probe_factor = 2.0;
 inline trisolve select_trisolve(bool gpu, factorization f) {
   return gpu && f == factorization::sweeps ? trisolve::isai : trisolve::exact;
 }
