@@ -100,7 +100,8 @@ row_t run_la(context& ctx, const std::string& name, const csr_matrix<double>& a,
     try {
       const bench::apply_costs c = bench::measure_costs(ctx, da, preconditioner::ilu0, o.precond_opt);
       char buf[96];
-      std::snprintf(buf, sizeof buf, "; setup %.1f, apply %.2f SpMVs", c.setup_spmvs, c.apply_spmvs);
+      std::snprintf(buf, sizeof buf, "; setup %.1f (factorization %.1f), apply %.2f SpMVs", c.setup_spmvs, c.factor_spmvs,
+                    c.apply_spmvs);
       row.detail += buf;
     } catch (const invalid_argument&) {
     }

@@ -16,7 +16,7 @@ import sys
 COLORS = {"la jacobi": "#7f7f7f", "la block-jacobi": "#bcbd22", "la fsai": "#1f77b4", "la fsai2": "#6baed6",
           "la ic0": "#2ca02c", "la ilu0": "#98df8a", "la auto": "#17becf", "vendor ic0": "#d62728",
           "eigen ic": "#ff7f0e", "la ic0+exact+exact": "#98df8a", "la ic0+sweeps+exact": "#74c476",
-          "la ic0+sweeps+jacobi": "#31a354", "la ic0+sweeps+isai": "#2ca02c"}
+          "la ic0+sweeps+jacobi": "#31a354", "la ic0+sweeps+isai": "#2ca02c", "la ic0+exact+exact ": "#98df8a"}
 
 
 def draw(rows, dst, title, colors=COLORS, value="time_to_solution_ms", series="method"):

@@ -135,6 +135,8 @@ struct precond_report {
   double setup_seconds = 0;
   double bytes = 0;      // memory it holds during the solve
   double shift = 0;      // IC(0): the diagonal shift used
+  double factor_seconds = 0;  // IC(0), ILU(0) on the GPU: the factorization's part of the setup
+                              // (with L^T or the split into L and U; without the trisolve's)
 };
 
 }  // namespace la

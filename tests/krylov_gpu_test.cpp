@@ -86,6 +86,27 @@ INSTANTIATE_TEST_SUITE_P(
                              (p.pc == preconditioner::ilu0 ? std::string("_") + to_string(p.fact) + "_" + to_string(p.solve) : ""));
     });
 
+// precond auto on the GPU: ILU(0) (on the matched rows where the diagonal has gaps) solves
+// west0479, where Jacobi diverges; Jacobi where ILU(0) does not exist, said in the report.
+TEST(GpuMethods, AutomaticPreconditionerIsIlu0OrJacobi) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const csr_matrix<double> a = test::system_matrix("west0479.mtx", test::data_dir());
+  std::vector<double> b(a.rows(), 0.0);
+  reference::spmv(1.0, a, std::vector<double>(a.rows(), 1.0), 0.0, b);
+  device_vector<double> dx;
+  const solve_result r = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, with(krylov_method::gmres, preconditioner::automatic));
+  ASSERT_TRUE(r.converged()) << r.message;
+  EXPECT_EQ(r.precond.kind, preconditioner::ilu0);
+  EXPECT_LE(r.true_residual, 100 * 1e-8);
+  const csr_matrix<double> sing(3, 3, {0, 1, 3, 4}, {0, 0, 1, 1}, {2, 1, 3, 1});  // column 3 empty
+  device_vector<double> dy;
+  const solve_result s = solve_device(ctx, to_device(ctx, sing), to_device(ctx, std::vector<double>{1, 1, 1}), dy,
+                                      with(krylov_method::gmres, preconditioner::automatic));
+  EXPECT_EQ(s.precond.kind, preconditioner::jacobi);
+  EXPECT_NE(s.precond.detail.find("ILU(0) does not exist"), std::string::npos) << s.precond.detail;
+}
+
 TEST(GpuMethods, FloatConverges) {
   LA_SKIP_WITHOUT_GPU();
   const auto a = convdiff<float>(2, 31, 100);

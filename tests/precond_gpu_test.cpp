@@ -220,6 +220,23 @@ TYPED_TEST(GpuPrecond, Ilu0ApplyMatchesTheHostOracle) {
       {"A(1,1) is not stored", "--matching"});
 }
 
+// The automatic trisolve on swept factors: ISAI where its probe is close to Jacobi's (a
+// grid), jacobi:2 where it is far worse (1138_bus: measured 1259 PCG iterations with ISAI
+// against 268); the choice and both probes in the report, the same on a rebuild.
+TEST(GpuPrecondFactored, AutomaticTrisolveProbes) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  for (const auto& [name, picked] : {std::pair<std::string, std::string>{"poisson2d:64", "applied by isai"},
+                                     std::pair<std::string, std::string>{"1138_bus.mtx", "applied by jacobi:2"}}) {
+    const auto da = to_device(ctx, case_matrix<double>(name));
+    const device_preconditioner<double> m(ctx, da, preconditioner::ic0, {});
+    EXPECT_NE(m.report().detail.find(picked), std::string::npos) << name << ": " << m.report().detail;
+    EXPECT_NE(m.report().detail.find("trisolve by probe"), std::string::npos) << m.report().detail;
+    const device_preconditioner<double> again(ctx, da, preconditioner::ic0, {});
+    EXPECT_EQ(m.report().detail, again.report().detail);
+  }
+}
+
 // FSAI's setup in batches (a scratch far below what the rows need): the same G as in one
 // batch, bit for bit, and the batch count in the report.
 TEST(GpuPrecondFsai, BatchedSetupGivesTheSameFactor) {

@@ -229,6 +229,7 @@ struct factored_impl final : device_preconditioner<T>::impl {
 
   factored_impl(context& ctx, const device_csr<T, O>& a_in, bool ilu, const precond_options& opt) {
     const factor_options& fo = opt.factor;
+    const auto t_start = std::chrono::steady_clock::now();
     LA_EXPECTS(fo.sweeps >= 0 && fo.jacobi_steps >= 0, "ilu0/ic0: sweeps and jacobi steps must be non-negative");
     LA_EXPECTS(ilu || fo.matching != matching_mode::on, "ic0: --matching applies to ilu0 (a permuted SPD matrix is not symmetric)");
     factorization f = fo.method == factorization::automatic ? select_factorization(true) : fo.method;
@@ -294,6 +295,8 @@ struct factored_impl final : device_preconditioner<T>::impl {
       }
       up = transposed(ctx, lo);
     }
+    ctx.synchronize();
+    this->rep.factor_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     solve = fo.solve == trisolve::automatic ? select_trisolve(true, f) : fo.solve;
     prepare_solve(ctx, n, ilu);
     if (fo.solve == trisolve::automatic && solve == trisolve::isai && n > 0) {
