@@ -108,7 +108,7 @@ class host_preconditioner {
         index_t trimmed = 0;
         double flops = 0;
         g_ = fsai_factor(a, opt.fsai, &trimmed, &flops);
-        gt_ = transpose(g_);
+        gt_ = detail::transposed_csr(g_);
         rep_.detail = std::string("pattern ") + to_string(opt.fsai.pattern) + ", " + std::to_string(g_.nnz()) +
                       " nonzeros in G" + fsai_budget_note(trimmed, opt.fsai.max_row, flops);
         rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
@@ -123,11 +123,6 @@ class host_preconditioner {
     }
   }
 
-  static csr_matrix<T, count_t> transpose(const csr_matrix<T, count_t>& m) {
-    const csc_matrix<T, count_t> c = to_csc<count_t>(m);
-    auto [p, i, v] = c.arrays();
-    return csr_matrix<T, count_t>(detail::trusted, m.cols(), m.rows(), p, i, v);
-  }
   static wider_t<T> row_dot(const csr_matrix<T, count_t>& m, index_t i, const T* x) {
     wider_t<T> v = 0;
     for (count_t k = m.row_ptr()[i]; k < m.row_ptr()[i + 1]; ++k)
