@@ -40,51 +40,59 @@ LA_FACTOR_HD inline O find_col(const index_t* ci, O b, O e, index_t c) {
   return lo < e && ci[lo] == c ? lo : O(-1);
 }
 
-/// One ParILU(0) sweep of row i on A's pattern: out[k] for each entry k of row i from `old`
-/// (a0: A's values). For entry (i, j): s = a_ij - sum over row i's columns c < min(i, j) of
-/// l_ic u_cj (u_cj looked up in row c right of its diagonal), then l_ij = s / u_jj or u_ij = s.
+/// One ParILU(0) sweep of entry k = (i, j) on A's pattern: out[k] from `old` (a0: A's
+/// values): s = a_ij - sum over row i's columns c < min(i, j) of l_ic u_cj (u_cj looked up in
+/// row c right of its diagonal), then l_ij = s / u_jj or u_ij = s.
+template <typename O>
+LA_FACTOR_HD inline void parilu_entry(index_t i, O k, const O* rp, const index_t* ci, const O* diag, const double* a0,
+                                      const double* old, double* out) {
+  const O end = rp[i + 1];
+  const index_t j = ci[k];
+  const index_t lim = j < i ? j : i;
+  double s = a0[k];
+  for (O p = rp[i]; p < end && ci[p] < lim; ++p) {
+    const index_t c = ci[p];
+    const O q = find_col(ci, diag[c] + 1, rp[c + 1], j);
+    if (q >= 0) s -= old[p] * old[q];
+  }
+  out[k] = j < i ? s / old[diag[j]] : s;
+}
+/// The sweep of a whole row (the host's order; the GPU runs an entry a thread).
 template <typename O>
 LA_FACTOR_HD inline void parilu_row(index_t i, const O* rp, const index_t* ci, const O* diag, const double* a0,
                                     const double* old, double* out) {
-  const O end = rp[i + 1];
-  for (O k = rp[i]; k < end; ++k) {
-    const index_t j = ci[k];
-    const index_t lim = j < i ? j : i;
-    double s = a0[k];
-    for (O p = rp[i]; p < end && ci[p] < lim; ++p) {
-      const index_t c = ci[p];
-      const O q = find_col(ci, diag[c] + 1, rp[c + 1], j);
-      if (q >= 0) s -= old[p] * old[q];
-    }
-    out[k] = j < i ? s / old[diag[j]] : s;
-  }
+  for (O k = rp[i]; k < rp[i + 1]; ++k) parilu_entry(i, k, rp, ci, diag, a0, old, out);
 }
 
-/// One ParIC(0) sweep of row i of L (tril, diagonal last): l_ij = (a_ij - sum_{c<j} l_ic l_jc)
-/// / l_jj, l_ii = sqrt(a_ii - sum_{c<i} l_ic^2). False when the pivot is not positive and
-/// finite (it is then written as 1, so the sweep goes on and a flag decides).
+/// One ParIC(0) sweep of entry k = (i, j) of L (tril, diagonal last): l_ij = (a_ij - sum_{c<j}
+/// l_ic l_jc) / l_jj, l_ii = sqrt(a_ii - sum_{c<i} l_ic^2). False when the pivot is not
+/// positive and finite (it is then written as 1, so the sweep goes on and a flag decides).
+template <typename O>
+LA_FACTOR_HD inline bool paric_entry(index_t i, O k, const O* rp, const index_t* ci, const double* a0, const double* old,
+                                     double* out) {
+  const index_t j = ci[k];
+  double s = a0[k];
+  O p = rp[i], q = rp[j];
+  const O qend = rp[j + 1] - 1;  // row j's entries left of its diagonal
+  while (p < k && q < qend) {
+    const index_t cp = ci[p], cq = ci[q];
+    if (cp == cq) s -= old[p++] * old[q++];
+    else if (cp < cq) ++p;
+    else ++q;
+  }
+  if (j < i) {
+    out[k] = s / old[qend];
+    return true;
+  }
+  const bool ok = s > 0 && std::isfinite(s);
+  out[k] = ok ? std::sqrt(s) : 1.0;
+  return ok;
+}
 template <typename O>
 LA_FACTOR_HD inline bool paric_row(index_t i, const O* rp, const index_t* ci, const double* a0, const double* old,
                                    double* out) {
   bool ok = true;
-  for (O k = rp[i]; k < rp[i + 1]; ++k) {
-    const index_t j = ci[k];
-    double s = a0[k];
-    O p = rp[i], q = rp[j];
-    const O qend = rp[j + 1] - 1;  // row j's entries left of its diagonal
-    while (p < k && q < qend) {
-      const index_t cp = ci[p], cq = ci[q];
-      if (cp == cq) s -= old[p++] * old[q++];
-      else if (cp < cq) ++p;
-      else ++q;
-    }
-    if (j < i) {
-      out[k] = s / old[qend];
-    } else {
-      ok = s > 0 && std::isfinite(s);
-      out[k] = ok ? std::sqrt(s) : 1.0;
-    }
-  }
+  for (O k = rp[i]; k < rp[i + 1]; ++k) ok = paric_entry(i, k, rp, ci, a0, old, out) && ok;
   return ok;
 }
 
