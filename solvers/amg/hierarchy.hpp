@@ -1,0 +1,285 @@
+// Smoothed-aggregation algebraic multigrid on the host: the plain oracle a GPU hierarchy is
+// compared with. Setup as named phases (each timed): strength of connection and aggregation
+// (aggregation.hpp), the tentative prolongator T (piecewise constant, columns normalized),
+// the smoothed prolongator P = (I - omega D^-1 A) T with omega = 4 / (3 lambda), lambda
+// Gershgorin's bound of lambda_max(D^-1 A), and the Galerkin product A_c = P^T A P
+// (reference::spgemm); levels until the coarse size, where a dense LU with partial pivoting
+// solves. Applied as a V-cycle with Chebyshev smoothing on D^-1 A over [0.1, 1] lambda,
+// the same polynomial before and after, so M^-1 is symmetric for a symmetric A (CG's need).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "../../kernels/reference/spgemm.hpp"
+#include "aggregation.hpp"
+
+namespace la {
+
+struct amg_options {
+  double strength = 0.08;  // theta of the finest level's strength graph, halved a level
+  int smoother_degree = 2;  // Chebyshev polynomial degree (pre and post)
+  index_t coarse_size = 256;  // a level this small is solved densely
+  int max_levels = 25;
+  /// Power iterations for each level's lambda_max(D^-1 A), the bound taken as 1.1 times their
+  /// estimate, capped by Gershgorin's (0: Gershgorin's alone). An underestimate makes the
+  /// Chebyshev smoother amplify the top modes (15 iterations from a smooth start measured 1.78
+  /// on 2D Poisson, whose lambda is 2); an overestimate weakens smoothing and P.
+  int power_iterations = 20;
+};
+
+namespace amg {
+
+/// One level: its operator, the prolongator to it from the next coarser level, its inverse
+/// diagonal and lambda_max(D^-1 A) estimate.
+struct level {
+  csr_matrix<double, count_t> a, p, r;  // r = p^T
+  std::vector<double> dinv;
+  double lambda = 1;
+};
+
+/// An upper bound of lambda_max(D^-1 A): max_i sum_j |a_ij| / |a_ii| (Gershgorin).
+inline double gershgorin_lambda(const csr_matrix<double, count_t>& a, const std::vector<double>& dinv) {
+  double m = 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    double s = 0;
+    for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) s += std::abs(a.values()[k]);
+    m = std::max(m, s * std::abs(dinv[i]));
+  }
+  return m;
+}
+
+/// lambda_max(D^-1 A) by `steps` power iterations from v_i in [-1, 1) by node_hash (a fixed
+/// start with every mode in it; a smooth start left the top modes out).
+inline double power_lambda(const csr_matrix<double, count_t>& a, const std::vector<double>& dinv, int steps) {
+  const index_t n = a.rows();
+  std::vector<double> v(static_cast<std::size_t>(n)), w(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) v[i] = node_hash(i) / 2147483648.0 - 1;
+  double lambda = 0;
+  for (int s = 0; s < steps; ++s) {
+    double vv = 0, vw = 0;
+    for (index_t i = 0; i < n; ++i) {
+      double t = 0;
+      for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) t += a.values()[k] * v[a.col_idx()[k]];
+      w[i] = dinv[i] * t;
+      vv += v[i] * v[i], vw += v[i] * w[i];
+    }
+    lambda = vw / vv;  // Rayleigh quotient
+    double ww = 0;
+    for (index_t i = 0; i < n; ++i) ww += w[i] * w[i];
+    const double s2 = ww > 0 ? 1 / std::sqrt(ww) : 0;
+    for (index_t i = 0; i < n; ++i) v[i] = w[i] * s2;
+  }
+  return lambda;
+}
+
+}  // namespace amg
+
+/// The hierarchy and its V-cycle (host, double).
+class host_amg {
+ public:
+  template <typename T, typename O>
+  host_amg(const csr_matrix<T, O>& a, const amg_options& opt = {}) : opt_(opt) {
+    LA_EXPECTS(a.rows() == a.cols(), "amg: the matrix must be square");
+    LA_EXPECTS(opt.smoother_degree >= 1 && opt.max_levels >= 1 && opt.coarse_size >= 1 && opt.strength >= 0,
+               "amg: the smoother degree, levels and coarse size must be positive and the strength non-negative");
+    std::vector<count_t> ptr(a.row_ptr().begin(), a.row_ptr().end());
+    std::vector<double> val(a.values().begin(), a.values().end());
+    levels_.push_back({csr_matrix<double, count_t>(detail::trusted, a.rows(), a.cols(), std::move(ptr), a.col_idx(),
+                                                   std::move(val)),
+                       {}, {}, {}, 1});
+    using clock = std::chrono::steady_clock;
+    auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+    for (;;) {
+      amg::level& f = levels_.back();
+      const index_t n = f.a.rows();
+      f.dinv.assign(static_cast<std::size_t>(n), 1.0);
+      for (index_t i = 0; i < n; ++i)
+        for (count_t k = f.a.row_ptr()[i]; k < f.a.row_ptr()[i + 1]; ++k)
+          if (f.a.col_idx()[k] == i && f.a.values()[k] != 0) f.dinv[i] = 1 / f.a.values()[k];
+      auto t0 = clock::now();
+      f.lambda = amg::gershgorin_lambda(f.a, f.dinv);
+      if (opt.power_iterations > 0)
+        f.lambda = std::min(f.lambda, 1.1 * amg::power_lambda(f.a, f.dinv, opt.power_iterations));
+      seconds_.smoother += since(t0);
+      if (n <= opt.coarse_size || static_cast<int>(levels_.size()) >= opt.max_levels) break;
+      t0 = clock::now();
+      // theta halves a level (Vanek, Mandel and Brezina's epsilon_l = 0.08 (1/2)^l): a coarse
+      // operator's stencil widens and each coupling weakens (3D Poisson's coarse rows have
+      // ~27 entries of about 1/27 the diagonal), so a fixed theta stops coarsening there.
+      const double theta = opt.strength * std::pow(0.5, static_cast<double>(levels_.size() - 1));
+      const amg::aggregates ag = amg::aggregate(amg::strength_of(f.a, theta));
+      seconds_.aggregation += since(t0);
+      if (ag.count == 0 || ag.count > n * 9 / 10) break;  // coarsening stalled
+      t0 = clock::now();
+      f.p = smoothed_prolongator(f, ag);
+      f.r = reference::transpose(f.p);
+      seconds_.prolongator += since(t0);
+      t0 = clock::now();
+      csr_matrix<double, count_t> ac = reference::spgemm(f.r, reference::spgemm(f.a, f.p));
+      seconds_.galerkin += since(t0);
+      levels_.push_back({std::move(ac), {}, {}, {}, 1});
+    }
+    const auto t0 = clock::now();
+    factor_coarse();
+    seconds_.coarse += since(t0);
+  }
+
+  /// z = M^-1 r: one V-cycle from z = 0.
+  void apply(const std::vector<double>& r, std::vector<double>& z) const {
+    z.assign(r.size(), 0.0);
+    cycle(0, r, z);
+  }
+
+  index_t levels() const { return static_cast<index_t>(levels_.size()); }
+  index_t rows(index_t l) const { return levels_[l].a.rows(); }
+  /// Sum of the levels' nonzeros over the finest's; the same for rows.
+  double operator_complexity() const {
+    double s = 0;
+    for (const auto& l : levels_) s += static_cast<double>(l.a.nnz());
+    return s / static_cast<double>(levels_[0].a.nnz());
+  }
+  double grid_complexity() const {
+    double s = 0;
+    for (const auto& l : levels_) s += l.a.rows();
+    return s / levels_[0].a.rows();
+  }
+  struct phase_seconds {
+    double aggregation = 0, prolongator = 0, galerkin = 0, smoother = 0, coarse = 0;
+  };
+  const phase_seconds& seconds() const { return seconds_; }
+  const amg::level& at(index_t l) const { return levels_[l]; }
+
+ private:
+  csr_matrix<double, count_t> smoothed_prolongator(const amg::level& f, const amg::aggregates& ag) const {
+    const index_t n = f.a.rows();
+    std::vector<double> size(static_cast<std::size_t>(ag.count), 0);
+    for (index_t i = 0; i < n; ++i) size[ag.of[i]] += 1;
+    const double omega = 4.0 / (3.0 * f.lambda);
+    // Row i of P: t_i - omega d_i^-1 sum_k a_ik t_k, t_k the normalized indicator of k's aggregate.
+    std::vector<count_t> ptr{0};
+    std::vector<index_t> idx;
+    std::vector<double> val;
+    std::vector<double> acc(static_cast<std::size_t>(ag.count), 0);
+    std::vector<index_t> cols;
+    std::vector<char> seen(static_cast<std::size_t>(ag.count), 0);
+    for (index_t i = 0; i < n; ++i) {
+      cols.clear();
+      auto add = [&](index_t c, double v) {
+        if (!seen[c]) seen[c] = 1, acc[c] = 0, cols.push_back(c);
+        acc[c] += v;
+      };
+      add(ag.of[i], 1 / std::sqrt(size[ag.of[i]]));
+      for (count_t k = f.a.row_ptr()[i]; k < f.a.row_ptr()[i + 1]; ++k) {
+        const index_t j = f.a.col_idx()[k];
+        add(ag.of[j], -omega * f.dinv[i] * f.a.values()[k] / std::sqrt(size[ag.of[j]]));
+      }
+      std::sort(cols.begin(), cols.end());
+      for (index_t c : cols) idx.push_back(c), val.push_back(acc[c]), seen[c] = 0;
+      ptr.push_back(static_cast<count_t>(idx.size()));
+    }
+    return csr_matrix<double, count_t>(detail::trusted, n, ag.count, std::move(ptr), std::move(idx), std::move(val));
+  }
+
+  void factor_coarse() {
+    const auto& a = levels_.back().a;
+    const index_t n = a.rows();
+    lu_.assign(static_cast<std::size_t>(n) * n, 0.0);
+    piv_.resize(static_cast<std::size_t>(n));
+    for (index_t i = 0; i < n; ++i)
+      for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) lu_[static_cast<std::size_t>(i) * n + a.col_idx()[k]] = a.values()[k];
+    for (index_t c = 0; c < n; ++c) {
+      index_t p = c;
+      for (index_t r = c + 1; r < n; ++r)
+        if (std::abs(lu_[r * n + c]) > std::abs(lu_[p * n + c])) p = r;
+      piv_[c] = p;
+      if (p != c)
+        for (index_t k = 0; k < n; ++k) std::swap(lu_[c * n + k], lu_[p * n + k]);
+      const double d = lu_[c * n + c];
+      LA_EXPECTS(d != 0 && std::isfinite(d), "amg: the coarsest operator (" + std::to_string(n) +
+                                                 " rows) is singular, so the V-cycle has no coarse solve");
+      for (index_t r = c + 1; r < n; ++r) {
+        const double l = lu_[r * n + c] / d;
+        lu_[r * n + c] = l;
+        for (index_t k = c + 1; k < n; ++k) lu_[r * n + k] -= l * lu_[c * n + k];
+      }
+    }
+  }
+  void coarse_solve(const std::vector<double>& b, std::vector<double>& x) const {
+    const index_t n = static_cast<index_t>(b.size());
+    x = b;
+    for (index_t c = 0; c < n; ++c) std::swap(x[c], x[piv_[c]]);
+    for (index_t i = 0; i < n; ++i)
+      for (index_t k = 0; k < i; ++k) x[i] -= lu_[i * n + k] * x[k];
+    for (index_t i = n; i-- > 0;) {
+      for (index_t k = i + 1; k < n; ++k) x[i] -= lu_[i * n + k] * x[k];
+      x[i] /= lu_[i * n + i];
+    }
+  }
+
+  static void residual(const csr_matrix<double, count_t>& a, const std::vector<double>& b, const std::vector<double>& x,
+                       std::vector<double>& r) {
+    r.resize(b.size());
+    for (index_t i = 0; i < a.rows(); ++i) {
+      double t = b[i];
+      for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) t -= a.values()[k] * x[a.col_idx()[k]];
+      r[i] = t;
+    }
+  }
+  static void multiply(const csr_matrix<double, count_t>& a, const std::vector<double>& x, std::vector<double>& y) {
+    y.assign(static_cast<std::size_t>(a.rows()), 0.0);
+    for (index_t i = 0; i < a.rows(); ++i) {
+      double t = 0;
+      for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) t += a.values()[k] * x[a.col_idx()[k]];
+      y[i] = t;
+    }
+  }
+
+  /// x += the Chebyshev polynomial of degree d in D^-1 A applied to D^-1 (b - A x), over
+  /// [0.1, 1] lambda (Saad, "Iterative methods", algorithm 12.1).
+  void smooth(const amg::level& l, const std::vector<double>& b, std::vector<double>& x) const {
+    const double hi = l.lambda, lo = 0.1 * l.lambda;
+    const double theta = (hi + lo) / 2, delta = (hi - lo) / 2, sigma = theta / delta;
+    const std::size_t n = b.size();
+    std::vector<double> r, d(n), ad;
+    residual(l.a, b, x, r);
+    for (std::size_t i = 0; i < n; ++i) d[i] = l.dinv[i] * r[i] / theta;
+    double rho = 1 / sigma;
+    for (int k = 0; k < opt_.smoother_degree; ++k) {
+      for (std::size_t i = 0; i < n; ++i) x[i] += d[i];
+      if (k + 1 == opt_.smoother_degree) break;
+      multiply(l.a, d, ad);
+      const double rho_new = 1 / (2 * sigma - rho);
+      for (std::size_t i = 0; i < n; ++i) {
+        r[i] -= ad[i];
+        d[i] = rho_new * rho * d[i] + 2 * rho_new / delta * l.dinv[i] * r[i];
+      }
+      rho = rho_new;
+    }
+  }
+
+  void cycle(std::size_t l, const std::vector<double>& b, std::vector<double>& x) const {
+    if (l + 1 == levels_.size()) return coarse_solve(b, x);
+    const amg::level& f = levels_[l];
+    smooth(f, b, x);
+    std::vector<double> r, bc, xc, e;
+    residual(f.a, b, x, r);
+    multiply(f.r, r, bc);
+    xc.assign(bc.size(), 0.0);
+    cycle(l + 1, bc, xc);
+    multiply(f.p, xc, e);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += e[i];
+    smooth(f, b, x);
+  }
+
+  amg_options opt_;
+  std::vector<amg::level> levels_;
+  std::vector<double> lu_;
+  std::vector<index_t> piv_;
+  phase_seconds seconds_;
+};
+
+}  // namespace la

@@ -1,0 +1,172 @@
+// The host oracles algebraic multigrid is built on: the sparse product C = A B
+// (kernels/reference/spgemm.hpp) against a dense product, the aggregation's invariants, and
+// the smoothed-aggregation V-cycle as a CG preconditioner on 2D and 3D Poisson (iterations
+// that do not grow with the grid; M^-1 symmetric).
+#include <cmath>
+#include <random>
+
+#include <la/formats/generate.hpp>
+#include <la/kernels/reference/spgemm.hpp>
+#include <la/kernels/reference/spmv.hpp>
+#include <la/solvers/amg/hierarchy.hpp>
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+/// A random m x n CSR matrix: about `per_row` entries a row, row `dense_row` full, every
+/// third row empty (when `empty_rows`), values +-[0.01, 1].
+csr_matrix<double> random_shape(index_t m, index_t n, int per_row, index_t dense_row, bool empty_rows, std::mt19937& g) {
+  std::uniform_int_distribution<index_t> col(0, std::max<index_t>(n - 1, 0));
+  std::vector<index_t> rp{0}, ci;
+  std::vector<double> v;
+  for (index_t i = 0; i < m; ++i) {
+    std::vector<index_t> cols;
+    if (i == dense_row) {
+      for (index_t j = 0; j < n; ++j) cols.push_back(j);
+    } else if (!(empty_rows && i % 3 == 2) && n > 0) {
+      for (int k = 0; k < per_row; ++k) cols.push_back(col(g));
+    }
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (index_t c : cols) ci.push_back(c), v.push_back(test::random_value<double>(g));
+    rp.push_back(static_cast<index_t>(ci.size()));
+  }
+  return csr_matrix<double>(m, n, std::move(rp), std::move(ci), std::move(v));
+}
+
+// C = A B against the dense product in long double, on awkward shapes (1, 31, 33 rows and
+// columns, rectangular, empty rows, one dense row); tolerance (k + 2) eps sum |a_ik b_kj|
+// (here 1e-13 relative to the row's magnitude). Every stored entry of C is in the symbolic
+// product and every nonzero of the dense product is stored; 64-bit offsets give the same C.
+TEST(Spgemm, MatchesTheDenseProductOnAwkwardShapes) {
+  std::mt19937 g(7);
+  for (index_t m : {1, 31, 33})
+    for (index_t k : {1, 31, 33})
+      for (index_t n : {1, 33}) {
+        const auto a = random_shape(m, k, 4, m / 2, true, g);
+        const auto b = random_shape(k, n, 3, k - 1, false, g);
+        const auto c = reference::spgemm(a, b);
+        ASSERT_EQ(c.rows(), m);
+        ASSERT_EQ(c.cols(), n);
+        std::vector<long double> dense(static_cast<std::size_t>(m) * n, 0), mag(static_cast<std::size_t>(m) * n, 0);
+        for (index_t i = 0; i < m; ++i)
+          for (index_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p)
+            for (index_t q = b.row_ptr()[a.col_idx()[p]]; q < b.row_ptr()[a.col_idx()[p] + 1]; ++q) {
+              const long double t = (long double)a.values()[p] * b.values()[q];
+              dense[i * n + b.col_idx()[q]] += t, mag[i * n + b.col_idx()[q]] += std::fabs(t);
+            }
+        std::vector<char> stored(dense.size(), 0);
+        for (index_t i = 0; i < m; ++i)
+          for (count_t e = c.row_ptr()[i]; e < c.row_ptr()[i + 1]; ++e) {
+            const std::size_t at = static_cast<std::size_t>(i) * n + c.col_idx()[e];
+            stored[at] = 1;
+            EXPECT_NEAR(c.values()[e], (double)dense[at], 1e-13 * (double)mag[at] + 1e-300) << m << " " << k << " " << n;
+            EXPECT_GT(mag[at], 0) << "an entry outside the symbolic product";
+          }
+        for (std::size_t at = 0; at < dense.size(); ++at)
+          if (dense[at] != 0) EXPECT_TRUE(stored[at]) << "a nonzero of A B not stored";
+        const auto c64 = reference::spgemm<std::int64_t>(a, b);
+        EXPECT_EQ(c64.values(), c.values());
+        EXPECT_EQ(c64.col_idx(), c.col_idx());
+      }
+  test::expect_throw_with<invalid_argument>(
+      [] { reference::spgemm(csr_matrix<double>(2, 3, {0, 0, 0}, {}, {}), csr_matrix<double>(2, 2, {0, 0, 0}, {}, {})); },
+      {"A's columns must match B's rows"});
+}
+
+TEST(Spgemm, TransposeIsExact) {
+  std::mt19937 g(9);
+  const auto a = random_shape(33, 31, 5, 3, true, g);
+  const auto t = reference::transpose(a);
+  const auto tt = reference::transpose(t);
+  EXPECT_EQ(tt.row_ptr(), a.row_ptr());
+  EXPECT_EQ(tt.col_idx(), a.col_idx());
+  EXPECT_EQ(tt.values(), a.values());
+}
+
+// Every node is in exactly one aggregate, within distance 2 of its root in the strength graph,
+// the aggregates are larger than pairs on a 2D grid (a coarsening ratio over 4), and two runs
+// give the same aggregates.
+TEST(Aggregation, CoversEveryNodeWithLargeAggregates) {
+  for (const auto& a : {poisson_2d<double>(40), poisson_3d<double>(12), test::system_matrix("bcsstk09.mtx", test::data_dir())}) {
+    const auto g = amg::strength_of(a, 0.08);
+    const auto ag = amg::aggregate(g);
+    ASSERT_GT(ag.count, 0);
+    std::vector<index_t> size(static_cast<std::size_t>(ag.count), 0);
+    for (index_t i = 0; i < a.rows(); ++i) {
+      ASSERT_GE(ag.of[i], 0) << "node " << i << " in no aggregate";
+      ASSERT_LT(ag.of[i], ag.count);
+      ++size[ag.of[i]];
+    }
+    EXPECT_LE(ag.count * 4, a.rows()) << "aggregates average " << double(a.rows()) / ag.count << " nodes";
+    EXPECT_EQ(amg::aggregate(g).of, ag.of);
+  }
+}
+
+/// CG with M^-1 = one V-cycle, plain: the iterations to ||r|| <= 1e-8 ||b|| (b = A ones).
+long long amg_pcg(const csr_matrix<double>& a, const host_amg& m) {
+  const std::size_t n = a.rows();
+  std::vector<double> x(n, 0), b(n, 0), r, z, p, q(n);
+  reference::spmv(1.0, a, std::vector<double>(n, 1.0), 0.0, b);
+  r = b;
+  m.apply(r, z);
+  p = z;
+  double rz = 0, bb = 0;
+  for (std::size_t i = 0; i < n; ++i) rz += r[i] * z[i], bb += b[i] * b[i];
+  for (long long it = 1; it <= 500; ++it) {
+    reference::spmv(1.0, a, p, 0.0, q);
+    double pq = 0;
+    for (std::size_t i = 0; i < n; ++i) pq += p[i] * q[i];
+    const double alpha = rz / pq;
+    double rr = 0;
+    for (std::size_t i = 0; i < n; ++i) x[i] += alpha * p[i], r[i] -= alpha * q[i], rr += r[i] * r[i];
+    if (std::sqrt(rr) <= 1e-8 * std::sqrt(bb)) return it;
+    m.apply(r, z);
+    double rz2 = 0;
+    for (std::size_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
+    for (std::size_t i = 0; i < n; ++i) p[i] = z[i] + rz2 / rz * p[i];
+    rz = rz2;
+  }
+  return -1;
+}
+
+// Smoothed-aggregation AMG-CG: at most 15 iterations on 2D Poisson 64^2 to 256^2 and 3D
+// Poisson 16^3 to 32^3, growing by at most 20% across each range (PETSc's GAMG: 11-12 and
+// 9-11, ../shared/anchors/petsc-3.18.md); operator complexity under 2.
+TEST(Amg, PcgIterationsDoNotGrowWithTheGrid) {
+  for (int dims : {2, 3}) {
+    std::vector<long long> its;
+    for (index_t n : dims == 2 ? std::vector<index_t>{64, 128, 256} : std::vector<index_t>{16, 24, 32}) {
+      const auto a = dims == 2 ? poisson_2d<double>(n) : poisson_3d<double>(n);
+      const host_amg m(a);
+      const long long k = amg_pcg(a, m);
+      std::printf("poisson%dd:%d  %lld iterations, %d levels (", dims, (int)n, k, (int)m.levels());
+      for (index_t l = 0; l < m.levels(); ++l) std::printf("%s%d", l ? " " : "", (int)m.rows(l));
+      std::printf(" rows), operator complexity %.2f, grid complexity %.2f\n", m.operator_complexity(), m.grid_complexity());
+      EXPECT_GT(k, 0);
+      EXPECT_LE(k, 15);
+      EXPECT_LT(m.operator_complexity(), 2.0);
+      its.push_back(k);
+    }
+    EXPECT_LE(double(its.back()), 1.2 * double(its.front()) + 1) << dims << "D";
+  }
+}
+
+// M^-1 is symmetric (the same Chebyshev polynomial before and after the coarse correction):
+// z1'r2 = z2'r1 for two random vectors, to 1e-12 of the products' magnitude.
+TEST(Amg, VCycleIsSymmetric) {
+  const auto a = poisson_2d<double>(30);
+  const host_amg m(a, {0.08, 2, 20, 25, 0});
+  ASSERT_GE(m.levels(), 3);
+  std::mt19937 g(3);
+  const auto r1 = test::random_vector<double>(a.rows(), g), r2 = test::random_vector<double>(a.rows(), g);
+  std::vector<double> z1, z2;
+  m.apply(r1, z1), m.apply(r2, z2);
+  double s1 = 0, s2 = 0, mag = 0;
+  for (index_t i = 0; i < a.rows(); ++i) s1 += z1[i] * r2[i], s2 += z2[i] * r1[i], mag += std::abs(z1[i] * r2[i]);
+  EXPECT_NEAR(s1, s2, 1e-12 * mag);
+}
+
+}  // namespace
+}  // namespace la
