@@ -108,7 +108,7 @@ class host_preconditioner {
         index_t trimmed = 0;
         double flops = 0;
         g_ = fsai_factor(a, opt.fsai, &trimmed, &flops);
-        gt_ = detail::transposed_csr(g_);
+        gt_ = reference::transpose(g_);
         rep_.detail = std::string("pattern ") + to_string(opt.fsai.pattern) + ", " + std::to_string(g_.nnz()) +
                       " nonzeros in G" + fsai_budget_note(trimmed, opt.fsai.max_row, flops);
         rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));

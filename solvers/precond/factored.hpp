@@ -20,6 +20,7 @@
 
 #include "../../formats/convert.hpp"
 #include "../../formats/csr.hpp"
+#include "../../kernels/reference/transpose.hpp"
 #include "../precond_options.hpp"
 #include "factor_rows.hpp"
 #include "ilu.hpp"
@@ -172,14 +173,6 @@ csr_matrix<T, O> matched_matrix(const csr_matrix<T, O>& a, const diagonal_matchi
 }
 
 namespace detail {
-/// M^T as CSR (M's CSC arrays read the other way).
-template <typename T>
-csr_matrix<T, count_t> transposed_csr(const csr_matrix<T, count_t>& m) {
-  const csc_matrix<T, count_t> c = to_csc<count_t>(m);
-  auto [p, i, v] = c.arrays();
-  return csr_matrix<T, count_t>(detail::trusted, m.cols(), m.rows(), p, i, v);
-}
-
 /// The words of a built factorization's report (host and GPU alike).
 inline std::string factor_detail(bool ilu, factorization f, int sweeps, trisolve t, int steps, double shift, int attempts,
                                  long long nnz) {
@@ -240,7 +233,7 @@ class host_factors {
       ic0_factorization<T, count_t> fac = f == factorization::sweeps ? paric0_factor(a, opt.max_shift, sweeps)
                                                                      : ic0_factor(a, opt.max_shift);
       lu_ = std::move(fac.l);
-      lt_ = detail::transposed_csr(lu_);
+      lt_ = reference::transpose(lu_);
       rep_.shift = fac.shift;
       attempts_ = fac.attempts;
     }
@@ -254,7 +247,7 @@ class host_factors {
         for (index_t i = 0; i < lu_.rows(); ++i) isai_short_ += factor_rows::isai_row(up, i, m_lo_.data()) ? 0 : 1;
       } else {
         auto [p, i, unused] = lu_.arrays();
-        m_up_ = detail::transposed_csr(csr_matrix<T, count_t>(detail::trusted, lu_.rows(), lu_.cols(), p, i, m_lo_)).values();
+        m_up_ = reference::transpose(csr_matrix<T, count_t>(detail::trusted, lu_.rows(), lu_.cols(), p, i, m_lo_)).values();
       }
     }
     rep_.kind = ilu ? preconditioner::ilu0 : preconditioner::ic0;
