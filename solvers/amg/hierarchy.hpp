@@ -39,6 +39,7 @@ struct level {
   csr_matrix<double, count_t> a, p, r;  // r = p^T
   std::vector<double> dinv;
   double lambda = 1;
+  aggregates agg;  // of this level's nodes (empty on the coarsest)
 };
 
 /// An upper bound of lambda_max(D^-1 A): max_i sum_j |a_ij| / |a_ii| (Gershgorin).
@@ -90,38 +91,45 @@ class host_amg {
     std::vector<double> val(a.values().begin(), a.values().end());
     levels_.push_back({csr_matrix<double, count_t>(detail::trusted, a.rows(), a.cols(), std::move(ptr), a.col_idx(),
                                                    std::move(val)),
-                       {}, {}, {}, 1});
-    using clock = std::chrono::steady_clock;
-    auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
+                       {}, {}, {}, 1, {}});
     for (;;) {
-      amg::level& f = levels_.back();
-      const index_t n = f.a.rows();
-      f.dinv.assign(static_cast<std::size_t>(n), 1.0);
-      for (index_t i = 0; i < n; ++i)
-        for (count_t k = f.a.row_ptr()[i]; k < f.a.row_ptr()[i + 1]; ++k)
-          if (f.a.col_idx()[k] == i && f.a.values()[k] != 0) f.dinv[i] = 1 / f.a.values()[k];
-      auto t0 = clock::now();
-      f.lambda = amg::gershgorin_lambda(f.a, f.dinv);
-      if (opt.power_iterations > 0)
-        f.lambda = std::min(f.lambda, 1.1 * amg::power_lambda(f.a, f.dinv, opt.power_iterations));
-      seconds_.smoother += since(t0);
+      const std::size_t l = levels_.size() - 1;
+      prepare(l);
+      const index_t n = levels_[l].a.rows();
       if (n <= opt.coarse_size || static_cast<int>(levels_.size()) >= opt.max_levels) break;
-      t0 = clock::now();
+      const auto t0 = clock::now();
       // theta halves a level (Vanek, Mandel and Brezina's epsilon_l = 0.08 (1/2)^l): a coarse
       // operator's stencil widens and each coupling weakens (3D Poisson's coarse rows have
       // ~27 entries of about 1/27 the diagonal), so a fixed theta stops coarsening there.
-      const double theta = opt.strength * std::pow(0.5, static_cast<double>(levels_.size() - 1));
-      const amg::aggregates ag = amg::aggregate(amg::strength_of(f.a, theta));
+      const double theta = opt.strength * std::pow(0.5, static_cast<double>(l));
+      amg::aggregates ag = amg::aggregate(amg::strength_of(levels_[l].a, theta));
       seconds_.aggregation += since(t0);
       if (ag.count == 0 || ag.count > n * 9 / 10) break;  // coarsening stalled
-      t0 = clock::now();
-      f.p = smoothed_prolongator(f, ag);
-      f.r = reference::transpose(f.p);
-      seconds_.prolongator += since(t0);
-      t0 = clock::now();
-      csr_matrix<double, count_t> ac = reference::spgemm(f.r, reference::spgemm(f.a, f.p));
-      seconds_.galerkin += since(t0);
-      levels_.push_back({std::move(ac), {}, {}, {}, 1});
+      levels_[l].agg = std::move(ag);
+      levels_.push_back({});
+      galerkin(l);
+    }
+    const auto t0 = clock::now();
+    factor_coarse();
+    seconds_.coarse += since(t0);
+  }
+
+  /// New values on the same pattern (setup reuse): the aggregates are kept, the numeric phases
+  /// (diagonals, lambda bounds, prolongators, Galerkin products, the coarse factorization)
+  /// rerun; where the new values leave the strength graph as it was, that is what a fresh
+  /// setup builds, bit for bit.
+  template <typename T, typename O>
+  void update_values(const csr_matrix<T, O>& a) {
+    csr_matrix<double, count_t>& f = levels_[0].a;
+    bool same = a.rows() == f.rows() && a.cols() == f.cols() && a.nnz() == f.nnz();
+    for (index_t i = 0; same && i <= a.rows(); ++i) same = static_cast<count_t>(a.row_ptr()[i]) == f.row_ptr()[i];
+    same = same && a.col_idx() == f.col_idx();
+    LA_EXPECTS(same, "amg: update_values needs the pattern the hierarchy was built on; build a new one for a new pattern");
+    for (std::size_t k = 0; k < a.values().size(); ++k) f.values()[k] = static_cast<double>(a.values()[k]);
+    seconds_ = {};
+    for (std::size_t l = 0; l < levels_.size(); ++l) {
+      prepare(l);
+      if (l + 1 < levels_.size()) galerkin(l);
     }
     const auto t0 = clock::now();
     factor_coarse();
@@ -154,6 +162,35 @@ class host_amg {
   const amg::level& at(index_t l) const { return levels_[l]; }
 
  private:
+  using clock = std::chrono::steady_clock;
+  static double since(clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); }
+
+  /// Level l's inverse diagonal and lambda_max(D^-1 A) bound.
+  void prepare(std::size_t l) {
+    amg::level& f = levels_[l];
+    const index_t n = f.a.rows();
+    f.dinv.assign(static_cast<std::size_t>(n), 1.0);
+    for (index_t i = 0; i < n; ++i)
+      for (count_t k = f.a.row_ptr()[i]; k < f.a.row_ptr()[i + 1]; ++k)
+        if (f.a.col_idx()[k] == i && f.a.values()[k] != 0) f.dinv[i] = 1 / f.a.values()[k];
+    const auto t0 = clock::now();
+    f.lambda = amg::gershgorin_lambda(f.a, f.dinv);
+    if (opt_.power_iterations > 0) f.lambda = std::min(f.lambda, 1.1 * amg::power_lambda(f.a, f.dinv, opt_.power_iterations));
+    seconds_.smoother += since(t0);
+  }
+  /// Level l's prolongator from its aggregates, and level l + 1's operator P^T A P.
+  void galerkin(std::size_t l) {
+    amg::level& f = levels_[l];
+    auto t0 = clock::now();
+    f.p = smoothed_prolongator(f, f.agg);
+    f.r = reference::transpose(f.p);
+    seconds_.prolongator += since(t0);
+    t0 = clock::now();
+    csr_matrix<double, count_t> ac = reference::spgemm(f.r, reference::spgemm(f.a, f.p));
+    seconds_.galerkin += since(t0);
+    levels_[l + 1].a = std::move(ac);
+  }
+
   csr_matrix<double, count_t> smoothed_prolongator(const amg::level& f, const amg::aggregates& ag) const {
     const index_t n = f.a.rows();
     std::vector<double> size(static_cast<std::size_t>(ag.count), 0);
