@@ -67,7 +67,7 @@ struct aggregates {
 /// key within distance 1, else the aggregate of its distance-1 neighbour of largest key that
 /// joined one (every node has a root within distance 2 of the strength graph, a node without
 /// strong neighbours being its own root).
-inline aggregates aggregate(const strength_graph& g) {
+inline aggregates aggregate(const strength_graph& g, int distance = 2) {
   const index_t n = g.rows();
   std::vector<int> state(static_cast<std::size_t>(n), 1);
   std::vector<std::uint64_t> k1(static_cast<std::size_t>(n)), k2(static_cast<std::size_t>(n));
@@ -80,7 +80,8 @@ inline aggregates aggregate(const strength_graph& g) {
     }
     for (index_t i = 0; i < n; ++i) {
       std::uint64_t m = k1[i];
-      for (count_t k = g.ptr[i]; k < g.ptr[i + 1]; ++k) m = std::max(m, k1[g.idx[k]]);
+      if (distance > 1)
+        for (count_t k = g.ptr[i]; k < g.ptr[i + 1]; ++k) m = std::max(m, k1[g.idx[k]]);
       k2[i] = m;
     }
     undecided = false;

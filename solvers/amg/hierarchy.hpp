@@ -1,7 +1,8 @@
 // Smoothed-aggregation algebraic multigrid on the host: the plain oracle a GPU hierarchy is
 // compared with. Setup as named phases (each timed): strength of connection and aggregation
 // (aggregation.hpp), the tentative prolongator T (piecewise constant, columns normalized),
-// the smoothed prolongator P = (I - omega D^-1 A) T with omega = 4 / (3 lambda), lambda
+// the smoothed prolongator P = (I - omega D^-1 A) T (T interpolating the level's near-null
+// vector: constants on the finest, their restriction below) with omega = 4 / (3 lambda), lambda
 // Gershgorin's bound of lambda_max(D^-1 A), and the Galerkin product A_c = P^T A P
 // (reference::spgemm); levels until the coarse size, where a dense LU with partial pivoting
 // solves. Applied as a V-cycle with Chebyshev smoothing on D^-1 A over [0.1, 1] lambda,
@@ -29,6 +30,7 @@ struct amg_options {
   /// Chebyshev smoother amplify the top modes (15 iterations from a smooth start measured 1.78
   /// on 2D Poisson, whose lambda is 2); an overestimate weakens smoothing and P.
   int power_iterations = 20;
+  int aggregation_distance = 2;  // the MIS's distance: 2 (aggregates of about 3^d nodes) or 1
 };
 
 namespace amg {
@@ -40,6 +42,7 @@ struct level {
   std::vector<double> dinv;
   double lambda = 1;
   aggregates agg;  // of this level's nodes (empty on the coarsest)
+  std::vector<double> near_null;  // B: the constant vector on the finest level, T^T-restricted below
 };
 
 /// An upper bound of lambda_max(D^-1 A): max_i sum_j |a_ij| / |a_ii| (Gershgorin).
@@ -91,7 +94,7 @@ class host_amg {
     std::vector<double> val(a.values().begin(), a.values().end());
     levels_.push_back({csr_matrix<double, count_t>(detail::trusted, a.rows(), a.cols(), std::move(ptr), a.col_idx(),
                                                    std::move(val)),
-                       {}, {}, {}, 1, {}});
+                       {}, {}, {}, 1, {}, std::vector<double>(static_cast<std::size_t>(a.rows()), 1.0)});
     for (;;) {
       const std::size_t l = levels_.size() - 1;
       prepare(l);
@@ -102,7 +105,7 @@ class host_amg {
       // operator's stencil widens and each coupling weakens (3D Poisson's coarse rows have
       // ~27 entries of about 1/27 the diagonal), so a fixed theta stops coarsening there.
       const double theta = opt.strength * std::pow(0.5, static_cast<double>(l));
-      amg::aggregates ag = amg::aggregate(amg::strength_of(levels_[l].a, theta));
+      amg::aggregates ag = amg::aggregate(amg::strength_of(levels_[l].a, theta), opt.aggregation_distance);
       seconds_.aggregation += since(t0);
       if (ag.count == 0 || ag.count > n * 9 / 10) break;  // coarsening stalled
       levels_[l].agg = std::move(ag);
@@ -182,21 +185,29 @@ class host_amg {
   void galerkin(std::size_t l) {
     amg::level& f = levels_[l];
     auto t0 = clock::now();
-    f.p = smoothed_prolongator(f, f.agg);
+    std::vector<double> coarse_b;
+    f.p = smoothed_prolongator(f, f.agg, coarse_b);
     f.r = reference::transpose(f.p);
     seconds_.prolongator += since(t0);
     t0 = clock::now();
     csr_matrix<double, count_t> ac = reference::spgemm(f.r, reference::spgemm(f.a, f.p));
     seconds_.galerkin += since(t0);
     levels_[l + 1].a = std::move(ac);
+    levels_[l + 1].near_null = std::move(coarse_b);
   }
 
-  csr_matrix<double, count_t> smoothed_prolongator(const amg::level& f, const amg::aggregates& ag) const {
+  /// P = (I - omega D^-1 A) T, T(i, J) = B_i / ||B on aggregate J|| (the tentative
+  /// prolongator interpolates the level's near-null vector B exactly; the next level's B is
+  /// those norms, so every level's T reproduces the constants of the finest).
+  csr_matrix<double, count_t> smoothed_prolongator(const amg::level& f, const amg::aggregates& ag,
+                                                   std::vector<double>& coarse_b) const {
     const index_t n = f.a.rows();
-    std::vector<double> size(static_cast<std::size_t>(ag.count), 0);
-    for (index_t i = 0; i < n; ++i) size[ag.of[i]] += 1;
+    coarse_b.assign(static_cast<std::size_t>(ag.count), 0.0);
+    for (index_t i = 0; i < n; ++i) coarse_b[ag.of[i]] += f.near_null[i] * f.near_null[i];
+    for (double& v : coarse_b) v = std::sqrt(v);
+    auto t = [&](index_t i) { return coarse_b[ag.of[i]] > 0 ? f.near_null[i] / coarse_b[ag.of[i]] : 0.0; };
     const double omega = 4.0 / (3.0 * f.lambda);
-    // Row i of P: t_i - omega d_i^-1 sum_k a_ik t_k, t_k the normalized indicator of k's aggregate.
+    // Row i of P: t_i - omega d_i^-1 sum_k a_ik t_k.
     std::vector<count_t> ptr{0};
     std::vector<index_t> idx;
     std::vector<double> val;
@@ -209,10 +220,10 @@ class host_amg {
         if (!seen[c]) seen[c] = 1, acc[c] = 0, cols.push_back(c);
         acc[c] += v;
       };
-      add(ag.of[i], 1 / std::sqrt(size[ag.of[i]]));
+      add(ag.of[i], t(i));
       for (count_t k = f.a.row_ptr()[i]; k < f.a.row_ptr()[i + 1]; ++k) {
         const index_t j = f.a.col_idx()[k];
-        add(ag.of[j], -omega * f.dinv[i] * f.a.values()[k] / std::sqrt(size[ag.of[j]]));
+        add(ag.of[j], -omega * f.dinv[i] * f.a.values()[k] * t(j));
       }
       std::sort(cols.begin(), cols.end());
       for (index_t c : cols) idx.push_back(c), val.push_back(acc[c]), seen[c] = 0;
