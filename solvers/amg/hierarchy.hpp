@@ -1,12 +1,13 @@
 // Smoothed-aggregation algebraic multigrid on the host: the plain oracle a GPU hierarchy is
 // compared with. Setup as named phases (each timed): strength of connection and aggregation
-// (aggregation.hpp), the tentative prolongator T (piecewise constant, columns normalized),
-// the smoothed prolongator P = (I - omega D^-1 A) T (T interpolating the level's near-null
-// vector: constants on the finest, their restriction below) with omega = 4 / (3 lambda), lambda
-// Gershgorin's bound of lambda_max(D^-1 A), and the Galerkin product A_c = P^T A P
-// (reference::spgemm); levels until the coarse size, where a dense LU with partial pivoting
-// solves. Applied as a V-cycle with Chebyshev smoothing on D^-1 A over [0.1, 1] lambda,
-// the same polynomial before and after, so M^-1 is symmetric for a symmetric A (CG's need).
+// (aggregation.hpp, theta halved a level); the tentative prolongator T, which interpolates the
+// level's near-null vector B exactly (B = constants on the finest level, the aggregates' norms
+// of B below); the smoothed prolongator P = (I - omega D^-1 A) T with omega = 4 / (3 lambda),
+// lambda = 1.1 times a power estimate of lambda_max(D^-1 A), capped by Gershgorin's bound; the
+// Galerkin product A_c = P^T A P (reference::spgemm); levels until the coarse size, where a
+// dense LU with partial pivoting solves. Applied as a V-cycle with Chebyshev smoothing on
+// D^-1 A over [0.1, 1] lambda, the same polynomial before and after, so M^-1 is symmetric for
+// a symmetric A (CG's need).
 #pragma once
 
 #include <algorithm>
