@@ -140,14 +140,6 @@ TEST(Trisolve, Ic0OperatorsAreSymmetric) {
   }
 }
 
-double true_relres(const csr_matrix<double>& a, const std::vector<double>& b, const std::vector<double>& x) {
-  std::vector<double> r = b;
-  reference::spmv(-1.0, a, x, 1.0, r);
-  long double rr = 0, bb = 0;
-  for (std::size_t i = 0; i < r.size(); ++i) rr += (long double)r[i] * r[i], bb += (long double)b[i] * b[i];
-  return double(std::sqrt(rr / bb));
-}
-
 solve_result solve_with(const csr_matrix<double>& a, krylov_method method, preconditioner pc, const precond_options& po,
                         double* relres = nullptr) {
   std::vector<double> b(a.rows(), 0.0), x;
@@ -155,7 +147,7 @@ solve_result solve_with(const csr_matrix<double>& a, krylov_method method, preco
   cg_options o;
   o.method = method, o.precond = pc, o.precond_opt = po, o.rtol = 1e-8;
   const solve_result r = solve_host(a, b, x, o);
-  if (relres) *relres = true_relres(a, b, x);
+  if (relres) *relres = test::true_relres(a, b, x);
   return r;
 }
 

@@ -17,14 +17,6 @@ namespace {
 
 using test::to_eigen;
 
-double true_relres(const csr_matrix<double>& a, const std::vector<double>& b, const std::vector<double>& x) {
-  std::vector<double> r = b;
-  reference::spmv(-1.0, a, x, 1.0, r);
-  long double rr = 0, bb = 0;
-  for (std::size_t i = 0; i < r.size(); ++i) rr += (long double)r[i] * r[i], bb += (long double)b[i] * b[i];
-  return double(std::sqrt(rr / bb));
-}
-
 cg_options with(krylov_method m, preconditioner p, double tol = 1e-8) {
   cg_options o;
   o.method = m, o.precond = p, o.rtol = tol;
@@ -50,8 +42,8 @@ TEST_P(Methods, ConvergeWithTrueResidual) {
   const solve_result r = solve_host(a, b, x, with(c.method, c.pc));
   ASSERT_EQ(r.status, solve_status::converged) << r.message << " / " << r.method;
   EXPECT_EQ(r.solver, c.method);
-  EXPECT_LE(true_relres(a, b, x), 100 * 1e-8);
-  EXPECT_NEAR(r.true_residual, true_relres(a, b, x), 1e-3 * r.true_residual + 1e-15);
+  EXPECT_LE(test::true_relres(a, b, x), 100 * 1e-8);
+  EXPECT_NEAR(r.true_residual, test::true_relres(a, b, x), 1e-3 * r.true_residual + 1e-15);
   // PETSc 3.18's count where ../shared/anchors/petsc-3.18.md has one (b = A ones).
   if (c.system == "adder_dcop_05.mtx" && c.method == krylov_method::bicgstab && c.pc == preconditioner::jacobi)
     EXPECT_LE(std::abs(double(r.iterations - 2049)), 0.1 * 2049) << "la " << r.iterations << ", PETSc 2049";
@@ -118,7 +110,7 @@ TEST(Gmres, FullGmresSolvesInAtMostNIterations) {
   const auto r = gmres_host(a, b, x, o);
   ASSERT_TRUE(r.converged()) << r.message;
   EXPECT_LE(r.iterations, 31);
-  EXPECT_LE(true_relres(a, b, x), 1e-9);
+  EXPECT_LE(test::true_relres(a, b, x), 1e-9);
 }
 
 // A restart shorter than the count still converges, and recomputes the residual at each
@@ -132,7 +124,7 @@ TEST(Gmres, RestartsConverge) {
     o.restart = m;
     const auto r = gmres_host(a, b, x, o);
     ASSERT_TRUE(r.converged()) << "m " << m << ": " << r.message;
-    EXPECT_LE(true_relres(a, b, x), 100 * 1e-8) << "m " << m;
+    EXPECT_LE(test::true_relres(a, b, x), 100 * 1e-8) << "m " << m;
   }
 }
 
@@ -227,7 +219,7 @@ TEST(Edges, ExtremeRightHandSideScales) {
       ASSERT_EQ(r.status, solve_status::converged) << s << " " << to_string(m) << ": " << r.message;
       EXPECT_GT(r.true_residual, 0) << s;
       EXPECT_LE(r.true_residual, 100 * 1e-8) << s << " " << to_string(m);
-      EXPECT_LE(true_relres(a, b, x), 100 * 1e-8) << s << " " << to_string(m);
+      EXPECT_LE(test::true_relres(a, b, x), 100 * 1e-8) << s << " " << to_string(m);
       EXPECT_NEAR(x[7] / s, 1.0, 1e-5) << s << " " << to_string(m);
     }
   }

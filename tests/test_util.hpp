@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -11,8 +12,18 @@
 #include <la/formats/generate.hpp>
 #include <la/formats/matrix_market.hpp>
 #include <la/context.hpp>
+#include <la/kernels/reference/spmv.hpp>
 
 namespace la::test {
+
+/// ||b - A x|| / ||b||, summed in long double (the true residual a solve reports).
+inline double true_relres(const csr_matrix<double>& a, const std::vector<double>& b, const std::vector<double>& x) {
+  std::vector<double> r = b;
+  reference::spmv(-1.0, a, x, 1.0, r);
+  long double rr = 0, bb = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) rr += (long double)r[i] * r[i], bb += (long double)b[i] * b[i];
+  return double(std::sqrt(rr / bb));
+}
 
 inline std::string data_dir() { return LA_DATA_DIR; }             // the repository's data/
 inline std::string edge_dir() { return LA_TEST_DATA_DIR "/edge"; }  // parser edge cases

@@ -115,7 +115,7 @@ device_csr<T, O> transposed(context& ctx, const device_csr<T, O>& m) {
   return device_csr<T, O>(detail::trusted, m.cols(), m.rows(), std::move(p), std::move(i), std::move(v));
 }
 
-template <typename T, typename O>
+template <typename T>
 device_buffer<T> copy_of(context& ctx, const device_buffer<T>& b) {
   auto c = ctx.allocate<T>(b.size());
   if (b.size()) LA_CUDA_TRY(cudaMemcpyAsync(c.data(), b.data(), b.size() * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream()));
@@ -149,10 +149,7 @@ struct factored_impl final : device_preconditioner<T>::impl {
     double shift = 0;
     int attempts = 1;
     if (ilu) {
-      // The matching where the diagonal has gaps (ILU(0) cannot exist), or on; where it has
-      // stored zeros only, plain ILU(0) by exact factorization first (the sweeps' start
-      // divides by the diagonal; the exact rows update a zero before it is a pivot: fidapex6
-      // solves so, and measured worse on Dr P A Dc), the matching if a pivot is still zero.
+      // The diagonal's missing entries and stored zeros decide the route (route_ilu).
       auto gaps = ctx.allocate<unsigned long long>(2);
       LA_CUDA_TRY(cudaMemsetAsync(gaps.data(), 0, 2 * sizeof(unsigned long long), s));
       if (n > 0) {
@@ -162,14 +159,14 @@ struct factored_impl final : device_preconditioner<T>::impl {
       unsigned long long g[2] = {0, 0};
       gaps.copy_to_host_async(g, 2);
       ctx.synchronize();
-      const bool automatic = fo.matching == matching_mode::automatic;
-      bool match = fo.matching == matching_mode::on || (automatic && g[0] > 0);
+      const ilu_route route = route_ilu(fo, f, static_cast<long long>(g[0]), static_cast<long long>(g[1]));
+      bool match = route.match_now;
       if (!match) {
         try {
-          factor_ilu(ctx, a_in, g[1] > 0 && fo.method == factorization::automatic ? factorization::exact : f, sweeps);
-          if (g[1] > 0 && fo.method == factorization::automatic) f = factorization::exact;
+          factor_ilu(ctx, a_in, route.first, sweeps);
+          f = route.first;
         } catch (const invalid_argument&) {
-          if (!automatic || g[1] == 0) throw;
+          if (!route.match_on_failure) throw;
           match = true;
         }
       }
@@ -178,9 +175,8 @@ struct factored_impl final : device_preconditioner<T>::impl {
         const csr_matrix<T, O> h = to_host(ctx, a_in);
         const diagonal_matching m = max_product_matching(h);
         const device_csr<T, O> matched = to_device(ctx, matched_matrix(h, m));
-        std::vector<T> hr(static_cast<std::size_t>(n)), hc(static_cast<std::size_t>(n));
-        for (index_t j = 0; j < n; ++j)
-          hr[j] = static_cast<T>(m.row_scale[m.perm[j]]), hc[j] = static_cast<T>(m.col_scale[j]);
+        std::vector<T> hr, hc;
+        matching_scales(m, hr, hc);
         perm = ctx.allocate<index_t>(static_cast<std::size_t>(n));
         perm.copy_from_host_async(m.perm.data(), m.perm.size());
         dr = ctx.allocate<T>(hr.size()), dc = ctx.allocate<T>(hc.size());
@@ -206,13 +202,13 @@ struct factored_impl final : device_preconditioner<T>::impl {
     ctx.synchronize();
     this->rep.factor_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
     solve = fo.solve == trisolve::automatic ? select_trisolve(true, f) : fo.solve;
+    y = ctx.allocate<T>(static_cast<std::size_t>(n));
     prepare_solve(ctx, n, ilu);
     if (fo.solve == trisolve::automatic && solve == trisolve::isai && n > 0) {
       // ISAI or Jacobi by one probe each: e = ||v - A M^-1 v|| / ||v|| for a fixed smooth v;
       // ISAI (0.8 SpMVs an apply against Jacobi's 2.5) unless its e is over twice Jacobi's
       // (1138_bus: 52 against 12, and 1113 iterations against 219; on the grids 1.2x).
       w = ctx.allocate<T>(static_cast<std::size_t>(n));
-      y = ctx.allocate<T>(static_cast<std::size_t>(n));
       const double e_isai = probe(ctx, a_in);
       solve = trisolve::jacobi;
       const double e_jacobi = probe(ctx, a_in);
@@ -222,7 +218,6 @@ struct factored_impl final : device_preconditioner<T>::impl {
       note += "; trisolve by probe ||v - A M^-1 v|| / ||v||: isai " + short_number(e_isai) + ", jacobi:" +
               std::to_string(steps) + " " + short_number(e_jacobi);
     }
-    y = ctx.allocate<T>(static_cast<std::size_t>(n));
     ctx.synchronize();
     this->rep.kind = ilu ? preconditioner::ilu0 : preconditioner::ic0;
     this->rep.shift = shift;
@@ -269,10 +264,10 @@ struct factored_impl final : device_preconditioner<T>::impl {
     const count_t nnz = a.nnz();
     device_buffer<T> vals = ctx.allocate<T>(static_cast<std::size_t>(nnz));
     if (f == factorization::exact) {
-      device_csr<T, O> lu(detail::trusted, n, n, copy_of<O, O>(ctx, a.row_ptr()), copy_of<index_t, O>(ctx, a.col_idx()),
-                          copy_of<T, O>(ctx, a.values()));
+      device_csr<T, O> lu(detail::trusted, n, n, copy_of(ctx, a.row_ptr()), copy_of(ctx, a.col_idx()),
+                          copy_of(ctx, a.values()));
       exact_ilu0(ctx, lu, diag.data());
-      vals = copy_of<T, O>(ctx, lu.values());
+      vals = std::move(lu.values());  // lu is done with; its factored values are the result
     } else if (nnz > 0) {
       auto a0 = ctx.allocate<double>(static_cast<std::size_t>(nnz));
       auto v0 = ctx.allocate<double>(static_cast<std::size_t>(nnz)), v1 = ctx.allocate<double>(static_cast<std::size_t>(nnz));
@@ -410,8 +405,8 @@ struct factored_impl final : device_preconditioner<T>::impl {
         }
       }
       if (!ilu) {  // M_U = M_L^T, so M^-1 = M_L^T M_L is symmetric
-        const device_csr<T, O> ml(detail::trusted, n, n, copy_of<O, O>(ctx, lo.row_ptr()),
-                                  copy_of<index_t, O>(ctx, lo.col_idx()), copy_of<T, O>(ctx, m_lo));
+        const device_csr<T, O> ml(detail::trusted, n, n, copy_of(ctx, lo.row_ptr()),
+                                  copy_of(ctx, lo.col_idx()), copy_of(ctx, m_lo));
         auto [p, i, v] = std::move(to_csc(ctx, ml)).release();
         m_up = std::move(v);
       }

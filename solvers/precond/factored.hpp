@@ -148,6 +148,34 @@ std::pair<index_t, index_t> diagonal_gaps(const csr_matrix<T, O>& a) {
   return g;
 }
 
+/// How ILU(0) meets A's diagonal, the one rule of host_factors and the GPU's builder: the
+/// matching at once where the diagonal has missing entries (or where it is `on`); with stored
+/// zeros only, plain ILU(0) first, computed exactly when the factorization is automatic (the
+/// sweeps' start divides by the diagonal; exact rows update a zero before it is a pivot:
+/// fidapex6 converges so and diverges matched), and the matching if a pivot is still zero.
+struct ilu_route {
+  bool match_now = false;
+  factorization first = factorization::exact;  // the plain attempt's factorization
+  bool match_on_failure = false;
+};
+inline ilu_route route_ilu(const factor_options& fo, factorization f, long long missing, long long zeros) {
+  const bool automatic = fo.matching == matching_mode::automatic;
+  ilu_route r;
+  r.match_now = fo.matching == matching_mode::on || (automatic && missing > 0);
+  r.first = zeros > 0 && fo.method == factorization::automatic ? factorization::exact : f;
+  r.match_on_failure = automatic && zeros > 0;
+  return r;
+}
+
+/// The matching's gather and scalings as M^-1 = Dc (L U)^-1 Dr P applies them, in T:
+/// dr[j] = Dr[perm[j]] (row j of P A is row perm[j] of A), dc[j] = Dc[j].
+template <typename T>
+void matching_scales(const diagonal_matching& m, std::vector<T>& dr, std::vector<T>& dc) {
+  dr.resize(m.perm.size()), dc.resize(m.perm.size());
+  for (std::size_t j = 0; j < m.perm.size(); ++j)
+    dr[j] = static_cast<T>(m.row_scale[m.perm[j]]), dc[j] = static_cast<T>(m.col_scale[j]);
+}
+
 /// Dr P A Dc (matching.hpp's conventions: row j is row perm[j] of A times Dr[perm[j]], column
 /// c times Dc[c]); a structurally singular A (columns left unmatched) is la::invalid_argument.
 template <typename T, typename O>
@@ -202,17 +230,15 @@ class host_factors {
     std::string match_note;
     factorization f = fo.method == factorization::automatic ? select_factorization(false) : fo.method;
     if (ilu) {
-      // The rule of factored.cu: the matching where the diagonal has gaps (or on); with stored
-      // zeros only, plain ILU(0) by exact factorization first, the matching if a pivot is zero.
       const auto [missing, zeros] = a.rows() == a.cols() ? diagonal_gaps(a) : std::pair<index_t, index_t>{0, 0};
-      const bool automatic = fo.matching == matching_mode::automatic;
-      bool match = fo.matching == matching_mode::on || (automatic && missing > 0);
+      const ilu_route route = route_ilu(fo, f, missing, zeros);
+      bool match = route.match_now;
       if (!match) {
         try {
-          if (zeros > 0 && fo.method == factorization::automatic) f = factorization::exact;
+          f = route.first;
           lu_ = f == factorization::sweeps ? parilu0_factor(a, sweeps) : ilu0_factor(a);
         } catch (const invalid_argument&) {
-          if (!automatic || zeros == 0) throw;
+          if (!route.match_on_failure) throw;
           match = true;
         }
       }
@@ -221,9 +247,7 @@ class host_factors {
         const diagonal_matching m = max_product_matching(a);
         const csr_matrix<T, count_t> matched = matched_matrix(a, m);
         perm_ = m.perm;
-        dr_.resize(m.perm.size()), dc_.resize(m.perm.size());
-        for (std::size_t j = 0; j < m.perm.size(); ++j)
-          dr_[j] = static_cast<T>(m.row_scale[m.perm[j]]), dc_[j] = static_cast<T>(m.col_scale[j]);
+        matching_scales(m, dr_, dc_);
         match_note = detail::matching_detail(missing + zeros, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         if (fo.method == factorization::automatic) f = select_factorization(false, true);
         lu_ = f == factorization::sweeps ? parilu0_factor(matched, sweeps) : ilu0_factor(matched);
