@@ -170,18 +170,20 @@ TEST(LevelSchedule, HandCheckedPatterns) {
   // Lower bidiagonal 4 x 4: every row waits for the one above (4 levels forward) and, for
   // L^T, for the one below (4 levels, in reverse order). A diagonal matrix: one level.
   const csr_matrix<double> bi(4, 4, {0, 1, 3, 5, 7}, {0, 0, 1, 1, 2, 2, 3}, {1, 1, 1, 1, 1, 1, 1});
-  const auto f = levels_of_lower(4, bi.row_ptr().data(), bi.col_idx().data(), true);
+  const auto f = levels_of_lower(4, bi.row_ptr().data(), bi.col_idx().data());
   EXPECT_EQ(f.levels(), 4);
   EXPECT_EQ(f.order, (std::vector<index_t>{0, 1, 2, 3}));
-  const auto b = levels_of_lower(4, bi.row_ptr().data(), bi.col_idx().data(), false);
+  const auto bt = reference::transpose(bi);  // L^T's solve: the upper levels of L^T
+  const auto b = levels_of_upper(4, bt.row_ptr().data(), bt.col_idx().data());
   EXPECT_EQ(b.levels(), 4);
   EXPECT_EQ(b.order, (std::vector<index_t>{3, 2, 1, 0}));
   // Rows 0 and 1 independent, row 2 needs both, row 3 needs row 0 only.
   const csr_matrix<double> m(4, 4, {0, 1, 2, 5, 7}, {0, 1, 0, 1, 2, 0, 3}, {1, 1, 1, 1, 1, 1, 1});
-  const auto g = levels_of_lower(4, m.row_ptr().data(), m.col_idx().data(), true);
+  const auto g = levels_of_lower(4, m.row_ptr().data(), m.col_idx().data());
   EXPECT_EQ(g.ptr, (std::vector<index_t>{0, 2, 4}));
   EXPECT_EQ(g.order, (std::vector<index_t>{0, 1, 2, 3}));
-  const auto h = levels_of_lower(4, m.row_ptr().data(), m.col_idx().data(), false);
+  const auto mt = reference::transpose(m);
+  const auto h = levels_of_upper(4, mt.row_ptr().data(), mt.col_idx().data());
   EXPECT_EQ(h.ptr, (std::vector<index_t>{0, 2, 4}));  // rows 2 and 3 first, then 0 and 1
   EXPECT_EQ(h.order, (std::vector<index_t>{2, 3, 0, 1}));
 }

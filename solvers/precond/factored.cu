@@ -386,7 +386,7 @@ struct factored_impl final : device_preconditioner<T>::impl {
         ctx.synchronize();
       };
       pattern(lo);
-      forward = level_plan(ctx, levels_of_lower(n, rp.data(), ci.data(), true));
+      forward = level_plan(ctx, levels_of_lower(n, rp.data(), ci.data()));
       pattern(up);
       backward = level_plan(ctx, levels_of_upper(n, rp.data(), ci.data()));
     } else if (solve == trisolve::jacobi) {

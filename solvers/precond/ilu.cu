@@ -101,7 +101,7 @@ double exact_ic0(context& ctx, device_csr<T, O>& l, double max_shift, int* attem
     l.row_ptr().copy_to_host_async(rp.data(), rp.size());
     l.col_idx().copy_to_host_async(ci.data(), ci.size());
     ctx.synchronize();
-    forward = level_plan(ctx, levels_of_lower(n, rp.data(), ci.data(), true));
+    forward = level_plan(ctx, levels_of_lower(n, rp.data(), ci.data()));
   }
   auto d = ctx.allocate<T>(static_cast<std::size_t>(n));
   auto v = ctx.allocate<double>(static_cast<std::size_t>(l.nnz()));
@@ -145,7 +145,7 @@ void exact_ilu0(context& ctx, device_csr<T, O>& lu, const O* diag) {
     lu.row_ptr().copy_to_host_async(rp.data(), rp.size());
     lu.col_idx().copy_to_host_async(ci.data(), ci.size());
     ctx.synchronize();
-    forward = level_plan(ctx, levels_of_lower(n, rp.data(), ci.data(), true));
+    forward = level_plan(ctx, levels_of_lower(n, rp.data(), ci.data()));
   }
   auto v = ctx.allocate<double>(static_cast<std::size_t>(nnz));
   widen<<<grid_for(nnz), block_threads, 0, s>>>(lu.values().data(), nnz, v.data());

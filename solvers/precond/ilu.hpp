@@ -177,25 +177,17 @@ inline level_schedule schedule_of(const std::vector<index_t>& level, index_t mos
   return s;
 }
 
-/// Levels of the solve with lower-triangular L (`forward`: row i waits for the columns j < i
-/// of its row), or of the solve with L^T (row i waits for the rows j > i that have column i).
+/// Levels of the forward solve with the lower part of a square matrix (row i waits for the
+/// columns j < i of its row). L^T's solve is levels_of_upper on L^T.
 template <typename O>
-level_schedule levels_of_lower(index_t n, const O* rp, const index_t* ci, bool forward) {
+level_schedule levels_of_lower(index_t n, const O* rp, const index_t* ci) {
   std::vector<index_t> level(static_cast<std::size_t>(n), 0);
   index_t most = -1;
-  if (forward) {
-    for (index_t i = 0; i < n; ++i) {
-      index_t l = 0;
-      for (O k = rp[i]; k < rp[i + 1]; ++k)
-        if (ci[k] < i) l = std::max(l, level[ci[k]] + 1);
-      level[i] = l, most = std::max(most, l);
-    }
-  } else {
-    for (index_t j = n; j-- > 0;) {  // row j of L feeds column j of L^T's rows ci[k] < j
-      most = std::max(most, level[j]);
-      for (O k = rp[j]; k < rp[j + 1]; ++k)
-        if (ci[k] < j) level[ci[k]] = std::max(level[ci[k]], level[j] + 1);
-    }
+  for (index_t i = 0; i < n; ++i) {
+    index_t l = 0;
+    for (O k = rp[i]; k < rp[i + 1]; ++k)
+      if (ci[k] < i) l = std::max(l, level[ci[k]] + 1);
+    level[i] = l, most = std::max(most, l);
   }
   return schedule_of(level, most);
 }
