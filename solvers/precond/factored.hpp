@@ -91,47 +91,46 @@ csr_matrix<T, O> parilu0_factor(const csr_matrix<T, O>& a, int sweeps) {
   return csr_matrix<T, O>(detail::trusted, n, n, a.row_ptr(), a.col_idx(), std::move(vals));
 }
 
-/// ParIC(0): on the scaled, shifted tril(A) (as ic0_attempt), `sweeps` sweeps from L = that
-/// triangle with sqrt(1 + shift) on the diagonal, with the shifts of ic0_shifts until every
-/// pivot of every sweep is positive.
+/// One ParIC(0) attempt (as ic0_attempt): `sweeps` sweeps on the scaled, shifted triangle
+/// from L = that triangle with sqrt(1 + shift) on the diagonal, in double; D^1/2 L's values
+/// into v, or the first row whose pivot was not positive in some sweep (0 for a non-finite
+/// entry).
 template <typename T, typename O>
-ic0_factorization<T, O> paric0_factor(const csr_matrix<T, O>& a, double max_shift, int sweeps) {
-  LA_EXPECTS(a.rows() == a.cols(), "ic0: the matrix is " + std::to_string(a.rows()) + " x " +
-                                       std::to_string(a.cols()) + "; IC(0) needs a square (SPD) matrix");
-  LA_EXPECTS(max_shift >= 0 && std::isfinite(max_shift), "ic0: the largest shift must be finite and non-negative");
-  LA_EXPECTS(sweeps >= 1, "ic0: the number of sweeps must be at least 1");
-  const csr_matrix<T, O> low = lower_triangle(a, "ic0");
+index_t paric0_attempt(const csr_matrix<T, O>& low, double shift, int sweeps, std::vector<double>& v) {
   const index_t n = low.rows();
   const auto& rp = low.row_ptr();
   const auto& ci = low.col_idx();
-  std::vector<double> d(static_cast<std::size_t>(n)), a0(low.values().size()), old(a0.size()), out(a0.size());
+  std::vector<double> d(static_cast<std::size_t>(n)), a0(low.values().size()), out(a0.size());
+  v.resize(a0.size());
   for (index_t i = 0; i < n; ++i) d[i] = low.values()[rp[i + 1] - 1];
-  ic0_factorization<T, O> f;
-  index_t bad = -1;
-  for (double shift : ic0_shifts(max_shift)) {
-    ++f.attempts;
-    for (index_t i = 0; i < n; ++i)
-      for (O k = rp[i]; k < rp[i + 1]; ++k) {
-        a0[k] = ci[k] == i ? 1 + shift : static_cast<double>(low.values()[k]) / std::sqrt(d[i] * d[ci[k]]);
-        old[k] = ci[k] == i ? std::sqrt(1 + shift) : a0[k];
-      }
-    bad = -1;
-    for (int s = 0; s < sweeps; ++s) {
-      for (index_t i = 0; i < n; ++i)
-        if (!factor_rows::paric_row(i, rp.data(), ci.data(), a0.data(), old.data(), out.data()) && bad < 0) bad = i;
-      std::swap(old, out);
+  for (index_t i = 0; i < n; ++i)
+    for (O k = rp[i]; k < rp[i + 1]; ++k) {
+      a0[k] = ci[k] == i ? 1 + shift : static_cast<double>(low.values()[k]) / std::sqrt(d[i] * d[ci[k]]);
+      v[k] = ci[k] == i ? std::sqrt(1 + shift) : a0[k];
     }
-    for (std::size_t k = 0; k < old.size() && bad < 0; ++k)
-      if (!std::isfinite(old[k])) bad = 0;
-    if (bad >= 0) continue;
-    std::vector<T> vals(old.size());
+  index_t bad = -1;
+  for (int s = 0; s < sweeps; ++s) {
     for (index_t i = 0; i < n; ++i)
-      for (O k = rp[i]; k < rp[i + 1]; ++k) vals[k] = static_cast<T>(old[k] * std::sqrt(d[i]));
-    f.l = csr_matrix<T, O>(detail::trusted, n, n, rp, ci, std::move(vals));
-    f.shift = shift;
-    return f;
+      if (!factor_rows::paric_row(i, rp.data(), ci.data(), a0.data(), v.data(), out.data()) && bad < 0) bad = i;
+    std::swap(v, out);
   }
-  throw invalid_argument(detail::ic0_no_shift_message(bad, max_shift));
+  for (std::size_t k = 0; k < v.size() && bad < 0; ++k)
+    if (!std::isfinite(v[k])) bad = 0;
+  if (bad >= 0) return bad;
+  for (index_t i = 0; i < n; ++i)
+    for (O k = rp[i]; k < rp[i + 1]; ++k) v[k] *= std::sqrt(d[i]);
+  return -1;
+}
+
+/// ParIC(0): paric0_attempt with the shifts of ic0_shifts until every pivot of every sweep is
+/// positive.
+template <typename T, typename O>
+ic0_factorization<T, O> paric0_factor(const csr_matrix<T, O>& a, double max_shift, int sweeps) {
+  LA_EXPECTS(sweeps >= 1, "ic0: the number of sweeps must be at least 1");
+  std::vector<double> v;
+  return ic0_with_shifts(a, max_shift, v, [&](const csr_matrix<T, O>& low, double shift, std::vector<double>& w) {
+    return paric0_attempt(low, shift, sweeps, w);
+  });
 }
 
 /// A's diagonal entries that are missing (first) and stored zeros (second).

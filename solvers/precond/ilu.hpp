@@ -89,20 +89,22 @@ struct ic0_factorization {
   int attempts = 0;
 };
 
-/// IC(0) of an SPD matrix with the first shift of ic0_shifts(max_shift) that gives positive
-/// pivots; la::invalid_argument when none does (or the diagonal is not positive).
-template <typename T, typename O>
-ic0_factorization<T, O> ic0_factor(const csr_matrix<T, O>& a, double max_shift = 1) {
+/// IC(0) with the first shift of ic0_shifts(max_shift) for which `attempt(low, shift, v)`
+/// returns -1 (v then holds D^1/2 L's values on low = tril(A)'s pattern); else the row it
+/// returned, in la::invalid_argument. The shift loop of the exact factorization and of the
+/// sweeps (factored.hpp).
+template <typename T, typename O, typename V, typename Attempt>
+ic0_factorization<T, O> ic0_with_shifts(const csr_matrix<T, O>& a, double max_shift, std::vector<V>& v,
+                                        Attempt&& attempt) {
   LA_EXPECTS(a.rows() == a.cols(), "ic0: the matrix is " + std::to_string(a.rows()) + " x " +
                                        std::to_string(a.cols()) + "; IC(0) needs a square (SPD) matrix");
   LA_EXPECTS(max_shift >= 0 && std::isfinite(max_shift), "ic0: the largest shift must be finite and non-negative");
-  csr_matrix<T, O> low = lower_triangle(a, "ic0");
-  std::vector<long double> v;
+  const csr_matrix<T, O> low = lower_triangle(a, "ic0");
   ic0_factorization<T, O> f;
   index_t bad = -1;
   for (double shift : ic0_shifts(max_shift)) {
     ++f.attempts;
-    bad = ic0_attempt(low, shift, v);
+    bad = attempt(low, shift, v);
     if (bad < 0) {
       std::vector<T> vals(v.size());
       for (std::size_t k = 0; k < v.size(); ++k) vals[k] = static_cast<T>(v[k]);
@@ -113,6 +115,16 @@ ic0_factorization<T, O> ic0_factor(const csr_matrix<T, O>& a, double max_shift =
     }
   }
   throw invalid_argument(detail::ic0_no_shift_message(bad, max_shift));
+}
+
+/// IC(0) of an SPD matrix with the first shift of ic0_shifts(max_shift) that gives positive
+/// pivots; la::invalid_argument when none does (or the diagonal is not positive).
+template <typename T, typename O>
+ic0_factorization<T, O> ic0_factor(const csr_matrix<T, O>& a, double max_shift = 1) {
+  std::vector<long double> v;
+  return ic0_with_shifts(a, max_shift, v, [](const csr_matrix<T, O>& low, double shift, std::vector<long double>& w) {
+    return ic0_attempt(low, shift, w);
+  });
 }
 
 // ---- ILU(0) --------------------------------------------------------------------------------
