@@ -22,10 +22,12 @@
 #include "formats/matrix_market.hpp"
 
 #include "kernels/gemm/gemm.hpp"
+#include "kernels/spgemm/spgemm.hpp"
 #include "kernels/spmv/select.hpp"
 #include "kernels/spmv/spmv.hpp"
 #include "kernels/reference/blas1.hpp"
 #include "kernels/reference/gemm.hpp"
+#include "kernels/reference/spgemm.hpp"
 #include "kernels/reference/spmv.hpp"
 
 #include "solvers/bicgstab.hpp"

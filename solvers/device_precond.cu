@@ -21,6 +21,7 @@ device_preconditioner<T>::device_preconditioner(context& ctx, const device_csr<T
     case preconditioner::fsai: impl_ = precond_detail::make_fsai(ctx, a, opt.fsai, opt.fsai_scratch_bytes); break;
     case preconditioner::ic0:
     case preconditioner::ilu0: impl_ = precond_detail::make_factored(ctx, a, kind == preconditioner::ilu0, opt); break;
+    case preconditioner::amg: impl_ = precond_detail::make_amg(ctx, a, opt.amg); break;
     default:
       throw invalid_argument(std::string("device_preconditioner: ") + to_string(kind) +
                              " is not built here (none and jacobi are the solver's own)");
@@ -35,6 +36,14 @@ template <typename T>
 device_preconditioner<T>::device_preconditioner(device_preconditioner&&) noexcept = default;
 template <typename T>
 device_preconditioner<T>& device_preconditioner<T>::operator=(device_preconditioner&&) noexcept = default;
+
+template <typename T>
+template <typename O>
+void device_preconditioner<T>::update_values(const device_csr<T, O>& a) {
+  if (!precond_detail::update_amg(*impl_, a))
+    throw not_supported(std::string("update_values: ") + to_string(impl_->rep.kind) +
+                        " keeps no setup to reuse; build the preconditioner again (only amg reruns its numeric phases)");
+}
 
 template <typename T>
 void device_preconditioner<T>::apply(const T* r, T* z, cudaStream_t s) const {
@@ -53,7 +62,8 @@ template class device_preconditioner<float>;
 template class device_preconditioner<double>;
 #define LA_INSTANTIATE(T, O)                                                                               \
   template device_preconditioner<T>::device_preconditioner(context&, const device_csr<T, O>&, preconditioner, \
-                                                           const precond_options&);
+                                                           const precond_options&);                         \
+  template void device_preconditioner<T>::update_values(const device_csr<T, O>&);
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 

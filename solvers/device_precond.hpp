@@ -18,6 +18,8 @@
 //                 the pivots are positive. L^T by the CSR->CSC conversion. Applied as two
 //                 level-scheduled triangular solves: runs of narrow levels in one block
 //                 with a barrier between levels, each wide level a kernel of its own.
+//   AMG           smoothed aggregation with the whole setup on the device (amg/amg.cu,
+//                 the host oracle amg/hierarchy.hpp); applied as one V- or W-cycle.
 //   ILU(0)        the same machinery on A's whole pattern: the diagonal's positions by a
 //                 kernel, levels of the lower and the upper part on the host, the factor
 //                 level by level, then a unit-lower and an upper solve.
@@ -45,6 +47,13 @@ class device_preconditioner {
   ~device_preconditioner();
   device_preconditioner(device_preconditioner&&) noexcept;
   device_preconditioner& operator=(device_preconditioner&&) noexcept;
+
+  /// New values of A on the pattern it was built for, keeping what depends on the pattern
+  /// alone: AMG keeps its aggregates and SpGEMM plans and reruns its numeric phases (the
+  /// others throw la::not_supported: build them again). A must outlive the preconditioner
+  /// (AMG's finest level is A itself).
+  template <typename O>
+  void update_values(const device_csr<T, O>& a);
 
   /// z = M^-1 r on stream s (r and z distinct, n entries each).
   void apply(const T* r, T* z, cudaStream_t s) const;

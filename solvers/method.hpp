@@ -125,7 +125,7 @@ inline std::string precond_for_method(preconditioner p, krylov_method m) {
   if (m == krylov_method::cg || m == krylov_method::automatic) return {};
   if (p == preconditioner::fsai || p == preconditioner::ic0 || p == preconditioner::block_jacobi)
     return std::string(to_string(p)) + " is built for symmetric positive definite matrices (CG); with " + to_string(m) +
-           " use none, jacobi or ilu0 (or auto)";
+           " use none, jacobi, ilu0 or amg (or auto)";
   return {};
 }
 /// What preconditioner::automatic means for a method that is not CG: ILU(0) (swept and

@@ -10,6 +10,7 @@
 //                 of ic0_shifts tried in order; the factor is stored with the scaling
 //                 folded in (D^1/2 L), so M = (D^1/2 L)(D^1/2 L)^T. Or paric0_factor's
 //                 sweeps; applied as precond/factored.hpp's host_factors says.
+//   AMG           host_amg (amg/hierarchy.hpp): smoothed aggregation, in double.
 //   ILU(0)        ilu0_factor: incomplete LU on A's whole pattern (IKJ, no pivoting, no
 //                 shift); L (unit diagonal) and U share A's pattern. Or parilu0_factor's
 //                 sweeps, on Dr P A Dc where the diagonal has gaps (host_factors).
@@ -23,6 +24,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -32,6 +34,7 @@
 #include "../formats/convert.hpp"
 #include "../formats/csr.hpp"
 #include "cg.hpp"
+#include "amg/hierarchy.hpp"
 #include "precond/block_jacobi.hpp"
 #include "precond/factored.hpp"
 #include "precond/fsai.hpp"
@@ -85,6 +88,12 @@ class host_preconditioner {
         break;
       case preconditioner::ic0:
       case preconditioner::ilu0: fac_->apply(r, z); break;
+      case preconditioner::amg: {
+        rd_.assign(r.begin(), r.end());
+        amg_->apply(rd_, zd_);
+        for (std::size_t i = 0; i < z.size(); ++i) z[i] = static_cast<T>(zd_[i]);
+        break;
+      }
       default: break;
     }
   }
@@ -119,6 +128,14 @@ class host_preconditioner {
         fac_.emplace(a, kind == preconditioner::ilu0, opt);
         rep_ = fac_->report();
         break;
+      case preconditioner::amg: {
+        const auto t0 = std::chrono::steady_clock::now();
+        amg_.emplace(a, opt.amg);
+        rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        rep_.detail = amg_->describe();
+        rep_.bytes = amg_->bytes();
+        break;
+      }
       default: throw invalid_argument(std::string("host_preconditioner: ") + to_string(kind) + " is built elsewhere");
     }
   }
@@ -135,6 +152,8 @@ class host_preconditioner {
   std::vector<T> inv_;
   csr_matrix<T, count_t> g_, gt_;  // FSAI: G and G^T
   std::optional<host_factors<T>> fac_;  // IC(0), ILU(0)
+  std::optional<host_amg> amg_;         // AMG (in double)
+  mutable std::vector<double> rd_, zd_;
   mutable std::vector<T> t_;
 };
 

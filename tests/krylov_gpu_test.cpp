@@ -79,7 +79,12 @@ INSTANTIATE_TEST_SUITE_P(
                       gpu_case{"impcol_a.mtx", krylov_method::gmres, preconditioner::ilu0, factorization::sweeps, trisolve::exact},
                       gpu_case{"adder_dcop_05.mtx", krylov_method::bicgstab, preconditioner::jacobi},
                       gpu_case{"gr_30_30.mtx", krylov_method::gmres, preconditioner::jacobi},
-                      gpu_case{"poisson2d:33", krylov_method::cg, preconditioner::jacobi}),
+                      gpu_case{"poisson2d:33", krylov_method::cg, preconditioner::jacobi},
+                      gpu_case{"poisson2d:100", krylov_method::cg, preconditioner::amg},
+                      gpu_case{"poisson3d:20", krylov_method::cg, preconditioner::amg},
+                      gpu_case{"gr_30_30.mtx", krylov_method::cg, preconditioner::amg},
+                      gpu_case{"convdiff2d:40", krylov_method::bicgstab, preconditioner::amg},
+                      gpu_case{"convdiff2d:40", krylov_method::gmres, preconditioner::amg}),
     [](const auto& info) {
       const auto& p = info.param;
       return test::test_name(p.system + "_" + to_string(p.method) + "_" + to_string(p.pc) +

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -54,6 +55,27 @@ std::vector<T> random_vector(std::size_t n, std::mt19937& g) {
   std::vector<T> v(n);
   for (T& x : v) x = random_value<T>(g);
   return v;
+}
+
+/// A random m x n CSR matrix: about `per_row` entries a row, row `dense_row` full, every
+/// third row empty (when `empty_rows`), values +-[0.01, 1].
+inline csr_matrix<double> random_shape(index_t m, index_t n, int per_row, index_t dense_row, bool empty_rows, std::mt19937& g) {
+  std::uniform_int_distribution<index_t> col(0, std::max<index_t>(n - 1, 0));
+  std::vector<index_t> rp{0}, ci;
+  std::vector<double> v;
+  for (index_t i = 0; i < m; ++i) {
+    std::vector<index_t> cols;
+    if (i == dense_row) {
+      for (index_t j = 0; j < n; ++j) cols.push_back(j);
+    } else if (!(empty_rows && i % 3 == 2) && n > 0) {
+      for (int k = 0; k < per_row; ++k) cols.push_back(col(g));
+    }
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (index_t c : cols) ci.push_back(c), v.push_back(random_value<double>(g));
+    rp.push_back(static_cast<index_t>(ci.size()));
+  }
+  return csr_matrix<double>(m, n, std::move(rp), std::move(ci), std::move(v));
 }
 
 struct sparse_shape {

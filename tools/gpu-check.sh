@@ -7,7 +7,8 @@
 #   --benches LIST        comma-separated: gemm (gemm_bench, wmma_peak), spmv (spmv_bench),
 #                         cg (cg_bench), precond (precond_bench), krylov (krylov_bench and, where
 #                         CuPy is installed, bench/cupy_krylov.py), dist (dist_bench: CG on the
-#                         visible GPUs); default all six
+#                         visible GPUs), spgemm (spgemm_bench: la's SpGEMM against
+#                         cusparseSpGEMM); default all seven
 #   LA_KRYLOV_ARGS        (environment) extra arguments for krylov_bench, e.g. "--systems
 #                         convdiff2d:1024 --methods gmres:jacobi --no-eigen"; LA_CUPY_ARGS likewise
 #                         for cupy_krylov.py (--systems)
@@ -15,6 +16,8 @@
 #                         poisson3d:512 --gpus 1,2,4 --big poisson3d:1024"
 #   LA_CG_ARGS            (environment) extra arguments for cg_bench, e.g. "--systems
 #                         poisson2d:256 --precision double --no-eigen"
+#   LA_SPGEMM_ARGS        (environment) extra arguments for spgemm_bench, e.g. "--systems
+#                         poisson2d:1024,amg:poisson3d:64"
 #   LA_PRECOND_ARGS       (environment) extra arguments for precond_bench, e.g. "--systems
 #                         poisson2d:1000 --methods jacobi,fsai --no-eigen"
 #   --bench-filter REGEX  passed to the Google Benchmark binaries (--benchmark_filter)
@@ -29,7 +32,7 @@ cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond,krylov,dist"
+bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond,krylov,dist,spgemm"
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
@@ -67,7 +70,7 @@ if ((tests && sanitize)); then
   pids=()
   for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test \
            $build/tests/cg_gpu_test $build/tests/precond_gpu_test $build/tests/dist_gpu_test \
-           $build/tests/krylov_gpu_test; do
+           $build/tests/krylov_gpu_test $build/tests/spgemm_test $build/tests/amg_test; do
     name=$(basename "$t")
     for tool in memcheck racecheck; do
       skip="*OutOfMemory*:*Huge*"
@@ -162,6 +165,12 @@ if ((bench)) && [[ ,$benches, == *,krylov,* ]]; then
     cat "$out/cupy_krylov.log" >> "$out/table.txt"
   fi
 fi
+if ((bench)) && [[ ,$benches, == *,spgemm,* ]]; then
+  # shellcheck disable=SC2086
+  $build/bench/spgemm_bench --out "$out/spgemm.csv" ${LA_SPGEMM_ARGS:-} > "$out/spgemm_bench.log" 2> "$out/spgemm_bench.err"
+  summary+=("spgemm_bench: exit $?")
+  cat "$out/spgemm_bench.log" >> "$out/table.txt"
+fi
 if ((bench)) && [[ ,$benches, == *,dist,* ]]; then
   # shellcheck disable=SC2086
   $build/bench/dist_bench --out "$out/dist.csv" ${LA_DIST_ARGS:-} > "$out/dist_bench.log" 2> "$out/dist_bench.err"
@@ -172,7 +181,7 @@ fi
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 # The device tool brings back few files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|device.txt|logs.tar.gz)$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|spgemm.csv|device.txt|logs.tar.gz)$'))
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"

@@ -107,6 +107,17 @@ inline void factor_args(const args& a, const std::string& pc, factor_options& f)
   f.matching = m == "on" ? matching_mode::on : m == "off" ? matching_mode::off : matching_mode::automatic;
 }
 
+/// --amg-strength, --amg-degree, --amg-coarse, --amg-levels, --amg-cycle (amg only).
+inline void amg_args(const args& a, const std::string& pc, amg_options& m) {
+  for (const char* o : {"--amg-strength", "--amg-degree", "--amg-coarse", "--amg-levels", "--amg-cycle"})
+    if (a.has(o) && pc != "amg") throw usage_error(std::string(o) + " applies to --precond amg");
+  m.strength = a.get_double("--amg-strength", m.strength, 0.0, 1.0);
+  m.smoother_degree = static_cast<int>(a.get_int("--amg-degree", m.smoother_degree, 1, 10));
+  m.coarse_size = static_cast<index_t>(a.get_int("--amg-coarse", m.coarse_size, 1, amg_dense_limit));
+  m.max_levels = static_cast<int>(a.get_int("--amg-levels", m.max_levels, 1, 100));
+  m.cycle = a.get_choice("--amg-cycle", "v", {"v", "w"}) == "w" ? amg_cycle::w : amg_cycle::v;
+}
+
 /// The CG options every form of `la solve` reads the same way: tolerances, the iteration
 /// limit, the preconditioner and its options (each refused where it does not apply).
 inline cg_options cg_args(const args& a) {
@@ -120,7 +131,7 @@ inline cg_options cg_args(const args& a) {
       opt.method != krylov_method::automatic)
     throw usage_error("--restart applies to --method gmres or fgmres (or auto, when it picks gmres)");
   opt.force = a.has("--force");
-  const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "auto"});
+  const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "amg", "auto"});
   opt.precond = *parse_preconditioner(pc);
   const bool fsai = pc == "fsai" || pc == "auto";
   for (const char* o : {"--fsai-pattern", "--fsai-drop", "--fsai-max-row"})
@@ -136,6 +147,7 @@ inline cg_options cg_args(const args& a) {
     throw usage_error("--fsai-drop applies to --fsai-pattern squared");
   opt.precond_opt.max_shift = a.get_double("--ic-shift", 1, 0.0);
   factor_args(a, pc, opt.precond_opt.factor);
+  amg_args(a, pc, opt.precond_opt.amg);
   opt.precond_opt.max_block = static_cast<int>(a.get_int("--block-size", 32, 1, 32));
   return opt;
 }
@@ -146,7 +158,7 @@ inline args solve_args(int argc, char** argv) {
               {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--method", "--restart", "--precond", "--device", "--format",
                "--precision", "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop",
                "--ic-shift", "--block-size", "--gpus", "--fsai-max-row", "--factorization", "--sweeps", "--trisolve",
-               "--matching"},
+               "--matching", "--amg-strength", "--amg-degree", "--amg-coarse", "--amg-levels", "--amg-cycle"},
               {"--force", "--quiet", "--write-unconverged", "--mpi"});
 }
 

@@ -11,6 +11,13 @@
 
 #include "../../formats/csr.hpp"
 
+// The node keys are computed alike on the host and the device (amg.cu).
+#ifdef __CUDACC__
+#define LA_AMG_HD __host__ __device__
+#else
+#define LA_AMG_HD
+#endif
+
 namespace la::amg {
 
 /// The strength graph: j is a strong neighbour of i (j != i) when |a_ij| >= theta
@@ -42,7 +49,7 @@ strength_graph strength_of(const csr_matrix<T, O>& a, double theta) {
 
 /// A node's priority among its distance-2 neighbours: a fixed hash of its index, the index
 /// breaking ties (so the order is total and the same on every device).
-inline std::uint32_t node_hash(index_t i) {
+LA_AMG_HD inline std::uint32_t node_hash(index_t i) {
   std::uint32_t x = static_cast<std::uint32_t>(i) * 0x9E3779B1u;
   x ^= x >> 16, x *= 0x85EBCA6Bu, x ^= x >> 13, x *= 0xC2B2AE35u, x ^= x >> 16;
   return x;
@@ -50,7 +57,7 @@ inline std::uint32_t node_hash(index_t i) {
 
 /// (state, hash, index) packed so that a larger key wins: state 2 (root) > 1 (undecided) >
 /// 0 (out).
-inline std::uint64_t node_key(int state, index_t i) {
+LA_AMG_HD inline std::uint64_t node_key(int state, index_t i) {
   return (static_cast<std::uint64_t>(state) << 62) | (static_cast<std::uint64_t>(node_hash(i) >> 1) << 31) |
          static_cast<std::uint64_t>(static_cast<std::uint32_t>(i) & 0x7fffffffu);
 }
@@ -65,8 +72,8 @@ struct aggregates {
 /// key within distance 1, then within distance 2; an undecided node whose largest is its own
 /// becomes a root, one that sees a root becomes out), then each node joins the root of largest
 /// key within distance 1, else the aggregate of its distance-1 neighbour of largest key that
-/// joined one (every node has a root within distance 2 of the strength graph, a node without
-/// strong neighbours being its own root).
+/// joined one (in a symmetric strength graph every node has a root within distance 2, a node
+/// without strong neighbours being its own root; a node left without one is its own root).
 inline aggregates aggregate(const strength_graph& g, int distance = 2) {
   const index_t n = g.rows();
   std::vector<int> state(static_cast<std::size_t>(n), 1);
@@ -92,27 +99,36 @@ inline aggregates aggregate(const strength_graph& g, int distance = 2) {
       else undecided = true;
     }
   }
-  out.of.assign(static_cast<std::size_t>(n), -1);
-  for (index_t i = 0; i < n; ++i)
-    if (state[i] == 2) out.of[i] = out.count++;
-  std::vector<index_t> first(out.of);  // roots and the nodes next to one
+  // Each node's root (a node index) first, numbered at the end: roots in index order, and a
+  // node left without one (no root within distance 2 along its own row's strong entries,
+  // which a non-symmetric strength graph allows) its own root.
+  std::vector<index_t> first(static_cast<std::size_t>(n), -1);  // roots and the nodes next to one
   for (index_t i = 0; i < n; ++i) {
-    if (state[i] == 2) continue;
+    if (state[i] == 2) {
+      first[i] = i;
+      continue;
+    }
     std::uint64_t best = 0;
     for (count_t k = g.ptr[i]; k < g.ptr[i + 1]; ++k) {
       const index_t j = g.idx[k];
-      if (state[j] == 2 && node_key(2, j) > best) best = node_key(2, j), first[i] = out.of[j];
+      if (state[j] == 2 && node_key(2, j) > best) best = node_key(2, j), first[i] = j;
     }
   }
-  out.of = first;
+  std::vector<index_t> root(first);
   for (index_t i = 0; i < n; ++i) {
     if (first[i] >= 0) continue;
     std::uint64_t best = 0;
     for (count_t k = g.ptr[i]; k < g.ptr[i + 1]; ++k) {
       const index_t j = g.idx[k];
-      if (first[j] >= 0 && node_key(1, j) > best) best = node_key(1, j), out.of[i] = first[j];
+      if (first[j] >= 0 && node_key(1, j) > best) best = node_key(1, j), root[i] = first[j];
     }
+    if (root[i] < 0) root[i] = i;
   }
+  std::vector<index_t> id(static_cast<std::size_t>(n), -1);
+  for (index_t i = 0; i < n; ++i)
+    if (root[i] == i) id[i] = out.count++;
+  out.of.resize(static_cast<std::size_t>(n));
+  for (index_t i = 0; i < n; ++i) out.of[i] = id[root[i]];
   return out;
 }
 

@@ -13,28 +13,30 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include "../../kernels/reference/spgemm.hpp"
+#include "../precond_options.hpp"
 #include "aggregation.hpp"
 
 namespace la {
 
-struct amg_options {
-  double strength = 0.08;  // theta of the finest level's strength graph, halved a level
-  int smoother_degree = 2;  // Chebyshev polynomial degree (pre and post)
-  index_t coarse_size = 256;  // a level this small is solved densely
-  int max_levels = 25;
-  /// Power iterations for each level's lambda_max(D^-1 A), the bound taken as 1.1 times their
-  /// estimate, capped by Gershgorin's (0: Gershgorin's alone). An underestimate makes the
-  /// Chebyshev smoother amplify the top modes (15 iterations from a smooth start measured 1.78
-  /// on 2D Poisson, whose lambda is 2); an overestimate weakens smoothing and P.
-  int power_iterations = 20;
-  int aggregation_distance = 2;  // the MIS's distance: 2 (aggregates of about 3^d nodes) or 1
-};
+
 
 namespace amg {
+
+/// The largest coarsest level solved by a dense factorization (precond_options.hpp).
+constexpr index_t dense_limit = amg_dense_limit;
+
+/// Why AMG does not exist for a matrix with a zero or missing diagonal entry (its smoother
+/// and prolongator divide by the diagonal).
+inline std::string amg_diagonal_message(std::size_t level, long long row) {
+  return "amg: diagonal entry " + std::string(level == 0 ? "A(" : "of level " + std::to_string(level) + "'s operator, (") +
+         std::to_string(row + 1) + "," + std::to_string(row + 1) +
+         ") is zero or missing; the smoother and the prolongator divide by the diagonal";
+}
 
 /// One level: its operator, the prolongator to it from the next coarser level, its inverse
 /// diagonal and lambda_max(D^-1 A) estimate.
@@ -164,6 +166,27 @@ class host_amg {
   };
   const phase_seconds& seconds() const { return seconds_; }
   const amg::level& at(index_t l) const { return levels_[l]; }
+  /// Bytes held: the coarse operators, P and R, the diagonals, the coarse factorization.
+  double bytes() const {
+    double b = double(lu_.size()) * sizeof(double);
+    for (std::size_t l = 0; l < levels_.size(); ++l) {
+      const amg::level& f = levels_[l];
+      if (l > 0) b += double(f.a.nnz()) * (sizeof(double) + sizeof(index_t));
+      b += double(f.p.nnz() + f.r.nnz()) * (sizeof(double) + sizeof(index_t)) + double(f.dinv.size()) * sizeof(double);
+    }
+    return b;
+  }
+  /// The levels and complexities, for a person (the GPU's report says the same first).
+  std::string describe() const {
+    std::string sizes;
+    for (const auto& l : levels_) sizes += (sizes.empty() ? "" : " ") + std::to_string(l.a.rows());
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%zu levels (%s rows), operator complexity %.2f, grid complexity %.2f, %s-cycle, "
+                  "Chebyshev degree %d%s", levels_.size(), sizes.c_str(), operator_complexity(), grid_complexity(),
+                  opt_.cycle == amg_cycle::w ? "W" : "V", opt_.smoother_degree,
+                  dense_ ? "" : "; the coarsest level is smoothed (too large for a dense solve)");
+    return buf;
+  }
 
  private:
   using clock = std::chrono::steady_clock;
@@ -173,10 +196,12 @@ class host_amg {
   void prepare(std::size_t l) {
     amg::level& f = levels_[l];
     const index_t n = f.a.rows();
-    f.dinv.assign(static_cast<std::size_t>(n), 1.0);
+    f.dinv.assign(static_cast<std::size_t>(n), 0.0);
     for (index_t i = 0; i < n; ++i)
       for (count_t k = f.a.row_ptr()[i]; k < f.a.row_ptr()[i + 1]; ++k)
         if (f.a.col_idx()[k] == i && f.a.values()[k] != 0) f.dinv[i] = 1 / f.a.values()[k];
+    for (index_t i = 0; i < n; ++i)
+      LA_EXPECTS(f.dinv[i] != 0 && std::isfinite(f.dinv[i]), amg::amg_diagonal_message(l, i));
     const auto t0 = clock::now();
     f.lambda = amg::gershgorin_lambda(f.a, f.dinv);
     if (opt_.power_iterations > 0) f.lambda = std::min(f.lambda, 1.1 * amg::power_lambda(f.a, f.dinv, opt_.power_iterations));
@@ -197,45 +222,37 @@ class host_amg {
     levels_[l + 1].near_null = std::move(coarse_b);
   }
 
-  /// P = (I - omega D^-1 A) T, T(i, J) = B_i / ||B on aggregate J|| (the tentative
-  /// prolongator interpolates the level's near-null vector B exactly; the next level's B is
-  /// those norms, so every level's T reproduces the constants of the finest).
+  /// P = S T with S = I - omega D^-1 A (A's pattern) and T(i, J) = B_i / ||B on aggregate J||
+  /// (the tentative prolongator interpolates the level's near-null vector B exactly; the next
+  /// level's B is those norms, so every level's T reproduces the constants of the finest).
+  /// The GPU forms the same two matrices and the same product.
   csr_matrix<double, count_t> smoothed_prolongator(const amg::level& f, const amg::aggregates& ag,
                                                    std::vector<double>& coarse_b) const {
     const index_t n = f.a.rows();
     coarse_b.assign(static_cast<std::size_t>(ag.count), 0.0);
     for (index_t i = 0; i < n; ++i) coarse_b[ag.of[i]] += f.near_null[i] * f.near_null[i];
     for (double& v : coarse_b) v = std::sqrt(v);
-    auto t = [&](index_t i) { return coarse_b[ag.of[i]] > 0 ? f.near_null[i] / coarse_b[ag.of[i]] : 0.0; };
-    const double omega = 4.0 / (3.0 * f.lambda);
-    // Row i of P: t_i - omega d_i^-1 sum_k a_ik t_k.
-    std::vector<count_t> ptr{0};
-    std::vector<index_t> idx;
-    std::vector<double> val;
-    std::vector<double> acc(static_cast<std::size_t>(ag.count), 0);
-    std::vector<index_t> cols;
-    std::vector<char> seen(static_cast<std::size_t>(ag.count), 0);
+    std::vector<count_t> tp(static_cast<std::size_t>(n) + 1);
+    std::vector<double> tv(static_cast<std::size_t>(n));
     for (index_t i = 0; i < n; ++i) {
-      cols.clear();
-      auto add = [&](index_t c, double v) {
-        if (!seen[c]) seen[c] = 1, acc[c] = 0, cols.push_back(c);
-        acc[c] += v;
-      };
-      add(ag.of[i], t(i));
-      for (count_t k = f.a.row_ptr()[i]; k < f.a.row_ptr()[i + 1]; ++k) {
-        const index_t j = f.a.col_idx()[k];
-        add(ag.of[j], -omega * f.dinv[i] * f.a.values()[k] * t(j));
-      }
-      std::sort(cols.begin(), cols.end());
-      for (index_t c : cols) idx.push_back(c), val.push_back(acc[c]), seen[c] = 0;
-      ptr.push_back(static_cast<count_t>(idx.size()));
+      tp[i + 1] = i + 1;
+      tv[i] = coarse_b[ag.of[i]] > 0 ? f.near_null[i] / coarse_b[ag.of[i]] : 0.0;
     }
-    return csr_matrix<double, count_t>(detail::trusted, n, ag.count, std::move(ptr), std::move(idx), std::move(val));
+    const csr_matrix<double, count_t> t(detail::trusted, n, ag.count, std::move(tp), ag.of, std::move(tv));
+    const double omega = 4.0 / (3.0 * f.lambda);
+    std::vector<double> sv(f.a.values().size());
+    for (index_t i = 0; i < n; ++i)
+      for (count_t k = f.a.row_ptr()[i]; k < f.a.row_ptr()[i + 1]; ++k)
+        sv[k] = (f.a.col_idx()[k] == i ? 1.0 : 0.0) - omega * f.dinv[i] * f.a.values()[k];
+    const csr_matrix<double, count_t> sm(detail::trusted, n, n, f.a.row_ptr(), f.a.col_idx(), std::move(sv));
+    return reference::spgemm(sm, t);
   }
 
   void factor_coarse() {
     const auto& a = levels_.back().a;
     const index_t n = a.rows();
+    dense_ = n <= amg::dense_limit;
+    if (!dense_) return;
     lu_.assign(static_cast<std::size_t>(n) * n, 0.0);
     piv_.resize(static_cast<std::size_t>(n));
     for (index_t i = 0; i < n; ++i)
@@ -258,6 +275,12 @@ class host_amg {
     }
   }
   void coarse_solve(const std::vector<double>& b, std::vector<double>& x) const {
+    if (!dense_) {
+      x.assign(b.size(), 0.0);
+      smooth(levels_.back(), b, x);
+      smooth(levels_.back(), b, x);
+      return;
+    }
     const index_t n = static_cast<index_t>(b.size());
     x = b;
     for (index_t c = 0; c < n; ++c) std::swap(x[c], x[piv_[c]]);
@@ -318,7 +341,10 @@ class host_amg {
     residual(f.a, b, x, r);
     multiply(f.r, r, bc);
     xc.assign(bc.size(), 0.0);
-    cycle(l + 1, bc, xc);
+    // W: the coarse level visited twice (the second from the first's result), except where
+    // it is the coarsest, whose direct solve a second visit would repeat.
+    const int visits = opt_.cycle == amg_cycle::w && l + 2 < levels_.size() ? 2 : 1;
+    for (int v = 0; v < visits; ++v) cycle(l + 1, bc, xc);
     multiply(f.p, xc, e);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += e[i];
     smooth(f, b, x);
@@ -328,6 +354,7 @@ class host_amg {
   std::vector<amg::level> levels_;
   std::vector<double> lu_;
   std::vector<index_t> piv_;
+  bool dense_ = true;
   phase_seconds seconds_;
 };
 

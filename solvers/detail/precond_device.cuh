@@ -44,6 +44,12 @@ impl_ptr<T> make_fsai(context& ctx, const device_csr<T, O>& a, const fsai_option
 /// IC(0) or ILU(0), computed and applied as opt.factor says (factored.cu).
 template <typename T, typename O>
 impl_ptr<T> make_factored(context& ctx, const device_csr<T, O>& a, bool ilu, const precond_options& opt);
+/// Smoothed-aggregation AMG with its setup on the device (amg/amg.cu); update_amg reruns its
+/// numeric setup for new values on the same pattern (false when p is not AMG's).
+template <typename T, typename O>
+impl_ptr<T> make_amg(context& ctx, const device_csr<T, O>& a, const amg_options& opt);
+template <typename T, typename O>
+bool update_amg(typename device_preconditioner<T>::impl& p, const device_csr<T, O>& a);
 /// The exact factorizations, level by level (ilu.cu). exact_ic0: l = tril(A) in, D^1/2 L out
 /// (the shift used returned); exact_ilu0: lu = A in, L + U out (diag: its diagonal's positions).
 template <typename T, typename O>
