@@ -216,7 +216,8 @@ TEST(GpuAmg, HierarchyAndCycleMatchTheHostOracle) {
     precond_options po;
     po.amg.coarse_size = 20;  // several levels even at 31 rows
     const host_amg h(a, po.amg);
-    const device_preconditioner<double> m(ctx, to_device(ctx, a), preconditioner::amg, po);
+    const auto da = to_device(ctx, a);  // AMG's finest level is A itself: it must outlive m
+    const device_preconditioner<double> m(ctx, da, preconditioner::amg, po);
     const std::string want = h.describe();
     ASSERT_EQ(m.report().detail.substr(0, want.size()), want) << "rows " << a.rows();
     EXPECT_GT(m.report().bytes, 0);

@@ -63,24 +63,28 @@ struct op_residual {  // r = b - A x
   __device__ void operator()(index_t i, double s) const { r[i] = static_cast<T>(b[i] - s); }
 };
 template <typename T>
-struct op_cheb_start {  // r = b - A x, d = D^-1 r / theta, x += d
+struct op_cheb_start {  // r = b - A x, d = D^-1 r / theta (x += d is left to the next step: x is being read)
   const T* b;
   const T* dinv;
-  T *r, *d, *x;
+  T *r, *d;
   double inv_theta;
   __device__ void operator()(index_t i, double s) const {
-    const double ri = b[i] - s, di = static_cast<double>(dinv[i]) * ri * inv_theta;
-    r[i] = static_cast<T>(ri), d[i] = static_cast<T>(di), x[i] = static_cast<T>(x[i] + di);
+    const double ri = b[i] - s;
+    r[i] = static_cast<T>(ri), d[i] = static_cast<T>(static_cast<double>(dinv[i]) * ri * inv_theta);
   }
 };
 template <typename T>
-struct op_cheb_step {  // r -= A d, d = c1 d + c2 D^-1 r, x += d (the product read d: written after)
+struct op_cheb_step {  // r -= A d, e = c1 d + c2 D^-1 r, x += e (and the start's pending d): the
+                       // product reads d, so e goes to its own buffer (the next step's d)
   const T* dinv;
-  T *r, *d, *x;
+  const T* d;
+  T *r, *e, *x;
   double c1, c2;
+  bool pending;
   __device__ void operator()(index_t i, double s) const {
-    const double ri = r[i] - s, di = c1 * d[i] + c2 * static_cast<double>(dinv[i]) * ri;
-    r[i] = static_cast<T>(ri), d[i] = static_cast<T>(di), x[i] = static_cast<T>(x[i] + di);
+    const double ri = r[i] - s, ei = c1 * d[i] + c2 * static_cast<double>(dinv[i]) * ri;
+    r[i] = static_cast<T>(ri), e[i] = static_cast<T>(ei);
+    x[i] = static_cast<T>(x[i] + (pending ? static_cast<double>(d[i]) : 0.0) + ei);
   }
 };
 template <typename T>
@@ -97,6 +101,11 @@ __global__ void cheb_zero_start(const T* b, const T* dinv, T* r, T* d, T* x, ind
     const double di = static_cast<double>(dinv[i]) * b[i] * inv_theta;
     r[i] = b[i], d[i] = static_cast<T>(di), x[i] = static_cast<T>(di);
   }
+}
+
+template <typename T>
+__global__ void add_into(T* x, const T* d, index_t n) {
+  LA_GRID_STRIDE(i, n) x[i] = static_cast<T>(x[i] + static_cast<double>(d[i]));
 }
 
 /// Lanes a row for a matrix with this mean row length.
@@ -461,7 +470,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
     std::optional<spgemm_plan<T, W, W, W>> plan_sp, plan_ap;     // the others'
     std::optional<spgemm_plan<T, W, W, W>> plan_rap;
     device_csr<T, W> t;  // the tentative prolongator
-    mutable device_buffer<T> b, x, res, d;
+    mutable device_buffer<T> b, x, res, d, d2;
     int lanes_a = 4, lanes_p = 4, lanes_r = 4;
   };
 
@@ -715,7 +724,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
       level& f = levels_[l];
       const auto n = static_cast<std::size_t>(f.n);
       if (l > 0) f.b = ctx_.allocate<T>(n), f.x = ctx_.allocate<T>(n);
-      f.res = ctx_.allocate<T>(n), f.d = ctx_.allocate<T>(n);
+      f.res = ctx_.allocate<T>(n), f.d = ctx_.allocate<T>(n), f.d2 = ctx_.allocate<T>(n);
     }
   }
 
@@ -729,7 +738,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
       rows += f.n;
       if (l > 0) nnz += static_cast<double>(f.a.nnz()), bytes += double(f.a.nnz()) * (sizeof(T) + sizeof(index_t)) + (f.n + 1.0) * sizeof(W);
       bytes += (double(f.p.nnz()) + double(f.r.nnz()) + double(f.t.nnz())) * (sizeof(T) + sizeof(index_t));
-      bytes += double(f.n) * (4 * sizeof(T) + 2 * sizeof(double) + sizeof(index_t));
+      bytes += double(f.n) * (5 * sizeof(T) + 2 * sizeof(double) + sizeof(index_t));
       sizes += (l ? " " : "") + std::to_string(f.n);
     }
     bytes += double(inverse_.size()) * sizeof(T);
@@ -748,27 +757,37 @@ class amg_impl final : public device_preconditioner<T>::impl {
   }
 
   /// The Chebyshev smoother on level l (hierarchy.hpp's smooth): x += p(D^-1 A) D^-1 (b - A x).
+  /// The directions alternate between two buffers (a step's product reads the previous one).
   void smooth(std::size_t l, const T* b, T* x, bool zero, cudaStream_t s) const {
     const level& f = levels_[l];
     const double hi = f.lambda, lo = 0.1 * f.lambda;
     const double theta = (hi + lo) / 2, delta = (hi - lo) / 2, sigma = theta / delta;
-    T *r = f.res.data(), *d = f.d.data();
+    T *r = f.res.data(), *d = f.d.data(), *e = f.d2.data();
     const T* dinv = f.dinv.data();
+    bool pending = false;  // x += d still owed
     if (zero) {
       cheb_zero_start<<<grid_for(f.n), block_threads, 0, s>>>(b, dinv, r, d, x, f.n, 1 / theta);
       LA_CUDA_TRY(cudaGetLastError());
     } else {
       with_operator(l, [&](const auto& a) {
-        launch_product(f.lanes_a, a.view(), x, op_cheb_start<T>{b, dinv, r, d, x, 1 / theta}, s);
+        launch_product(f.lanes_a, a.view(), x, op_cheb_start<T>{b, dinv, r, d, 1 / theta}, s);
       });
+      pending = true;
     }
     double rho = 1 / sigma;
     for (int k = 1; k < opt_.smoother_degree; ++k) {
       const double rho_new = 1 / (2 * sigma - rho);
       with_operator(l, [&](const auto& a) {
-        launch_product(f.lanes_a, a.view(), d, op_cheb_step<T>{dinv, r, d, x, rho_new * rho, 2 * rho_new / delta}, s);
+        launch_product(f.lanes_a, a.view(), d,
+                       op_cheb_step<T>{dinv, d, r, e, x, rho_new * rho, 2 * rho_new / delta, pending}, s);
       });
+      pending = false;
+      std::swap(d, e);
       rho = rho_new;
+    }
+    if (pending) {
+      add_into<<<grid_for(f.n), block_threads, 0, s>>>(x, d, f.n);
+      LA_CUDA_TRY(cudaGetLastError());
     }
   }
 
