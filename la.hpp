@@ -33,6 +33,7 @@
 #include "solvers/bicgstab.hpp"
 #include "solvers/cg.hpp"
 #include "solvers/device_solve.hpp"
+#include "solvers/device_solver.hpp"
 #include "solvers/gmres.hpp"
 #include "solvers/krylov.hpp"
 #include "solvers/method.hpp"

@@ -31,7 +31,7 @@ spmv_choice cg_choice_for(const std::string& fmt, const spmv_stats& s) {
 
 template <typename T, typename O>
 solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
-                       const cg_options& opt, const device_cg_options& dopt) {
+                       const cg_options& opt_in, const device_cg_options& dopt) {
   using namespace cg_detail;
   const auto t0 = std::chrono::steady_clock::now();
   solve_result early;
@@ -48,6 +48,8 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
   std::optional<spmv_operator<T>> op;
   op.emplace(ctx, a, dopt.choice ? *dopt.choice : select_spmv(stats));
 
+  cg_options opt = opt_in;
+  if (opt.precond == preconditioner::automatic) opt.precond = select_preconditioner(a.rows(), a.nnz());
   cg_path path = dopt.path;
   std::string why_path = "forced";
   const bool general = built_apart(opt.precond);

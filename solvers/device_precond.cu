@@ -15,7 +15,7 @@ device_preconditioner<T>::device_preconditioner(context& ctx, const device_csr<T
   const auto t0 = std::chrono::steady_clock::now();
   LA_EXPECTS(a.rows() == a.cols(), "preconditioner: the matrix is " + std::to_string(a.rows()) + " x " +
                                        std::to_string(a.cols()) + "; it must be square");
-  if (kind == preconditioner::automatic) kind = select_preconditioner();
+  if (kind == preconditioner::automatic) kind = select_preconditioner(a.rows(), a.nnz());
   switch (kind) {
     case preconditioner::block_jacobi: impl_ = precond_detail::make_block_jacobi(ctx, a, opt.max_block); break;
     case preconditioner::fsai: impl_ = precond_detail::make_fsai(ctx, a, opt.fsai, opt.fsai_scratch_bytes); break;
@@ -32,6 +32,10 @@ device_preconditioner<T>::device_preconditioner(context& ctx, const device_csr<T
 
 template <typename T>
 device_preconditioner<T>::~device_preconditioner() = default;
+template <typename T>
+device_preconditioner<T>::device_preconditioner(const device_preconditioner&) = default;
+template <typename T>
+device_preconditioner<T>& device_preconditioner<T>::operator=(const device_preconditioner&) = default;
 template <typename T>
 device_preconditioner<T>::device_preconditioner(device_preconditioner&&) noexcept = default;
 template <typename T>

@@ -45,6 +45,9 @@ class device_preconditioner {
   template <typename O>
   device_preconditioner(context& ctx, const device_csr<T, O>& a, preconditioner kind, const precond_options& opt);
   ~device_preconditioner();
+  /// Copies share the built preconditioner (la::device_solver hands its one to each solve).
+  device_preconditioner(const device_preconditioner&);
+  device_preconditioner& operator=(const device_preconditioner&);
   device_preconditioner(device_preconditioner&&) noexcept;
   device_preconditioner& operator=(device_preconditioner&&) noexcept;
 
@@ -65,7 +68,7 @@ class device_preconditioner {
   struct impl;
 
  private:
-  std::unique_ptr<impl> impl_;
+  std::shared_ptr<impl> impl_;
 };
 
 }  // namespace la

@@ -3,6 +3,8 @@
 // device_precond.hpp).
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -113,6 +115,11 @@ struct precond_options {
   /// FSAI on the GPU: bytes of scratch for the rows' dense blocks (0: a quarter of the free
   /// device memory, at most 2 GiB); rows are set up in batches that fit it.
   double fsai_scratch_bytes = 0;
+  /// A GPU preconditioner already built for this matrix, which the GPU solvers apply instead
+  /// of building one: set by la::device_solver (device_solver.hpp), which keeps it across
+  /// solves; a device_preconditioner of value size prebuilt_value_size, type-erased here.
+  std::shared_ptr<const void> prebuilt;
+  std::size_t prebuilt_value_size = 0;
 };
 
 inline const char* to_string(preconditioner p) noexcept {

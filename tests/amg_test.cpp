@@ -12,6 +12,7 @@
 #include <la/solvers/amg/hierarchy.hpp>
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/device_precond.hpp>
+#include <la/solvers/device_solver.hpp>
 #include "test_util.hpp"
 
 namespace la {
@@ -304,6 +305,57 @@ TEST(GpuAmg, UpdateValuesAndRefusals) {
                                             {"A(8,8)", "zero or missing"});
   test::expect_throw_with<invalid_argument>([&] { host_amg(csr_matrix<double>(a.rows(), a.cols(), a.row_ptr(), a.col_idx(), v3)); },
                                             {"A(8,8)", "zero or missing"});
+}
+
+}  // namespace
+}  // namespace la
+
+namespace la {
+namespace {
+
+// la::device_solver keeps the setup: its solves give what solve_device gives (bit for bit:
+// the same hierarchy, built once), with new right-hand sides and after update_values on new
+// values (AMG's numeric re-setup; FSAI rebuilt), and its refusals are solve_device's words.
+TEST(GpuAmg, DeviceSolverReusesTheSetup) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const auto a = poisson_2d<double>(80);
+  std::vector<double> v2(a.values());
+  for (double& v : v2) v *= 3;
+  const csr_matrix<double> a2(a.rows(), a.cols(), a.row_ptr(), a.col_idx(), v2);
+  const auto da = to_device(ctx, a);
+  const auto da2 = to_device(ctx, a2);
+  for (preconditioner pc : {preconditioner::amg, preconditioner::fsai}) {
+    cg_options o;
+    o.precond = pc;
+    device_solver<double, index_t> s(ctx, da, o);
+    EXPECT_EQ(s.method(), krylov_method::cg);
+    ASSERT_NE(s.report(), nullptr);
+    const double built = s.report()->setup_seconds;
+    std::mt19937 g(8);
+    for (int k = 0; k < 3; ++k) {
+      const auto b = to_device(ctx, test::random_vector<double>(a.rows(), g));
+      device_vector<double> x1, x2;
+      const solve_result r1 = s.solve(b, x1), r2 = solve_device(ctx, da, b, x2, o);
+      ASSERT_TRUE(r1.converged()) << r1.message;
+      EXPECT_EQ(r1.iterations, r2.iterations);
+      EXPECT_EQ(to_host(ctx, x1), to_host(ctx, x2)) << to_string(pc) << " rhs " << k;
+      EXPECT_EQ(s.report()->setup_seconds, built);  // not built again
+    }
+    s.update_values(da2);
+    const auto b = to_device(ctx, test::random_vector<double>(a.rows(), g));
+    device_vector<double> x1, x2;
+    const solve_result r1 = s.solve(b, x1), r2 = solve_device(ctx, da2, b, x2, o);
+    ASSERT_TRUE(r1.converged()) << r1.message;
+    EXPECT_EQ(to_host(ctx, x1), to_host(ctx, x2)) << to_string(pc) << " after update_values";
+  }
+  cg_options o;
+  o.method = krylov_method::gmres;
+  o.precond = preconditioner::fsai;
+  test::expect_throw_with<invalid_argument>([&] { device_solver<double, index_t>(ctx, da, o); }, {"fsai is built for"});
+  const auto other = to_device(ctx, poisson_2d<double>(81));
+  device_solver<double, index_t> s(ctx, da, {});
+  test::expect_throw_with<invalid_argument>([&] { s.update_values(other); }, {"same shape and pattern"});
 }
 
 }  // namespace

@@ -233,6 +233,26 @@ TEST(Cli, IncompleteFactorizationOptions) {
   }
 }
 
+// --precond amg and its options: a W-cycle with degree 3 on the CPU (the host hierarchy) says
+// its levels and complexities and converges in few iterations; the options are refused
+// without amg, and out of range.
+TEST(Cli, AmgOptions) {
+  const auto r = run("solve gen:poisson2d:60 --precond amg --amg-cycle w --amg-degree 3 --amg-coarse 50 --device cpu");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "levels (3600 ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "W-cycle, Chebyshev degree 3")) << r.output;
+  EXPECT_TRUE(contains(r.output, "operator complexity")) << r.output;
+  for (const std::string bad : {"--precond jacobi --amg-degree 2", "--precond amg --amg-degree 0",
+                                "--precond amg --amg-cycle f", "--precond amg --amg-coarse 5000",
+                                "--precond amg --amg-strength 2"}) {
+    const auto b = run("solve gen:poisson2d:10 " + bad + " --device cpu");
+    EXPECT_EQ(b.status, 2) << bad << ": " << b.output;
+  }
+  const auto z = run("solve " + std::string(LA_DATA_DIR) + "/west0479.mtx --method gmres --precond amg --device cpu");
+  EXPECT_EQ(z.status, 1) << z.output;
+  EXPECT_TRUE(contains(z.output, "is zero or missing; the smoother and the prolongator divide by the diagonal")) << z.output;
+}
+
 TEST(Cli, MethodsOnANonSymmetricSystem) {
   const std::string m = std::string(LA_DATA_DIR) + "/adder_dcop_05.mtx";
   // CG is refused on a matrix whose values are not symmetric, naming the alternatives ...
@@ -294,7 +314,7 @@ TEST(Cli, MalformedAndMissingFiles) {
 TEST(Cli, BadOptions) {
   auto r = run("solve " + data + "/gr_30_30.mtx --precond ilu");
   EXPECT_EQ(r.status, 2);
-  EXPECT_TRUE(contains(r.output, "--precond must be one of none|jacobi|block-jacobi|fsai|ic0|ilu0|auto")) << r.output;
+  EXPECT_TRUE(contains(r.output, "--precond must be one of none|jacobi|block-jacobi|fsai|ic0|ilu0|amg|auto")) << r.output;
   r = run("solve " + data + "/gr_30_30.mtx --tol abc");
   EXPECT_EQ(r.status, 2);
   r = run("solve " + data + "/gr_30_30.mtx --bogus");

@@ -27,6 +27,11 @@ inline bool built_apart(preconditioner p) noexcept { return p != preconditioner:
 template <typename T, typename O>
 std::string emplace_preconditioner(std::optional<device_preconditioner<T>>& pre, context& ctx,
                                    const device_csr<T, O>& m, preconditioner pc, const precond_options& popt) {
+  if (popt.prebuilt) {  // la::device_solver's, built once
+    LA_EXPECTS(popt.prebuilt_value_size == sizeof(T), "precond_options::prebuilt holds a preconditioner of another value type");
+    pre.emplace(*static_cast<const device_preconditioner<T>*>(popt.prebuilt.get()));
+    return {};
+  }
   try {
     pre.emplace(ctx, m, pc, popt);
   } catch (const invalid_argument& e) {

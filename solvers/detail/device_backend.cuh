@@ -83,9 +83,7 @@ class device_backend {
   precond_report describe_preconditioner() const { return rep_; }
   /// Whether the persistent path can run preconditioner pc (FSAI, in double, 32-bit offsets).
   static bool fsai_persistent(preconditioner pc, bool wide) {
-    const bool fsai = pc == preconditioner::fsai ||
-                      (pc == preconditioner::automatic && select_preconditioner() == preconditioner::fsai);
-    return fsai && std::is_same_v<T, double> && !wide;
+    return pc == preconditioner::fsai && std::is_same_v<T, double> && !wide;  // (cg_device resolved automatic)
   }
 
  private:
