@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -59,6 +60,31 @@ TEST(Cli, SolveBundledSystemConverges) {
   ASSERT_EQ(x.size(), 900u);
   for (double v : x) EXPECT_NEAR(v, 1.0, 1e-5);
   std::remove(out.c_str());
+}
+
+// An n x k --rhs: k solves (on the GPU with one setup), each column's result reported, and
+// -o writes the n x k solutions; on the device the GPU gives (here whichever this machine has).
+TEST(Cli, SeveralRightHandSides) {
+  const std::string b = ::testing::TempDir() + "la_cli_b3.mtx", x = ::testing::TempDir() + "la_cli_x3.mtx";
+  {
+    std::string text = "%%MatrixMarket matrix array real general\n900 3\n";
+    for (int j = 0; j < 3; ++j)
+      for (int i = 0; i < 900; ++i) text += std::to_string(1.0 + 0.25 * j + 0.01 * std::sin(double(i * (j + 1)))) + "\n";
+    std::FILE* f = std::fopen(b.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  const auto r = run("solve " + data + "/gr_30_30.mtx --rhs " + b + " --precond amg -o " + x);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "(3 columns: ")) << r.output;
+  EXPECT_TRUE(contains(r.output, "column 2:   converged")) << r.output;
+  EXPECT_TRUE(contains(r.output, "column 3:   converged")) << r.output;
+  const auto sol = la::to_csr(la::read_matrix_market<double>(x));
+  ASSERT_EQ(sol.rows(), 900);
+  ASSERT_EQ(sol.cols(), 3);
+  std::remove(b.c_str());
+  std::remove(x.c_str());
 }
 
 TEST(Cli, SolveWithRhsFile) {

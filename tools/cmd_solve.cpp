@@ -12,6 +12,7 @@
 #include <la/context.hpp>
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/device_solve.hpp>
+#include <la/solvers/device_solver.hpp>
 #include <la/solvers/method.hpp>
 #include "args.hpp"
 #include "common.hpp"
@@ -50,7 +51,9 @@ const char* usage =
     "                          fgmres    flexible GMRES(m), for preconditioners that change\n"
     "                                    between applications\n"
     "  --restart M           gmres/fgmres: the basis size m, 1 to 500 (default 30)\n"
-    "  --rhs b.mtx           right-hand side (n x 1 Matrix Market); default b = A * ones,\n"
+    "  --rhs b.mtx           right-hand side (n x 1 Matrix Market; an n x k array: k right-hand\n"
+    "                        sides, solved one after another with one setup on the GPU, the\n"
+    "                        preconditioner built once; -o then writes x as n x k); default b = A * ones,\n"
     "                        so the error against the known solution x = ones is printed\n"
     "  -o, --output x.mtx    write the solution (array n x 1) when the solve converged; checked\n"
     "                        before the solve and written through a temporary file, so a failed\n"
@@ -262,26 +265,38 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
                            "; the Krylov solvers need a square matrix (least squares is not supported)");
   const bool known = !a.has("--rhs");
   std::vector<T> b;
+  std::vector<std::vector<T>> extra;  // right-hand sides 2..k of an n x k --rhs
   if (known) {
     b.assign(static_cast<std::size_t>(A.rows()), T(0));
     reference::spmv(T(1), A, std::vector<T>(b.size(), T(1)), T(0), b);
   } else {
-    b = read_matrix_market_vector<T>(a.get("--rhs", ""));
+    const coo_matrix<T> m = read_matrix_market<T>(a.get("--rhs", ""));
+    if (m.cols() > 1 && m.rows() == A.rows()) {  // several right-hand sides: one setup, a solve each
+      std::vector<std::vector<T>> cols(static_cast<std::size_t>(m.cols()), std::vector<T>(static_cast<std::size_t>(A.rows()), T(0)));
+      for (count_t k = 0; k < m.nnz(); ++k) cols[m.col_idx()[k]][m.row_idx()[k]] += m.values()[k];
+      b = std::move(cols[0]);
+      extra.assign(std::make_move_iterator(cols.begin() + 1), std::make_move_iterator(cols.end()));
+    } else {
+      b = read_matrix_market_vector<T>(a.get("--rhs", ""));
+    }
     if (b.size() != static_cast<std::size_t>(A.rows()))
       throw invalid_argument("right-hand side has " + std::to_string(b.size()) + " entries but A has " +
-                             std::to_string(A.rows()) + " rows");
+                             std::to_string(A.rows()) + " rows (several right-hand sides: an n x k array)");
   }
 
   std::fprintf(rep, "matrix:     %s (%d x %d, %lld nonzeros, %d-bit offsets), %s\n", path.c_str(), A.rows(), A.cols(),
                static_cast<long long>(A.nnz()), int(8 * sizeof(O)), sizeof(T) == 8 ? "double" : "float");
   std::fprintf(rep, "device:     %s\n", device_line.c_str());
-  std::fprintf(rep, "rhs:        %s\n",
-               known ? "b = A * ones (known solution x = ones)" : printable(a.get("--rhs", "")).c_str());
+  std::fprintf(rep, "rhs:        %s%s\n",
+               known ? "b = A * ones (known solution x = ones)" : printable(a.get("--rhs", "")).c_str(),
+               extra.empty() ? "" : (" (" + std::to_string(extra.size() + 1) + " columns: " +
+                                     (gpu ? "one setup, a solve each)" : "a solve each)")).c_str());
   std::fprintf(rep, "method:     %s, precond %s, tol %g, maxit %s\n", to_string(opt.method), to_string(opt.precond), opt.rtol,
                opt.max_iterations < 0 ? "2n" : std::to_string(opt.max_iterations).c_str());
   std::fflush(rep);
 
   std::vector<T> x(b.size(), T(0));
+  std::vector<solve_result> column_results;  // right-hand sides 2..k (extra holds their solutions after)
   double startup_ms = 0, transfer_ms = 0;
   const auto t0 = clock_type::now();
   solve_result r;
@@ -299,12 +314,28 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     device_cg_options d;
     d.path = cg_path_choice;
     if (fmt != "auto") d.choice = cg_choice_for(fmt, row_stats(A));  // auto: the solver's own rule
-    r = solve_device(ctx, dA, db, dx, opt, d);
+    if (extra.empty()) {
+      r = solve_device(ctx, dA, db, dx, opt, d);
+    } else {  // the setup (method, preconditioner) once, then a solve per column
+      device_solver<T, O> solver(ctx, dA, opt, d);
+      r = solver.solve(db, dx);
+      for (auto& col : extra) {
+        const auto dc = to_device(ctx, col);
+        device_vector<T> dy;
+        column_results.push_back(solver.solve(dc, dy));
+        col = to_host(ctx, dy);
+      }
+    }
     t = clock_type::now();
     x = to_host(ctx, dx);
     transfer_ms += ms_since(t);
   } else {
     r = with_format(fmt, A, [&](const auto& M) { return solve_host(M, b, x, opt); });
+    for (auto& col : extra) {
+      std::vector<T> y(col.size(), T(0));
+      column_results.push_back(with_format(fmt, A, [&](const auto& M) { return solve_host(M, col, y, opt); }));
+      col = std::move(y);
+    }
   }
   const double solve_ms = ms_since(t0);
   progress.clear();
@@ -339,6 +370,23 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   if (gpu) std::fprintf(rep, ", %.3f ms GPU start-up, %.3f ms transfers", startup_ms, transfer_ms);
   const double other = solve_ms - startup_ms - transfer_ms - 1e3 * (r.setup_seconds + r.iterate_seconds);
   std::fprintf(rep, ", %.3f ms other; %.3f ms reading or generating the matrix\n", std::max(0.0, other), read_ms);
+  if (!extra.empty()) {
+    bool all = r.converged();
+    for (std::size_t j = 0; j < column_results.size(); ++j) {
+      const solve_result& c = column_results[j];
+      all = all && c.converged();
+      std::fprintf(rep, "column %zu:   %s after %lld iterations, true ||b-Ax||/||b|| = %.3e, %.3f ms iterating, %.3f ms setup\n",
+                   j + 2, to_string(c.status), static_cast<long long>(c.iterations), c.true_residual,
+                   1e3 * c.iterate_seconds, 1e3 * c.setup_seconds);
+    }
+    // The solutions as one n x k array (written when every column converged, or as asked).
+    solve_result all_r = r;
+    if (!all && r.converged()) all_r.status = solve_status::max_iterations;
+    std::vector<T> flat(x);
+    for (const auto& col : extra) flat.insert(flat.end(), col.begin(), col.end());
+    write_outputs(a, all_r, flat, out, static_cast<index_t>(extra.size() + 1));
+    return all ? 0 : 1;
+  }
   write_outputs(a, r, x, out);
   return r.converged() ? 0 : 1;
 }

@@ -54,7 +54,8 @@ struct solve_outputs {
 /// Writes --history (every residual) and -o (the solution, when the solve converged or
 /// --write-unconverged asks), and reports each on `rep`.
 template <typename T>
-void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x, const solve_outputs& out) {
+void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x, const solve_outputs& out,
+                   index_t columns = 1) {
   std::FILE* rep = out.report;
   if (atomic_file* history = out.history) {
     std::string csv = "iteration,relative_residual\n";
@@ -67,7 +68,15 @@ void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x
   }
   if (!out.x) return;
   if (r.converged() || (a.has("--write-unconverged") && r.status != solve_status::invalid_input)) {
-    out.x->write(format_matrix_market_vector(x));
+    if (columns == 1) {
+      out.x->write(format_matrix_market_vector(x));
+    } else {  // n x k, column by column (Matrix Market's array order)
+      std::string text = "%%MatrixMarket matrix array real general\n" + std::to_string(x.size() / columns) + " " +
+                         std::to_string(columns) + "\n";
+      char line[40];
+      for (T v : x) text.append(line, std::snprintf(line, sizeof line, "%.17g\n", static_cast<double>(v)));
+      out.x->write(text);
+    }
     out.x->commit();
     std::fprintf(rep, "solution:   written to %s%s\n", printable(out.x->path()).c_str(),
                  r.converged() ? "" : " (not converged: the last iterate, as --write-unconverged asks)");
