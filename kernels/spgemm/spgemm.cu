@@ -100,6 +100,88 @@ __global__ void __launch_bounds__(detail::block_threads)
   }
 }
 
+
+constexpr int hash_slots = 512;   // a warp's table: rows of C up to hash_fill entries
+constexpr int hash_fill = 384;    // past this a long row is merged instead (merge_long)
+constexpr int hash_warps = 4;     // warps a block (12 KB of table each... 6 KB: keys and values)
+constexpr index_t empty_key = -1;
+
+__device__ __forceinline__ unsigned hash_of(index_t c) { return (static_cast<unsigned>(c) * 2654435761u) % hash_slots; }
+
+/// The long rows a warp each, through a shared-memory hash of C's columns: the products of
+/// each a_ik in A's column order (the warp's lanes over row k of B, whose columns are
+/// distinct, so no two lanes add to one slot at once), so each sum runs in the merge's order.
+/// Symbolic: counts[i + 1] = the row's length, or -1 when it passes hash_fill (merge_long
+/// takes it). Numeric (rows whose count is not -1): the columns ranked into sorted order.
+template <bool Numeric, typename T, typename O, typename OB, typename OC>
+__global__ void __launch_bounds__(hash_warps * 32)
+    hash_long(csr_view<const T, O> a, csr_view<const T, OB> b, const index_t* rows, const index_t* count,
+              long long* counts, const OC* ptr, index_t* cols, T* vals) {
+  __shared__ index_t keys[hash_warps][hash_slots];
+  __shared__ double acc[hash_warps][hash_slots];
+  __shared__ int used[hash_warps];
+  const int lane = threadIdx.x % 32, wib = threadIdx.x / 32;
+  index_t* key = keys[wib];
+  double* val = acc[wib];
+  const long long warps = static_cast<long long>(gridDim.x) * hash_warps;
+  for (long long w = static_cast<long long>(blockIdx.x) * hash_warps + wib; w < *count; w += warps) {
+    const index_t i = rows[w];
+    if (Numeric && ptr[i + 1] - ptr[i] > hash_fill) continue;  // merged instead
+    for (int t = lane; t < hash_slots; t += 32) key[t] = empty_key, val[t] = 0;
+    if (lane == 0) used[wib] = 0;
+    __syncwarp();
+    bool overflow = false;
+    const O s = a.row_ptr[i], e = a.row_ptr[i + 1];
+    for (O p = s; p < e && !overflow; ++p) {
+      const index_t k = a.col_idx[p];
+      const double x = Numeric ? static_cast<double>(a.values[p]) : 0.0;
+      for (OB q = b.row_ptr[k] + lane; q < b.row_ptr[k + 1]; q += 32) {
+        const index_t c = b.col_idx[q];
+        unsigned h = hash_of(c);
+        int probes = 0;
+        for (;;) {
+          const index_t old = atomicCAS(&key[h], empty_key, c);
+          if (old == empty_key) {
+            if (!Numeric) atomicAdd(&used[wib], 1);
+            break;
+          }
+          if (old == c) break;
+          h = (h + 1) % hash_slots;
+          if (++probes == hash_slots) {  // full (symbolic only: a numeric row fits by its count)
+            atomicMax(&used[wib], hash_slots);
+            break;
+          }
+        }
+        if constexpr (Numeric) val[h] += x * static_cast<double>(b.values[q]);
+      }
+      __syncwarp();
+      if (!Numeric) overflow = used[wib] > hash_fill;
+    }
+    if constexpr (!Numeric) {
+      if (lane == 0) counts[i + 1] = overflow ? -1 : used[wib];
+    } else {
+      // Each occupied slot's rank among the row's columns is its place in C's row.
+      const long long base = static_cast<long long>(ptr[i]);
+      for (int t = lane; t < hash_slots; t += 32) {
+        const index_t c = key[t];
+        if (c == empty_key) continue;
+        int rank = 0;
+        for (int u = 0; u < hash_slots; ++u) rank += key[u] != empty_key && key[u] < c;
+        cols[base + rank] = c, vals[base + rank] = static_cast<T>(val[t]);
+      }
+    }
+    __syncwarp();
+  }
+}
+
+/// Long rows the hash left (count -1) get their symbolic count from merge_long: marks them.
+__global__ void overflowed_rows(const index_t* rows, const index_t* count, const long long* counts, index_t* out,
+                                index_t* out_count) {
+  LA_GRID_STRIDE(w, *count) {
+    if (counts[rows[w] + 1] < 0) out[atomicAdd(out_count, 1)] = rows[w];
+  }
+}
+
 template <typename O>
 struct is_long {
   const O* row_ptr;
@@ -144,10 +226,25 @@ spgemm_plan<T, OA, OB, OC>::spgemm_plan(context& ctx, const device_csr<T, OA>& a
   LA_CUDA_TRY(cudaMemcpyAsync(&long_rows_, count, sizeof(index_t), cudaMemcpyDeviceToHost, s));
   ctx.synchronize();
   if (long_rows_ > 0) {
-    auto cursor = ctx.allocate<OB>(static_cast<std::size_t>(a_nnz_));
-    merge_long<false, T, OA, OB, OC><<<detail::grid_for(static_cast<long long>(long_rows_) * 32), detail::block_threads, 0, s>>>(
-        a.view(), b.view(), long_.data(), count, cursor.data(), counts.data(), nullptr, nullptr, nullptr);
+    // Hashed a warp each; the rows that pass the table merged instead.
+    const unsigned hash_blocks = detail::grid_for(long_rows_, hash_warps);
+    hash_long<false, T, OA, OB, OC><<<hash_blocks, hash_warps * 32, 0, s>>>(a.view(), b.view(), long_.data(), count,
+                                                                           counts.data(), nullptr, nullptr, nullptr);
     LA_CUDA_TRY(cudaGetLastError());
+    merged_ = ctx.allocate<index_t>(static_cast<std::size_t>(long_rows_) + 1);
+    LA_CUDA_TRY(cudaMemsetAsync(merged_.data() + long_rows_, 0, sizeof(index_t), s));
+    overflowed_rows<<<detail::grid_for(long_rows_), detail::block_threads, 0, s>>>(long_.data(), count, counts.data(),
+                                                                                    merged_.data(), merged_.data() + long_rows_);
+    LA_CUDA_TRY(cudaGetLastError());
+    LA_CUDA_TRY(cudaMemcpyAsync(&merged_rows_, merged_.data() + long_rows_, sizeof(index_t), cudaMemcpyDeviceToHost, s));
+    ctx.synchronize();
+    if (merged_rows_ > 0) {
+      auto cursor = ctx.allocate<OB>(static_cast<std::size_t>(a_nnz_));
+      merge_long<false, T, OA, OB, OC><<<detail::grid_for(static_cast<long long>(merged_rows_) * 32), detail::block_threads, 0, s>>>(
+          a.view(), b.view(), merged_.data(), merged_.data() + long_rows_, cursor.data(), counts.data(), nullptr, nullptr,
+          nullptr);
+      LA_CUDA_TRY(cudaGetLastError());
+    }
   }
   if (n > 0) {
     std::size_t bytes = 0;
@@ -185,9 +282,14 @@ void spgemm_plan<T, OA, OB, OC>::run(context& ctx, const device_csr<T, OA>& a, c
       a.view(), b.view(), nullptr, row_ptr_.data(), v.col_idx, v.values);
   LA_CUDA_TRY(cudaGetLastError());
   if (long_rows_ > 0) {
+    hash_long<true, T, OA, OB, OC><<<detail::grid_for(long_rows_, hash_warps), hash_warps * 32, 0, s>>>(
+        a.view(), b.view(), long_.data(), long_.data() + rows_, nullptr, row_ptr_.data(), v.col_idx, v.values);
+    LA_CUDA_TRY(cudaGetLastError());
+  }
+  if (merged_rows_ > 0) {
     auto cursor = ctx.allocate<OB>(static_cast<std::size_t>(a_nnz_));
-    merge_long<true, T, OA, OB, OC><<<detail::grid_for(static_cast<long long>(long_rows_) * 32), detail::block_threads, 0, s>>>(
-        a.view(), b.view(), long_.data(), long_.data() + rows_, cursor.data(), nullptr, row_ptr_.data(), v.col_idx,
+    merge_long<true, T, OA, OB, OC><<<detail::grid_for(static_cast<long long>(merged_rows_) * 32), detail::block_threads, 0, s>>>(
+        a.view(), b.view(), merged_.data(), merged_.data() + long_rows_, cursor.data(), nullptr, row_ptr_.data(), v.col_idx,
         v.values);
     LA_CUDA_TRY(cudaGetLastError());
   }
