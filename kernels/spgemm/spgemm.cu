@@ -103,7 +103,8 @@ __global__ void __launch_bounds__(detail::block_threads)
 
 constexpr int hash_slots = 512;   // a warp's table: rows of C up to hash_fill entries
 constexpr int hash_fill = 384;    // past this a long row is merged instead (merge_long)
-constexpr int hash_warps = 4;     // warps a block (12 KB of table each... 6 KB: keys and values)
+constexpr int hash_warps = 4;     // warps a block (6 KB of keys and values each)
+constexpr int hash_row = 96;      // A rows up to this long are merged: measured faster (below)
 constexpr index_t empty_key = -1;
 
 __device__ __forceinline__ unsigned hash_of(index_t c) { return (static_cast<unsigned>(c) * 2654435761u) % hash_slots; }
@@ -126,12 +127,19 @@ __global__ void __launch_bounds__(hash_warps * 32)
   const long long warps = static_cast<long long>(gridDim.x) * hash_warps;
   for (long long w = static_cast<long long>(blockIdx.x) * hash_warps + wib; w < *count; w += warps) {
     const index_t i = rows[w];
-    if (Numeric && ptr[i + 1] - ptr[i] > hash_fill) continue;  // merged instead
+    const O s = a.row_ptr[i], e = a.row_ptr[i + 1];
+    // Rows of A up to hash_row entries are merged (3D Poisson's R (A P) and coarse A P on an
+    // H100: 38 and 33 entries merged in 3.3 and 2.5 ms, hashed in 4.8 and 3.6; 143 and 357
+    // hashed in 1.2 ms each, merged in 3.7 and 3.2: bench/RESULTS.md, "Algebraic multigrid").
+    if (!Numeric && e - s <= hash_row) {
+      if (lane == 0) counts[i + 1] = -1;
+      continue;
+    }
+    if (Numeric && (e - s <= hash_row || ptr[i + 1] - ptr[i] > hash_fill)) continue;  // merged instead
     for (int t = lane; t < hash_slots; t += 32) key[t] = empty_key, val[t] = 0;
     if (lane == 0) used[wib] = 0;
     __syncwarp();
     bool overflow = false;
-    const O s = a.row_ptr[i], e = a.row_ptr[i + 1];
     for (O p = s; p < e && !overflow; ++p) {
       const index_t k = a.col_idx[p];
       const double x = Numeric ? static_cast<double>(a.values[p]) : 0.0;
