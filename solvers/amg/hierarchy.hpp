@@ -95,9 +95,10 @@ class host_amg {
                "amg: the smoother degree, levels and coarse size must be positive and the strength non-negative");
     std::vector<count_t> ptr(a.row_ptr().begin(), a.row_ptr().end());
     std::vector<double> val(a.values().begin(), a.values().end());
-    levels_.push_back({csr_matrix<double, count_t>(detail::trusted, a.rows(), a.cols(), std::move(ptr), a.col_idx(),
-                                                   std::move(val)),
-                       {}, {}, {}, 1, {}, std::vector<double>(static_cast<std::size_t>(a.rows()), 1.0)});
+    amg::level finest;
+    finest.a = csr_matrix<double, count_t>(detail::trusted, a.rows(), a.cols(), std::move(ptr), a.col_idx(), std::move(val));
+    finest.near_null.assign(static_cast<std::size_t>(a.rows()), 1.0);
+    levels_.push_back(std::move(finest));
     for (;;) {
       const std::size_t l = levels_.size() - 1;
       prepare(l);
@@ -112,7 +113,7 @@ class host_amg {
       seconds_.aggregation += since(t0);
       if (ag.count == 0 || ag.count > n * 9 / 10) break;  // coarsening stalled
       levels_[l].agg = std::move(ag);
-      levels_.push_back({});
+      levels_.emplace_back();
       galerkin(l);
     }
     const auto t0 = clock::now();
