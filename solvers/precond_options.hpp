@@ -84,13 +84,17 @@ constexpr int default_jacobi_steps = 2;
 /// stalled, or max_levels reached) is smoothed instead (two Chebyshev passes).
 inline constexpr index_t amg_dense_limit = 2048;
 
+/// AMG's smoother: a Chebyshev polynomial in D^-1 A, or L1-Jacobi sweeps x += D_l1^-1 (b - A x)
+/// with D_l1 = diag(sum_j |a_ij|) (convergent for every SPD A, no eigenvalue bound needed).
+enum class amg_smoother { chebyshev, l1_jacobi };
+
 /// The V-cycle's shape: one coarse visit a level (V) or two (W).
 enum class amg_cycle { v, w };
 
 /// Smoothed-aggregation AMG (solvers/amg/): the setup's and the cycle's parameters.
 struct amg_options {
   double strength = 0.08;  // theta of the finest level's strength graph, halved a level
-  int smoother_degree = 2;  // Chebyshev polynomial degree (pre and post)
+  int smoother_degree = 2;  // Chebyshev polynomial degree, or L1-Jacobi sweeps (pre and post)
   index_t coarse_size = 256;  // a level this small is solved densely
   int max_levels = 25;
   /// Power iterations for each level's lambda_max(D^-1 A), the bound taken as 1.1 times their
@@ -100,6 +104,7 @@ struct amg_options {
   int power_iterations = 20;
   int aggregation_distance = 2;  // the MIS's distance: 2 (aggregates of about 3^d nodes) or 1
   amg_cycle cycle = amg_cycle::v;
+  amg_smoother smoother = amg_smoother::chebyshev;
 };
 
 struct precond_options {

@@ -136,6 +136,36 @@ TEST(Amg, PcgIterationsDoNotGrowWithTheGrid) {
   }
 }
 
+// The L1-Jacobi smoother (two sweeps before and after): AMG-CG converges in a count that
+// grows slowly with the grid (measured 2D 64^2-256^2 and 3D 16^3-32^3, bound below), and the
+// V-cycle stays symmetric (D_l1 is diagonal).
+TEST(Amg, L1JacobiSmoother) {
+  amg_options o;
+  o.smoother = amg_smoother::l1_jacobi;
+  std::vector<long long> its;
+  for (index_t n : {64, 128, 256}) {
+    const auto a = poisson_2d<double>(n);
+    const host_amg m(a, o);
+    const long long k = amg_pcg(a, m);
+    std::printf("poisson2d:%d L1-Jacobi: %lld iterations\n", (int)n, k);
+    EXPECT_GT(k, 0);
+    EXPECT_LE(k, 25);
+    its.push_back(k);
+  }
+  EXPECT_LE(double(its.back()), 1.3 * double(its.front()) + 1);
+  const auto a = poisson_3d<double>(20);
+  const host_amg m(a, o);
+  EXPECT_GT(amg_pcg(a, m), 0);
+  EXPECT_NE(m.describe().find("L1-Jacobi sweeps 2"), std::string::npos);
+  std::mt19937 g(6);
+  const auto r1 = test::random_vector<double>(a.rows(), g), r2 = test::random_vector<double>(a.rows(), g);
+  std::vector<double> z1, z2;
+  m.apply(r1, z1), m.apply(r2, z2);
+  double s1 = 0, s2 = 0, mag = 0;
+  for (index_t i = 0; i < a.rows(); ++i) s1 += z1[i] * r2[i], s2 += z2[i] * r1[i], mag += std::abs(z1[i] * r2[i]);
+  EXPECT_NEAR(s1, s2, 1e-12 * mag);
+}
+
 // M^-1 is symmetric (the same Chebyshev polynomial before and after the coarse correction):
 // z1'r2 = z2'r1 for two random vectors, to 1e-12 of the products' magnitude.
 TEST(Amg, VCycleIsSymmetric) {
@@ -203,7 +233,8 @@ std::vector<T> gpu_apply(context& ctx, const device_preconditioner<T>& m, const 
 // The GPU hierarchy is the host oracle's: the same levels and sizes (the aggregation is the
 // same rounds, bit for bit on the finest level), the same complexities, and one V-cycle
 // within 1e-10 (relative, in norm) of the oracle's on a random vector, in double, on
-// sizes 1, 31, 33, 1000 (1D), 2D and 3D Poisson and a structural matrix; float within 1e-4.
+// sizes 1, 31, 33, 1000 (1D), 2D and 3D Poisson and a structural matrix; float within 1e-4;
+// with either smoother.
 TEST(GpuAmg, HierarchyAndCycleMatchTheHostOracle) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
@@ -214,8 +245,10 @@ TEST(GpuAmg, HierarchyAndCycleMatchTheHostOracle) {
   systems.push_back(poisson_3d<double>(16));
   systems.push_back(test::system_matrix("bcsstk09.mtx", test::data_dir()));
   for (const auto& a : systems) {
+    for (amg_smoother sm : {amg_smoother::chebyshev, amg_smoother::l1_jacobi}) {
     precond_options po;
     po.amg.coarse_size = 20;  // several levels even at 31 rows
+    po.amg.smoother = sm;
     const host_amg h(a, po.amg);
     const auto da = to_device(ctx, a);  // AMG's finest level is A itself: it must outlive m
     const device_preconditioner<double> m(ctx, da, preconditioner::amg, po);
@@ -242,6 +275,7 @@ TEST(GpuAmg, HierarchyAndCycleMatchTheHostOracle) {
     double df = 0;
     for (index_t i = 0; i < a.rows(); ++i) df += (zf[i] - zh[i]) * (zf[i] - zh[i]);
     EXPECT_LE(std::sqrt(df / hh), 1e-4) << "float, rows " << a.rows();
+    }
   }
 }
 

@@ -270,10 +270,14 @@ TEST(Cli, AmgOptions) {
   EXPECT_TRUE(contains(r.output, "operator complexity")) << r.output;
   for (const std::string bad : {"--precond jacobi --amg-degree 2", "--precond amg --amg-degree 0",
                                 "--precond amg --amg-cycle f", "--precond amg --amg-coarse 5000",
-                                "--precond amg --amg-strength 2"}) {
+                                "--precond amg --amg-strength 2", "--precond amg --amg-smoother gauss",
+                                "--precond fsai --amg-smoother l1-jacobi"}) {
     const auto b = run("solve gen:poisson2d:10 " + bad + " --device cpu");
     EXPECT_EQ(b.status, 2) << bad << ": " << b.output;
   }
+  const auto l1 = run("solve gen:poisson2d:60 --precond amg --amg-smoother l1-jacobi --device cpu");
+  EXPECT_EQ(l1.status, 0) << l1.output;
+  EXPECT_TRUE(contains(l1.output, "V-cycle, L1-Jacobi sweeps 2")) << l1.output;
   const auto z = run("solve " + std::string(LA_DATA_DIR) + "/west0479.mtx --method gmres --precond amg --device cpu");
   EXPECT_EQ(z.status, 1) << z.output;
   EXPECT_TRUE(contains(z.output, "is zero or missing; the smoother and the prolongator divide by the diagonal")) << z.output;

@@ -116,15 +116,18 @@ inline void factor_args(const args& a, const std::string& pc, factor_options& f)
   f.matching = m == "on" ? matching_mode::on : m == "off" ? matching_mode::off : matching_mode::automatic;
 }
 
-/// --amg-strength, --amg-degree, --amg-coarse, --amg-levels, --amg-cycle (amg only).
+/// --amg-strength, --amg-degree, --amg-coarse, --amg-levels, --amg-cycle, --amg-smoother (amg only).
 inline void amg_args(const args& a, const std::string& pc, amg_options& m) {
-  for (const char* o : {"--amg-strength", "--amg-degree", "--amg-coarse", "--amg-levels", "--amg-cycle"})
+  for (const char* o : {"--amg-strength", "--amg-degree", "--amg-coarse", "--amg-levels", "--amg-cycle", "--amg-smoother"})
     if (a.has(o) && pc != "amg") throw usage_error(std::string(o) + " applies to --precond amg");
   m.strength = a.get_double("--amg-strength", m.strength, 0.0, 1.0);
   m.smoother_degree = static_cast<int>(a.get_int("--amg-degree", m.smoother_degree, 1, 10));
   m.coarse_size = static_cast<index_t>(a.get_int("--amg-coarse", m.coarse_size, 1, amg_dense_limit));
   m.max_levels = static_cast<int>(a.get_int("--amg-levels", m.max_levels, 1, 100));
   m.cycle = a.get_choice("--amg-cycle", "v", {"v", "w"}) == "w" ? amg_cycle::w : amg_cycle::v;
+  m.smoother = a.get_choice("--amg-smoother", "chebyshev", {"chebyshev", "l1-jacobi"}) == "l1-jacobi"
+                   ? amg_smoother::l1_jacobi
+                   : amg_smoother::chebyshev;
 }
 
 /// The CG options every form of `la solve` reads the same way: tolerances, the iteration
@@ -167,7 +170,7 @@ inline args solve_args(int argc, char** argv) {
               {"--rhs", "-o", "--output", "--tol", "--atol", "--maxit", "--method", "--restart", "--precond", "--device", "--format",
                "--precision", "--threads", "--offsets", "--path", "--history", "--fsai-pattern", "--fsai-drop",
                "--ic-shift", "--block-size", "--gpus", "--fsai-max-row", "--factorization", "--sweeps", "--trisolve",
-               "--matching", "--amg-strength", "--amg-degree", "--amg-coarse", "--amg-levels", "--amg-cycle"},
+               "--matching", "--amg-strength", "--amg-degree", "--amg-coarse", "--amg-levels", "--amg-cycle", "--amg-smoother"},
               {"--force", "--quiet", "--write-unconverged", "--mpi"});
 }
 

@@ -101,7 +101,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
     index_t n = 0;
     device_csr<T, W> a;  // below the finest
     device_csr<T, W> p, r;
-    device_buffer<T> dinv;
+    device_buffer<T> dinv, l1inv;
     device_buffer<double> dabs, near_null;
     device_buffer<index_t> of;  // the aggregates of this level's nodes
     index_t count = 0;
@@ -143,14 +143,15 @@ class amg_impl final : public device_preconditioner<T>::impl {
     const index_t n = f.n;
     if (f.dinv.size() != static_cast<std::size_t>(n)) {
       f.dinv = ctx_.allocate<T>(static_cast<std::size_t>(n));
+      f.l1inv = ctx_.allocate<T>(static_cast<std::size_t>(n));
       f.dabs = ctx_.allocate<double>(static_cast<std::size_t>(n));
     }
     auto flags = new_flag(ctx_);
     auto gersh = ctx_.allocate<unsigned long long>(1);
     LA_CUDA_TRY(cudaMemsetAsync(gersh.data(), 0, sizeof(unsigned long long), s));
     with_operator(l, [&](const auto& a) {
-      diagonal_info<<<grid_for(n), block_threads, 0, s>>>(a.view(), f.dinv.data(), f.dabs.data(), flags.data(),
-                                                          gersh.data());
+      diagonal_info<<<grid_for(n), block_threads, 0, s>>>(a.view(), f.dinv.data(), f.l1inv.data(), f.dabs.data(),
+                                                          flags.data(), gersh.data());
       LA_CUDA_TRY(cudaGetLastError());
       f.lanes_a = lanes_for(n ? double(a.nnz()) / n : 1);
     });
@@ -378,7 +379,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
       rows += f.n;
       if (l > 0) nnz += static_cast<double>(f.a.nnz()), bytes += double(f.a.nnz()) * (sizeof(T) + sizeof(index_t)) + (f.n + 1.0) * sizeof(W);
       bytes += (double(f.p.nnz()) + double(f.r.nnz()) + double(f.t.nnz())) * (sizeof(T) + sizeof(index_t));
-      bytes += double(f.n) * (5 * sizeof(T) + 2 * sizeof(double) + sizeof(index_t));
+      bytes += double(f.n) * (6 * sizeof(T) + 2 * sizeof(double) + sizeof(index_t));
       sizes += (l ? " " : "") + std::to_string(f.n);
     }
     bytes += double(inverse_.size()) * sizeof(T);
@@ -387,10 +388,11 @@ class amg_impl final : public device_preconditioner<T>::impl {
     gc_ = rows / std::max<double>(1, levels_[0].n);
     char buf[512];
     std::snprintf(buf, sizeof buf,
-                  "%zu levels (%s rows), operator complexity %.2f, grid complexity %.2f, %s-cycle, Chebyshev degree %d%s; "
+                  "%zu levels (%s rows), operator complexity %.2f, grid complexity %.2f, %s-cycle, %s %d%s; "
                   "setup: aggregation %.1f ms, prolongator %.1f ms, Galerkin %.1f ms, smoother bounds %.1f ms, "
                   "coarse %.1f ms",
-                  levels_.size(), sizes.c_str(), opc_, gc_, opt_.cycle == amg_cycle::w ? "W" : "V", opt_.smoother_degree,
+                  levels_.size(), sizes.c_str(), opc_, gc_, opt_.cycle == amg_cycle::w ? "W" : "V",
+                  opt_.smoother == amg_smoother::l1_jacobi ? "L1-Jacobi sweeps" : "Chebyshev degree", opt_.smoother_degree,
                   dense_ ? "" : "; the coarsest level is smoothed (too large for a dense solve)", 1e3 * sec_.aggregation,
                   1e3 * sec_.prolongator, 1e3 * sec_.galerkin, 1e3 * sec_.smoother, 1e3 * sec_.coarse);
     rep.detail = buf;
@@ -400,6 +402,20 @@ class amg_impl final : public device_preconditioner<T>::impl {
   /// The directions alternate between two buffers (a step's product reads the previous one).
   void smooth(std::size_t l, const T* b, T* x, bool zero, cudaStream_t s) const {
     const level& f = levels_[l];
+    if (opt_.smoother == amg_smoother::l1_jacobi) {  // hierarchy.hpp's: x += l1inv (b - A x), a sweep
+      for (int k = 0; k < opt_.smoother_degree; ++k) {
+        if (zero && k == 0) {
+          l1_start<<<grid_for(f.n), block_threads, 0, s>>>(b, f.l1inv.data(), x, f.n);
+        } else {
+          with_operator(l, [&](const auto& a) {
+            launch_product(f.lanes_a, a.view(), x, op_residual<T>{b, f.res.data()}, s);
+          });
+          l1_update<<<grid_for(f.n), block_threads, 0, s>>>(f.res.data(), f.l1inv.data(), x, f.n);
+        }
+        LA_CUDA_TRY(cudaGetLastError());
+      }
+      return;
+    }
     const double hi = f.lambda, lo = 0.1 * f.lambda;
     const double theta = (hi + lo) / 2, delta = (hi - lo) / 2, sigma = theta / delta;
     T *r = f.res.data(), *d = f.d.data(), *e = f.d2.data();

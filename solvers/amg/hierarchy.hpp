@@ -43,6 +43,7 @@ inline std::string amg_diagonal_message(std::size_t level, long long row) {
 struct level {
   csr_matrix<double, count_t> a, p, r;  // r = p^T
   std::vector<double> dinv;
+  std::vector<double> l1inv;  // 1 / sum_j |a_ij| (the L1-Jacobi smoother's)
   double lambda = 1;
   aggregates agg;  // of this level's nodes (empty on the coarsest)
   std::vector<double> near_null;  // B: the constant vector on the finest level, T^T-restricted below
@@ -183,8 +184,9 @@ class host_amg {
     for (const auto& l : levels_) sizes += (sizes.empty() ? "" : " ") + std::to_string(l.a.rows());
     char buf[256];
     std::snprintf(buf, sizeof buf, "%zu levels (%s rows), operator complexity %.2f, grid complexity %.2f, %s-cycle, "
-                  "Chebyshev degree %d%s", levels_.size(), sizes.c_str(), operator_complexity(), grid_complexity(),
-                  opt_.cycle == amg_cycle::w ? "W" : "V", opt_.smoother_degree,
+                  "%s %d%s", levels_.size(), sizes.c_str(), operator_complexity(), grid_complexity(),
+                  opt_.cycle == amg_cycle::w ? "W" : "V",
+                  opt_.smoother == amg_smoother::l1_jacobi ? "L1-Jacobi sweeps" : "Chebyshev degree", opt_.smoother_degree,
                   dense_ ? "" : "; the coarsest level is smoothed (too large for a dense solve)");
     return buf;
   }
@@ -203,6 +205,12 @@ class host_amg {
         if (f.a.col_idx()[k] == i && f.a.values()[k] != 0) f.dinv[i] = 1 / f.a.values()[k];
     for (index_t i = 0; i < n; ++i)
       LA_EXPECTS(f.dinv[i] != 0 && std::isfinite(f.dinv[i]), amg::amg_diagonal_message(l, i));
+    f.l1inv.assign(static_cast<std::size_t>(n), 0.0);
+    for (index_t i = 0; i < n; ++i) {
+      double s = 0;
+      for (count_t k = f.a.row_ptr()[i]; k < f.a.row_ptr()[i + 1]; ++k) s += std::abs(f.a.values()[k]);
+      f.l1inv[i] = 1 / s;
+    }
     const auto t0 = clock::now();
     f.lambda = amg::gershgorin_lambda(f.a, f.dinv);
     if (opt_.power_iterations > 0) f.lambda = std::min(f.lambda, 1.1 * amg::power_lambda(f.a, f.dinv, opt_.power_iterations));
@@ -314,6 +322,14 @@ class host_amg {
   /// x += the Chebyshev polynomial of degree d in D^-1 A applied to D^-1 (b - A x), over
   /// [0.1, 1] lambda (Saad, "Iterative methods", algorithm 12.1).
   void smooth(const amg::level& l, const std::vector<double>& b, std::vector<double>& x) const {
+    if (opt_.smoother == amg_smoother::l1_jacobi) {
+      std::vector<double> r;
+      for (int k = 0; k < opt_.smoother_degree; ++k) {
+        residual(l.a, b, x, r);
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] += l.l1inv[i] * r[i];
+      }
+      return;
+    }
     const double hi = l.lambda, lo = 0.1 * l.lambda;
     const double theta = (hi + lo) / 2, delta = (hi - lo) / 2, sigma = theta / delta;
     const std::size_t n = b.size();

@@ -86,6 +86,16 @@ __global__ void cheb_zero_start(const T* b, const T* dinv, T* r, T* d, T* x, ind
   }
 }
 
+/// L1-Jacobi: x = l1inv b from x = 0, and x += l1inv r.
+template <typename T>
+__global__ void l1_start(const T* b, const T* l1inv, T* x, index_t n) {
+  LA_GRID_STRIDE(i, n) x[i] = static_cast<T>(static_cast<double>(l1inv[i]) * b[i]);
+}
+template <typename T>
+__global__ void l1_update(const T* r, const T* l1inv, T* x, index_t n) {
+  LA_GRID_STRIDE(i, n) x[i] = static_cast<T>(x[i] + static_cast<double>(l1inv[i]) * r[i]);
+}
+
 template <typename T>
 __global__ void add_into(T* x, const T* d, index_t n) {
   LA_GRID_STRIDE(i, n) x[i] = static_cast<T>(x[i] + static_cast<double>(d[i]));
@@ -108,11 +118,11 @@ void launch_product(int lanes, csr_view<const T, O> a, const X* x, Op op, cudaSt
 
 // ---- setup kernels ---------------------------------------------------------------------------
 
-/// dinv = 1 / a_ii, dabs = |a_ii|, the first row with a zero or missing diagonal into *bad,
+/// dinv = 1 / a_ii, l1inv = 1 / sum_j |a_ij| (L1-Jacobi's), dabs = |a_ii|, the first row with a zero or missing diagonal into *bad,
 /// and Gershgorin's max_i sum_j |a_ij| / |a_ii| into *gersh (a max of non-negative doubles
 /// as their bits: the same whatever the order).
 template <typename T, typename O>
-__global__ void diagonal_info(csr_view<const T, O> a, T* dinv, double* dabs, unsigned long long* bad,
+__global__ void diagonal_info(csr_view<const T, O> a, T* dinv, T* l1inv, double* dabs, unsigned long long* bad,
                               unsigned long long* gersh) {
   LA_GRID_STRIDE(i, a.rows) {
     double d = 0, sum = 0;
@@ -124,6 +134,7 @@ __global__ void diagonal_info(csr_view<const T, O> a, T* dinv, double* dabs, uns
     const double inv = 1 / d;
     if (d == 0 || !isfinite(inv)) atomicMin(bad, static_cast<unsigned long long>(i));
     dinv[i] = static_cast<T>(d != 0 ? inv : 0);
+    l1inv[i] = static_cast<T>(sum > 0 ? 1 / sum : 0);
     dabs[i] = fabs(d);
     if (d != 0) atomicMax(gersh, static_cast<unsigned long long>(__double_as_longlong(sum * fabs(inv))));
   }
