@@ -88,8 +88,9 @@ inline constexpr index_t amg_dense_limit = 2048;
 /// with D_l1 = diag(sum_j |a_ij|) (convergent for every SPD A, no eigenvalue bound needed).
 enum class amg_smoother { chebyshev, l1_jacobi };
 
-/// The V-cycle's shape: one coarse visit a level (V) or two (W).
-enum class amg_cycle { v, w };
+/// The cycle's shape: one coarse visit a level (V), two (W), or an F-cycle on the coarse level
+/// then a V-cycle (F). V and W are symmetric operators (CG's need); F is not, so CG refuses it.
+enum class amg_cycle { v, w, f };
 
 /// Smoothed-aggregation AMG (solvers/amg/): the setup's and the cycle's parameters.
 struct amg_options {

@@ -269,12 +269,19 @@ TEST(Cli, AmgOptions) {
   EXPECT_TRUE(contains(r.output, "W-cycle, Chebyshev degree 3")) << r.output;
   EXPECT_TRUE(contains(r.output, "operator complexity")) << r.output;
   for (const std::string bad : {"--precond jacobi --amg-degree 2", "--precond amg --amg-degree 0",
-                                "--precond amg --amg-cycle f", "--precond amg --amg-coarse 5000",
+                                "--precond amg --amg-cycle g", "--precond amg --amg-coarse 5000",
                                 "--precond amg --amg-strength 2", "--precond amg --amg-smoother gauss",
                                 "--precond fsai --amg-smoother l1-jacobi"}) {
     const auto b = run("solve gen:poisson2d:10 " + bad + " --device cpu");
     EXPECT_EQ(b.status, 2) << bad << ": " << b.output;
   }
+  // The F-cycle: GMRES takes it; CG refuses it (not a symmetric operator).
+  const auto fg = run("solve gen:poisson2d:60 --method gmres --precond amg --amg-cycle f --device cpu");
+  EXPECT_EQ(fg.status, 0) << fg.output;
+  EXPECT_TRUE(contains(fg.output, "F-cycle")) << fg.output;
+  const auto fc = run("solve gen:poisson2d:60 --method cg --precond amg --amg-cycle f --device cpu");
+  EXPECT_EQ(fc.status, 1) << fc.output;
+  EXPECT_TRUE(contains(fc.output, "F-cycle is not a symmetric operator")) << fc.output;
   const auto l1 = run("solve gen:poisson2d:60 --precond amg --amg-smoother l1-jacobi --device cpu");
   EXPECT_EQ(l1.status, 0) << l1.output;
   EXPECT_TRUE(contains(l1.output, "V-cycle, L1-Jacobi sweeps 2")) << l1.output;

@@ -124,7 +124,8 @@ inline void amg_args(const args& a, const std::string& pc, amg_options& m) {
   m.smoother_degree = static_cast<int>(a.get_int("--amg-degree", m.smoother_degree, 1, 10));
   m.coarse_size = static_cast<index_t>(a.get_int("--amg-coarse", m.coarse_size, 1, amg_dense_limit));
   m.max_levels = static_cast<int>(a.get_int("--amg-levels", m.max_levels, 1, 100));
-  m.cycle = a.get_choice("--amg-cycle", "v", {"v", "w"}) == "w" ? amg_cycle::w : amg_cycle::v;
+  const std::string cy = a.get_choice("--amg-cycle", "v", {"v", "w", "f"});
+  m.cycle = cy == "w" ? amg_cycle::w : cy == "f" ? amg_cycle::f : amg_cycle::v;
   m.smoother = a.get_choice("--amg-smoother", "chebyshev", {"chebyshev", "l1-jacobi"}) == "l1-jacobi"
                    ? amg_smoother::l1_jacobi
                    : amg_smoother::chebyshev;

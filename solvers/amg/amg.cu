@@ -89,7 +89,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
     this->rep.setup_seconds = since(t0);
   }
 
-  void apply(const T* r, T* z, cudaStream_t s) const override { cycle(0, r, z, true, s); }
+  void apply(const T* r, T* z, cudaStream_t s) const override { cycle(0, r, z, true, opt_.cycle, s); }
 
   /// The hierarchy's shape, for tests and reports.
   index_t levels() const { return static_cast<index_t>(levels_.size()); }
@@ -391,7 +391,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
                   "%zu levels (%s rows), operator complexity %.2f, grid complexity %.2f, %s-cycle, %s %d%s; "
                   "setup: aggregation %.1f ms, prolongator %.1f ms, Galerkin %.1f ms, smoother bounds %.1f ms, "
                   "coarse %.1f ms",
-                  levels_.size(), sizes.c_str(), opc_, gc_, opt_.cycle == amg_cycle::w ? "W" : "V",
+                  levels_.size(), sizes.c_str(), opc_, gc_, opt_.cycle == amg_cycle::w ? "W" : opt_.cycle == amg_cycle::f ? "F" : "V",
                   opt_.smoother == amg_smoother::l1_jacobi ? "L1-Jacobi sweeps" : "Chebyshev degree", opt_.smoother_degree,
                   dense_ ? "" : "; the coarsest level is smoothed (too large for a dense solve)", 1e3 * sec_.aggregation,
                   1e3 * sec_.prolongator, 1e3 * sec_.galerkin, 1e3 * sec_.smoother, 1e3 * sec_.coarse);
@@ -447,7 +447,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
     }
   }
 
-  void cycle(std::size_t l, const T* b, T* x, bool zero, cudaStream_t s) const {
+  void cycle(std::size_t l, const T* b, T* x, bool zero, amg_cycle kind, cudaStream_t s) const {
     const level& f = levels_[l];
     if (l + 1 == levels_.size()) {
       if (dense_) {
@@ -463,8 +463,10 @@ class amg_impl final : public device_preconditioner<T>::impl {
     smooth(l, b, x, zero, s);
     with_operator(l, [&](const auto& a) { launch_product(f.lanes_a, a.view(), x, op_residual<T>{b, f.res.data()}, s); });
     launch_product(f.lanes_r, f.r.view(), f.res.data(), op_assign<T>{c.b.data()}, s);
-    const int visits = opt_.cycle == amg_cycle::w && l + 2 < levels_.size() ? 2 : 1;
-    for (int v = 0; v < visits; ++v) cycle(l + 1, c.b.data(), c.x.data(), v == 0, s);
+    // hierarchy.hpp's: W visits the coarse level twice, F runs an F-cycle there, then a V.
+    const int visits = kind != amg_cycle::v && l + 2 < levels_.size() ? 2 : 1;
+    for (int v = 0; v < visits; ++v)
+      cycle(l + 1, c.b.data(), c.x.data(), v == 0, kind == amg_cycle::f && v == 1 ? amg_cycle::v : kind, s);
     launch_product(f.lanes_p, f.p.view(), c.x.data(), op_add<T>{x}, s);
     smooth(l, b, x, false, s);
   }

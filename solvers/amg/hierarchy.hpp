@@ -185,7 +185,7 @@ class host_amg {
     char buf[256];
     std::snprintf(buf, sizeof buf, "%zu levels (%s rows), operator complexity %.2f, grid complexity %.2f, %s-cycle, "
                   "%s %d%s", levels_.size(), sizes.c_str(), operator_complexity(), grid_complexity(),
-                  opt_.cycle == amg_cycle::w ? "W" : "V",
+                  opt_.cycle == amg_cycle::w ? "W" : opt_.cycle == amg_cycle::f ? "F" : "V",
                   opt_.smoother == amg_smoother::l1_jacobi ? "L1-Jacobi sweeps" : "Chebyshev degree", opt_.smoother_degree,
                   dense_ ? "" : "; the coarsest level is smoothed (too large for a dense solve)");
     return buf;
@@ -350,7 +350,8 @@ class host_amg {
     }
   }
 
-  void cycle(std::size_t l, const std::vector<double>& b, std::vector<double>& x) const {
+  void cycle(std::size_t l, const std::vector<double>& b, std::vector<double>& x) const { cycle(l, b, x, opt_.cycle); }
+  void cycle(std::size_t l, const std::vector<double>& b, std::vector<double>& x, amg_cycle kind) const {
     if (l + 1 == levels_.size()) return coarse_solve(b, x);
     const amg::level& f = levels_[l];
     smooth(f, b, x);
@@ -358,10 +359,11 @@ class host_amg {
     residual(f.a, b, x, r);
     multiply(f.r, r, bc);
     xc.assign(bc.size(), 0.0);
-    // W: the coarse level visited twice (the second from the first's result), except where
-    // it is the coarsest, whose direct solve a second visit would repeat.
-    const int visits = opt_.cycle == amg_cycle::w && l + 2 < levels_.size() ? 2 : 1;
-    for (int v = 0; v < visits; ++v) cycle(l + 1, bc, xc);
+    // W: the coarse level visited twice (the second from the first's result); F: an F-cycle
+    // there, then a V-cycle; except where it is the coarsest, whose direct solve a second
+    // visit would repeat.
+    const int visits = kind != amg_cycle::v && l + 2 < levels_.size() ? 2 : 1;
+    for (int v = 0; v < visits; ++v) cycle(l + 1, bc, xc, kind == amg_cycle::f && v == 1 ? amg_cycle::v : kind);
     multiply(f.p, xc, e);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] += e[i];
     smooth(f, b, x);
