@@ -114,6 +114,17 @@ long long amg_pcg(const csr_matrix<double>& a, const host_amg& m) {
   return -1;
 }
 
+/// M^-1 symmetric: z1'r2 = z2'r1 for two random vectors, to 1e-12 of the products' magnitude.
+void expect_symmetric(const csr_matrix<double>& a, const host_amg& m, unsigned seed) {
+  std::mt19937 g(seed);
+  const auto r1 = test::random_vector<double>(a.rows(), g), r2 = test::random_vector<double>(a.rows(), g);
+  std::vector<double> z1, z2;
+  m.apply(r1, z1), m.apply(r2, z2);
+  double s1 = 0, s2 = 0, mag = 0;
+  for (index_t i = 0; i < a.rows(); ++i) s1 += z1[i] * r2[i], s2 += z2[i] * r1[i], mag += std::abs(z1[i] * r2[i]);
+  EXPECT_NEAR(s1, s2, 1e-12 * mag);
+}
+
 // Smoothed-aggregation AMG-CG: at most 15 iterations on 2D Poisson 64^2 to 256^2 and 3D
 // Poisson 16^3 to 32^3, growing by at most 20% across each range (PETSc's GAMG: 11-12 and
 // 9-11, ../shared/anchors/petsc-3.18.md); operator complexity under 2.
@@ -157,13 +168,7 @@ TEST(Amg, L1JacobiSmoother) {
   const host_amg m(a, o);
   EXPECT_GT(amg_pcg(a, m), 0);
   EXPECT_NE(m.describe().find("L1-Jacobi sweeps 2"), std::string::npos);
-  std::mt19937 g(6);
-  const auto r1 = test::random_vector<double>(a.rows(), g), r2 = test::random_vector<double>(a.rows(), g);
-  std::vector<double> z1, z2;
-  m.apply(r1, z1), m.apply(r2, z2);
-  double s1 = 0, s2 = 0, mag = 0;
-  for (index_t i = 0; i < a.rows(); ++i) s1 += z1[i] * r2[i], s2 += z2[i] * r1[i], mag += std::abs(z1[i] * r2[i]);
-  EXPECT_NEAR(s1, s2, 1e-12 * mag);
+  expect_symmetric(a, m, 6);
 }
 
 // The F-cycle as a stationary iteration x += M^-1 (b - A x) on 2D Poisson 128^2: the error
@@ -204,13 +209,7 @@ TEST(Amg, VCycleIsSymmetric) {
   const auto a = poisson_2d<double>(30);
   const host_amg m(a, {0.08, 2, 20, 25, 0});
   ASSERT_GE(m.levels(), 3);
-  std::mt19937 g(3);
-  const auto r1 = test::random_vector<double>(a.rows(), g), r2 = test::random_vector<double>(a.rows(), g);
-  std::vector<double> z1, z2;
-  m.apply(r1, z1), m.apply(r2, z2);
-  double s1 = 0, s2 = 0, mag = 0;
-  for (index_t i = 0; i < a.rows(); ++i) s1 += z1[i] * r2[i], s2 += z2[i] * r1[i], mag += std::abs(z1[i] * r2[i]);
-  EXPECT_NEAR(s1, s2, 1e-12 * mag);
+  expect_symmetric(a, m, 3);
 }
 
 // Setup reuse: new values on the same pattern (changed by up to 30%, which leaves 2D
