@@ -38,7 +38,8 @@ class device_solver {
     if (!mc.refused.empty()) throw invalid_argument(mc.refused);
     if (std::string why = precond_for_method(opt_.precond, mc.method); !why.empty()) throw invalid_argument(why);
     opt_.method = mc.method;
-    opt_.force = true;  // checked once here: the solves skip the properties (a transpose on the device)
+    forced_ = opt_.force;
+    opt_.force = true;  // checked here (and on new values): the solves skip the properties (a transpose)
     why_ = mc.why;
     const bool auto_pc = opt_.precond == preconditioner::automatic;
     opt_.precond = auto_precond_for(mc.method, opt_.precond);
@@ -60,10 +61,15 @@ class device_solver {
   }
 
   /// New values on the same pattern: AMG reruns its numeric setup; the other preconditioners
-  /// are built again. A different pattern is la::invalid_argument.
+  /// are built again. A different pattern, or values CG cannot take (not symmetric, unless
+  /// cg_options::force), is la::invalid_argument.
   void update_values(const device_csr<T, O>& a) {
     LA_EXPECTS(a.rows() == a_->rows() && a.cols() == a_->cols() && a.nnz() == a_->nnz(),
                "device_solver: update_values needs a matrix of the same shape and pattern; make a new solver");
+    if (opt_.method == krylov_method::cg && !forced_) {  // new values may not be symmetric any more
+      const method_choice mc = select_method(krylov_method::cg, properties_of(*ctx_, a), false);
+      if (!mc.refused.empty()) throw invalid_argument(mc.refused);
+    }
     a_ = &a;
     if (pre_ && opt_.precond == preconditioner::amg) return pre_->update_values(a);
     build();
@@ -89,6 +95,7 @@ class device_solver {
   cg_options opt_;
   device_cg_options dopt_;
   std::string why_;
+  bool forced_ = false;  // the caller's cg_options::force
   std::shared_ptr<device_preconditioner<T>> pre_;
 };
 

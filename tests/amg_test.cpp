@@ -382,7 +382,8 @@ namespace {
 
 // la::device_solver keeps the setup: its solves give what solve_device gives (bit for bit:
 // the same hierarchy, built once), with new right-hand sides and after update_values on new
-// values (AMG's numeric re-setup; FSAI rebuilt), and its refusals are solve_device's words.
+// values (AMG's numeric re-setup; FSAI rebuilt), and its refusals are solve_device's words
+// (new values that are not symmetric included, for CG).
 TEST(GpuAmg, DeviceSolverReusesTheSetup) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
@@ -423,6 +424,10 @@ TEST(GpuAmg, DeviceSolverReusesTheSetup) {
   const auto other = to_device(ctx, poisson_2d<double>(81));
   device_solver<double, index_t> s(ctx, da, {});
   test::expect_throw_with<invalid_argument>([&] { s.update_values(other); }, {"same shape and pattern"});
+  std::vector<double> skew(a.values());
+  for (std::size_t k = 0; k < skew.size(); ++k) skew[k] *= 1 + 0.3 * std::sin(0.1 * double(k));
+  const auto dskew = to_device(ctx, csr_matrix<double>(a.rows(), a.cols(), a.row_ptr(), a.col_idx(), skew));
+  test::expect_throw_with<invalid_argument>([&] { s.update_values(dskew); }, {"CG needs a symmetric"});
 }
 
 }  // namespace
