@@ -35,13 +35,6 @@ device_csr<T, W> csr_of(index_t rows, index_t cols, device_buffer<W> p, device_b
   return device_csr<T, W>(detail::trusted, rows, cols, std::move(p), std::move(i), std::move(v));
 }
 
-template <typename T, typename O>
-device_buffer<O> copy_of(context& ctx, const device_buffer<O>& b) {
-  auto c = ctx.allocate<O>(b.size());
-  if (b.size()) LA_CUDA_TRY(cudaMemcpyAsync(c.data(), b.data(), b.size() * sizeof(O), cudaMemcpyDeviceToDevice, ctx.stream()));
-  return c;
-}
-
 /// The largest coarsest level solved densely; a larger one (coarsening stalled, or
 /// max_levels reached) is smoothed instead (hierarchy.hpp's rule).
 template <typename T, typename O>
@@ -280,7 +273,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
       auto sv = ctx_.allocate<T>(static_cast<std::size_t>(a.nnz()));
       smoother_operator<<<grid_for(n), block_threads, 0, s>>>(a.view(), f.dinv.data(), omega, sv.data());
       LA_CUDA_TRY(cudaGetLastError());
-      const device_csr<T, AO> sm(detail::trusted, n, n, copy_of<T>(ctx_, a.row_ptr()), copy_of<T>(ctx_, a.col_idx()),
+      const device_csr<T, AO> sm(detail::trusted, n, n, copy_of(ctx_, a.row_ptr()), copy_of(ctx_, a.col_idx()),
                                  std::move(sv));
       if constexpr (std::is_same_v<AO, O> && !std::is_same_v<O, W>) {
         if (!f.plan_sp0) f.plan_sp0.emplace(ctx_, sm, f.t);
@@ -291,11 +284,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
       }
       ctx_.synchronize();
     });
-    {
-      auto csc = to_csc(ctx_, f.p);
-      auto [ptr, idx, val] = std::move(csc).release();
-      f.r = csr_of<T>(f.count, n, std::move(ptr), std::move(idx), std::move(val));
-    }
+    f.r = transposed(ctx_, f.p);
     f.lanes_p = lanes_for(n ? double(f.p.nnz()) / n : 1);
     f.lanes_r = lanes_for(f.count ? double(f.r.nnz()) / f.count : 1);
     sec_.prolongator += since(t0);
@@ -339,7 +328,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
         const auto& a = *a0_;
         auto p = ctx_.allocate<W>(static_cast<std::size_t>(n) + 1);
         widen_offsets<<<grid_for(n + 1), block_threads, 0, s>>>(a.view().row_ptr, p.data(), n + 1);
-        levels_[0].a = csr_of<T>(n, n, std::move(p), copy_of<T>(ctx_, a.col_idx()), copy_of<T>(ctx_, a.values()));
+        levels_[0].a = csr_of<T>(n, n, std::move(p), copy_of(ctx_, a.col_idx()), copy_of(ctx_, a.values()));
       }
       const auto av = std::as_const(levels_[l].a).view();
       densify<<<grid_for(static_cast<long long>(n) * 2 * n), block_threads, 0, s>>>(av, m.data());

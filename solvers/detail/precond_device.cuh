@@ -183,6 +183,22 @@ device_buffer<O> device_diagonal_positions(context& ctx, const device_csr<T, O>&
   return diag;
 }
 
+/// A copy of a device array, in ctx's stream order.
+template <typename T>
+device_buffer<T> copy_of(context& ctx, const device_buffer<T>& b) {
+  auto c = ctx.allocate<T>(b.size());
+  if (b.size()) LA_CUDA_TRY(cudaMemcpyAsync(c.data(), b.data(), b.size() * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream()));
+  return c;
+}
+
+/// M^T as CSR: the device CSR->CSC conversion, its arrays read as the transpose's.
+template <typename T, typename O>
+device_csr<T, O> transposed(context& ctx, const device_csr<T, O>& m) {
+  device_csc<T, O> c = to_csc(ctx, m);
+  auto [p, i, v] = std::move(c).release();
+  return device_csr<T, O>(detail::trusted, m.cols(), m.rows(), std::move(p), std::move(i), std::move(v));
+}
+
 /// The CSR view of M^T from M's CSC form (the same arrays read the other way).
 template <typename T, typename O>
 matrix_view<T> transposed_view(const device_csc<T, O>& c) {

@@ -109,20 +109,6 @@ __global__ void split_copy(csr_view<const T, O> lu, const O* diag, csr_view<T, O
 }
 
 template <typename T, typename O>
-device_csr<T, O> transposed(context& ctx, const device_csr<T, O>& m) {
-  device_csc<T, O> c = to_csc(ctx, m);
-  auto [p, i, v] = std::move(c).release();
-  return device_csr<T, O>(detail::trusted, m.cols(), m.rows(), std::move(p), std::move(i), std::move(v));
-}
-
-template <typename T>
-device_buffer<T> copy_of(context& ctx, const device_buffer<T>& b) {
-  auto c = ctx.allocate<T>(b.size());
-  if (b.size()) LA_CUDA_TRY(cudaMemcpyAsync(c.data(), b.data(), b.size() * sizeof(T), cudaMemcpyDeviceToDevice, ctx.stream()));
-  return c;
-}
-
-template <typename T, typename O>
 struct factored_impl final : device_preconditioner<T>::impl {
   device_csr<T, O> lo, up;  // L (diagonal last), U (diagonal first)
   trisolve solve = trisolve::isai;
