@@ -3,10 +3,9 @@
 //
 // Setup, a level at a time: the inverse diagonal and Gershgorin's bound (one kernel), the
 // power estimate of lambda_max(D^-1 A) (a fused product and fixed-order dots a step); the
-// strength graph (count, scan, fill); the distance-2 MIS in rounds (three kernels a round,
-// one flag read), the joins and the numbering by a scan; the tentative prolongator (nodes
-// sorted by aggregate, stably, so each aggregate's norm is summed in node order); S = I -
-// omega D^-1 A on A's pattern and P = S T, R = P^T (the device CSR->CSC conversion), A P
+// strength graph and the distance-2 MIS aggregates (aggregate.cu); the tentative prolongator
+// (nodes sorted by aggregate, stably, so each aggregate's norm is summed in node order); S =
+// I - omega D^-1 A on A's pattern and P = S T, R = P^T (the device CSR->CSC conversion), A P
 // and R (A P) by la's SpGEMM; the coarsest operator inverted densely on the device (one
 // block, Gauss-Jordan with partial pivoting in double). The aggregates and the SpGEMM plans
 // are kept, so update_values reruns only the numeric phases.
@@ -191,44 +190,9 @@ class amg_impl final : public device_preconditioner<T>::impl {
   /// Level l's aggregates (f.of, f.count) from its strength graph.
   index_t aggregate(std::size_t l, double theta) {
     level& f = levels_[l];
-    const index_t n = f.n;
-    cudaStream_t s = ctx_.stream();
-    auto gp = ctx_.allocate<W>(static_cast<std::size_t>(n) + 1);
-    with_operator(l, [&](const auto& a) {
-      count_strong<<<grid_for(n), block_threads, 0, s>>>(a.view(), f.dabs.data(), theta, gp.data());
+    f.count = with_operator(l, [&](const auto& a) {
+      return aggregate_device(ctx_, a, f.dabs.data(), theta, opt_.aggregation_distance, f.of);
     });
-    LA_CUDA_TRY(cudaGetLastError());
-    const W edges = detail::scan_counts(ctx_, gp.data(), n);
-    auto gi = ctx_.allocate<index_t>(static_cast<std::size_t>(edges));
-    with_operator(l, [&](const auto& a) {
-      fill_strong<<<grid_for(n), block_threads, 0, s>>>(a.view(), f.dabs.data(), theta, gp.data(), gi.data());
-    });
-    LA_CUDA_TRY(cudaGetLastError());
-    const graph_view g{n, gp.data(), gi.data()};
-    auto state = ctx_.allocate<int>(static_cast<std::size_t>(n));
-    auto k1 = ctx_.allocate<std::uint64_t>(static_cast<std::size_t>(n)), k2 = ctx_.allocate<std::uint64_t>(static_cast<std::size_t>(n));
-    auto undecided = ctx_.allocate<int>(1);
-    std::vector<int> ones(static_cast<std::size_t>(n), 1);
-    if (n) LA_CUDA_TRY(cudaMemcpyAsync(state.data(), ones.data(), ones.size() * sizeof(int), cudaMemcpyHostToDevice, s));
-    for (int more = n > 0; more;) {
-      LA_CUDA_TRY(cudaMemsetAsync(undecided.data(), 0, sizeof(int), s));
-      mis_k1<<<grid_for(n), block_threads, 0, s>>>(g, state.data(), k1.data());
-      mis_k2<<<grid_for(n), block_threads, 0, s>>>(g, k1.data(), k2.data(), opt_.aggregation_distance);
-      mis_states<<<grid_for(n), block_threads, 0, s>>>(n, k2.data(), state.data(), undecided.data());
-      LA_CUDA_TRY(cudaGetLastError());
-      LA_CUDA_TRY(cudaMemcpyAsync(&more, undecided.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
-      ctx_.synchronize();
-    }
-    auto first = ctx_.allocate<index_t>(static_cast<std::size_t>(n)), root = ctx_.allocate<index_t>(static_cast<std::size_t>(n));
-    auto id = ctx_.allocate<index_t>(static_cast<std::size_t>(n) + 1);
-    join_roots<<<grid_for(n), block_threads, 0, s>>>(g, state.data(), first.data());
-    join_neighbours<<<grid_for(n), block_threads, 0, s>>>(g, first.data(), root.data(), id.data());
-    LA_CUDA_TRY(cudaGetLastError());
-    f.count = detail::scan_counts(ctx_, id.data(), n);  // id[i]: the roots before i
-    f.of = ctx_.allocate<index_t>(static_cast<std::size_t>(n));
-    number_aggregates<<<grid_for(n), block_threads, 0, s>>>(n, root.data(), id.data(), f.of.data());
-    LA_CUDA_TRY(cudaGetLastError());
-    ctx_.synchronize();
     return f.count;
   }
 

@@ -1,7 +1,7 @@
 // The kernels of the GPU AMG (solvers/amg/amg.cu): the products with their element-wise work
 // fused in (the cycle), and the setup's (diagonals and bounds, the power estimate's dots,
 // strength, the MIS rounds and joins, the tentative prolongator, S = I - omega D^-1 A, the
-// dense coarse inverse). Private to amg.cu.
+// dense coarse inverse). Private to amg.cu (the aggregation's are aggregate.cu's own).
 #pragma once
 
 #include <la/solvers/amg/aggregation.hpp>
@@ -162,98 +162,12 @@ __global__ void scale_into(const double* w, double* v, index_t n, double s) {
   LA_GRID_STRIDE(i, n) v[i] = w[i] * s;
 }
 
-/// Strong neighbours: j != i with |a_ij| >= theta sqrt(|a_ii a_jj|). Counts, then the fill.
+/// The aggregates of A's strength graph on the device (aggregate.cu: aggregation.hpp's rounds):
+/// of[i] for each row (allocated here), their count returned.
 template <typename T, typename O>
-__global__ void count_strong(csr_view<const T, O> a, const double* dabs, double theta, W* counts) {
-  LA_GRID_STRIDE(i, a.rows) {
-    W c = 0;
-    for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      const index_t j = a.col_idx[k];
-      c += j != i && fabs(static_cast<double>(a.values[k])) >= theta * sqrt(dabs[i] * dabs[j]);
-    }
-    counts[i + 1] = c;
-  }
-}
-template <typename T, typename O>
-__global__ void fill_strong(csr_view<const T, O> a, const double* dabs, double theta, const W* gp, index_t* gi) {
-  LA_GRID_STRIDE(i, a.rows) {
-    W at = gp[i];
-    for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
-      const index_t j = a.col_idx[k];
-      if (j != i && fabs(static_cast<double>(a.values[k])) >= theta * sqrt(dabs[i] * dabs[j])) gi[at++] = j;
-    }
-  }
-}
+index_t aggregate_device(context& ctx, const device_csr<T, O>& a, const double* dabs, double theta, int distance,
+                         device_buffer<index_t>& of);
 
-struct graph_view {
-  index_t n;
-  const W* ptr;
-  const index_t* idx;
-};
-
-__device__ __forceinline__ std::uint64_t key_of(int state, index_t i) { return amg::node_key(state, i); }
-
-/// One MIS round (aggregation.hpp's): k1 = the largest key within distance 1, k2 within 2,
-/// then the states.
-__global__ void mis_k1(graph_view g, const int* state, std::uint64_t* k1) {
-  LA_GRID_STRIDE(i, g.n) {
-    std::uint64_t m = key_of(state[i], static_cast<index_t>(i));
-    for (W k = g.ptr[i]; k < g.ptr[i + 1]; ++k) m = max(m, key_of(state[g.idx[k]], g.idx[k]));
-    k1[i] = m;
-  }
-}
-__global__ void mis_k2(graph_view g, const std::uint64_t* k1, std::uint64_t* k2, int distance) {
-  LA_GRID_STRIDE(i, g.n) {
-    std::uint64_t m = k1[i];
-    if (distance > 1)
-      for (W k = g.ptr[i]; k < g.ptr[i + 1]; ++k) m = max(m, k1[g.idx[k]]);
-    k2[i] = m;
-  }
-}
-__global__ void mis_states(index_t n, const std::uint64_t* k2, int* state, int* undecided) {
-  LA_GRID_STRIDE(i, n) {
-    if (state[i] != 1) continue;
-    if (k2[i] == key_of(1, static_cast<index_t>(i))) state[i] = 2;
-    else if ((k2[i] >> 62) == 2) state[i] = 0;
-    else *undecided = 1;
-  }
-}
-/// Each node's root: a root itself; else the root of largest key among its neighbours.
-__global__ void join_roots(graph_view g, const int* state, index_t* first) {
-  LA_GRID_STRIDE(i, g.n) {
-    if (state[i] == 2) {
-      first[i] = static_cast<index_t>(i);
-      continue;
-    }
-    std::uint64_t best = 0;
-    index_t f = -1;
-    for (W k = g.ptr[i]; k < g.ptr[i + 1]; ++k) {
-      const index_t j = g.idx[k];
-      if (state[j] == 2 && key_of(2, j) > best) best = key_of(2, j), f = j;
-    }
-    first[i] = f;
-  }
-}
-/// Else the root of its neighbour of largest key that has one; else itself. roots[i + 1] =
-/// whether i is a root (for the numbering scan).
-__global__ void join_neighbours(graph_view g, const index_t* first, index_t* root, index_t* is_root) {
-  LA_GRID_STRIDE(i, g.n) {
-    index_t r = first[i];
-    if (r < 0) {
-      std::uint64_t best = 0;
-      for (W k = g.ptr[i]; k < g.ptr[i + 1]; ++k) {
-        const index_t j = g.idx[k];
-        if (first[j] >= 0 && key_of(1, j) > best) best = key_of(1, j), r = first[j];
-      }
-      if (r < 0) r = static_cast<index_t>(i);
-    }
-    root[i] = r;
-    is_root[i + 1] = r == i;
-  }
-}
-__global__ void number_aggregates(index_t n, const index_t* root, const index_t* id, index_t* of) {
-  LA_GRID_STRIDE(i, n) of[i] = id[root[i]];
-}
 __global__ void iota_kernel(index_t* v, index_t n) {
   LA_GRID_STRIDE(i, n) v[i] = static_cast<index_t>(i);
 }
