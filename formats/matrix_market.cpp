@@ -913,7 +913,11 @@ void write_matrix_market_vector(const std::string& path, const std::vector<T>& v
 
 template <typename T>
 std::vector<T> read_matrix_market_vector(const std::string& path) {
-  const coo_matrix<T> m = read_matrix_market<T>(path);
+  return matrix_market_vector(read_matrix_market<T>(path), path);
+}
+
+template <typename T>
+std::vector<T> matrix_market_vector(const coo_matrix<T>& m, const std::string& path) {
   if (m.cols() != 1 && m.rows() != 1)
     throw invalid_argument("'" + printable(path) + "' is a " + std::to_string(m.rows()) + " x " +
                            std::to_string(m.cols()) + " matrix; a vector file must be n x 1 or 1 x n");
@@ -940,7 +944,8 @@ std::vector<T> read_matrix_market_vector(const std::string& path) {
   template void write_matrix_market<T>(const std::string&, const csr_matrix<T, std::int64_t>&, mm_write_options); \
   template void write_matrix_market_vector<T>(const std::string&, const std::vector<T>&);       \
   template std::string format_matrix_market_vector<T>(const std::vector<T>&);                  \
-  template std::vector<T> read_matrix_market_vector<T>(const std::string&);
+  template std::vector<T> read_matrix_market_vector<T>(const std::string&);                     \
+  template std::vector<T> matrix_market_vector<T>(const coo_matrix<T>&, const std::string&);
 LA_FOR_EACH_VALUE(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 

@@ -105,5 +105,8 @@ void write_matrix_market_vector(const std::string& path, const std::vector<T>& v
 /// Reads an n x 1 (or 1 x n) matrix, coordinate or array, as a dense vector.
 template <typename T>
 std::vector<T> read_matrix_market_vector(const std::string& path);
+/// The same from a matrix already read from `path` (named in the error when it is no vector).
+template <typename T>
+std::vector<T> matrix_market_vector(const coo_matrix<T>& m, const std::string& path);
 
 }  // namespace la

@@ -283,7 +283,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
       b = std::move(cols[0]);
       extra.assign(std::make_move_iterator(cols.begin() + 1), std::make_move_iterator(cols.end()));
     } else {
-      b = read_matrix_market_vector<T>(a.get("--rhs", ""));
+      b = matrix_market_vector(m, a.get("--rhs", ""));
     }
     if (b.size() != static_cast<std::size_t>(A.rows()))
       throw invalid_argument("right-hand side has " + std::to_string(b.size()) + " entries but A has " +
