@@ -276,12 +276,12 @@ class amg_impl final : public device_preconditioner<T>::impl {
     return b;
   }
 
-  /// The coarsest level: its dense inverse when it has at most amg::dense_limit rows.
+  /// The coarsest level: its dense inverse when it has at most amg_dense_limit rows.
   void factor_coarse() {
     const auto t0 = clock::now();
     const std::size_t l = levels_.size() - 1;
     const index_t n = levels_[l].n;
-    dense_ = n <= amg::dense_limit;
+    dense_ = n <= amg_dense_limit;
     if (dense_ && n > 0) {
       cudaStream_t s = ctx_.stream();
       auto m = ctx_.allocate<double>(static_cast<std::size_t>(n) * 2 * n);

@@ -27,8 +27,6 @@ namespace la {
 
 namespace amg {
 
-/// The largest coarsest level solved by a dense factorization (precond_options.hpp).
-constexpr index_t dense_limit = amg_dense_limit;
 
 /// Why AMG does not exist for a matrix with a zero or missing diagonal entry (its smoother
 /// and prolongator divide by the diagonal).
@@ -260,7 +258,7 @@ class host_amg {
   void factor_coarse() {
     const auto& a = levels_.back().a;
     const index_t n = a.rows();
-    dense_ = n <= amg::dense_limit;
+    dense_ = n <= amg_dense_limit;
     if (!dense_) return;
     lu_.assign(static_cast<std::size_t>(n) * n, 0.0);
     piv_.resize(static_cast<std::size_t>(n));
