@@ -27,7 +27,6 @@ namespace la {
 
 namespace amg {
 
-
 /// Why AMG does not exist for a matrix with a zero or missing diagonal entry (its smoother
 /// and prolongator divide by the diagonal).
 inline std::string amg_diagonal_message(std::size_t level, long long row) {
