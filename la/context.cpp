@@ -32,6 +32,15 @@ std::string cuda_status() noexcept {
   }
 }
 
+bool start_device(int device) noexcept {
+  bool ok = cudaSetDevice(device) == cudaSuccess && cudaFree(nullptr) == cudaSuccess;  // the primary context
+  void* p = nullptr;  // the stream-ordered pool, which device_buffer allocates from
+  ok = ok && cudaMallocAsync(&p, 1 << 20, cudaStreamPerThread) == cudaSuccess &&
+       cudaFreeAsync(p, cudaStreamPerThread) == cudaSuccess && cudaStreamSynchronize(cudaStreamPerThread) == cudaSuccess;
+  if (!ok) (void)cudaGetLastError();  // the context's constructor reports it
+  return ok;
+}
+
 context::context(int device) : device_(device) {
   int n = 0;
   LA_CUDA_TRY(cudaGetDeviceCount(&n));

@@ -19,6 +19,13 @@ bool cuda_available() noexcept;
 /// One line describing why cuda_available() is false (or the device name when true).
 std::string cuda_status() noexcept;
 
+/// Starts CUDA device `device`: the driver, its primary context and its memory pool, the
+/// 100-200 ms a process's first CUDA work otherwise pays. Blocks while it runs, so call it on
+/// a thread of its own to overlap the start-up with other work (la solve runs it while it
+/// reads the matrix); a context made later finds the device up. Never throws: false when the
+/// device did not start, and then the context's constructor says why.
+bool start_device(int device = 0) noexcept;
+
 class context {
  public:
   /// Selects `device` and creates a non-blocking stream. Throws la::cuda_error when no GPU.

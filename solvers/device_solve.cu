@@ -69,7 +69,7 @@ double from_bits(unsigned long long b) {
 template <typename T, typename O>
 matrix_properties properties_of(context& ctx, const device_csr<T, O>& a) {
   matrix_properties p;
-  p.rows = a.rows(), p.cols = a.cols();
+  p.rows = a.rows(), p.cols = a.cols(), p.nnz = static_cast<std::int64_t>(a.nnz());
   if (a.rows() != a.cols()) {
     p.pattern_symmetric = false, p.max_asymmetry = HUGE_VAL;
     return p;

@@ -33,8 +33,9 @@ class device_solver {
     const bool needs = opt_.method == krylov_method::automatic || (opt_.method == krylov_method::cg && !opt_.force);
     LA_EXPECTS(a.rows() == a.cols(), "device_solver: the matrix is " + std::to_string(a.rows()) + " x " +
                                          std::to_string(a.cols()) + "; the Krylov solvers need a square matrix");
-    const method_choice mc =
-        needs ? select_method(opt_.method, properties_of(ctx, a), opt_.force) : method_choice{opt_.method, "asked for", {}};
+    const matrix_properties props =
+        needs || opt_.precond == preconditioner::automatic ? properties_of(ctx, a) : matrix_properties{};
+    const method_choice mc = needs ? select_method(opt_.method, props, opt_.force) : method_choice{opt_.method, "asked for", {}};
     if (!mc.refused.empty()) throw invalid_argument(mc.refused);
     if (std::string why = precond_for_method(opt_.precond, mc.method); !why.empty()) throw invalid_argument(why);
     opt_.method = mc.method;
@@ -42,7 +43,7 @@ class device_solver {
     opt_.force = true;  // checked here (and on new values): the solves skip the properties (a transpose)
     why_ = mc.why;
     const bool auto_pc = opt_.precond == preconditioner::automatic;
-    opt_.precond = auto_precond_for(mc.method, opt_.precond);
+    opt_.precond = auto_precond_for(mc.method, opt_.precond, props);
     if (opt_.precond == preconditioner::automatic) opt_.precond = select_preconditioner(a.rows(), a.nnz());
     try {
       build();

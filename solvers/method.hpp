@@ -27,6 +27,7 @@ namespace la {
 /// What a solver needs to know of a square matrix's values.
 struct matrix_properties {
   index_t rows = 0, cols = 0;
+  std::int64_t nnz = 0;  // stored entries
   bool pattern_symmetric = true;
   double max_asymmetry = 0;   // max |a_ij - a_ji| / max |a_ij| (0: symmetric values)
   double max_abs = 0;         // max |a_ij|
@@ -42,7 +43,7 @@ struct matrix_properties {
 template <typename T, typename O>
 matrix_properties properties_of(const csr_matrix<T, O>& a) {
   matrix_properties p;
-  p.rows = a.rows(), p.cols = a.cols();
+  p.rows = a.rows(), p.cols = a.cols(), p.nnz = static_cast<std::int64_t>(a.nnz());
   const auto& rp = a.row_ptr();
   const auto& ci = a.col_idx();
   const auto& v = a.values();
@@ -128,15 +129,22 @@ inline std::string precond_for_method(preconditioner p, krylov_method m) {
            " use none, jacobi, ilu0 or amg (or auto)";
   return {};
 }
-/// What preconditioner::automatic means for a method that is not CG: ILU(0) (swept and
-/// applied by ISAI or Jacobi sweeps on the GPU; on Dr P A Dc where the diagonal has gaps),
-/// and Jacobi where ILU(0) does not exist (a structurally singular matrix, a zero pivot):
-/// measured 1.1-1.4x faster than Jacobi to a solution on convection-diffusion from 65K to 16M
-/// rows, 2.2x on adder_dcop_05, and it solves west0479 and impcol_a, where Jacobi diverges
-/// (bench/RESULTS.md, "Incomplete factorizations"; fidapex6 is the exception, 1.7x slower).
-inline preconditioner auto_precond_for(krylov_method m, preconditioner asked) {
+/// What preconditioner::automatic means for a method that is not CG: AMG where A is nearly
+/// symmetric (a symmetric pattern, max |a_ij - a_ji| at most 1% of max |a_ij|) and CG's rule
+/// (select_preconditioner) would take AMG for its size; else ILU(0) (swept and applied by ISAI
+/// or Jacobi sweeps on the GPU; on Dr P A Dc where the diagonal has gaps), and Jacobi where
+/// ILU(0) does not exist (a structurally singular matrix, a zero pivot). Measured on an H100
+/// (bench/RESULTS.md): BiCGSTAB with AMG 7x ILU(0) and 12x Jacobi on diffusion-dominated
+/// convection-diffusion (Peclet 10, 1M rows), where convection-dominated grids (Peclet 100)
+/// gain nothing from AMG or break it down; ILU(0) 1.1-1.4x faster than Jacobi to a solution on
+/// convection-diffusion from 65K to 16M rows, 2.2x on adder_dcop_05, and it solves west0479
+/// and impcol_a, where Jacobi diverges ("Incomplete factorizations"; fidapex6 is the
+/// exception, 1.7x slower). `p` with rows = 0 (properties not computed): ILU(0).
+inline preconditioner auto_precond_for(krylov_method m, preconditioner asked, const matrix_properties& p) {
   if (asked != preconditioner::automatic || m == krylov_method::cg) return asked;
-  return preconditioner::ilu0;
+  const bool nearly_symmetric = p.rows > 0 && p.pattern_symmetric && p.max_asymmetry <= 0.01;
+  return nearly_symmetric && select_preconditioner(p.rows, p.nnz) == preconditioner::amg ? preconditioner::amg
+                                                                                          : preconditioner::ilu0;
 }
 
 namespace detail {
@@ -190,7 +198,7 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   if (!mc.refused.empty()) return r.message = mc.refused, r;
   if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return r.message = why, r;
   const bool auto_pc = opt.precond == preconditioner::automatic;
-  opt.precond = auto_precond_for(mc.method, opt.precond);
+  opt.precond = auto_precond_for(mc.method, opt.precond, props);
   opt.method = mc.method;
   r = run(opt);
   if (auto_pc && opt.precond == preconditioner::ilu0 && r.status == solve_status::breakdown && r.iterations == 0 &&

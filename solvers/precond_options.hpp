@@ -81,8 +81,10 @@ constexpr int default_sweeps = 3;
 constexpr int default_jacobi_steps = 2;
 
 /// The largest coarsest level AMG solves by a dense factorization; a larger one (coarsening
-/// stalled, or max_levels reached) is smoothed instead (two Chebyshev passes).
-inline constexpr index_t amg_dense_limit = 2048;
+/// stalled, or max_levels reached) is smoothed instead (two Chebyshev passes). The GPU's
+/// inverse is one block's Gauss-Jordan, O(n^3) on one SM: 2,000 rows (Trefethen_2000, whose
+/// strong diagonal leaves nothing to coarsen) took 6.5 s at the old limit of 2048.
+inline constexpr index_t amg_dense_limit = 512;
 
 /// AMG's smoother: a Chebyshev polynomial in D^-1 A, or L1-Jacobi sweeps x += D_l1^-1 (b - A x)
 /// with D_l1 = diag(sum_j |a_ij|) (convergent for every SPD A, no eigenvalue bound needed).

@@ -158,6 +158,30 @@ TEST(Method, AutoPicksCgForSpdAndBicgstabOtherwise) {
   EXPECT_TRUE(r2.converged()) << r2.message;
 }
 
+// precond auto for the non-symmetric methods: AMG only where A is nearly symmetric (pattern
+// and values to 1%) and CG's size rule takes AMG; ILU(0) otherwise, and CG's own rule for CG.
+TEST(Method, AutoPreconditionerForNonSymmetricMethodsFollowsTheMeasuredRule) {
+  matrix_properties p;
+  p.rows = p.cols = 2000000, p.nnz = 5 * p.rows, p.max_asymmetry = 0.005;  // a 2D grid, Peclet ~10
+  EXPECT_EQ(auto_precond_for(krylov_method::bicgstab, preconditioner::automatic, p), preconditioner::amg);
+  EXPECT_EQ(auto_precond_for(krylov_method::gmres, preconditioner::automatic, p), preconditioner::amg);
+  EXPECT_EQ(auto_precond_for(krylov_method::bicgstab, preconditioner::jacobi, p), preconditioner::jacobi);  // asked
+  EXPECT_EQ(auto_precond_for(krylov_method::cg, preconditioner::automatic, p), preconditioner::automatic);
+  matrix_properties q = p;
+  q.max_asymmetry = 0.02;  // convection-dominated
+  EXPECT_EQ(auto_precond_for(krylov_method::bicgstab, preconditioner::automatic, q), preconditioner::ilu0);
+  q = p, q.pattern_symmetric = false;
+  EXPECT_EQ(auto_precond_for(krylov_method::bicgstab, preconditioner::automatic, q), preconditioner::ilu0);
+  q = p, q.rows = q.cols = 500000, q.nnz = 5 * q.rows;  // below AMG's sizes
+  EXPECT_EQ(auto_precond_for(krylov_method::bicgstab, preconditioner::automatic, q), preconditioner::ilu0);
+  q = p, q.nnz = 27 * q.rows;  // long rows at 2M: not AMG's (3D grids only past 12M rows)
+  EXPECT_EQ(auto_precond_for(krylov_method::bicgstab, preconditioner::automatic, q), preconditioner::ilu0);
+  EXPECT_EQ(auto_precond_for(krylov_method::bicgstab, preconditioner::automatic, matrix_properties{}),
+            preconditioner::ilu0);  // properties not computed
+  // The host oracle reports its nnz, which the rule reads.
+  EXPECT_EQ(properties_of(poisson_2d<double>(7)).nnz, poisson_2d<double>(7).nnz());
+}
+
 TEST(Method, CgOnANonSymmetricMatrixIsRefusedUnlessForced) {
   const auto a = convdiff<double>(2, 10, 100);
   const std::vector<double> b(a.rows(), 1.0);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct solve_outputs {
   atomic_file* x = nullptr;        // -o
   atomic_file* history = nullptr;  // --history
   std::FILE* report = stdout;      // stderr when an output is stdout
+  // Waits for the GPU's start-up, begun while the matrix was read, and returns the
+  // milliseconds it took (empty: nothing was begun).
+  std::function<double()> gpu_started;
 };
 
 /// Writes --history (every residual) and -o (the solution, when the solve converged or

@@ -274,9 +274,14 @@ __global__ void __launch_bounds__(1024) gauss_jordan(double* m, index_t n, int* 
     for (index_t k = threadIdx.x; k < w; k += blockDim.x) m[c * w + k] *= factor_of_c;
     for (index_t r = threadIdx.x; r < n; r += blockDim.x) col[r] = m[r * w + c];
     __syncthreads();
-    for (long long e = threadIdx.x; e < static_cast<long long>(n) * w; e += blockDim.x) {
-      const index_t r = static_cast<index_t>(e / w), k = static_cast<index_t>(e % w);
-      if (r != c && k >= c) m[e] -= col[r] * m[c * w + k];
+    // A warp a row, its lanes along the columns from c on (the ones left of c are zero in the
+    // pivot row): coalesced, and no index division.
+    const double* pivot = m + static_cast<std::size_t>(c) * w;
+    for (index_t r = threadIdx.x / 32; r < n; r += blockDim.x / 32) {
+      const double f = col[r];
+      if (r == c || f == 0) continue;
+      double* row = m + static_cast<std::size_t>(r) * w;
+      for (index_t k = c + threadIdx.x % 32; k < w; k += 32) row[k] -= f * pivot[k];
     }
     __syncthreads();
   }
