@@ -50,6 +50,15 @@ class device_buffer {
   }
   /// Same, on the current device.
   device_buffer(std::size_t n, cudaStream_t stream) : device_buffer(n, stream, current_device()) {}
+  /// n elements at `p` on `device` that another owner allocated (a CuPy array, say): used in
+  /// place, never freed by this buffer. The owner keeps the memory alive while it is used.
+  static device_buffer borrow(T* p, std::size_t n, int device) {
+    device_buffer b;
+    b.data_ = n ? p : nullptr, b.size_ = n, b.device_ = device, b.owned_ = false;
+    return b;
+  }
+  /// False for a borrowed buffer.
+  bool owned() const noexcept { return owned_; }
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
   device_buffer(device_buffer&& o) noexcept { swap(o); }
@@ -59,7 +68,7 @@ class device_buffer {
     return *this;
   }
   ~device_buffer() {
-    if (!data_) return;
+    if (!data_ || !owned_) return;
     detail::device_guard g(device_, std::nothrow);
     LA_CUDA_TRY_NO_THROW(cudaFreeAsync(data_, stream_));
   }
@@ -95,11 +104,13 @@ class device_buffer {
     std::swap(size_, o.size_);
     std::swap(stream_, o.stream_);
     std::swap(device_, o.device_);
+    std::swap(owned_, o.owned_);
   }
   T* data_ = nullptr;
   std::size_t size_ = 0;
   cudaStream_t stream_ = nullptr;
   int device_ = 0;
+  bool owned_ = true;
 };
 
 }  // namespace la
