@@ -54,6 +54,12 @@ class device_solver {
     }
   }
 
+  /// What a solve reports as it runs (the progress hook, every residual); the setup stays.
+  void set_progress(std::function<void(const cg_progress&)> progress, bool record_history) {
+    opt_.progress = std::move(progress);
+    opt_.record_history = record_history;
+  }
+
   /// Solves A x = b with the kept setup; x holds the initial guess (empty: zeros).
   solve_result solve(const device_vector<T>& b, device_vector<T>& x) {
     solve_result r = solve_device(*ctx_, *a_, b, x, opt_, dopt_);

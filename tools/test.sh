@@ -7,7 +7,16 @@ build=${1:-build}
 export PATH=/usr/local/cuda/bin:$PATH
 arch=()  # CMakeLists.txt's default architecture unless LA_CUDA_ARCH is set
 [ -n "${LA_CUDA_ARCH:-}" ] && arch=(-DCMAKE_CUDA_ARCHITECTURES="$LA_CUDA_ARCH")
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${arch[@]}" -DLA_BUILD_TESTS=ON
+# The Python package builds for the first python3 that has what its tests import (the
+# distribution's, when a python3 earlier on PATH lacks numpy, scipy or pytest).
+py=()
+for p in python3 /usr/bin/python3; do
+  if command -v "$p" > /dev/null && "$p" -c "import numpy, scipy, pytest" 2> /dev/null; then
+    py=(-DPython3_EXECUTABLE="$(command -v "$p")")
+    break
+  fi
+done
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${arch[@]}" "${py[@]}" -DLA_BUILD_TESTS=ON
 cmake --build "$build"
 status=0
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" || status=$?

@@ -1,0 +1,441 @@
+"""la: sparse linear solvers on the GPU, from Python.
+
+scipy.sparse and numpy on the host, cupyx.scipy.sparse and CuPy on the GPU, with scipy's
+conventions::
+
+    import la, scipy.sparse as sp, numpy as np
+    A = la.read_matrix_market("data/bcsstk09.mtx")       # scipy CSR, read by la's parallel reader
+    b = A @ np.ones(A.shape[0])
+    x, info = la.solve(A, b)                             # info == 0: converged
+    x, info, r = la.solve(A, b, precond="amg", full_output=True)
+    print(r.iterations, r.true_residual, r.method, r.precond)
+
+    solver = la.Solver(A, precond="amg")                 # the setup once (GPU)
+    for b in many_right_hand_sides:
+        x, info = solver.solve(b)
+
+CuPy input (a cupyx.scipy.sparse.csr_matrix and a CuPy array) is solved in place on its GPU:
+A and b are not copied, and x comes back as a CuPy array. The options and their names are the
+command line's (`la solve --help`): method, precond, rtol (--tol), atol, maxiter (--maxit),
+restart, force, and the preconditioner's own (fsai_pattern, ic_shift, amg_strength, ...).
+"""
+from __future__ import annotations
+
+import re as _re
+
+import numpy as _np
+
+from . import _la
+
+__version__ = "0.2.0"
+__all__ = ["solve", "Solver", "SolveResult", "read_matrix_market", "write_matrix_market", "info", "spmv",
+           "cuda_available", "cuda_status", "copies", "Error", "InvalidArgument", "FileError", "DeviceError",
+           "NoGpuError", "NotSupported"]
+
+
+class Error(Exception):
+    """Every error la raises (bad input is also a ValueError, a file error also an OSError)."""
+
+
+class InvalidArgument(Error, ValueError):
+    """Bad input: a malformed matrix, wrong sizes, an option that does not apply."""
+
+
+class FileError(Error, OSError):
+    """A file that cannot be read, parsed or written (the message names the line)."""
+
+
+class DeviceError(Error):
+    """A CUDA failure (out of device memory included)."""
+
+
+class NoGpuError(DeviceError):
+    """device='gpu' (or CuPy input) where no usable GPU is present."""
+
+
+class NotSupported(Error):
+    """Something la does not do (yet); the message says what to use instead."""
+
+
+_OPTION_NAMES = {  # keyword -> la solve's option (the CLI's names, '-' for '_')
+    "rtol": "--tol", "atol": "--atol", "maxiter": "--maxit", "method": "--method", "precond": "--precond",
+    "restart": "--restart", "fsai_pattern": "--fsai-pattern", "fsai_drop": "--fsai-drop",
+    "fsai_max_row": "--fsai-max-row", "ic_shift": "--ic-shift", "block_size": "--block-size",
+    "factorization": "--factorization", "sweeps": "--sweeps", "trisolve": "--trisolve", "matching": "--matching",
+    "amg_strength": "--amg-strength", "amg_degree": "--amg-degree", "amg_coarse": "--amg-coarse",
+    "amg_levels": "--amg-levels", "amg_cycle": "--amg-cycle", "amg_smoother": "--amg-smoother",
+}
+_PY_NAMES = {v[2:]: k for k, v in _OPTION_NAMES.items()}
+_PY_NAMES["force"] = "force"
+
+_python_copies = 0  # device copies the Python layer makes (x0 of CuPy input)
+
+
+def _python_words(message):
+    """la's message with the CLI's option names in Python's (--tol -> rtol=, --amg-cycle -> amg_cycle=)."""
+    return _re.sub(r"--([a-z][a-z0-9-]*)", lambda m: _PY_NAMES.get(m.group(1), m.group(1).replace("-", "_")) + "=",
+                   message).replace("= ", " ").replace("=)", ")").replace("=,", ",")
+
+
+def _translate(e):
+    text = _python_words(str(e))
+    if isinstance(e, _la.InvalidArgument):
+        return InvalidArgument(text)
+    if isinstance(e, _la.IOError):
+        return FileError(text)
+    if isinstance(e, _la.DeviceError):
+        return DeviceError(text)
+    if isinstance(e, _la.NotSupported):
+        return NotSupported(text)
+    return Error(text)
+
+
+def _call(f, *args):
+    try:
+        return f(*args)
+    except (_la.Error, _la.InvalidArgument, _la.IOError) as e:
+        raise _translate(e) from None
+
+
+def cuda_available():
+    """True when a CUDA device and a driver new enough for this build are present."""
+    return _la.cuda_available()
+
+
+def cuda_status():
+    """The GPU's name, or one line saying why there is none."""
+    return _la.cuda_status()
+
+
+def copies():
+    """Arrays copied between host and device, or on the device, by la's Python calls so far.
+
+    CuPy input leaves it unchanged (A and b used in place, x allocated, not copied) unless x0
+    is given (copied once: x0 itself is left as it was, as scipy does)."""
+    return _la.copies() + _python_copies
+
+
+# ---- matrices -------------------------------------------------------------------------------
+
+def _cupy():
+    try:
+        import cupy
+        import cupyx.scipy.sparse
+        return cupy, cupyx.scipy.sparse
+    except ImportError:
+        return None, None
+
+
+def _is_cupy_sparse(a):
+    return type(a).__module__.startswith("cupyx.scipy.sparse")
+
+
+def _is_cupy_array(a):
+    return type(a).__module__.startswith("cupy") and hasattr(a, "__cuda_array_interface__")
+
+
+def _value_dtype(dtype):
+    dtype = _np.dtype(dtype)
+    if dtype.kind == "c":
+        raise InvalidArgument("la solves real systems; this matrix is complex (%s)" % dtype)
+    return dtype if dtype in (_np.float32, _np.float64) else _np.dtype(_np.float64)
+
+
+class _Matrix:
+    """A matrix as the extension takes it: host CSR arrays or device pointers, with its types."""
+
+    def __init__(self, a):
+        self.on_device = _is_cupy_sparse(a)
+        if self.on_device:
+            cupy, _ = _cupy()
+            if a.format != "csr":
+                raise InvalidArgument("CuPy input must be a cupyx.scipy.sparse.csr_matrix (got %s): convert it "
+                                      "with .tocsr() (a copy)" % a.format)
+            if a.dtype not in (_np.float32, _np.float64):
+                raise InvalidArgument("CuPy input must be float32 or float64, got %s" % a.dtype)
+            if not a.has_canonical_format:
+                raise InvalidArgument("the CuPy matrix has unsorted or duplicate column indices: call "
+                                      "A.sum_duplicates() first (la uses A in place)")
+            self.a = a
+            self.dtype = _np.dtype(a.dtype)
+            self.shape = a.shape
+            self.offset_bytes = a.indptr.dtype.itemsize
+            self.device = a.data.device.id
+            self.arg = _la.Matrix.device(a.shape[0], a.shape[1], int(a.nnz), a.indptr.data.ptr, a.indices.data.ptr,
+                                         a.data.data.ptr, self.device)
+            return
+        import scipy.sparse as sp
+        if isinstance(a, _np.ndarray) or not sp.issparse(a):
+            a = _np.asarray(a)
+            if a.ndim != 2:
+                raise InvalidArgument("A must be a 2-D matrix: a scipy.sparse matrix or array, a "
+                                      "cupyx.scipy.sparse.csr_matrix, or a dense 2-D array")
+            a = sp.csr_matrix(a)
+        dtype = _value_dtype(a.dtype)
+        if a.format != "csr" or a.dtype != dtype:
+            a = sp.csr_matrix(a, dtype=dtype)  # converted once
+        if not a.has_canonical_format:
+            a = a.copy()
+            a.sum_duplicates()
+        self.a = a
+        self.dtype = dtype
+        self.shape = a.shape
+        indptr = a.indptr
+        if a.nnz < 2 ** 31 - 1 and indptr.dtype == _np.int64:
+            indptr = indptr.astype(_np.int32)
+        indices = a.indices if a.indices.dtype == _np.int32 else a.indices.astype(_np.int32)
+        self.offset_bytes = indptr.dtype.itemsize
+        self.device = 0
+        self.arg = _la.Matrix.host(a.shape[0], a.shape[1], indptr, indices, a.data)
+
+    @property
+    def code(self):
+        return "f" if self.dtype == _np.float32 else "d"
+
+
+def _words(rtol, atol, maxiter, method, precond, options):
+    w = ["--tol", repr(float(rtol)), "--atol", repr(float(atol)), "--method", str(method), "--precond", str(precond)]
+    if maxiter is not None:
+        w += ["--maxit", str(int(maxiter))]
+    for k, v in options.items():
+        if k == "force":
+            if v:
+                w.append("--force")
+            continue
+        if k not in _OPTION_NAMES or k in ("rtol", "atol", "maxiter", "method", "precond"):
+            raise TypeError("unexpected keyword argument '%s' (la's options: %s)"
+                            % (k, ", ".join(sorted(set(_OPTION_NAMES) | {"force"}))))
+        w += [_OPTION_NAMES[k], str(v)]
+    try:
+        _la.check_options(w)
+    except (_la.Error, _la.InvalidArgument) as e:  # the CLI's usage errors: bad input
+        raise InvalidArgument(_python_words(str(e))) from None
+    return w
+
+
+def _use_gpu(device, m):
+    if device not in ("auto", "gpu", "cpu"):
+        raise InvalidArgument("device must be 'auto', 'gpu' or 'cpu', got %r" % (device,))
+    if m.on_device:
+        if device == "cpu":
+            raise InvalidArgument("device='cpu' takes scipy/numpy input; this matrix is a CuPy matrix on the GPU "
+                                  "(A.get() copies it to the host)")
+        return True
+    if device == "gpu" and not _la.cuda_available():
+        raise NoGpuError("device='gpu': " + _la.cuda_status() + "; use device='cpu' or 'auto'")
+    return device == "gpu" or (device == "auto" and _la.cuda_available())
+
+
+class SolveResult:
+    """What a solve did: status, iterations, the recurrence and true residuals, the method and
+    preconditioner built (with why), and the times (seconds)."""
+
+    __slots__ = ("status", "converged", "iterations", "residual", "true_residual", "message", "method", "where",
+                 "method_choice", "precond", "precond_detail", "precond_setup_seconds", "precond_bytes",
+                 "setup_seconds", "iterate_seconds", "history", "device", "call_seconds")
+
+    def __init__(self, d, device):
+        self.call_seconds = 0.0  # la.solve: the C++ call's own time (copies, setup, solve)
+        for k, v in d.items():
+            setattr(self, k, v)
+        self.device = device
+
+    def __repr__(self):
+        return ("SolveResult(status=%r, iterations=%d, true_residual=%.3e, method=%r, precond=%r, device=%r, "
+                "setup=%.3f ms, iterating=%.3f ms)" % (self.status, self.iterations, self.true_residual, self.method,
+                                                       self.precond, self.device, 1e3 * self.setup_seconds,
+                                                       1e3 * self.iterate_seconds))
+
+
+def _info_code(r):
+    """scipy's info: 0 converged, the iterations where it stopped short, -1 a breakdown."""
+    if r.status == "invalid_input":
+        raise InvalidArgument(_python_words(r.message))
+    if r.converged:
+        return 0
+    if r.status in ("breakdown", "non_finite"):
+        return -1
+    return max(1, int(r.iterations))
+
+
+def _vectors(m, b, x0, gpu):
+    """b and x in A's kind and type: CuPy arrays (b used in place) or numpy arrays (copied)."""
+    global _python_copies
+    n = m.shape[0]
+    if m.on_device:
+        cupy, _ = _cupy()
+        if not _is_cupy_array(b):
+            raise InvalidArgument("A is a CuPy matrix, so b must be a CuPy array on the same GPU")
+        if b.dtype != m.dtype:
+            raise InvalidArgument("b is %s but A is %s" % (b.dtype, m.dtype))
+        b = b.ravel()
+        if not b.flags.c_contiguous:
+            raise InvalidArgument("b must be contiguous")
+        if x0 is None:
+            x = cupy.zeros(n, dtype=m.dtype)
+        else:
+            x = cupy.array(x0, dtype=m.dtype, copy=True).ravel()
+            _python_copies += 1
+    else:
+        if _is_cupy_array(b):
+            raise InvalidArgument("A is a host matrix (scipy), so b must be a numpy array; for the GPU in place "
+                                  "pass a cupyx.scipy.sparse.csr_matrix")
+        b = _np.ascontiguousarray(_np.asarray(b, dtype=m.dtype).ravel())
+        x = _np.zeros(n, dtype=m.dtype) if x0 is None else _np.array(x0, dtype=m.dtype, copy=True).ravel()
+    if b.shape[0] != n or x.shape[0] != n:
+        raise InvalidArgument("A is %d x %d but b has %d entries and x0 %d" % (m.shape[0], m.shape[1], b.shape[0],
+                                                                            x.shape[0]))
+    return b, x
+
+
+def _pointers(b, x):
+    return (b.data.ptr, x.data.ptr) if _is_cupy_array(x) else (b, x)
+
+
+def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", precond="auto", device="auto",
+          callback=None, full_output=False, history=False, **options):
+    """Solves A x = b; returns (x, info), or (x, info, SolveResult) with full_output=True.
+
+    A: a scipy.sparse matrix or array (CSR, CSC, COO, ...: converted to CSR once), a dense 2-D
+    array, or a cupyx.scipy.sparse.csr_matrix (used in place on its GPU). b: numpy (or CuPy for
+    CuPy A); x comes back in the same kind. info: 0 converged; > 0 the iterations where it
+    stopped without converging; -1 a breakdown or non-finite values (scipy's convention).
+    method: auto (CG for symmetric positive-diagonal values, else BiCGSTAB), cg, bicgstab,
+    gmres, fgmres. precond: auto, none, jacobi, block-jacobi, fsai, ic0, ilu0, amg.
+    device: auto (the GPU when there is one), gpu, cpu. callback(iteration, residual) is called
+    between chunks of iterations (not every iteration: the GPU runs chunks without the host);
+    Ctrl-C stops the solve there with KeyboardInterrupt. history=True keeps every residual in
+    the result. Further options as `la solve`'s, '_' for '-': restart, force, fsai_pattern,
+    fsai_drop, fsai_max_row, ic_shift, block_size, factorization, sweeps, trisolve, matching,
+    amg_strength, amg_degree, amg_coarse, amg_levels, amg_cycle, amg_smoother.
+    """
+    m = _Matrix(A)
+    words = _words(rtol, atol, maxiter, method, precond, options)
+    gpu = _use_gpu(device, m)
+    b, x = _vectors(m, b, x0, gpu)
+    if m.on_device:
+        cupy, _ = _cupy()
+        cupy.cuda.get_current_stream().synchronize()  # la runs on its own stream
+    pb, px = _pointers(b, x)
+    d = _call(_la.solve, m.arg, m.code, m.offset_bytes, pb, px, words, gpu, callback, bool(history))
+    r = SolveResult(d, "gpu" if gpu else "cpu")
+    info_ = _info_code(r)
+    return (x, info_, r) if full_output else (x, info_)
+
+
+class Solver:
+    """The setup once, then many solves: Solver(A, ...).solve(b) -> (x, info).
+
+    On the GPU the method's choice and the preconditioner are kept (la::device_solver), and
+    update_values(A) on the same pattern reruns only the numeric setup (AMG keeps its
+    aggregates and SpGEMM plans). On the CPU each solve builds its preconditioner again. The
+    options are solve()'s.
+    """
+
+    def __init__(self, A, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", precond="auto", device="auto",
+                 **options):
+        self._m = _Matrix(A)
+        self._words = _words(rtol, atol, maxiter, method, precond, options)
+        self._gpu = _use_gpu(device, self._m)
+        self._s = None
+        if self._gpu:
+            if self._m.on_device:
+                cupy, _ = _cupy()
+                cupy.cuda.get_current_stream().synchronize()
+            self._s = _call(_la.Solver, self._m.arg, self._m.code, self._m.offset_bytes, self._words)
+
+    @property
+    def shape(self):
+        return self._m.shape
+
+    def solve(self, b, x0=None, *, callback=None, full_output=False, history=False):
+        """Solves A x = b with the kept setup; as la.solve."""
+        b, x = _vectors(self._m, b, x0, self._gpu)
+        if self._m.on_device:
+            cupy, _ = _cupy()
+            cupy.cuda.get_current_stream().synchronize()
+        pb, px = _pointers(b, x)
+        if self._s is not None:
+            d = _call(self._s.solve, pb, px, callback, bool(history))
+        else:
+            d = _call(_la.solve, self._m.arg, self._m.code, self._m.offset_bytes, pb, px, self._words, False,
+                      callback, bool(history))
+        r = SolveResult(d, "gpu" if self._gpu else "cpu")
+        info_ = _info_code(r)
+        return (x, info_, r) if full_output else (x, info_)
+
+    def update_values(self, A):
+        """New values on the same pattern (same shape, indptr and indices)."""
+        m = _Matrix(A)
+        old = self._m
+        same = m.shape == old.shape and m.dtype == old.dtype and m.a.nnz == old.a.nnz
+        if same and not m.on_device and not old.on_device:
+            same = (_np.array_equal(m.a.indptr, old.a.indptr) and _np.array_equal(m.a.indices, old.a.indices))
+        elif same and m.on_device and old.on_device:
+            same = bool((m.a.indptr == old.a.indptr).all()) and bool((m.a.indices == old.a.indices).all())
+        elif same:
+            same = False
+        if not same:
+            raise InvalidArgument("update_values needs a matrix of the same shape, type and pattern (and kind: "
+                                  "scipy or CuPy) as the solver's; make a new Solver")
+        if self._s is not None:
+            if m.on_device:
+                cupy, _ = _cupy()
+                cupy.cuda.get_current_stream().synchronize()
+                _call(self._s.update_values, m.a.data.data.ptr)
+            else:
+                _call(self._s.update_values, m.a.data)
+        self._m = m
+
+
+# ---- files, properties, products ----------------------------------------------------------
+
+def read_matrix_market(path, dtype=_np.float64):
+    """A Matrix Market file as a scipy.sparse.csr_matrix, read by la's multi-threaded reader
+    (sorted, duplicates summed, symmetric files expanded). Errors name the file and line."""
+    import scipy.sparse as sp
+    code = "f" if _np.dtype(dtype) == _np.float32 else "d"
+    if _np.dtype(dtype) not in (_np.float32, _np.float64):
+        raise InvalidArgument("dtype must be float32 or float64")
+    rows, cols, indptr, indices, data, _sym = _call(_la.read_matrix_market, str(path), code)
+    if indptr.dtype != indices.dtype:
+        indices = indices.astype(indptr.dtype)  # scipy wants one index type
+    return sp.csr_matrix((data, indices, indptr), shape=(rows, cols), copy=False)
+
+
+def write_matrix_market(path, A, symmetric=False):
+    """Writes A (scipy/numpy; CuPy: A.get() first) as a coordinate Matrix Market file;
+    symmetric=True keeps the lower triangle (A must be exactly symmetric)."""
+    m = _Matrix(A)
+    if m.on_device:
+        raise InvalidArgument("write_matrix_market takes a host matrix: A.get() copies a CuPy matrix to the host")
+    _call(_la.write_matrix_market, str(path), m.arg, m.code, m.offset_bytes, bool(symmetric))
+
+
+def info(A):
+    """The properties la's solvers read: sizes, symmetry (pattern and values), the diagonal's
+    signs, diagonal dominance, row lengths, and `description` as `la solve` prints it."""
+    m = _Matrix(A.get() if _is_cupy_sparse(A) else A)
+    return _call(_la.info, m.arg, m.code, m.offset_bytes)
+
+
+def spmv(A, x, kernel="auto"):
+    """y = A x on the GPU with la's SpMV (kernel: a CSR variant's name, or auto). CuPy A and x:
+    in place, y a CuPy array; scipy/numpy: copied up and back."""
+    m = _Matrix(A)
+    if m.on_device:
+        cupy, _ = _cupy()
+        if not _is_cupy_array(x) or x.dtype != m.dtype or x.size != m.shape[1]:
+            raise InvalidArgument("x must be a CuPy array of %d %s entries" % (m.shape[1], m.dtype))
+        y = cupy.empty(m.shape[0], dtype=m.dtype)
+        cupy.cuda.get_current_stream().synchronize()
+        _call(_la.spmv, m.arg, m.code, m.offset_bytes, x.ravel().data.ptr, y.data.ptr, str(kernel))
+        return y
+    if not _la.cuda_available():
+        raise NoGpuError("spmv runs on the GPU: " + _la.cuda_status())
+    x = _np.ascontiguousarray(_np.asarray(x, dtype=m.dtype).ravel())
+    if x.size != m.shape[1]:
+        raise InvalidArgument("x has %d entries but A has %d columns" % (x.size, m.shape[1]))
+    y = _np.empty(m.shape[0], dtype=m.dtype)
+    _call(_la.spmv, m.arg, m.code, m.offset_bytes, x, y, str(kernel))
+    return y

@@ -1,0 +1,444 @@
+// la's Python extension (_la): a thin layer over the public C++ API. The scipy-like calls and
+// their checks live in python/la/__init__.py; here each call converts its arrays (numpy arrays
+// are copied once into la's containers; CuPy arrays arrive as device pointers and are used in
+// place), releases the GIL around the work, and turns la's errors into Python exceptions.
+// The solver options are parsed by the CLI's own parser (tools/solve_common.hpp), so the names,
+// ranges and refusals are the CLI's.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <variant>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <la/context.hpp>
+#include <la/formats/csr.hpp>
+#include <la/formats/matrix_market.hpp>
+#include <la/kernels/spmv/select.hpp>
+#include <la/solvers/device_solve.hpp>
+#include <la/solvers/device_solver.hpp>
+#include <la/solvers/method.hpp>
+#include "solve_common.hpp"
+
+namespace py = pybind11;
+using namespace la;
+
+namespace {
+
+/// Arrays the binding itself copied between host and device (uploads and downloads of A, b,
+/// x): what the zero-copy test reads (CuPy inputs must leave it unchanged).
+std::atomic<long long> copies{0};
+
+/// Ctrl-C seen between chunks of iterations.
+struct interrupted {};
+
+/// The CLI's parse of `la solve`'s options, from argv-style strings ("--tol", "1e-8", ...).
+cg_options parse_options(const std::vector<std::string>& words) {
+  std::vector<std::string> all{"la", "solve"};
+  all.insert(all.end(), words.begin(), words.end());
+  std::vector<char*> argv;
+  for (auto& w : all) argv.push_back(w.data());
+  return cli::cg_args(cli::solve_args(static_cast<int>(argv.size()), argv.data()));
+}
+
+/// opt with the progress hook: the Python callback (iteration, residual) and the Ctrl-C check,
+/// each with the GIL held. An exception from the callback stops the solve and is re-raised.
+/// The hook holds a handle (no reference count: the caller keeps `callback` alive), so copies
+/// of the options made without the GIL touch no Python object.
+cg_options with_progress(cg_options opt, const py::object& callback) {
+  opt.progress = [callback = py::handle(callback)](const cg_progress& p) {
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw interrupted{};
+    if (!callback.is_none()) callback(p.iteration, p.residual);
+  };
+  return opt;
+}
+
+/// Runs f with the GIL released; an interrupt becomes the KeyboardInterrupt already set.
+template <typename F>
+auto without_gil(F&& f) {
+  try {
+    py::gil_scoped_release release;
+    return f();
+  } catch (const interrupted&) {
+    throw py::error_already_set();
+  }
+}
+
+template <typename T>
+py::array_t<T> array_of(std::vector<T>&& v) {  // a numpy array that owns the vector, no copy
+  auto* p = new std::vector<T>(std::move(v));
+  py::capsule owner(p, [](void* q) { delete static_cast<std::vector<T>*>(q); });
+  return py::array_t<T>({static_cast<py::ssize_t>(p->size())}, {sizeof(T)}, p->data(), owner);
+}
+
+template <typename T>
+std::vector<T> vector_of(const py::array& a, const char* what) {
+  const auto c = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+  if (!c) throw la::invalid_argument(std::string(what) + " is not an array of the expected type");
+  return std::vector<T>(c.data(), c.data() + c.size());
+}
+
+template <typename T, typename O>
+csr_matrix<T, O> host_csr(index_t rows, index_t cols, const py::array& indptr, const py::array& indices,
+                          const py::array& data) {
+  return csr_matrix<T, O>(rows, cols, vector_of<O>(indptr, "indptr"), vector_of<index_t>(indices, "indices"),
+                          vector_of<T>(data, "data"));
+}
+
+/// A device CSR over memory another library owns (CuPy): no copy.
+template <typename T, typename O>
+device_csr<T, O> borrowed_csr(index_t rows, index_t cols, std::int64_t nnz, std::uintptr_t indptr,
+                              std::uintptr_t indices, std::uintptr_t data, int device) {
+  return device_csr<T, O>(rows, cols, device_buffer<O>::borrow(reinterpret_cast<O*>(indptr), std::size_t(rows) + 1, device),
+                          device_buffer<index_t>::borrow(reinterpret_cast<index_t*>(indices), std::size_t(nnz), device),
+                          device_buffer<T>::borrow(reinterpret_cast<T*>(data), std::size_t(nnz), device));
+}
+template <typename T>
+device_vector<T> borrowed_vector(std::uintptr_t p, index_t n, int device) {
+  return device_vector<T>(device_buffer<T>::borrow(reinterpret_cast<T*>(p), std::size_t(n), device));
+}
+
+/// Where a matrix lives for a call: host arrays (numpy) or device pointers (CuPy).
+struct matrix_arg {
+  index_t rows = 0, cols = 0;
+  std::int64_t nnz = 0;
+  bool on_device = false;
+  py::array indptr, indices, data;                      // host
+  std::uintptr_t d_indptr = 0, d_indices = 0, d_data = 0;  // device
+  int device = 0;
+};
+
+/// A vector argument: host values (copied in, with the GIL held) or a device pointer.
+template <typename T>
+struct vector_arg {
+  std::vector<T> host;
+  std::uintptr_t device = 0;
+};
+template <typename T>
+vector_arg<T> vector_arg_of(const py::object& o, bool on_device, const char* what) {
+  vector_arg<T> v;
+  if (on_device) v.device = o.cast<std::uintptr_t>();
+  else v.host = vector_of<T>(o.cast<py::array>(), what);
+  return v;
+}
+/// x's values back into the numpy array (GIL held).
+template <typename T>
+void write_back(const std::vector<T>& v, const py::object& x) {
+  auto out = x.cast<py::array_t<T>>();
+  std::copy(v.begin(), v.end(), out.mutable_data());
+}
+
+/// The matrix of a call, host values copied in with the GIL held (empty for a device one).
+template <typename T, typename O>
+std::optional<csr_matrix<T, O>> host_matrix(const matrix_arg& m) {
+  if (m.on_device) return std::nullopt;
+  return host_csr<T, O>(m.rows, m.cols, m.indptr, m.indices, m.data);
+}
+/// On the device: the borrowed arrays, or the host matrix copied up (no GIL needed).
+template <typename T, typename O>
+device_csr<T, O> device_matrix(context& ctx, const matrix_arg& m, const std::optional<csr_matrix<T, O>>& h) {
+  if (m.on_device) return borrowed_csr<T, O>(m.rows, m.cols, m.nnz, m.d_indptr, m.d_indices, m.d_data, m.device);
+  copies += 3;
+  return to_device(ctx, *h);
+}
+template <typename T>
+device_vector<T> device_of(context& ctx, const vector_arg<T>& v, index_t n, int device) {
+  if (v.device) return borrowed_vector<T>(v.device, n, device);
+  copies += 1;
+  return to_device(ctx, v.host);
+}
+
+/// Solves with the GIL released: on the GPU (b, x host values copied, or device pointers used
+/// in place) or on the host. x.host receives the solution where x is a host array.
+template <typename T, typename O>
+solve_result solve_any(const matrix_arg& m, const std::optional<csr_matrix<T, O>>& h, const vector_arg<T>& b,
+                       vector_arg<T>& x, const cg_options& opt, bool gpu) {
+  if (!gpu) return solve_host(*h, b.host, x.host, opt);
+  context ctx(m.device);
+  const device_csr<T, O> a = device_matrix<T, O>(ctx, m, h);
+  const auto db = device_of(ctx, b, m.rows, m.device);
+  auto dx = device_of(ctx, x, m.rows, m.device);
+  solve_result r = solve_device(ctx, a, db, dx, opt);
+  if (!x.device) x.host = to_host(ctx, dx), copies += 1;
+  ctx.synchronize();
+  return r;
+}
+
+/// Calls f.template operator()<T, O>() for the value type ('f' or 'd') and offset width (4, 8).
+template <typename F>
+auto dispatch(char value, int offset_bytes, F&& f) {
+  if (value != 'f' && value != 'd') throw la::invalid_argument("la solves in float32 or float64");
+  if (offset_bytes != 4 && offset_bytes != 8) throw la::invalid_argument("indptr must be int32 or int64");
+  if (value == 'f') return offset_bytes == 4 ? f.template operator()<float, std::int32_t>() : f.template operator()<float, std::int64_t>();
+  return offset_bytes == 4 ? f.template operator()<double, std::int32_t>() : f.template operator()<double, std::int64_t>();
+}
+
+/// A solver object on the GPU: the setup once (la::device_solver), then many solves.
+class solver {
+ public:
+  solver(matrix_arg m, char value, int offset_bytes, const std::vector<std::string>& words)
+      : m_(std::move(m)), value_(value), offset_bytes_(offset_bytes), opt_(parse_options(words)) {
+    dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
+      const auto h = host_matrix<T, O>(m_);
+      without_gil([&] {
+        auto& s = state_.emplace<st<T, O>>(m_.device);
+        s.a = device_matrix<T, O>(s.ctx, m_, h);
+        s.solver = std::make_unique<device_solver<T, O>>(s.ctx, s.a, opt_);
+        return 0;
+      });
+      return 0;
+    });
+  }
+  solve_result solve(const py::object& b, const py::object& x, const py::object& callback, bool history) {
+    const cg_options o = with_progress(opt_, callback);
+    return dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
+      const auto vb = vector_arg_of<T>(b, m_.on_device, "b");
+      auto vx = vector_arg_of<T>(x, m_.on_device, "x0");
+      const solve_result r = without_gil([&] {
+        auto& s = std::get<st<T, O>>(state_);
+        s.solver->set_progress(o.progress, history);
+        const auto db = device_of(s.ctx, vb, m_.rows, m_.device);
+        auto dx = device_of(s.ctx, vx, m_.rows, m_.device);
+        solve_result res = s.solver->solve(db, dx);
+        s.solver->set_progress({}, false);
+        if (!vx.device) vx.host = to_host(s.ctx, dx), copies += 1;
+        s.ctx.synchronize();
+        return res;
+      });
+      if (!vx.device) write_back(vx.host, x);
+      return r;
+    });
+  }
+  void update_values(const py::object& data) {
+    dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
+      const auto v = vector_arg_of<T>(data, m_.on_device, "data");
+      LA_EXPECTS(v.device || v.host.size() == static_cast<std::size_t>(m_.nnz),
+                 "update_values: " + std::to_string(v.host.size()) + " values for a pattern of " +
+                     std::to_string(m_.nnz) + " entries");
+      without_gil([&] {
+        auto& s = std::get<st<T, O>>(state_);
+        if (v.device) {  // the new values at their own address: a borrowed matrix over them
+          matrix_arg m = m_;
+          m.d_data = v.device;
+          s.a = device_matrix<T, O>(s.ctx, m, std::nullopt);
+        } else {
+          copies += 1;
+          s.a.values().copy_from_host_async(v.host.data(), v.host.size());
+          s.ctx.synchronize();
+        }
+        s.solver->update_values(s.a);
+        return 0;
+      });
+      return 0;
+    });
+  }
+
+ private:
+  template <typename T, typename O>
+  struct st {
+    explicit st(int device) : ctx(device) {}
+    context ctx;
+    device_csr<T, O> a;
+    std::unique_ptr<device_solver<T, O>> solver;
+  };
+  matrix_arg m_;
+  char value_;
+  int offset_bytes_;
+  cg_options opt_;
+  std::variant<std::monostate, st<float, std::int32_t>, st<float, std::int64_t>, st<double, std::int32_t>,
+               st<double, std::int64_t>>
+      state_;
+};
+
+py::dict report_of(const solve_result& r) {
+  py::dict d;
+  d["status"] = to_string(r.status);
+  d["converged"] = r.converged();
+  d["iterations"] = r.iterations;
+  d["residual"] = r.residual;
+  d["true_residual"] = r.true_residual;
+  d["message"] = r.message;
+  d["method"] = std::string(to_string(r.solver));
+  d["where"] = r.method;
+  d["method_choice"] = r.solver_choice;
+  d["precond"] = std::string(to_string(r.precond.kind));
+  d["precond_detail"] = r.precond.detail;
+  d["precond_setup_seconds"] = r.precond.setup_seconds;
+  d["precond_bytes"] = r.precond.bytes;
+  d["setup_seconds"] = r.setup_seconds;
+  d["iterate_seconds"] = r.iterate_seconds;
+  d["history"] = r.history;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_la, mod) {
+  mod.doc() = "la's C++ extension; use the la package (python/la/__init__.py), not this module.";
+
+  // la's errors, one Python class each (la.Error and its subclasses are built on these in
+  // __init__.py): invalid arguments are also ValueError, as scipy's.
+  static py::exception<la::error> error(mod, "Error");
+  static py::exception<la::invalid_argument> invalid(mod, "InvalidArgument", PyExc_ValueError);
+  static py::exception<la::io_error> io(mod, "IOError", PyExc_OSError);
+  static py::exception<la::device_error> device(mod, "DeviceError", error.ptr());
+  static py::exception<la::not_supported> unsupported(mod, "NotSupported", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const la::invalid_argument& e) {
+      PyErr_SetString(invalid.ptr(), e.what());
+    } catch (const la::io_error& e) {
+      PyErr_SetString(io.ptr(), e.what());
+    } catch (const la::device_error& e) {
+      PyErr_SetString(device.ptr(), e.what());
+    } catch (const la::not_supported& e) {
+      PyErr_SetString(unsupported.ptr(), e.what());
+    } catch (const la::error& e) {
+      PyErr_SetString(error.ptr(), e.what());
+    }
+  });
+
+  mod.def("cuda_available", &cuda_available, "True when a CUDA device and a new enough driver are present.");
+  mod.def("cuda_status", &cuda_status, "One line: the device's name, or why there is none.");
+  mod.def("copies", [] { return copies.load(); }, "Arrays the binding copied between host and device so far.");
+  mod.def("check_options", [](const std::vector<std::string>& w) { (void)parse_options(w); },
+          "Parses la solve's options (argv words) and raises what the CLI would refuse.");
+
+  py::class_<matrix_arg>(mod, "Matrix")
+      .def_static("host",
+                  [](index_t rows, index_t cols, py::array indptr, py::array indices, py::array data) {
+                    matrix_arg m;
+                    m.rows = rows, m.cols = cols, m.nnz = static_cast<std::int64_t>(indices.size());
+                    m.indptr = std::move(indptr), m.indices = std::move(indices), m.data = std::move(data);
+                    return m;
+                  })
+      .def_static("device", [](index_t rows, index_t cols, std::int64_t nnz, std::uintptr_t indptr,
+                               std::uintptr_t indices, std::uintptr_t data, int device) {
+        matrix_arg m;
+        m.rows = rows, m.cols = cols, m.nnz = nnz, m.on_device = true;
+        m.d_indptr = indptr, m.d_indices = indices, m.d_data = data, m.device = device;
+        return m;
+      });
+
+  mod.def(
+      "solve",
+      [](const matrix_arg& m, char value, int offset_bytes, const py::object& b, const py::object& x,
+         const std::vector<std::string>& words, bool gpu, const py::object& callback, bool history) {
+        cg_options opt = with_progress(parse_options(words), callback);
+        opt.record_history = history;
+        const bool in_place = gpu && m.on_device;
+        double call_seconds = 0;  // the C++ call: la's work (copies, setup, solve) without the binding's
+        const solve_result r = dispatch(value, offset_bytes, [&]<typename T, typename O>() {
+          const auto h = host_matrix<T, O>(m);
+          const auto vb = vector_arg_of<T>(b, in_place, "b");
+          auto vx = vector_arg_of<T>(x, in_place, "x0");
+          const auto t0 = std::chrono::steady_clock::now();
+          const solve_result res = without_gil([&] { return solve_any<T, O>(m, h, vb, vx, opt, gpu); });
+          call_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          if (!in_place) write_back(vx.host, x);
+          return res;
+        });
+        py::dict d = report_of(r);
+        d["call_seconds"] = call_seconds;
+        return d;
+      },
+      "Solves A x = b in place of x (see la.solve).");
+
+  py::class_<solver>(mod, "Solver")
+      .def(py::init<matrix_arg, char, int, std::vector<std::string>>())
+      .def("solve", [](solver& s, const py::object& b, const py::object& x, const py::object& cb,
+                       bool history) { return report_of(s.solve(b, x, cb, history)); })
+      .def("update_values", &solver::update_values);
+
+  mod.def(
+      "read_matrix_market",
+      [](const std::string& path, char value) {
+        return without_gil([&] {
+          mm_header h = read_matrix_market_header(path);
+          auto read = [&](auto tag_t, auto tag_o) {
+            using T = decltype(tag_t);
+            using O = decltype(tag_o);
+            csr_matrix<T, O> a = read_matrix_market_csr<T, O>(path, &h);
+            const index_t rows = a.rows(), cols = a.cols();
+            auto [p, i, v] = std::move(a).release();
+            py::gil_scoped_acquire gil;
+            return py::make_tuple(rows, cols, array_of(std::move(p)), array_of(std::move(i)), array_of(std::move(v)),
+                                  std::string(to_string(h.symmetry)));
+          };
+          const bool wide = max_stored_entries(h) > std::numeric_limits<std::int32_t>::max();
+          if (value == 'f') return wide ? read(float{}, std::int64_t{}) : read(float{}, std::int32_t{});
+          return wide ? read(double{}, std::int64_t{}) : read(double{}, std::int32_t{});
+        });
+      },
+      "Reads a Matrix Market file into CSR arrays (rows, cols, indptr, indices, data, symmetry).");
+
+  mod.def(
+      "write_matrix_market",
+      [](const std::string& path, const matrix_arg& m, char value, int offset_bytes, bool symmetric) {
+        mm_write_options w;
+        w.symmetry = symmetric ? mm_symmetry::symmetric : mm_symmetry::general;
+        dispatch(value, offset_bytes, [&]<typename T, typename O>() {
+          const auto a = host_csr<T, O>(m.rows, m.cols, m.indptr, m.indices, m.data);
+          py::gil_scoped_release release;
+          write_matrix_market(path, a, w);
+          return 0;
+        });
+      },
+      "Writes CSR arrays to a Matrix Market file (coordinate; symmetric keeps the lower triangle).");
+
+  mod.def(
+      "info",
+      [](const matrix_arg& m, char value, int offset_bytes) {
+        return dispatch(value, offset_bytes, [&]<typename T, typename O>() {
+          const auto a = host_csr<T, O>(m.rows, m.cols, m.indptr, m.indices, m.data);
+          const matrix_properties p = properties_of(a);
+          const spmv_stats s = row_stats(a);
+          py::dict d;
+          d["rows"] = p.rows, d["cols"] = p.cols, d["nnz"] = p.nnz;
+          d["symmetric"] = p.symmetric(), d["looks_spd"] = p.looks_spd();
+          d["pattern_symmetric"] = p.pattern_symmetric, d["max_asymmetry"] = p.max_asymmetry;
+          d["max_abs"] = p.max_abs;
+          d["diag_positive"] = p.diag_positive, d["diag_negative"] = p.diag_negative, d["diag_zero"] = p.diag_zero;
+          d["dominant_rows"] = p.dominant_rows, d["min_dominance"] = p.min_dominance;
+          d["row_mean"] = s.mean, d["row_stddev"] = s.stddev, d["row_longest"] = s.longest;
+          d["empty_rows"] = s.empty_rows;
+          d["description"] = describe(p);
+          return d;
+        });
+      },
+      "The properties la's solvers read (symmetry, diagonal, dominance, row lengths).");
+
+  mod.def(
+      "spmv",
+      [](const matrix_arg& m, char value, int offset_bytes, const py::object& x, const py::object& y,
+         const std::string& kernel) {
+        dispatch(value, offset_bytes, [&]<typename T, typename O>() {
+          const auto h = host_matrix<T, O>(m);
+          const auto vx = vector_arg_of<T>(x, m.on_device, "x");
+          auto vy = vector_arg_of<T>(y, m.on_device, "y");
+          without_gil([&] {
+            context ctx(m.device);
+            const device_csr<T, O> a = device_matrix<T, O>(ctx, m, h);
+            const spmv_plan<T> plan(ctx, spmv_view(a), kernel);
+            const auto dx = device_of(ctx, vx, m.cols, m.device);
+            auto dy = device_of(ctx, vy, m.rows, m.device);
+            plan.run(ctx, dx, dy, T(1), T(0));
+            if (!vy.device) vy.host = to_host(ctx, dy), copies += 1;
+            ctx.synchronize();
+            return 0;
+          });
+          if (!vy.device) write_back(vy.host, y);
+          return 0;
+        });
+      },
+      "y = A x on the GPU with an SpMV kernel by name (auto: the format's default).");
+}

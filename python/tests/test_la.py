@@ -1,0 +1,302 @@
+"""la from Python: host paths here run everywhere (CI has no GPU); GPU and CuPy tests skip,
+saying why, where there is none. Tolerances: solves run to rtol 1e-8 on ||b - A x|| / ||b||,
+and are compared with scipy's direct spsolve to 1e-8 * cond-ish slack (1e-5 relative on x for
+the SPD systems; the non-symmetric ones only by residual), and float32 to rtol 1e-5."""
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import la
+from conftest import cupy_reason, gpu_reason
+
+SPD = ["bcsstk09.mtx", "gr_30_30.mtx", "1138_bus.mtx"]
+GENERAL = ["west0479.mtx", "adder_dcop_05.mtx"]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def poisson2d(n, dtype=np.float64):
+    t = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(n, n))
+    return (sp.kron(sp.identity(n), t) + sp.kron(t, sp.identity(n))).tocsr().astype(dtype)
+
+
+def rel_residual(A, x, b):
+    return np.linalg.norm(b - A @ x) / np.linalg.norm(b)
+
+
+# ---- files ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", SPD + GENERAL)
+def test_read_matrix_market_equals_scipy(data, name):
+    A = la.read_matrix_market(data / name)
+    B = sp.csr_matrix(scipy.io.mmread(str(data / name)))
+    assert isinstance(A, sp.csr_matrix) and A.shape == B.shape and A.has_canonical_format
+    assert abs(A - B).max() == 0
+
+
+def test_write_then_read_is_the_same_matrix(data, tmp_path):
+    A = la.read_matrix_market(data / "bcsstk09.mtx")
+    for symmetric in (False, True):
+        p = tmp_path / ("sym.mtx" if symmetric else "gen.mtx")
+        la.write_matrix_market(p, A, symmetric=symmetric)
+        assert abs(la.read_matrix_market(p) - A).max() == 0
+        assert ("symmetric" in p.read_text().splitlines()[0]) == symmetric
+    with pytest.raises(la.InvalidArgument, match="symmetric"):
+        la.write_matrix_market(tmp_path / "x.mtx", la.read_matrix_market(data / "west0479.mtx"), symmetric=True)
+
+
+def test_file_errors_name_the_file_and_line(tmp_path):
+    p = tmp_path / "bad.mtx"
+    p.write_text("%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1.0\n3 1 2.0\n")
+    with pytest.raises(la.FileError, match=r"bad.mtx:4: row index 3"):
+        la.read_matrix_market(p)
+    with pytest.raises(OSError):
+        la.read_matrix_market(tmp_path / "missing.mtx")
+
+
+# ---- solves on the host ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", SPD + GENERAL)
+def test_solve_matches_spsolve(data, name):
+    A = la.read_matrix_market(data / name)
+    rng = np.random.default_rng(1)
+    b = A @ (1 + rng.random(A.shape[0]))
+    x, info, r = la.solve(A, b, device="cpu", full_output=True)
+    assert info == 0, r.message
+    assert r.converged and r.device == "cpu" and r.true_residual <= 1e-6
+    assert rel_residual(A, x, b) <= 1e-6
+    if name in SPD:  # the non-symmetric ones are too ill-conditioned (west0479: ~1e12) to compare x
+        ref = spla.spsolve(A.tocsc(), b)
+        assert np.linalg.norm(x - ref) <= 1e-4 * np.linalg.norm(ref)
+    assert r.method == ("cg" if name in SPD else "bicgstab"), r.method_choice
+
+
+def test_formats_types_and_x0():
+    A = poisson2d(20)
+    b = A @ np.ones(A.shape[0])
+    for M in (A.tocsc(), A.tocoo(), sp.csr_array(A), A.toarray()):
+        x, info = la.solve(M, b, device="cpu")
+        assert info == 0 and np.allclose(x, 1, atol=1e-6)
+    wide = A.copy()
+    wide.indptr, wide.indices = wide.indptr.astype(np.int64), wide.indices.astype(np.int64)
+    x, info = la.solve(wide, b, device="cpu")
+    assert info == 0 and np.allclose(x, 1, atol=1e-6)
+    x32, info, r = la.solve(A.astype(np.float32), b.astype(np.float32), rtol=1e-5, device="cpu", full_output=True)
+    assert info == 0 and x32.dtype == np.float32 and r.true_residual <= 1e-4
+    x0 = np.full(A.shape[0], 0.5)
+    x, info, r = la.solve(A, b, x0, device="cpu", full_output=True)
+    assert info == 0 and np.all(x0 == 0.5)  # x0 is not written
+
+
+def test_options_reach_the_solver_and_are_refused_where_they_do_not_apply():
+    A = poisson2d(30)
+    b = A @ np.ones(A.shape[0])
+    for pc in ("none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "amg", "auto"):
+        x, info, r = la.solve(A, b, precond=pc, device="cpu", full_output=True)
+        assert info == 0, (pc, r.message)
+        if pc not in ("auto",):
+            assert r.precond == pc or (pc == "none" and r.precond == "none")
+    for method in ("cg", "bicgstab", "gmres", "fgmres"):
+        x, info, r = la.solve(A, b, method=method, precond="jacobi", device="cpu", full_output=True)
+        assert info == 0 and r.method == method
+    _, _, r = la.solve(A, b, precond="amg", amg_cycle="w", amg_degree=3, device="cpu", full_output=True)
+    assert "W-cycle" in r.precond_detail and "degree 3" in r.precond_detail
+    _, _, r = la.solve(A, b, maxiter=3, precond="none", device="cpu", full_output=True)
+    assert r.status == "max_iterations" and r.iterations == 3
+    bad = [dict(method="lu"), dict(precond="ilu7"), dict(amg_strength=0.2, precond="jacobi"),
+           dict(amg_strength=2.0, precond="amg"), dict(restart=10, method="cg"), dict(rtol=-1.0),
+           dict(device="tpu"), dict(ic_shift=0.1, precond="fsai")]
+    for kw in bad:
+        with pytest.raises(ValueError):
+            la.solve(A, b, **{"device": "cpu", **kw})
+    with pytest.raises(ValueError, match="amg_strength"):
+        la.solve(A, b, precond="jacobi", amg_strength=0.2, device="cpu")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        la.solve(A, b, tolerance=1e-3)
+    with pytest.raises(ValueError, match="entries"):
+        la.solve(A, b[:-1], device="cpu")
+    with pytest.raises(ValueError, match="complex"):
+        la.solve(A.astype(complex), b, device="cpu")
+    with pytest.raises(ValueError, match="square"):
+        la.solve(sp.random(5, 6, density=0.5, format="csr"), np.ones(5), device="cpu")
+    with pytest.raises(ValueError, match="symmetric"):  # CG on a non-symmetric matrix
+        la.solve(A + sp.eye(A.shape[0], k=1), b, method="cg", device="cpu")
+
+
+def test_statuses_as_scipy_info():
+    A = poisson2d(10)
+    b = A @ np.ones(A.shape[0])
+    _, info = la.solve(A, b, maxiter=2, precond="none", device="cpu")
+    assert info == 2  # not converged: the iterations it stopped at
+    N = A.copy()
+    N.data[3] = np.nan
+    _, info, r = la.solve(N, b, device="cpu", precond="none", full_output=True)
+    assert info == -1 and r.status == "non_finite" and "nan" in r.message.lower()
+    _, info, r = la.solve(-A, b, method="cg", precond="none", device="cpu", force=True, full_output=True)
+    assert r.status in ("breakdown", "converged")  # -A is negative definite: CG may still converge
+
+
+def test_callback_history_and_errors_from_the_callback():
+    A = poisson2d(60)
+    b = A @ np.ones(A.shape[0])
+    seen = []
+    _, info, r = la.solve(A, b, precond="none", device="cpu", callback=lambda k, res: seen.append((k, res)),
+                          history=True, full_output=True)
+    assert info == 0 and seen and seen[-1][0] == r.iterations and len(r.history) == r.iterations
+    assert seen[-1][1] == pytest.approx(r.residual)
+
+    def boom(k, res):
+        raise RuntimeError("stop here")
+    with pytest.raises(RuntimeError, match="stop here"):
+        la.solve(A, b, precond="none", device="cpu", callback=boom)
+
+
+def test_ctrl_c_stops_a_long_solve_with_keyboard_interrupt():
+    A = poisson2d(200)
+    b = A @ np.ones(A.shape[0])
+    timer = threading.Timer(0.3, lambda: signal.raise_signal(signal.SIGINT))
+    t0 = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        la.solve(A, b, rtol=0.0, maxiter=10 ** 8, precond="none", method="cg", device="cpu")
+    timer.join()
+    assert time.monotonic() - t0 < 10
+
+
+def test_solver_reuses_its_setup_and_takes_new_values():
+    A = poisson2d(25)
+    b = A @ np.ones(A.shape[0])
+    s = la.Solver(A, precond="amg", device="cpu")
+    x1, info = s.solve(b)
+    x2, info2 = s.solve(2 * b)
+    assert info == info2 == 0 and np.allclose(x2, 2 * x1, rtol=1e-6)
+    s.update_values(A * 4)
+    x3, info = s.solve(b)
+    assert info == 0 and np.allclose(x3, 0.25, rtol=1e-5)
+    with pytest.raises(ValueError, match="pattern"):
+        s.update_values(poisson2d(24))
+
+
+def test_info_reports_what_the_solvers_read(data):
+    d = la.info(la.read_matrix_market(data / "bcsstk09.mtx"))
+    assert d["rows"] == d["cols"] == 1083 and d["symmetric"] and d["looks_spd"]
+    assert "symmetric values" in d["description"]
+    g = la.info(la.read_matrix_market(data / "west0479.mtx"))
+    assert not g["symmetric"] and g["max_asymmetry"] > 0
+
+
+def test_no_gpu_is_a_clear_error_and_auto_uses_the_host():
+    if la.cuda_available():
+        pytest.skip("a GPU is present: the no-GPU paths are not reachable")
+    A = poisson2d(10)
+    b = A @ np.ones(A.shape[0])
+    with pytest.raises(la.NoGpuError, match="device='cpu'"):
+        la.solve(A, b, device="gpu")
+    _, info, r = la.solve(A, b, full_output=True)
+    assert info == 0 and r.device == "cpu"
+    with pytest.raises(la.NoGpuError):
+        la.spmv(A, np.ones(A.shape[0]))
+
+
+def _cli():
+    p = os.environ.get("LA_CLI") or str(ROOT / "build" / "tools" / "la")
+    return p if os.path.exists(p) else None
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_same_iterations_and_bits_as_the_cli(data, tmp_path, device):
+    if device == "gpu" and gpu_reason():
+        pytest.skip(gpu_reason())
+    cli = _cli()
+    if not cli:
+        pytest.skip("the la CLI is not built (LA_CLI names it)")
+    A = la.read_matrix_market(data / "bcsstk09.mtx")
+    b = np.linspace(1, 2, A.shape[0])
+    rhs = tmp_path / "b.mtx"
+    rhs.write_text("%%MatrixMarket matrix array real general\n" + "%d 1\n" % len(b) + "".join("%r\n" % v for v in b))
+    out = tmp_path / "x.mtx"
+    run = subprocess.run([cli, "solve", str(data / "bcsstk09.mtx"), "--rhs", str(rhs), "--precond", "fsai",
+                          "--device", device, "-o", str(out)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    its = int(re.search(r"after (\d+) iterations", run.stdout).group(1))
+    x, info, r = la.solve(A, b, precond="fsai", device=device, full_output=True)
+    assert info == 0 and r.iterations == its
+    assert np.array_equal(x, scipy.io.mmread(str(out)).ravel())  # bit for bit
+
+
+def test_readme_python_example_runs():
+    readme = pathlib.Path(os.environ.get("LA_README", ROOT / "README.md")).read_text()
+    blocks = re.findall(r"```python\n(.*?)```", readme, re.S)
+    assert blocks, "the README has no python example"
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        for code in blocks:
+            exec(compile(code, "README.md", "exec"), {})
+    finally:
+        os.chdir(cwd)
+
+
+# ---- the GPU ------------------------------------------------------------------------------------
+
+@pytest.mark.skipif(gpu_reason() is not None, reason=str(gpu_reason()))
+@pytest.mark.parametrize("name", SPD + GENERAL)
+def test_gpu_solve_matches_the_host(data, name):
+    A = la.read_matrix_market(data / name)
+    b = A @ np.ones(A.shape[0])
+    x, info, r = la.solve(A, b, device="gpu", full_output=True)
+    xh, infoh, rh = la.solve(A, b, device="cpu", full_output=True)
+    assert info == infoh == 0 and r.device == "gpu"
+    assert abs(r.iterations - rh.iterations) <= max(2, rh.iterations // 10)
+    assert rel_residual(A, x, b) <= 1e-6
+    x2, _ = la.solve(A, b, device="gpu")
+    assert np.array_equal(x, x2)  # reruns bit-identical
+
+
+@pytest.mark.skipif(gpu_reason() is not None, reason=str(gpu_reason()))
+def test_gpu_solver_spmv_and_update_values():
+    A = poisson2d(64)
+    b = A @ np.ones(A.shape[0])
+    s = la.Solver(A, precond="amg", device="gpu")
+    x, info = s.solve(b)
+    assert info == 0 and np.allclose(x, 1, atol=1e-6)
+    s.update_values(A * 2)
+    x, info = s.solve(b)
+    assert info == 0 and np.allclose(x, 0.5, atol=1e-6)
+    y = la.spmv(A, np.ones(A.shape[0]))
+    assert np.allclose(y, b, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.skipif(cupy_reason() is not None, reason=str(cupy_reason()))
+def test_cupy_input_is_used_in_place():
+    import cupy
+    import cupyx.scipy.sparse as csp
+    A = poisson2d(100)
+    dA = csp.csr_matrix(A)
+    db = cupy.asarray(A @ np.ones(A.shape[0]))
+    before = la.copies()
+    x, info, r = la.solve(dA, db, precond="jacobi", full_output=True)
+    assert la.copies() == before  # A, b used in place; x allocated, not copied
+    assert isinstance(x, cupy.ndarray) and info == 0 and r.device == "gpu"
+    assert float(cupy.abs(x - 1).max()) <= 1e-6
+    s = la.Solver(dA, precond="amg")
+    x2, info = s.solve(db)
+    assert la.copies() == before and info == 0
+    y = la.spmv(dA, x2)
+    assert la.copies() == before and float(cupy.abs(y - db).max()) <= 1e-6 * float(cupy.abs(db).max())
+    # The same solve from numpy: bit-identical to the CuPy one.
+    xh, _ = la.solve(A, A @ np.ones(A.shape[0]), precond="jacobi", device="gpu")
+    assert np.array_equal(cupy.asnumpy(x), xh)
+    with pytest.raises(ValueError, match="CuPy array"):
+        la.solve(dA, np.ones(A.shape[0]))
+    with pytest.raises(ValueError, match="cpu"):
+        la.solve(dA, db, device="cpu")
