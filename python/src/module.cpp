@@ -361,18 +361,18 @@ PYBIND11_MODULE(_la, mod) {
 
   mod.def(
       "read_matrix_market",
-      [](const std::string& path, char value) {
-        return without_gil([&] {
+      [](const std::string& path, char value) -> py::tuple {
+        return without_gil([&]() -> py::tuple {
           mm_header h = read_matrix_market_header(path);
-          auto read = [&](auto tag_t, auto tag_o) {
+          auto read = [&](auto tag_t, auto tag_o) -> py::tuple {
             using T = decltype(tag_t);
             using O = decltype(tag_o);
             csr_matrix<T, O> a = read_matrix_market_csr<T, O>(path, &h);
             const index_t rows = a.rows(), cols = a.cols();
             auto [p, i, v] = std::move(a).release();
             py::gil_scoped_acquire gil;
-            return py::make_tuple(rows, cols, array_of(std::move(p)), array_of(std::move(i)), array_of(std::move(v)),
-                                  std::string(to_string(h.symmetry)));
+            return py::tuple(py::make_tuple(rows, cols, array_of(std::move(p)), array_of(std::move(i)), array_of(std::move(v)),
+                                  std::string(to_string(h.symmetry))));
           };
           const bool wide = max_stored_entries(h) > std::numeric_limits<std::int32_t>::max();
           if (value == 'f') return wide ? read(float{}, std::int64_t{}) : read(float{}, std::int32_t{});
