@@ -2,6 +2,7 @@
 """la from Python against the C++ call, scipy and CuPy, in one run (GPU machine).
 
 usage: PYTHONPATH=build-gpu/python python3 bench/python_bench.py [--out FILE.csv] [--big N]
+                                                                 [--skip-overhead] [--skip-read]
 
 - overhead: la.solve's wall time against the C++ call inside it (SolveResult.call_seconds:
   la's copies, setup and solve, timed in the extension) on 2D Poisson with 1K, 1M and 16M rows,
@@ -117,7 +118,7 @@ def solves(cupy, csp, data):
 
             def cg():
                 dA, db = csp.csr_matrix(A), cupy.asarray(b)
-                x, info = cla.cg(dA, db, tol=1e-8, maxiter=20 * A.shape[0])
+                x, info = cla.cg(dA, db, rtol=1e-8, maxiter=20 * A.shape[0])
                 cupy.cuda.get_current_stream().synchronize()
                 return x
             t_cg, xc = timed(cg, reps=reps)
@@ -126,7 +127,7 @@ def solves(cupy, csp, data):
             if A.shape[0] <= 1100000:
                 def gm():
                     dA, db = csp.csr_matrix(A), cupy.asarray(b)
-                    x, info = cla.gmres(dA, db, tol=1e-8, restart=30, maxiter=20 * A.shape[0])
+                    x, info = cla.gmres(dA, db, rtol=1e-8, restart=30, maxiter=20 * A.shape[0])
                     cupy.cuda.get_current_stream().synchronize()
                     return x
                 t_gm, xg = timed(gm, reps=1)
@@ -152,8 +153,10 @@ def main():
         print("cupy", cupy.__version__, flush=True)
     except ImportError:
         cupy = csp = None
-    overhead(cupy, csp)
-    reading(big)
+    if "--skip-overhead" not in sys.argv:
+        overhead(cupy, csp)
+    if "--skip-read" not in sys.argv:
+        reading(big)
     solves(cupy, csp, data)
     if out:
         keys = []
