@@ -8,7 +8,10 @@
 #                         cg (cg_bench), precond (precond_bench), krylov (krylov_bench and, where
 #                         CuPy is installed, bench/cupy_krylov.py), dist (dist_bench: CG on the
 #                         visible GPUs), spgemm (spgemm_bench: la's SpGEMM against
-#                         cusparseSpGEMM); default all seven
+#                         cusparseSpGEMM), python (bench/python_bench.py: la from Python against
+#                         the C++ call, scipy and CuPy; the package's pytest suite runs in ctest);
+#                         default all eight
+#   LA_PYTHON_ARGS        (environment) extra arguments for python_bench.py, e.g. "--skip-read"
 #   LA_KRYLOV_ARGS        (environment) extra arguments for krylov_bench, e.g. "--systems
 #                         convdiff2d:1024 --methods gmres:jacobi --no-eigen"; LA_CUPY_ARGS likewise
 #                         for cupy_krylov.py (--systems)
@@ -37,7 +40,7 @@ cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond,krylov,dist,spgemm"
+bench=1 tests=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond,krylov,dist,spgemm,python"
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
@@ -182,6 +185,17 @@ if ((bench)) && [[ ,$benches, == *,spgemm,* ]]; then
   summary+=("spgemm_bench: exit $?")
   cat "$out/spgemm_bench.log" >> "$out/table.txt"
 fi
+if ((bench)) && [[ ,$benches, == *,python,* ]]; then
+  if [ -d $build/python/la ]; then
+    # shellcheck disable=SC2086
+    PYTHONPATH=$build/python python3 -W ignore bench/python_bench.py --out "$out/python.csv" ${LA_PYTHON_ARGS:-} \
+      > "$out/python_bench.log" 2> "$out/python_bench.err"
+    summary+=("python_bench: exit $?")
+    cat "$out/python_bench.log" >> "$out/table.txt"
+  else
+    summary+=("python_bench: not run (the Python package was not built: see configure.log)")
+  fi
+fi
 if ((bench)) && [[ ,$benches, == *,dist,* ]]; then
   # shellcheck disable=SC2086
   $build/bench/dist_bench --out "$out/dist.csv" ${LA_DIST_ARGS:-} > "$out/dist_bench.log" 2> "$out/dist_bench.err"
@@ -192,7 +206,7 @@ fi
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 # The device tool brings back few files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|spgemm.csv|device.txt|logs.tar.gz)$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|spgemm.csv|python.csv|device.txt|logs.tar.gz)$'))
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"

@@ -172,6 +172,29 @@ def test_ctrl_c_stops_a_long_solve_with_keyboard_interrupt():
     assert time.monotonic() - t0 < 10
 
 
+def test_the_gil_is_released_during_a_solve():
+    A = poisson2d(150)
+    b = A @ np.ones(A.shape[0])
+    ticks, stop = [0], threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+            time.sleep(0.001)
+    t = threading.Thread(target=count)
+    t.start()
+    time.sleep(0.01)
+    before = ticks[0]
+    t0 = time.monotonic()
+    _, info = la.solve(A, b, precond="none", device="cpu")
+    during = ticks[0] - before
+    took = time.monotonic() - t0
+    stop.set()
+    t.join()
+    assert info == 0
+    assert took < 0.05 or during >= 5, (took, during)  # the other thread ran while la solved
+
+
 def test_solver_reuses_its_setup_and_takes_new_values():
     A = poisson2d(25)
     b = A @ np.ones(A.shape[0])
