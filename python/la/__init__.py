@@ -69,6 +69,7 @@ _PY_NAMES = {v[2:]: k for k, v in _OPTION_NAMES.items()}
 _PY_NAMES["force"] = "force"
 
 _python_copies = 0  # device copies the Python layer makes (x0 of CuPy input)
+_checked = set()  # option words the CLI's parser has accepted
 
 
 def _python_words(message):
@@ -206,10 +207,14 @@ def _words(rtol, atol, maxiter, method, precond, options):
             raise TypeError("unexpected keyword argument '%s' (la's options: %s)"
                             % (k, ", ".join(sorted(set(_OPTION_NAMES) | {"force"}))))
         w += [_OPTION_NAMES[k], str(v)]
-    try:
-        _la.check_options(w)
-    except (_la.Error, _la.InvalidArgument) as e:  # the CLI's usage errors: bad input
-        raise InvalidArgument(_python_words(str(e))) from None
+    key = tuple(w)
+    if key not in _checked:  # parsed once per set of options: a repeated call skips it
+        try:
+            _la.check_options(w)
+        except (_la.Error, _la.InvalidArgument) as e:  # the CLI's usage errors: bad input
+            raise InvalidArgument(_python_words(str(e))) from None
+        if len(_checked) < 256:
+            _checked.add(key)
     return w
 
 
