@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <variant>
@@ -39,13 +40,19 @@ std::atomic<long long> copies{0};
 /// Ctrl-C seen between chunks of iterations.
 struct interrupted {};
 
-/// The CLI's parse of `la solve`'s options, from argv-style strings ("--tol", "1e-8", ...).
+/// The CLI's parse of `la solve`'s options, from argv-style strings ("--tol", "1e-8", ...),
+/// kept per set of words (a parse costs about 14 us, a small solve's whole budget a few
+/// times over). Called with the GIL held, which guards the cache.
 cg_options parse_options(const std::vector<std::string>& words) {
+  static std::map<std::vector<std::string>, cg_options> parsed;
+  if (const auto it = parsed.find(words); it != parsed.end()) return it->second;
   std::vector<std::string> all{"la", "solve"};
   all.insert(all.end(), words.begin(), words.end());
   std::vector<char*> argv;
   for (auto& w : all) argv.push_back(w.data());
-  return cli::cg_args(cli::solve_args(static_cast<int>(argv.size()), argv.data()));
+  cg_options opt = cli::cg_args(cli::solve_args(static_cast<int>(argv.size()), argv.data()));
+  if (parsed.size() < 256) parsed.emplace(words, opt);
+  return opt;
 }
 
 /// opt with the progress hook: the Python callback (iteration, residual) and the Ctrl-C check,
