@@ -112,7 +112,8 @@ def copies():
     """Arrays copied between host and device, or on the device, by la's Python calls so far.
 
     CuPy input leaves it unchanged (A and b used in place, x allocated, not copied) unless x0
-    is given (copied once: x0 itself is left as it was, as scipy does)."""
+    is given (copied once: x0 itself is left as it was, as scipy does) or info() is asked of a
+    CuPy matrix (copied to the host)."""
     return _la.copies() + _python_copies
 
 
@@ -420,7 +421,11 @@ def write_matrix_market(path, A, symmetric=False):
 def info(A):
     """The properties la's solvers read: sizes, symmetry (pattern and values), the diagonal's
     signs, diagonal dominance, row lengths, and `description` as `la solve` prints it."""
-    m = _Matrix(A.get() if _is_cupy_sparse(A) else A)
+    global _python_copies
+    if _is_cupy_sparse(A):
+        A = A.get()  # the properties are computed on the host
+        _python_copies += 1
+    m = _Matrix(A)
     return _call(_la.info, m.arg, m.code, m.offset_bytes)
 
 
