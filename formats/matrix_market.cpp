@@ -894,11 +894,16 @@ void write_matrix_market(const std::string& path, const csr_matrix<T, O>& a, mm_
 }
 
 template <typename T>
-std::string format_matrix_market_vector(const std::vector<T>& v) {
-  const index_t n = checked_index(static_cast<std::int64_t>(v.size()), "vector length");
+std::string format_matrix_market_vector(const std::vector<T>& v, index_t columns) {
+  LA_EXPECTS(columns >= 1 && v.size() % static_cast<std::size_t>(columns) == 0,
+             "format_matrix_market_vector: " + std::to_string(v.size()) + " values are not " +
+                 std::to_string(columns) + " columns of one length");
+  const index_t n = checked_index(static_cast<std::int64_t>(v.size() / static_cast<std::size_t>(columns)), "vector length");
   std::string s = "%%MatrixMarket matrix array real general\n% written by la\n";
   append_number(s, n);
-  s += " 1\n";
+  s += ' ';
+  append_number(s, columns);
+  s += '\n';
   for (T x : v) {
     append_number(s, x);
     s += '\n';
@@ -943,7 +948,7 @@ std::vector<T> matrix_market_vector(const coo_matrix<T>& m, const std::string& p
   template void write_matrix_market<T>(const std::string&, const csr_matrix<T, std::int32_t>&, mm_write_options); \
   template void write_matrix_market<T>(const std::string&, const csr_matrix<T, std::int64_t>&, mm_write_options); \
   template void write_matrix_market_vector<T>(const std::string&, const std::vector<T>&);       \
-  template std::string format_matrix_market_vector<T>(const std::vector<T>&);                  \
+  template std::string format_matrix_market_vector<T>(const std::vector<T>&, index_t);         \
   template std::vector<T> read_matrix_market_vector<T>(const std::string&);                     \
   template std::vector<T> matrix_market_vector<T>(const coo_matrix<T>&, const std::string&);
 LA_FOR_EACH_VALUE(LA_INSTANTIATE)

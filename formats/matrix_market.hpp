@@ -97,9 +97,11 @@ std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt
 template <typename T, typename O>
 void write_matrix_market(const std::string& path, const csr_matrix<T, O>& a, mm_write_options opt = {});
 
-/// Dense vector as an `array real general` n x 1 matrix (right-hand sides, solutions).
+/// Dense vector as an `array real general` n x 1 matrix (right-hand sides, solutions); with
+/// columns = k, v holds k columns one after another (Matrix Market's array order) and the
+/// text is an n x k array, n = v.size() / k.
 template <typename T>
-std::string format_matrix_market_vector(const std::vector<T>& v);
+std::string format_matrix_market_vector(const std::vector<T>& v, index_t columns = 1);
 template <typename T>
 void write_matrix_market_vector(const std::string& path, const std::vector<T>& v);
 /// Reads an n x 1 (or 1 x n) matrix, coordinate or array, as a dense vector.

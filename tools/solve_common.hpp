@@ -72,15 +72,7 @@ void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x
   }
   if (!out.x) return;
   if (r.converged() || (a.has("--write-unconverged") && r.status != solve_status::invalid_input)) {
-    if (columns == 1) {
-      out.x->write(format_matrix_market_vector(x));
-    } else {  // n x k, column by column (Matrix Market's array order)
-      std::string text = "%%MatrixMarket matrix array real general\n" + std::to_string(x.size() / columns) + " " +
-                         std::to_string(columns) + "\n";
-      char line[40];
-      for (T v : x) text.append(line, std::snprintf(line, sizeof line, "%.17g\n", static_cast<double>(v)));
-      out.x->write(text);
-    }
+    out.x->write(format_matrix_market_vector(x, columns));  // n x k: the columns one after another
     out.x->commit();
     std::fprintf(rep, "solution:   written to %s%s\n", printable(out.x->path()).c_str(),
                  r.converged() ? "" : " (not converged: the last iterate, as --write-unconverged asks)");

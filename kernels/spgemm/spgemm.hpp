@@ -6,14 +6,15 @@
 // Each row of C is a merge of the rows of B that row i of A selects, in increasing column
 // order: a cursor per entry a_ik, the smallest column under the cursors taken each step and
 // its products summed in A's column order (double accumulation for float and double). Rows
-// whose A row has at most 32 entries are merged a thread each. Longer ones go a warp each
-// through a shared-memory hash of C's columns (the products of each a_ik in A's order, the
-// lanes over row k of B, so each sum keeps that order; the columns ranked into sorted
-// order), and those whose C row passes the table (384 columns) are merged a warp each (the
-// warp's smallest column by shuffles, its sum by a fixed shuffle tree). No atomics in any sum, so C is the same bit for bit on every run, and
-// C's pattern is the symbolic product's (entries that cancel to zero are kept), as
-// reference::spgemm's. C's offsets are OC: a C with more than OC can hold is
-// la::size_overflow naming the count before anything is allocated for it.
+// whose A row has at most 32 entries are merged a thread each, up to 96 a warp each (the
+// warp's smallest column by shuffles, its sum by a fixed shuffle tree). Longer ones go a warp
+// each through a shared-memory hash of C's columns (the products of each a_ik in A's order,
+// the lanes over row k of B, so each sum keeps that order; the columns ranked into sorted
+// order), and those whose C row passes the table (384 columns) are merged a warp each. No
+// atomics in any sum, so C is the same bit for bit on every run, and C's pattern is the
+// symbolic product's (entries that cancel to zero are kept), as reference::spgemm's. C's
+// offsets are OC: a C with more than OC can hold is la::size_overflow naming the count
+// before anything is allocated for it.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,7 @@ class spgemm_plan {
   index_t cols() const noexcept { return cols_; }
   count_t nnz() const noexcept { return nnz_; }
   /// Rows taken a warp each (A's row longer than 32 entries), and of those the rows merged
-  /// (C's row past the warp's hash table).
+  /// (A's row up to 96 entries, or C's row past the warp's hash table).
   index_t long_rows() const noexcept { return long_rows_; }
   index_t merged_rows() const noexcept { return merged_rows_; }
 

@@ -73,9 +73,8 @@ _checked = set()  # option words the CLI's parser has accepted
 
 
 def _python_words(message):
-    """la's message with the CLI's option names in Python's (--tol -> rtol=, --amg-cycle -> amg_cycle=)."""
-    return _re.sub(r"--([a-z][a-z0-9-]*)", lambda m: _PY_NAMES.get(m.group(1), m.group(1).replace("-", "_")) + "=",
-                   message).replace("= ", " ").replace("=)", ")").replace("=,", ",")
+    """la's message with the CLI's option names in Python's (--tol -> rtol, --amg-cycle -> amg_cycle)."""
+    return _re.sub(r"--([a-z][a-z0-9-]*)", lambda m: _PY_NAMES.get(m.group(1), m.group(1).replace("-", "_")), message)
 
 
 def _translate(e):
@@ -298,6 +297,20 @@ def _pointers(b, x):
     return (b.data.ptr, x.data.ptr) if _is_cupy_array(x) else (b, x)
 
 
+def _wait_for_cupy(m):
+    """CuPy's queued work on A and b done: la runs on its own stream."""
+    if m.on_device:
+        cupy, _ = _cupy()
+        cupy.cuda.get_current_stream().synchronize()
+
+
+def _returned(d, gpu, x, full_output):
+    """(x, info) or (x, info, SolveResult) from the extension's report."""
+    r = SolveResult(d, "gpu" if gpu else "cpu")
+    info_ = _info_code(r)
+    return (x, info_, r) if full_output else (x, info_)
+
+
 def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", precond="auto", device="auto",
           callback=None, full_output=False, history=False, **options):
     """Solves A x = b; returns (x, info), or (x, info, SolveResult) with full_output=True.
@@ -319,14 +332,10 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     words = _words(rtol, atol, maxiter, method, precond, options)
     gpu = _use_gpu(device, m)
     b, x = _vectors(m, b, x0, gpu)
-    if m.on_device:
-        cupy, _ = _cupy()
-        cupy.cuda.get_current_stream().synchronize()  # la runs on its own stream
+    _wait_for_cupy(m)
     pb, px = _pointers(b, x)
     d = _call(_la.solve, m.arg, m.code, m.offset_bytes, pb, px, words, gpu, callback, bool(history))
-    r = SolveResult(d, "gpu" if gpu else "cpu")
-    info_ = _info_code(r)
-    return (x, info_, r) if full_output else (x, info_)
+    return _returned(d, gpu, x, full_output)
 
 
 class Solver:
@@ -345,9 +354,7 @@ class Solver:
         self._gpu = _use_gpu(device, self._m)
         self._s = None
         if self._gpu:
-            if self._m.on_device:
-                cupy, _ = _cupy()
-                cupy.cuda.get_current_stream().synchronize()
+            _wait_for_cupy(self._m)
             self._s = _call(_la.Solver, self._m.arg, self._m.code, self._m.offset_bytes, self._words)
 
     @property
@@ -357,37 +364,28 @@ class Solver:
     def solve(self, b, x0=None, *, callback=None, full_output=False, history=False):
         """Solves A x = b with the kept setup; as la.solve."""
         b, x = _vectors(self._m, b, x0, self._gpu)
-        if self._m.on_device:
-            cupy, _ = _cupy()
-            cupy.cuda.get_current_stream().synchronize()
+        _wait_for_cupy(self._m)
         pb, px = _pointers(b, x)
         if self._s is not None:
             d = _call(self._s.solve, pb, px, callback, bool(history))
         else:
             d = _call(_la.solve, self._m.arg, self._m.code, self._m.offset_bytes, pb, px, self._words, False,
                       callback, bool(history))
-        r = SolveResult(d, "gpu" if self._gpu else "cpu")
-        info_ = _info_code(r)
-        return (x, info_, r) if full_output else (x, info_)
+        return _returned(d, self._gpu, x, full_output)
 
     def update_values(self, A):
         """New values on the same pattern (same shape, indptr and indices)."""
         m = _Matrix(A)
         old = self._m
-        same = m.shape == old.shape and m.dtype == old.dtype and m.a.nnz == old.a.nnz
-        if same and not m.on_device and not old.on_device:
-            same = (_np.array_equal(m.a.indptr, old.a.indptr) and _np.array_equal(m.a.indices, old.a.indices))
-        elif same and m.on_device and old.on_device:
-            same = bool((m.a.indptr == old.a.indptr).all()) and bool((m.a.indices == old.a.indices).all())
-        elif same:
-            same = False
+        same = (m.on_device == old.on_device and m.shape == old.shape and m.dtype == old.dtype
+                and m.a.nnz == old.a.nnz and bool((m.a.indptr == old.a.indptr).all())
+                and bool((m.a.indices == old.a.indices).all()))  # numpy or CuPy alike
         if not same:
             raise InvalidArgument("update_values needs a matrix of the same shape, type and pattern (and kind: "
                                   "scipy or CuPy) as the solver's; make a new Solver")
         if self._s is not None:
+            _wait_for_cupy(m)
             if m.on_device:
-                cupy, _ = _cupy()
-                cupy.cuda.get_current_stream().synchronize()
                 _call(self._s.update_values, m.a.data.data.ptr)
             else:
                 _call(self._s.update_values, m.a.data)
@@ -438,7 +436,7 @@ def spmv(A, x, kernel="auto"):
         if not _is_cupy_array(x) or x.dtype != m.dtype or x.size != m.shape[1]:
             raise InvalidArgument("x must be a CuPy array of %d %s entries" % (m.shape[1], m.dtype))
         y = cupy.empty(m.shape[0], dtype=m.dtype)
-        cupy.cuda.get_current_stream().synchronize()
+        _wait_for_cupy(m)
         _call(_la.spmv, m.arg, m.code, m.offset_bytes, x.ravel().data.ptr, y.data.ptr, str(kernel))
         return y
     if not _la.cuda_available():

@@ -1,7 +1,7 @@
 // The kernels of the GPU AMG (solvers/amg/amg.cu): the products with their element-wise work
-// fused in (the cycle), and the setup's (diagonals and bounds, the power estimate's dots,
-// strength, the MIS rounds and joins, the tentative prolongator, S = I - omega D^-1 A, the
-// dense coarse inverse). Private to amg.cu (the aggregation's are aggregate.cu's own).
+// fused in (the cycle), and the setup's (diagonals and bounds, the power estimate's dots, the
+// tentative prolongator, S = I - omega D^-1 A, the dense coarse inverse). Private to amg.cu;
+// the strength graph and the MIS rounds are aggregate.cu's own (aggregate_device below).
 #pragma once
 
 #include <la/solvers/amg/aggregation.hpp>
@@ -118,9 +118,9 @@ void launch_product(int lanes, csr_view<const T, O> a, const X* x, Op op, cudaSt
 
 // ---- setup kernels ---------------------------------------------------------------------------
 
-/// dinv = 1 / a_ii, l1inv = 1 / sum_j |a_ij| (L1-Jacobi's), dabs = |a_ii|, the first row with a zero or missing diagonal into *bad,
-/// and Gershgorin's max_i sum_j |a_ij| / |a_ii| into *gersh (a max of non-negative doubles
-/// as their bits: the same whatever the order).
+/// dinv = 1 / a_ii, l1inv = 1 / sum_j |a_ij| (L1-Jacobi's), dabs = |a_ii|, the first row with
+/// a zero or missing diagonal into *bad, and Gershgorin's max_i sum_j |a_ij| / |a_ii| into
+/// *gersh (a max of non-negative doubles as their bits: the same whatever the order).
 template <typename T, typename O>
 __global__ void diagonal_info(csr_view<const T, O> a, T* dinv, T* l1inv, double* dabs, unsigned long long* bad,
                               unsigned long long* gersh) {
