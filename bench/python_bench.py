@@ -3,6 +3,7 @@
 
 usage: PYTHONPATH=build-gpu/python python3 bench/python_bench.py [--out FILE.csv] [--big N]
                                                                  [--skip-overhead] [--skip-read]
+                                                                 [--systems NAME,NAME...]
 
 - overhead: la.solve's wall time against the C++ call inside it (SolveResult.call_seconds:
   la's copies, setup and solve, timed in the extension) on 2D Poisson with 1K, 1M and 16M rows,
@@ -11,7 +12,8 @@ usage: PYTHONPATH=build-gpu/python python3 bench/python_bench.py [--out FILE.csv
   2D Poisson file with about --big million entries (default 50);
 - la.solve against CuPy's cg and gmres (cupyx.scipy.sparse.linalg, Jacobi-free, the same
   rtol 1e-8 and b) and scipy's spsolve: time to solution with setup, on 2D/3D Poisson at 1M
-  and 16M rows and the SPD systems of data/ (CuPy gmres and spsolve on the smaller ones).
+  and 16M rows and the SPD systems of data/ (CuPy gmres and spsolve up to 1M rows; spsolve
+  not on 3D Poisson, whose fill SuperLU takes minutes on); --systems keeps the named ones.
 Every solution is checked (||b - A x|| / ||b|| <= 1e-6) before its time is printed.
 """
 import csv
@@ -105,6 +107,9 @@ def solves(cupy, csp, data):
                for f in ("bcsstk09.mtx", "gr_30_30.mtx", "1138_bus.mtx", "bcsstk21.mtx", "Trefethen_2000.mtx")]
     systems += [("poisson2d:1000", lambda: poisson(1000, 2)), ("poisson3d:100", lambda: poisson(100, 3)),
                 ("poisson2d:4000", lambda: poisson(4000, 2)), ("poisson3d:256", lambda: poisson(256, 3))]
+    if "--systems" in sys.argv:
+        keep = sys.argv[sys.argv.index("--systems") + 1].split(",")
+        systems = [s for s in systems if s[0] in keep or s[0].replace(".mtx", "") in keep]
     for name, make in systems:
         A = make()
         reps = 3 if A.shape[0] <= 1100000 else 1
@@ -136,7 +141,7 @@ def solves(cupy, csp, data):
                     rec.update(cupy_gmres_ms=1e3 * t_gm, la_x_cupy_gmres=t_gm / t_la)
                 except SystemExit as e:
                     rec.update(cupy_gmres="not converged (%s)" % e)
-        if A.shape[0] <= 1100000:
+        if A.shape[0] <= 1100000 and not name.startswith("poisson3d"):
             t_sp, xs = timed(lambda: spla.spsolve(A.tocsc(), b), reps=1)
             rec.update(spsolve_ms=1e3 * t_sp, la_x_spsolve=t_sp / t_la)
         row(**rec)

@@ -2,6 +2,9 @@
 // unique within a row. csr_matrix (host) and device_csr are one template.
 #pragma once
 
+#include <string>
+#include <utility>
+
 #include "compressed.hpp"
 
 namespace la {
@@ -10,5 +13,25 @@ template <typename T, typename O = index_t>
 using csr_matrix = detail::basic_compressed<T, O, memory::host, detail::major_order::row>;
 template <typename T, typename O = index_t>
 using device_csr = detail::basic_compressed<T, O, memory::device, detail::major_order::row>;
+
+/// A CSR matrix in host arrays another owner keeps (numpy's, a mapped file), validated as
+/// csr_matrix's constructor validates (on several threads when large) and copied straight to
+/// ctx's device, with no host copy in between. Returns once the copies are done.
+template <typename T, typename O>
+device_csr<T, O> to_device(context& ctx, const csr_view<const T, O>& h) {
+  const auto ptrs = static_cast<std::size_t>(h.rows < 0 ? 0 : h.rows) + 1;
+  const auto n = static_cast<std::size_t>(h.nnz < 0 ? 0 : h.nnz);
+  detail::validate_compressed<O>("CSR", "row", "column", h.rows, h.cols, h.row_ptr, ptrs, h.col_idx, n);
+  check_device_memory(ctx, double(ptrs) * sizeof(O) + double(n) * (sizeof(index_t) + sizeof(T)),
+                      "uploading a CSR matrix with " + std::to_string(n) + " nonzeros");
+  device_buffer<O> p = ctx.allocate<O>(ptrs);
+  device_buffer<index_t> i = ctx.allocate<index_t>(n);
+  device_buffer<T> v = ctx.allocate<T>(n);
+  p.copy_from_host_async(h.row_ptr, ptrs);
+  i.copy_from_host_async(h.col_idx, n);
+  v.copy_from_host_async(h.values, n);
+  ctx.synchronize();
+  return device_csr<T, O>(h.rows, h.cols, std::move(p), std::move(i), std::move(v));
+}
 
 }  // namespace la

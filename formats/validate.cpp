@@ -1,8 +1,11 @@
 #include <la/formats/validate.hpp>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 
 #include <la/formats/storage.hpp>
+#include <la/parallel.hpp>
 
 namespace la::detail {
 namespace {
@@ -40,32 +43,48 @@ void validate_coo(index_t rows, index_t cols, const std::vector<index_t>& row_id
 
 template <typename O>
 void validate_compressed(const char* fmt, const char* major, const char* minor, index_t n_major,
-                         index_t n_minor, const std::vector<O>& ptr, const std::vector<index_t>& idx) {
+                         index_t n_minor, const O* ptr, std::size_t ptr_size, const index_t* idx,
+                         std::size_t nnz) {
   check_dims(fmt, n_major, n_minor);
-  checked_offset<O>(static_cast<std::int64_t>(idx.size()), (std::string(fmt) + " nonzeros").c_str());
+  checked_offset<O>(static_cast<std::int64_t>(nnz), (std::string(fmt) + " nonzeros").c_str());
   const char* ptr_name = major[0] == 'r' ? "row_ptr" : "col_ptr";
   const char* idx_name = major[0] == 'r' ? "col_idx" : "row_idx";
-  check_count(fmt, ptr_name, ptr.size(), static_cast<std::size_t>(n_major) + 1);
+  check_count(fmt, ptr_name, ptr_size, static_cast<std::size_t>(n_major) + 1);
   if (ptr[0] != 0) fail(fmt, at(ptr_name, 0, ptr[0]) + ", must be 0");
-  if (static_cast<std::size_t>(ptr[n_major]) != idx.size())
-    fail(fmt, at(ptr_name, n_major, ptr[n_major]) + " but there are " + std::to_string(idx.size()) +
+  if (static_cast<std::size_t>(ptr[n_major]) != nnz)
+    fail(fmt, at(ptr_name, n_major, ptr[n_major]) + " but there are " + std::to_string(nnz) +
                   " stored entries");
+  // Large matrices are checked in slices of the major dimension on several threads (one per
+  // million entries at most). parallel_for rethrows the lowest slice's error, so the message
+  // names the first offending entry whatever the thread count.
+  const int threads = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(thread_count()), 1 + (nnz + n_major) / (std::size_t(1) << 20)));
+  auto slice = [&](int t) {
+    return std::pair<index_t, index_t>(static_cast<index_t>(std::int64_t(n_major) * t / threads),
+                                       static_cast<index_t>(std::int64_t(n_major) * (t + 1) / threads));
+  };
   // Monotone first: with ptr[0] = 0 and ptr[n] = nnz that keeps every slice in bounds.
-  for (index_t i = 0; i < n_major; ++i)
-    if (ptr[i + 1] < ptr[i])
-      fail(fmt, std::string(ptr_name) + " is not monotone: " + at(ptr_name, i, ptr[i]) + " > " +
-                    at(ptr_name, i + 1, ptr[i + 1]));
-  for (index_t i = 0; i < n_major; ++i) {
-    for (O k = ptr[i]; k < ptr[i + 1]; ++k) {
-      if (idx[k] < 0 || idx[k] >= n_minor)
-        fail(fmt, at(idx_name, k, idx[k]) + " (" + major + " " + std::to_string(i) +
-                      ") is outside [0, " + std::to_string(n_minor) + ")");
-      if (k > ptr[i] && idx[k] <= idx[k - 1])
-        fail(fmt, std::string(minor) + " indices of " + major + " " + std::to_string(i) +
-                      " must be strictly increasing (sorted, no duplicates): " +
-                      at(idx_name, k - 1, idx[k - 1]) + ", " + at(idx_name, k, idx[k]));
+  parallel_for(threads, [&](int t) {
+    const auto [lo, hi] = slice(t);
+    for (index_t i = lo; i < hi; ++i)
+      if (ptr[i + 1] < ptr[i])
+        fail(fmt, std::string(ptr_name) + " is not monotone: " + at(ptr_name, i, ptr[i]) + " > " +
+                      at(ptr_name, i + 1, ptr[i + 1]));
+  });
+  parallel_for(threads, [&](int t) {
+    const auto [lo, hi] = slice(t);
+    for (index_t i = lo; i < hi; ++i) {
+      for (O k = ptr[i]; k < ptr[i + 1]; ++k) {
+        if (idx[k] < 0 || idx[k] >= n_minor)
+          fail(fmt, at(idx_name, k, idx[k]) + " (" + major + " " + std::to_string(i) +
+                        ") is outside [0, " + std::to_string(n_minor) + ")");
+        if (k > ptr[i] && idx[k] <= idx[k - 1])
+          fail(fmt, std::string(minor) + " indices of " + major + " " + std::to_string(i) +
+                        " must be strictly increasing (sorted, no duplicates): " +
+                        at(idx_name, k - 1, idx[k - 1]) + ", " + at(idx_name, k, idx[k]));
+      }
     }
-  }
+  });
 }
 
 void validate_ell(index_t rows, index_t cols, index_t width, const std::vector<index_t>& col_idx) {
@@ -222,9 +241,9 @@ template void validate_sell<std::int32_t>(index_t, index_t, index_t, index_t, co
 template void validate_sell<std::int64_t>(index_t, index_t, index_t, index_t, const std::vector<index_t>&,
                                           const std::vector<std::int64_t>&, const std::vector<index_t>&);
 template void validate_compressed<std::int32_t>(const char*, const char*, const char*, index_t, index_t,
-                                                const std::vector<std::int32_t>&, const std::vector<index_t>&);
+                                                const std::int32_t*, std::size_t, const index_t*, std::size_t);
 template void validate_compressed<std::int64_t>(const char*, const char*, const char*, index_t, index_t,
-                                                const std::vector<std::int64_t>&, const std::vector<index_t>&);
+                                                const std::int64_t*, std::size_t, const index_t*, std::size_t);
 template void validate_jds<std::int32_t>(index_t, index_t, const std::vector<index_t>&,
                                          const std::vector<std::int32_t>&, const std::vector<index_t>&);
 template void validate_jds<std::int64_t>(index_t, index_t, const std::vector<index_t>&,

@@ -27,9 +27,17 @@ void validate_coo(index_t rows, index_t cols, const std::vector<index_t>& row_id
 
 /// CSR (major = "row") or CSC (major = "column"): ptr has n_major+1 monotone entries from 0
 /// to nnz; minor indices in range and strictly increasing inside each major slice; nnz fits O.
+/// Over arrays another owner keeps (ptr_size entries of ptr, nnz of idx); large ones are
+/// checked on several threads.
 template <typename O>
 void validate_compressed(const char* fmt, const char* major, const char* minor, index_t n_major,
-                         index_t n_minor, const std::vector<O>& ptr, const std::vector<index_t>& idx);
+                         index_t n_minor, const O* ptr, std::size_t ptr_size, const index_t* idx,
+                         std::size_t nnz);
+template <typename O>
+void validate_compressed(const char* fmt, const char* major, const char* minor, index_t n_major,
+                         index_t n_minor, const std::vector<O>& ptr, const std::vector<index_t>& idx) {
+  validate_compressed<O>(fmt, major, minor, n_major, n_minor, ptr.data(), ptr.size(), idx.data(), idx.size());
+}
 
 /// ELL: rows x width column-major; each row's entries first, then padding (col = -1);
 /// columns in range and strictly increasing along a row.

@@ -173,6 +173,43 @@ TEST(Validate, Ell) {
                                     {"col_idx has 3 elements, expected 4"});
 }
 
+// Large matrices are validated on several threads; the message names the first defect
+// whatever the thread count (3M entries: three slices on three threads).
+TEST(Validate, LargeCsrOnThreadsNamesTheFirstDefect) {
+  const index_t rows = 1000000, cols = 1000000;
+  std::vector<index_t> ptr(rows + 1), idx;
+  idx.reserve(3 * std::size_t(rows));
+  for (index_t i = 0; i < rows; ++i) {
+    for (index_t j : {i - 1, i, i + 1})
+      if (j >= 0 && j < cols) idx.push_back(j);
+    ptr[i + 1] = static_cast<index_t>(idx.size());
+  }
+  const std::vector<double> v(idx.size(), 1.0);
+  auto message = [&](const std::vector<index_t>& p, const std::vector<index_t>& c, const char* threads) {
+    ::setenv("LA_THREADS", threads, 1);
+    std::string what = "no error";
+    try {
+      csr_matrix<double>(rows, cols, p, c, v);
+    } catch (const invalid_matrix& e) {
+      what = e.what();
+    }
+    ::unsetenv("LA_THREADS");
+    return what;
+  };
+  EXPECT_EQ(message(ptr, idx, "4"), "no error");
+  auto bad = idx;
+  bad[ptr[900000]] = cols;      // out of range in the last slice
+  bad[ptr[700001] + 1] = 700000;  // a duplicate in an earlier one: the one named
+  const std::string one = message(ptr, bad, "1");
+  EXPECT_NE(one.find("row 700001"), std::string::npos) << one;
+  EXPECT_EQ(message(ptr, bad, "4"), one);
+  EXPECT_EQ(message(ptr, bad, "3"), one);
+  auto p = ptr;
+  p[800000] = p[800001] + 1;  // not monotone, after the column defects: checked first
+  EXPECT_NE(message(p, bad, "4").find("not monotone"), std::string::npos);
+  EXPECT_EQ(message(p, bad, "4"), message(p, bad, "1"));
+}
+
 TEST(Validate, Jds) {
   expect_throw_with<invalid_matrix>([] { jds_matrix<double>(2, 2, {0, 0}, {0, 1}, {0}, {1}); },
                                     {"JDS", "permutation"});

@@ -161,6 +161,33 @@ TYPED_TEST(GpuRoundTrip, EveryFormatBothOffsetWidths) {
   }
 }
 
+// to_device over arrays another owner keeps (the Python binding's numpy arrays): the same
+// device matrix as the host container's upload, and the host constructor's refusals.
+TYPED_TEST(GpuRoundTrip, CsrFromBorrowedHostArrays) {
+  LA_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  context ctx;
+  std::mt19937 g(3);
+  for (auto shape : {test::sparse_shape{1, 1, 1.0, false, false}, test::sparse_shape{0, 3, 0, false, false},
+                     test::sparse_shape{31, 33, 0.2, false, false}, test::sparse_shape{1000, 33, 0.1, true, true, true}}) {
+    const auto a = test::random_csr<T>(shape, g);
+    const auto d = to_device(ctx, csr_view<const T, index_t>(a.view()));
+    std::apply([&](const auto&... x) { (expect_device_pointer(x.data(), ctx.device()), ...); }, d.arrays());
+    EXPECT_EQ(to_host(ctx, d), a);
+    const auto w = to_csr<std::int64_t>(a);
+    EXPECT_EQ(to_host(ctx, to_device(ctx, csr_view<const T, std::int64_t>(w.view()))), w);
+  }
+  const std::vector<index_t> ptr{0, 2, 3}, idx{1, 0, 2};  // row 0 unsorted
+  const std::vector<T> v{1, 2, 3};
+  test::expect_throw_with<invalid_matrix>(
+      [&] { to_device(ctx, csr_view<const T, index_t>{2, 3, 3, ptr.data(), idx.data(), v.data()}); },
+      {"CSR", "strictly increasing", "row 0"});
+  const std::vector<index_t> out{0, 1, 3};
+  test::expect_throw_with<invalid_matrix>(
+      [&] { to_device(ctx, csr_view<const T, index_t>{2, 3, 3, ptr.data(), out.data(), v.data()}); },
+      {"col_idx[2] = 3", "row 1", "outside [0, 3)"});
+}
+
 TYPED_TEST(GpuRoundTrip, BuiltFromDeviceBuffers) {
   LA_SKIP_WITHOUT_GPU();
   using T = TypeParam;

@@ -264,7 +264,8 @@ def _info_code(r):
 
 
 def _vectors(m, b, x0, gpu):
-    """b and x in A's kind and type: CuPy arrays (b used in place) or numpy arrays (copied)."""
+    """b and x in A's kind and type: CuPy arrays (b used in place) or numpy arrays (b converted only
+    where its type or layout differs; x a new array the solution is written into)."""
     global _python_copies
     n = m.shape[0]
     if m.on_device:

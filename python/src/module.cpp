@@ -1,7 +1,8 @@
 // la's Python extension (_la): a thin layer over the public C++ API. The scipy-like calls and
-// their checks live in python/la/__init__.py; here each call converts its arrays (numpy arrays
-// are copied once into la's containers; CuPy arrays arrive as device pointers and are used in
-// place), releases the GIL around the work, and turns la's errors into Python exceptions.
+// their checks live in python/la/__init__.py; here each call takes its arrays where they lie
+// (numpy arrays are read in place: uploaded straight to the GPU, or copied once into la's
+// containers for the host solver; CuPy arrays arrive as device pointers and are used in place),
+// releases the GIL around the work, and turns la's errors into Python exceptions.
 // The solver options are parsed by the CLI's own parser (tools/solve_common.hpp), so the names,
 // ranges and refusals are the CLI's.
 #include <pybind11/functional.h>
@@ -86,18 +87,39 @@ py::array_t<T> array_of(std::vector<T>&& v) {  // a numpy array that owns the ve
   return py::array_t<T>({static_cast<py::ssize_t>(p->size())}, {sizeof(T)}, p->data(), owner);
 }
 
+/// A numpy array of T, C-contiguous: the array itself where it already is one (the Python
+/// side passes them so), else a converted copy. Needs the GIL.
 template <typename T>
-std::vector<T> vector_of(const py::array& a, const char* what) {
-  const auto c = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(a);
+using host_array = py::array_t<T, py::array::c_style | py::array::forcecast>;
+template <typename T>
+host_array<T> host_array_of(const py::handle& a, const char* what) {
+  auto c = host_array<T>::ensure(a);
   if (!c) throw la::invalid_argument(std::string(what) + " is not an array of the expected type");
-  return std::vector<T>(c.data(), c.data() + c.size());
+  return c;
+}
+template <typename T>
+std::vector<T> vector_of(const host_array<T>& a) {
+  return std::vector<T>(a.data(), a.data() + a.size());
 }
 
+/// A numpy CSR matrix's arrays of the call's types, read in place.
 template <typename T, typename O>
-csr_matrix<T, O> host_csr(index_t rows, index_t cols, const py::array& indptr, const py::array& indices,
-                          const py::array& data) {
-  return csr_matrix<T, O>(rows, cols, vector_of<O>(indptr, "indptr"), vector_of<index_t>(indices, "indices"),
-                          vector_of<T>(data, "data"));
+struct host_arrays {
+  index_t rows = 0, cols = 0;
+  host_array<O> ptr;
+  host_array<index_t> idx;
+  host_array<T> val;
+  csr_view<const T, O> view() const {
+    return {rows, cols, static_cast<O>(idx.size()), ptr.data(), idx.data(), val.data()};
+  }
+  /// la's host container (a copy, validated) for the host solver and the file calls.
+  csr_matrix<T, O> matrix() const { return csr_matrix<T, O>(rows, cols, vector_of(ptr), vector_of(idx), vector_of(val)); }
+};
+template <typename T, typename O>
+host_arrays<T, O> host_arrays_of(index_t rows, index_t cols, const py::array& indptr, const py::array& indices,
+                                 const py::array& data) {
+  return {rows, cols, host_array_of<O>(indptr, "indptr"), host_array_of<index_t>(indices, "indices"),
+          host_array_of<T>(data, "data")};
 }
 
 /// A device CSR over memory another library owns (CuPy): no copy.
@@ -123,58 +145,80 @@ struct matrix_arg {
   int device = 0;
 };
 
-/// A vector argument: host values (copied in, with the GIL held) or a device pointer.
+/// A vector argument: a numpy array read (and, for an output, written) in place, or a device
+/// pointer. Made with the GIL held; its memory is used without it.
 template <typename T>
 struct vector_arg {
-  std::vector<T> host;
+  host_array<T> host;
   std::uintptr_t device = 0;
+  T* data() { return host.mutable_data(); }
+  std::size_t size() const { return static_cast<std::size_t>(host.size()); }
 };
 template <typename T>
-vector_arg<T> vector_arg_of(const py::object& o, bool on_device, const char* what) {
+vector_arg<T> vector_arg_of(const py::object& o, bool on_device, const char* what, bool output = false) {
   vector_arg<T> v;
-  if (on_device) v.device = o.cast<std::uintptr_t>();
-  else v.host = vector_of<T>(o.cast<py::array>(), what);
+  if (on_device) {
+    v.device = o.cast<std::uintptr_t>();
+    return v;
+  }
+  // An output must be the caller's own array, not a converted copy of it.
+  if (output && !(py::isinstance<py::array_t<T>>(o) && (o.cast<py::array>().flags() & py::array::c_style) &&
+                  o.cast<py::array>().writeable()))
+    throw la::invalid_argument(std::string(what) + " must be a writable C-contiguous array of the matrix's type");
+  v.host = host_array_of<T>(o, what);
   return v;
 }
-/// x's values back into the numpy array (GIL held).
-template <typename T>
-void write_back(const std::vector<T>& v, const py::object& x) {
-  auto out = x.cast<py::array_t<T>>();
-  std::copy(v.begin(), v.end(), out.mutable_data());
-}
 
-/// The matrix of a call, host values copied in with the GIL held (empty for a device one).
+/// The matrix of a call, its numpy arrays held with the GIL (empty for a device one).
 template <typename T, typename O>
-std::optional<csr_matrix<T, O>> host_matrix(const matrix_arg& m) {
+std::optional<host_arrays<T, O>> host_matrix(const matrix_arg& m) {
   if (m.on_device) return std::nullopt;
-  return host_csr<T, O>(m.rows, m.cols, m.indptr, m.indices, m.data);
+  return host_arrays_of<T, O>(m.rows, m.cols, m.indptr, m.indices, m.data);
 }
-/// On the device: the borrowed arrays, or the host matrix copied up (no GIL needed).
+/// On the device: the borrowed arrays, or the numpy arrays validated and copied up straight
+/// from their memory (no GIL needed).
 template <typename T, typename O>
-device_csr<T, O> device_matrix(context& ctx, const matrix_arg& m, const std::optional<csr_matrix<T, O>>& h) {
+device_csr<T, O> device_matrix(context& ctx, const matrix_arg& m, const std::optional<host_arrays<T, O>>& h) {
   if (m.on_device) return borrowed_csr<T, O>(m.rows, m.cols, m.nnz, m.d_indptr, m.d_indices, m.d_data, m.device);
   copies += 3;
-  return to_device(ctx, *h);
+  return to_device(ctx, h->view());
 }
 template <typename T>
 device_vector<T> device_of(context& ctx, const vector_arg<T>& v, index_t n, int device) {
   if (v.device) return borrowed_vector<T>(v.device, n, device);
   copies += 1;
-  return to_device(ctx, v.host);
+  LA_EXPECTS(v.size() == static_cast<std::size_t>(n), "a vector of " + std::to_string(v.size()) +
+                                                          " values where " + std::to_string(n) + " are needed");
+  device_vector<T> d(ctx, n);
+  d.buffer().copy_from_host_async(v.host.data(), v.size());
+  return d;
+}
+/// dx into the numpy array x came from (a host one), waiting for the copy.
+template <typename T>
+void download(context& ctx, const device_vector<T>& dx, vector_arg<T>& x) {
+  if (x.device) return;
+  copies += 1;
+  dx.buffer().copy_to_host_async(x.data(), x.size());
+  ctx.synchronize();
 }
 
 /// Solves with the GIL released: on the GPU (b, x host values copied, or device pointers used
 /// in place) or on the host. x.host receives the solution where x is a host array.
 template <typename T, typename O>
-solve_result solve_any(const matrix_arg& m, const std::optional<csr_matrix<T, O>>& h, const vector_arg<T>& b,
+solve_result solve_any(const matrix_arg& m, const std::optional<host_arrays<T, O>>& h, const vector_arg<T>& b,
                        vector_arg<T>& x, const cg_options& opt, bool gpu) {
-  if (!gpu) return solve_host(*h, b.host, x.host, opt);
+  if (!gpu) {  // la's host solver takes its own containers: A, b and x copied in, x copied out
+    std::vector<T> hx = vector_of(x.host);
+    solve_result r = solve_host(h->matrix(), vector_of(b.host), hx, opt);
+    std::copy(hx.begin(), hx.end(), x.data());
+    return r;
+  }
   context ctx(m.device);
   const device_csr<T, O> a = device_matrix<T, O>(ctx, m, h);
   const auto db = device_of(ctx, b, m.rows, m.device);
   auto dx = device_of(ctx, x, m.rows, m.device);
   solve_result r = solve_device(ctx, a, db, dx, opt);
-  if (!x.device) x.host = to_host(ctx, dx), copies += 1;
+  download(ctx, dx, x);
   ctx.synchronize();
   return r;
 }
@@ -208,27 +252,25 @@ class solver {
     const cg_options o = with_progress(opt_, callback);
     return dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
       const auto vb = vector_arg_of<T>(b, m_.on_device, "b");
-      auto vx = vector_arg_of<T>(x, m_.on_device, "x0");
-      const solve_result r = without_gil([&] {
+      auto vx = vector_arg_of<T>(x, m_.on_device, "x0", true);
+      return without_gil([&] {
         auto& s = std::get<st<T, O>>(state_);
         s.solver->set_progress(o.progress, history);
         const auto db = device_of(s.ctx, vb, m_.rows, m_.device);
         auto dx = device_of(s.ctx, vx, m_.rows, m_.device);
         solve_result res = s.solver->solve(db, dx);
         s.solver->set_progress({}, false);
-        if (!vx.device) vx.host = to_host(s.ctx, dx), copies += 1;
+        download(s.ctx, dx, vx);
         s.ctx.synchronize();
         return res;
       });
-      if (!vx.device) write_back(vx.host, x);
-      return r;
     });
   }
   void update_values(const py::object& data) {
     dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
       const auto v = vector_arg_of<T>(data, m_.on_device, "data");
-      LA_EXPECTS(v.device || v.host.size() == static_cast<std::size_t>(m_.nnz),
-                 "update_values: " + std::to_string(v.host.size()) + " values for a pattern of " +
+      LA_EXPECTS(v.device || v.size() == static_cast<std::size_t>(m_.nnz),
+                 "update_values: " + std::to_string(v.size()) + " values for a pattern of " +
                      std::to_string(m_.nnz) + " entries");
       without_gil([&] {
         auto& s = std::get<st<T, O>>(state_);
@@ -238,7 +280,7 @@ class solver {
           s.a = device_matrix<T, O>(s.ctx, m, std::nullopt);
         } else {
           copies += 1;
-          s.a.values().copy_from_host_async(v.host.data(), v.host.size());
+          s.a.values().copy_from_host_async(v.host.data(), v.size());
           s.ctx.synchronize();
         }
         s.solver->update_values(s.a);
@@ -347,11 +389,10 @@ PYBIND11_MODULE(_la, mod) {
         const solve_result r = dispatch(value, offset_bytes, [&]<typename T, typename O>() {
           const auto h = host_matrix<T, O>(m);
           const auto vb = vector_arg_of<T>(b, in_place, "b");
-          auto vx = vector_arg_of<T>(x, in_place, "x0");
+          auto vx = vector_arg_of<T>(x, in_place, "x0", true);
           const auto t0 = std::chrono::steady_clock::now();
           const solve_result res = without_gil([&] { return solve_any<T, O>(m, h, vb, vx, opt, gpu); });
           call_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          if (!in_place) write_back(vx.host, x);
           return res;
         });
         py::dict d = report_of(r);
@@ -394,7 +435,7 @@ PYBIND11_MODULE(_la, mod) {
         mm_write_options w;
         w.symmetry = symmetric ? mm_symmetry::symmetric : mm_symmetry::general;
         dispatch(value, offset_bytes, [&]<typename T, typename O>() {
-          const auto a = host_csr<T, O>(m.rows, m.cols, m.indptr, m.indices, m.data);
+          const auto a = host_arrays_of<T, O>(m.rows, m.cols, m.indptr, m.indices, m.data).matrix();
           py::gil_scoped_release release;
           write_matrix_market(path, a, w);
           return 0;
@@ -406,7 +447,7 @@ PYBIND11_MODULE(_la, mod) {
       "info",
       [](const matrix_arg& m, char value, int offset_bytes) {
         return dispatch(value, offset_bytes, [&]<typename T, typename O>() {
-          const auto a = host_csr<T, O>(m.rows, m.cols, m.indptr, m.indices, m.data);
+          const auto a = host_arrays_of<T, O>(m.rows, m.cols, m.indptr, m.indices, m.data).matrix();
           const matrix_properties p = properties_of(a);
           const spmv_stats s = row_stats(a);
           py::dict d;
@@ -431,7 +472,7 @@ PYBIND11_MODULE(_la, mod) {
         dispatch(value, offset_bytes, [&]<typename T, typename O>() {
           const auto h = host_matrix<T, O>(m);
           const auto vx = vector_arg_of<T>(x, m.on_device, "x");
-          auto vy = vector_arg_of<T>(y, m.on_device, "y");
+          auto vy = vector_arg_of<T>(y, m.on_device, "y", true);
           without_gil([&] {
             context ctx(m.device);
             const device_csr<T, O> a = device_matrix<T, O>(ctx, m, h);
@@ -439,11 +480,10 @@ PYBIND11_MODULE(_la, mod) {
             const auto dx = device_of(ctx, vx, m.cols, m.device);
             auto dy = device_of(ctx, vy, m.rows, m.device);
             plan.run(ctx, dx, dy, T(1), T(0));
-            if (!vy.device) vy.host = to_host(ctx, dy), copies += 1;
+            download(ctx, dy, vy);
             ctx.synchronize();
             return 0;
           });
-          if (!vy.device) write_back(vy.host, y);
           return 0;
         });
       },

@@ -97,6 +97,25 @@ def test_formats_types_and_x0():
     assert info == 0 and np.all(x0 == 0.5)  # x0 is not written
 
 
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_numpy_arrays_are_read_in_place_and_checked(device):
+    if device == "gpu" and gpu_reason() is not None:
+        pytest.skip(str(gpu_reason()))
+    A = poisson2d(20)
+    b2 = np.zeros(2 * A.shape[0])
+    b2[::2] = A @ np.ones(A.shape[0])  # a strided b: converted, not refused
+    keep = [a.copy() for a in (A.indptr, A.indices, A.data, b2)]
+    x, info = la.solve(A, b2[::2], device=device)
+    assert info == 0 and np.allclose(x, 1, atol=1e-6)
+    for a, k in zip((A.indptr, A.indices, A.data, b2), keep):
+        assert np.array_equal(a, k)  # nothing the caller passed is written
+    # A broken structure (scipy does not check index ranges) is refused, not read past.
+    bad = sp.csr_matrix((np.ones(3), np.array([0, 5, 1], dtype=np.int32), np.array([0, 2, 3], dtype=np.int32)),
+                        shape=(2, 2))
+    with pytest.raises(ValueError, match=r"col_idx\[1\] = 5.*outside \[0, 2\)"):
+        la.solve(bad, np.ones(2), device=device)
+
+
 def test_options_reach_the_solver_and_are_refused_where_they_do_not_apply():
     A = poisson2d(30)
     b = A @ np.ones(A.shape[0])
