@@ -202,8 +202,9 @@ void download(context& ctx, const device_vector<T>& dx, vector_arg<T>& x) {
   ctx.synchronize();
 }
 
-/// Solves with the GIL released: on the GPU (b, x host values copied, or device pointers used
-/// in place) or on the host. x.host receives the solution where x is a host array.
+/// Solves with the GIL released: on the GPU (numpy b and x uploaded from their own memory and
+/// x downloaded into it, or CuPy pointers used in place) or on the host. A numpy x receives
+/// the solution in place.
 template <typename T, typename O>
 solve_result solve_any(const matrix_arg& m, const std::optional<host_arrays<T, O>>& h, const vector_arg<T>& b,
                        vector_arg<T>& x, const cg_options& opt, bool gpu) {
