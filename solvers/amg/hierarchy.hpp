@@ -178,7 +178,10 @@ class host_amg {
   /// The levels and complexities, for a person (the GPU's report says the same first).
   std::string describe() const {
     std::string sizes;
-    for (const auto& l : levels_) sizes += (sizes.empty() ? "" : " ") + std::to_string(l.a.rows());
+    for (const auto& l : levels_) {
+      if (!sizes.empty()) sizes += ' ';
+      sizes += std::to_string(l.a.rows());
+    }
     char buf[256];
     std::snprintf(buf, sizeof buf, "%zu levels (%s rows), operator complexity %.2f, grid complexity %.2f, %s-cycle, "
                   "%s %d%s", levels_.size(), sizes.c_str(), operator_complexity(), grid_complexity(),
