@@ -1,7 +1,9 @@
 // COO -> CSR, the conversion every Matrix Market read goes through, on all host threads:
-//  1. per thread, a histogram of row lengths over its share of the entries;
+//  1. per thread, a histogram of row lengths over its share of the entries, over the rows
+//     that share reaches (entries in row order: about one array of rows for all threads);
 //  2. an exclusive scan over rows gives each row's start and, per thread, its cursor in it
-//     (thread 0's entries first, so every row keeps input order);
+//     (thread 0's entries first, so every row keeps input order), in parallel over blocks
+//     of rows;
 //  3. per thread, a scatter of columns and values straight into the output arrays;
 //  4. per thread over rows of about equal entry counts: rows whose columns do not already
 //     increase are sorted (insertion sort, stable; std::stable_sort for long rows), equal
@@ -60,7 +62,7 @@ std::size_t tidy_row(index_t* col, T* val, std::size_t n) {
 }
 
 /// Thread t handles the parts [t*P/threads, (t+1)*P/threads) in order in steps 1 and 3;
-/// rows are split by entry count in steps 4-5.
+/// rows are split by entry count in steps 4-5, and evenly in step 2.
 template <typename O, typename T, typename C>
 csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>& parts, int threads) {
   const std::size_t rows = static_cast<std::size_t>(m);
@@ -84,14 +86,30 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
     } catch (...) {  // reported below, on the calling thread
     }
   });
+  // Each thread counts only the rows its entries reach, [lo, hi): input in row order (la's
+  // own files, most generators) gives nearly disjoint ranges, so the counters take about one
+  // array of rows in all rather than one per thread (16 threads x 10M rows: 640 MB zeroed).
+  std::vector<std::size_t> lo(static_cast<std::size_t>(threads), 0), hi(static_cast<std::size_t>(threads), 0);
   std::vector<std::vector<C>> cursor(static_cast<std::size_t>(threads));
   try {
     parallel_for(threads, [&](int t) {
-      std::vector<C>& c = cursor[t];
-      c.assign(rows, 0);
+      std::size_t a = rows, b = 0;
       for (std::size_t p = first_part(t); p < first_part(t + 1); ++p) {
         const index_t* ri = parts[p].row_idx;
-        for (std::size_t k = 0, e = parts[p].size; k < e; ++k) ++c[ri[k]];
+        for (std::size_t k = 0, e = parts[p].size; k < e; ++k) {
+          const auto r = static_cast<std::size_t>(ri[k]);
+          a = r < a ? r : a;
+          b = r + 1 > b ? r + 1 : b;
+        }
+      }
+      if (a >= b) a = b = 0;  // no entries
+      lo[t] = a, hi[t] = b;
+      std::vector<C>& c = cursor[t];
+      c.assign(b - a, 0);
+      C* cnt = c.data() - a;  // indexed by row
+      for (std::size_t p = first_part(t); p < first_part(t + 1); ++p) {
+        const index_t* ri = parts[p].row_idx;
+        for (std::size_t k = 0, e = parts[p].size; k < e; ++k) ++cnt[ri[k]];
       }
     });
   } catch (...) {
@@ -100,20 +118,60 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
   }
   alloc.join();
   if (!allocated) throw std::bad_alloc();
-  // 2. row starts; cursors become each thread's first slot in each row
+  // 2. row starts; cursors become each thread's first slot in each row. In parallel over
+  // blocks of rows: each block's total, a scan over the blocks, then each block's rows.
   std::vector<C> start(rows + 1, 0);
-  for (std::size_t r = 0; r < rows; ++r) {
-    C s = start[r];
+  auto block_row = [&](int b) { return rows * static_cast<std::size_t>(b) / static_cast<std::size_t>(threads); };
+  auto for_rows = [&](std::size_t r0, std::size_t r1, auto&& f) {
     for (int t = 0; t < threads; ++t) {
-      const C n = cursor[t][r];
-      cursor[t][r] = s;
+      const std::size_t a = std::max(r0, lo[t]), e = std::min(r1, hi[t]);
+      if (a < e) f(t, a, e);
+    }
+  };
+  std::vector<C> block_total(static_cast<std::size_t>(threads) + 1, 0);
+  parallel_for(threads, [&](int b) {
+    C sum = 0;
+    for_rows(block_row(b), block_row(b + 1), [&](int t, std::size_t a, std::size_t e) {
+      const C* c = cursor[t].data() - lo[t];
+      for (std::size_t r = a; r < e; ++r) sum += c[r];
+    });
+    block_total[b + 1] = sum;
+  });
+  for (int b = 0; b < threads; ++b) block_total[b + 1] += block_total[b];
+  parallel_for(threads, [&](int b) {
+    // Each block writes only start[r] of its own rows: the row's length, then its start,
+    // then (while the threads take their cursors, in thread order so that every row keeps
+    // input order) its running end, then its start again.
+    const std::size_t r0 = block_row(b), r1 = block_row(b + 1);
+    for_rows(r0, r1, [&](int t, std::size_t a, std::size_t e) {
+      const C* c = cursor[t].data() - lo[t];
+      for (std::size_t r = a; r < e; ++r) start[r] += c[r];
+    });
+    C s = block_total[b];
+    for (std::size_t r = r0; r < r1; ++r) {
+      const C n = start[r];
+      start[r] = s;
       s += n;
     }
-    start[r + 1] = s;
-  }
+    for_rows(r0, r1, [&](int t, std::size_t a, std::size_t e) {
+      C* c = cursor[t].data() - lo[t];
+      for (std::size_t r = a; r < e; ++r) {
+        const C n = c[r];
+        c[r] = start[r];
+        start[r] += n;
+      }
+    });
+    s = block_total[b];
+    for (std::size_t r = r0; r < r1; ++r) {
+      const C end = start[r];
+      start[r] = s;
+      s = end;
+    }
+  });
+  start[rows] = block_total[threads];
   // 3. scatter into the output arrays
   parallel_for(threads, [&](int t) {
-    C* c = cursor[t].data();
+    C* c = cursor[t].data() - lo[t];
     for (std::size_t p = first_part(t); p < first_part(t + 1); ++p) {
       const index_t* ri = parts[p].row_idx;
       const index_t* ci = parts[p].col_idx;
@@ -131,7 +189,8 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
     first_row[t] = static_cast<std::size_t>(
         std::lower_bound(start.begin(), start.end() - 1, static_cast<C>(share(t))) - start.begin());
   first_row[0] = 0;
-  std::vector<C>& len = cursor[0];  // reused: new row lengths
+  cursor = {};  // the counters are spent: their memory is freed before the lengths are allocated
+  std::vector<C> len(rows);  // new row lengths
   std::vector<std::size_t> packed(static_cast<std::size_t>(threads), 0);
   parallel_for(threads, [&](int t) {
     std::size_t w = static_cast<std::size_t>(start[first_row[t]]);

@@ -494,6 +494,57 @@ TEST(Convert, JdsOrdersByLengthKeepingRowOrderOnTies) {
 }
 
 
+// spans_to_csr's threads each count only the rows their entries reach and scan in blocks of
+// rows: every arrangement of entries over parts (row order, column order, random with
+// duplicates, one row, empty parts, empty rows at both ends) against a map reference.
+TEST(Convert, SpansToCsrEveryArrangementAndPartCount) {
+  std::mt19937 g(7);
+  auto check = [&](const char* what, index_t rows, index_t cols, const std::vector<index_t>& r,
+                   const std::vector<index_t>& c, const std::vector<double>& v) {
+    std::map<std::pair<index_t, index_t>, double> want;
+    for (std::size_t k = 0; k < r.size(); ++k) want[{r[k], c[k]}] += v[k];
+    std::vector<index_t> rp(rows + 1, 0), wc;
+    std::vector<double> wv;
+    for (const auto& [rc, x] : want) ++rp[rc.first + 1], wc.push_back(rc.second), wv.push_back(x);
+    std::partial_sum(rp.begin(), rp.end(), rp.begin());
+    const csr_matrix<double> expected(rows, cols, rp, wc, wv);
+    for (std::size_t parts : {1, 2, 3, 5, 16}) {
+      std::vector<detail::coo_span<double>> spans;
+      for (std::size_t p = 0; p < parts; ++p) {
+        // Uneven parts, the middle one empty where there are three or more.
+        std::size_t b = r.size() * p * p / (parts * parts), e = r.size() * (p + 1) * (p + 1) / (parts * parts);
+        if (parts >= 3 && p == parts / 2) e = b;
+        if (parts >= 3 && p == parts / 2 + 1) b = r.size() * (p - 1) * (p - 1) / (parts * parts);
+        spans.push_back({r.data() + b, c.data() + b, v.data() + b, e - b});
+      }
+      EXPECT_EQ((detail::spans_to_csr<index_t, double>(rows, cols, spans)), expected) << what << ", " << parts << " parts";
+      EXPECT_EQ((detail::spans_to_csr<std::int64_t, double>(rows, cols, spans)), to_csr<std::int64_t>(expected))
+          << what << ", " << parts << " parts, 64-bit offsets";
+    }
+  };
+  const index_t rows = 300, cols = 200;
+  std::vector<index_t> r, c;
+  std::vector<double> v;
+  auto add = [&](index_t i, index_t j) { r.push_back(i), c.push_back(j), v.push_back(double(r.size() % 5 + 1)); };
+  for (index_t i = 10; i < rows - 10; ++i)  // row order, rows 0-9 and 290-299 empty
+    for (index_t j = 0; j < cols; j += 1 + (i % 7)) add(i, j);
+  check("row order", rows, cols, r, c, v);
+  r.clear(), c.clear(), v.clear();
+  for (index_t j = 0; j < cols; ++j)  // column order: every part reaches every row
+    for (index_t i = j % 3; i < rows; i += 3) add(i, j);
+  check("column order", rows, cols, r, c, v);
+  r.clear(), c.clear(), v.clear();
+  std::uniform_int_distribution<index_t> ri(0, rows - 1), ci(0, 9);
+  for (int k = 0; k < 5000; ++k) add(ri(g), ci(g));  // many duplicates, unsorted
+  check("random with duplicates", rows, cols, r, c, v);
+  r.clear(), c.clear(), v.clear();
+  for (int k = 0; k < 500; ++k) add(150, (k * 37) % cols);  // one row, then two: each part reaches one or two
+  for (int k = 0; k < 500; ++k) add(150 + k % 2, k % cols);
+  check("one or two rows", rows, cols, r, c, v);
+  check("empty", rows, cols, {}, {}, {});
+  check("one row matrix", 1, cols, std::vector<index_t>(400, 0), std::vector<index_t>(400, 3), std::vector<double>(400, 1.0));
+}
+
 TEST(Convert, LargeCooOnSeveralThreadsMatchesASortedReference) {
   // 1.5M entries (the threaded path starts at 2^20) with duplicates and unsorted rows,
   // against a plain sort-and-sum reference; and the same on one thread.
