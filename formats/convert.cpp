@@ -106,10 +106,9 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
       lo[t] = a, hi[t] = b;
       std::vector<C>& c = cursor[t];
       c.assign(b - a, 0);
-      C* cnt = c.data() - a;  // indexed by row
       for (std::size_t p = first_part(t); p < first_part(t + 1); ++p) {
         const index_t* ri = parts[p].row_idx;
-        for (std::size_t k = 0, e = parts[p].size; k < e; ++k) ++cnt[ri[k]];
+        for (std::size_t k = 0, e = parts[p].size; k < e; ++k) ++c[static_cast<std::size_t>(ri[k]) - a];
       }
     });
   } catch (...) {
@@ -132,8 +131,8 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
   parallel_for(threads, [&](int b) {
     C sum = 0;
     for_rows(block_row(b), block_row(b + 1), [&](int t, std::size_t a, std::size_t e) {
-      const C* c = cursor[t].data() - lo[t];
-      for (std::size_t r = a; r < e; ++r) sum += c[r];
+      const C* c = cursor[t].data();
+      for (std::size_t r = a; r < e; ++r) sum += c[r - lo[t]];
     });
     block_total[b + 1] = sum;
   });
@@ -144,8 +143,8 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
     // input order) its running end, then its start again.
     const std::size_t r0 = block_row(b), r1 = block_row(b + 1);
     for_rows(r0, r1, [&](int t, std::size_t a, std::size_t e) {
-      const C* c = cursor[t].data() - lo[t];
-      for (std::size_t r = a; r < e; ++r) start[r] += c[r];
+      const C* c = cursor[t].data();
+      for (std::size_t r = a; r < e; ++r) start[r] += c[r - lo[t]];
     });
     C s = block_total[b];
     for (std::size_t r = r0; r < r1; ++r) {
@@ -154,10 +153,10 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
       s += n;
     }
     for_rows(r0, r1, [&](int t, std::size_t a, std::size_t e) {
-      C* c = cursor[t].data() - lo[t];
+      C* c = cursor[t].data();
       for (std::size_t r = a; r < e; ++r) {
-        const C n = c[r];
-        c[r] = start[r];
+        const C n = c[r - lo[t]];
+        c[r - lo[t]] = start[r];
         start[r] += n;
       }
     });
@@ -171,13 +170,14 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
   start[rows] = block_total[threads];
   // 3. scatter into the output arrays
   parallel_for(threads, [&](int t) {
-    C* c = cursor[t].data() - lo[t];
+    C* c = cursor[t].data();
+    const std::size_t first = lo[t];  // c[i] counts row first + i
     for (std::size_t p = first_part(t); p < first_part(t + 1); ++p) {
       const index_t* ri = parts[p].row_idx;
       const index_t* ci = parts[p].col_idx;
       const T* v = parts[p].values;
       for (std::size_t k = 0, e = parts[p].size; k < e; ++k) {
-        const C d = c[ri[k]]++;
+        const C d = c[static_cast<std::size_t>(ri[k]) - first]++;
         col[d] = ci[k];
         val[d] = v[k];
       }
