@@ -118,7 +118,8 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
   alloc.join();
   if (!allocated) throw std::bad_alloc();
   // 2. row starts; cursors become each thread's first slot in each row. In parallel over
-  // blocks of rows: each block's total, a scan over the blocks, then each block's rows.
+  // blocks of rows: each block's row lengths and total, a scan over the blocks, then each
+  // block's rows.
   std::vector<C> start(rows + 1, 0);
   auto block_row = [&](int b) { return rows * static_cast<std::size_t>(b) / static_cast<std::size_t>(threads); };
   auto for_rows = [&](std::size_t r0, std::size_t r1, auto&& f) {
@@ -128,24 +129,22 @@ csr_matrix<T, O> build(index_t m, index_t n_cols, const std::vector<coo_span<T>>
     }
   };
   std::vector<C> block_total(static_cast<std::size_t>(threads) + 1, 0);
-  parallel_for(threads, [&](int b) {
-    C sum = 0;
-    for_rows(block_row(b), block_row(b + 1), [&](int t, std::size_t a, std::size_t e) {
-      const C* c = cursor[t].data();
-      for (std::size_t r = a; r < e; ++r) sum += c[r - lo[t]];
-    });
-    block_total[b + 1] = sum;
-  });
-  for (int b = 0; b < threads; ++b) block_total[b + 1] += block_total[b];
-  parallel_for(threads, [&](int b) {
-    // Each block writes only start[r] of its own rows: the row's length, then its start,
-    // then (while the threads take their cursors, in thread order so that every row keeps
-    // input order) its running end, then its start again.
+  parallel_for(threads, [&](int b) {  // each block's row lengths (into start[r]) and total
     const std::size_t r0 = block_row(b), r1 = block_row(b + 1);
     for_rows(r0, r1, [&](int t, std::size_t a, std::size_t e) {
       const C* c = cursor[t].data();
       for (std::size_t r = a; r < e; ++r) start[r] += c[r - lo[t]];
     });
+    C sum = 0;
+    for (std::size_t r = r0; r < r1; ++r) sum += start[r];
+    block_total[b + 1] = sum;
+  });
+  for (int b = 0; b < threads; ++b) block_total[b + 1] += block_total[b];
+  parallel_for(threads, [&](int b) {
+    // Each block writes only start[r] of its own rows: the row's length becomes its start,
+    // then (while the threads take their cursors, in thread order so that every row keeps
+    // input order) its running end, then its start again.
+    const std::size_t r0 = block_row(b), r1 = block_row(b + 1);
     C s = block_total[b];
     for (std::size_t r = r0; r < r1; ++r) {
       const C n = start[r];

@@ -24,14 +24,10 @@ device_csr<T, O> to_device(context& ctx, const csr_view<const T, O>& h) {
   detail::validate_compressed<O>("CSR", "row", "column", h.rows, h.cols, h.row_ptr, ptrs, h.col_idx, n);
   check_device_memory(ctx, double(ptrs) * sizeof(O) + double(n) * (sizeof(index_t) + sizeof(T)),
                       "uploading a CSR matrix with " + std::to_string(n) + " nonzeros");
-  device_buffer<O> p = ctx.allocate<O>(ptrs);
-  device_buffer<index_t> i = ctx.allocate<index_t>(n);
-  device_buffer<T> v = ctx.allocate<T>(n);
-  p.copy_from_host_async(h.row_ptr, ptrs);
-  i.copy_from_host_async(h.col_idx, n);
-  v.copy_from_host_async(h.values, n);
+  device_csr<T, O> d(h.rows, h.cols, upload_async(ctx, h.row_ptr, ptrs), upload_async(ctx, h.col_idx, n),
+                     upload_async(ctx, h.values, n));
   ctx.synchronize();
-  return device_csr<T, O>(h.rows, h.cols, std::move(p), std::move(i), std::move(v));
+  return d;
 }
 
 }  // namespace la

@@ -52,13 +52,18 @@ class device_vector {
   device_buffer<T> buf_;
 };
 
-/// A host array copied into a new device buffer on ctx's device, in stream order (no wait:
-/// `h` must stay alive and unchanged until the stream reaches the copy).
+/// A host array (n elements at h, or a vector) copied into a new device buffer on ctx's
+/// device, in stream order (no wait: `h` must stay alive and unchanged until the stream
+/// reaches the copy).
+template <typename T>
+device_buffer<T> upload_async(context& ctx, const T* h, std::size_t n) {
+  device_buffer<T> d = ctx.allocate<T>(n);
+  d.copy_from_host_async(h, n);
+  return d;
+}
 template <typename T>
 device_buffer<T> upload_async(context& ctx, const std::vector<T>& h) {
-  device_buffer<T> d = ctx.allocate<T>(h.size());
-  d.copy_from_host_async(h.data(), h.size());
-  return d;
+  return upload_async(ctx, h.data(), h.size());
 }
 /// A device buffer copied into a new host array, in stream order (no wait: synchronize the
 /// context before reading the result).

@@ -189,17 +189,14 @@ device_vector<T> device_of(context& ctx, const vector_arg<T>& v, index_t n, int 
   copies += 1;
   LA_EXPECTS(v.size() == static_cast<std::size_t>(n), "a vector of " + std::to_string(v.size()) +
                                                           " values where " + std::to_string(n) + " are needed");
-  device_vector<T> d(ctx, n);
-  d.buffer().copy_from_host_async(v.host.data(), v.size());
-  return d;
+  return device_vector<T>(upload_async(ctx, v.host.data(), v.size()));
 }
-/// dx into the numpy array x came from (a host one), waiting for the copy.
+/// dx into the numpy array x came from (a host one), in stream order: the caller synchronizes.
 template <typename T>
-void download(context& ctx, const device_vector<T>& dx, vector_arg<T>& x) {
+void download_into_async(const device_vector<T>& dx, vector_arg<T>& x) {
   if (x.device) return;
   copies += 1;
   dx.buffer().copy_to_host_async(x.data(), x.size());
-  ctx.synchronize();
 }
 
 /// Solves with the GIL released: on the GPU (numpy b and x uploaded from their own memory and
@@ -219,7 +216,7 @@ solve_result solve_any(const matrix_arg& m, const std::optional<host_arrays<T, O
   const auto db = device_of(ctx, b, m.rows, m.device);
   auto dx = device_of(ctx, x, m.rows, m.device);
   solve_result r = solve_device(ctx, a, db, dx, opt);
-  download(ctx, dx, x);
+  download_into_async(dx, x);
   ctx.synchronize();
   return r;
 }
@@ -261,7 +258,7 @@ class solver {
         auto dx = device_of(s.ctx, vx, m_.rows, m_.device);
         solve_result res = s.solver->solve(db, dx);
         s.solver->set_progress({}, false);
-        download(s.ctx, dx, vx);
+        download_into_async(dx, vx);
         s.ctx.synchronize();
         return res;
       });
@@ -481,7 +478,7 @@ PYBIND11_MODULE(_la, mod) {
             const auto dx = device_of(ctx, vx, m.cols, m.device);
             auto dy = device_of(ctx, vy, m.rows, m.device);
             plan.run(ctx, dx, dy, T(1), T(0));
-            download(ctx, dy, vy);
+            download_into_async(dy, vy);
             ctx.synchronize();
             return 0;
           });
