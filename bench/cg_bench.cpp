@@ -98,6 +98,7 @@ bench_row run(context& ctx, vendor_handles& vh, const std::string& name, const c
   // 5e-3 on 2D Poisson 256^2), so its target is 1e-5.
   const double rtol = sizeof(T) == 8 ? 1e-8 : 1e-5;
   cg_options opt;
+  opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   opt.rtol = rtol;
   opt.max_iterations = its;
   opt.stagnation_window = 0;

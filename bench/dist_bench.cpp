@@ -173,6 +173,7 @@ int run(int argc, char** argv) {
   std::vector<row> rows;
   for (const auto& spec : systems) {
     cg_options opt;
+    opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
     opt.rtol = 0;  // a fixed count
     opt.max_iterations = its;
     opt.stagnation_window = 0;
@@ -216,6 +217,7 @@ int run(int argc, char** argv) {
   }
   if (!big.empty() && big_gpus <= visible_gpus()) {
     cg_options opt;
+    opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
     opt.rtol = 1e-8;
     dopt.sweep_tile = sweeps.front();
     const run_out a = dist_solve<T>(big, big_gpus, opt, true, dopt);

@@ -105,6 +105,26 @@ LA_HOST_DEVICE inline void krylov_decide_start(cg_control& c, const cg_limits& l
   else c.status = cg_running;
 }
 
+/// GMRES: whether the new column of H, after the earlier rotations, has (numerically) nothing
+/// outside the earlier columns: its last entry d within 1e-14 of the column's norm (A M^-1 v_j
+/// lies in the span of the earlier A M^-1 v_i, so A M^-1 is singular to double's precision; a
+/// non-singular A gets there only with a condition number past 1e14). Solving with such a
+/// d would scale the update by 1e14 or more (measured: diag(1,1,0,1,1) "diverged" to 4e15 ||b||).
+LA_HOST_DEVICE inline bool gmres_column_singular(double d, double col2) {
+  return !(d > 1e-14 * sqrt(col2));
+}
+/// GMRES: the new column of H is zero after the rotations (A M^-1 v = 0 for the new basis
+/// vector v, so A or M^-1 is singular). The rotation then leaves the residual where it was
+/// (|g_j|), so the zero that krylov_decide saw in g_{j+1} is not convergence: a breakdown,
+/// unless the residual already met the tolerance.
+LA_HOST_DEVICE inline void gmres_singular_column(cg_control& c, const cg_limits& l, double gj) {
+  if (c.status != cg_running && c.status != cg_converged) return;
+  c.rr = gj * gj;
+  if (c.rr <= l.threshold2) return void(c.status = cg_converged);
+  c.status = cg_breakdown;
+  c.reason = reason_singular;
+}
+
 /// After the first residual: its r'r and r'z decide whether to iterate at all. alpha and
 /// beta start at 0, so the first direction step makes p = z (the old direction is zero).
 LA_HOST_DEVICE inline void cg_decide_start(cg_control& c, const cg_limits& l, double rr, double rz) {

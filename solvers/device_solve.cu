@@ -112,6 +112,19 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
             return c;
           }
         }
+      },
+      [&, x0 = device_vector<T>()](bool restore) mutable {
+        // In place: x may be memory the caller owns (a CuPy array), which must stay where it is.
+        const std::size_t bytes = static_cast<std::size_t>(x.size()) * sizeof(T);
+        if (!restore) {
+          if (x.size() == 0) return;  // the solvers start from zeros
+          x0 = device_vector<T>(ctx, x.size());
+          LA_CUDA_TRY(cudaMemcpyAsync(x0.data(), x.data(), bytes, cudaMemcpyDeviceToDevice, ctx.stream()));
+        } else if (x0.size() == x.size() && x.size() > 0) {
+          LA_CUDA_TRY(cudaMemcpyAsync(x.data(), x0.data(), bytes, cudaMemcpyDeviceToDevice, ctx.stream()));
+        } else if (x.size() > 0) {
+          LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, bytes, ctx.stream()));
+        }
       });
 }
 

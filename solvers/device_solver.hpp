@@ -48,8 +48,9 @@ class device_solver {
     try {
       build();
     } catch (const invalid_argument&) {
-      if (!auto_pc || opt_.precond != preconditioner::ilu0) throw;
-      opt_.precond = preconditioner::jacobi;  // ILU(0) does not exist: Jacobi, as solve_device's auto
+      if (!auto_pc) throw;
+      // What auto picked does not exist for A: Jacobi, or none for CG, as solve_device's auto.
+      opt_.precond = mc.method == krylov_method::cg ? preconditioner::none : preconditioner::jacobi;
       build();
     }
   }

@@ -470,8 +470,21 @@ template <typename T>
 solve_result cg_distributed(dist_comm& comm, const dist_matrix<T>& a, const device_vector<T>& b, device_vector<T>& x,
                             const cg_options& opt, const dist_cg_options& dopt, dist_timing* timing) {
   detail::device_guard guard(comm.ctx().device());
-  dist_backend<T> be(comm, a, opt.precond, opt.precond_opt, opt.record_history, dopt);
-  solve_result r = cg(be, b, x, opt);
+  cg_options o = opt;
+  if (o.precond == preconditioner::amg) {  // every rank refuses alike, before any collective
+    solve_result refused;
+    refused.method = "gpus";
+    refused.message = "amg on several GPUs is not built (AMG's setup works on one GPU's whole matrix): use "
+                      "--precond auto or fsai, which are built on each GPU's diagonal block, or solve on one GPU";
+    return refused;
+  }
+  // auto on several GPUs: FSAI on each GPU's diagonal block, which exists for every SPD block
+  // (select_preconditioner's AMG is built for one GPU's whole matrix).
+  if (o.precond == preconditioner::automatic) o.precond = preconditioner::fsai;
+  dist_backend<T> be(comm, a, o.precond, o.precond_opt, o.record_history, dopt);
+  solve_result r = cg(be, b, x, o);
+  if (opt.precond == preconditioner::automatic && r.precond.kind == preconditioner::fsai)
+    r.precond.detail = "auto: fsai on several GPUs; " + r.precond.detail;
   r.method = be.method();
   if (timing) timing->exchange_seconds = be.time_exchange(50), timing->sweep_tile = be.sweep_tile();
   return r;

@@ -203,9 +203,11 @@ __global__ void __launch_bounds__(block_threads, Stage == 1 ? 1 : gmres_pass_min
   double* sn = cs + m;
   double* g = sn + m;                   // m + 1
   double* col = H + static_cast<std::size_t>(j) * ld;
-  for (int q = 0; q < cols; ++q) col[q] = h[q] + h[ld + q];
+  double col2 = 0;  // ||A M^-1 v_j||^2, which the rotations keep
+  for (int q = 0; q < cols; ++q) col[q] = h[q] + h[ld + q], col2 += col[q] * col[q];
   const double hn = sqrt(sums[0]);
   col[j + 1] = hn;
+  col2 += hn * hn;
   for (int q = 0; q < j; ++q) {
     const double a = col[q], b = col[q + 1];
     col[q] = cs[q] * a + sn[q] * b;
@@ -222,7 +224,10 @@ __global__ void __launch_bounds__(block_threads, Stage == 1 ? 1 : gmres_pass_min
   k.c.iteration += 1;
   k.j = j + 1;
   krylov_decide(k.c, lim, g[j + 1] * g[j + 1]);
-  if (k.c.status == cg_running && d == 0) k.c.status = cg_breakdown, k.c.reason = reason_singular;
+  if (gmres_column_singular(d, col2)) {
+    gmres_singular_column(k.c, lim, g[j]);
+    if (k.c.status == cg_breakdown) k.j = j;  // the update leaves the singular column out
+  }
   if (history) history[(k.c.iteration - 1) % cap] = cg_relative(k.c, lim);
   k.end = k.c.status != cg_running || k.j == m;
   if (!k.end) k.pending = 1, k.inv = 1 / hn;

@@ -81,15 +81,19 @@ class gmres_host_backend : public host_base<Matrix> {
     for (int pass = 0; pass < 2; ++pass) {  // h1_, h2_ sized m + 1 in start(): no allocation here
       std::vector<double>& hp = pass == 0 ? h1_ : h2_;
       for (int i = 0; i <= j; ++i) hp[i] = dot(v_[i], w_);
-      for (std::size_t r = 0; r < n; ++r) {
-        wider_t<T> s = w_[r];
-        for (int i = 0; i <= j; ++i) s -= static_cast<wider_t<T>>(hp[i]) * v_[i][r];
-        w_[r] = static_cast<T>(s);
+      // w -= V h: one pass over w a basis vector (contiguous, vectorized), as BLAS's gemv does.
+      T* w = w_.data();
+      for (int i = 0; i <= j; ++i) {
+        const double h = hp[i];
+        const T* v = v_[i].data();
+        for (std::size_t r = 0; r < n; ++r) w[r] = static_cast<T>(w[r] - h * v[r]);
       }
     }
-    for (int i = 0; i <= j; ++i) H(i, j) = h1_[i] + h2_[i];
+    double col2 = 0;  // ||A M^-1 v_j||^2: the column's norm, which the rotations keep
+    for (int i = 0; i <= j; ++i) H(i, j) = h1_[i] + h2_[i], col2 += H(i, j) * H(i, j);
     const double hn = std::sqrt(dot(w_, w_));
     H(j + 1, j) = hn;
+    col2 += hn * hn;
     for (int i = 0; i < j; ++i) {  // the earlier rotations
       const double a = H(i, j), b = H(i + 1, j);
       H(i, j) = cs_[i] * a + sn_[i] * b;
@@ -105,7 +109,10 @@ class gmres_host_backend : public host_base<Matrix> {
     c_.iteration += 1;
     j_ = j + 1;
     krylov_decide(c_, lim_, g_[j + 1] * g_[j + 1]);
-    if (c_.status == cg_running && d == 0) c_.status = cg_breakdown, c_.reason = reason_singular;
+    if (gmres_column_singular(d, col2)) {
+      gmres_singular_column(c_, lim_, g_[j]);
+      if (c_.status == cg_breakdown) j_ = j;  // the update leaves the singular column out
+    }
     if (c_.status == cg_running && j_ < m_) {
       const T inv = static_cast<T>(1 / hn);
       for (std::size_t r = 0; r < n; ++r) v_[j + 1][r] = w_[r] * inv;
@@ -126,10 +133,12 @@ class gmres_host_backend : public host_base<Matrix> {
     }
     const std::size_t n = x.size();
     const std::vector<vector>& basis = flexible_ ? z_ : v_;
-    for (std::size_t r = 0; r < n; ++r) {
-      wider_t<T> s = 0;
-      for (int i = 0; i < k; ++i) s += static_cast<wider_t<T>>(y[i]) * basis[i][r];
-      w_[r] = static_cast<T>(s);
+    std::fill(w_.begin(), w_.end(), T(0));
+    for (int i = 0; i < k; ++i) {  // w = basis y, a basis vector at a time
+      const double yi = y[i];
+      const T* v = basis[i].data();
+      T* w = w_.data();
+      for (std::size_t r = 0; r < n; ++r) w[r] = static_cast<T>(w[r] + yi * v[r]);
     }
     if (flexible_) {
       for (std::size_t r = 0; r < n; ++r) x[r] += w_[r];

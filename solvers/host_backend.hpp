@@ -13,7 +13,7 @@ namespace la {
 template <typename Matrix>
 class host_backend : public host_base<Matrix> {
   using base = host_base<Matrix>;
-  using base::a_, base::c_, base::lim_, base::dot;
+  using base::a_, base::c_, base::lim_, base::dot, base::pc_, base::inv_diag_;
 
  public:
   using typename base::T;
@@ -33,16 +33,25 @@ class host_backend : public host_base<Matrix> {
   /// The direction step: x += alpha p for the iteration the residual step finished; then, while running, the new
   /// direction p = z + beta p, q = A p and p'q.
   void direction_step(vector& x) {
+    const std::size_t n = x.size();
+    const vector& z = pc_ == preconditioner::none ? r_ : z_;  // M = I: z is r itself, not a copy
+    T* xp = x.data();
+    T* p = p_.data();
+    const T* zp = z.data();
+    const bool running = c_.status == cg_running;
+    const T beta = static_cast<T>(c_.beta);
     if (c_.x_pending) {
       const T a = static_cast<T>(c_.alpha);
-      for (std::size_t i = 0; i < x.size(); ++i) x[i] += a * p_[i];
+      if (running)  // x += alpha p and p = z + beta p in one pass
+        for (std::size_t i = 0; i < n; ++i) xp[i] += a * p[i], p[i] = zp[i] + beta * p[i];
+      else
+        for (std::size_t i = 0; i < n; ++i) xp[i] += a * p[i];
       c_.x_pending = 0;
+    } else if (running) {
+      for (std::size_t i = 0; i < n; ++i) p[i] = zp[i] + beta * p[i];
     }
-    if (c_.status != cg_running) return;
-    const T beta = static_cast<T>(c_.beta);
-    for (std::size_t i = 0; i < p_.size(); ++i) p_[i] = z_[i] + beta * p_[i];
-    this->multiply(p_, q_);
-    c_.pq = dot(p_, q_);
+    if (!running) return;
+    c_.pq = this->multiply_dot(p_, q_);
   }
   /// The residual step: alpha, r -= alpha q, z = M^-1 r, r'r and r'z, and the decision.
   void residual_step() {
@@ -50,9 +59,33 @@ class host_backend : public host_base<Matrix> {
     double alpha;
     if (!cg_step_length(c_, alpha)) return cg_decide_bad_pq(c_);
     const T a = static_cast<T>(alpha);
-    for (std::size_t i = 0; i < r_.size(); ++i) r_[i] -= a * q_[i];
-    this->precondition(r_, z_);
-    cg_decide_step(c_, lim_, alpha, dot(r_, r_), dot(r_, z_));
+    const std::size_t n = r_.size();
+    T* r = r_.data();
+    const T* q = q_.data();
+    double rr = 0, rz = 0;
+    if (pc_ == preconditioner::none) {  // r -= alpha q and r'r in one pass; r'z = r'r
+      double s1 = 0;
+      std::size_t i = 0;
+      for (; i + 2 <= n; i += 2) {
+        r[i] -= a * q[i], r[i + 1] -= a * q[i + 1];
+        rr += static_cast<double>(r[i]) * r[i], s1 += static_cast<double>(r[i + 1]) * r[i + 1];
+      }
+      for (; i < n; ++i) r[i] -= a * q[i], rr += static_cast<double>(r[i]) * r[i];
+      rz = rr += s1;
+    } else if (pc_ == preconditioner::jacobi) {  // and z = D^-1 r, r'z in the same pass
+      T* z = z_.data();
+      const T* d = inv_diag_.data();
+      for (std::size_t i = 0; i < n; ++i) {
+        r[i] -= a * q[i];
+        z[i] = d[i] * r[i];
+        rr += static_cast<double>(r[i]) * r[i], rz += static_cast<double>(r[i]) * z[i];
+      }
+    } else {
+      for (std::size_t i = 0; i < n; ++i) r[i] -= a * q[i];
+      this->precondition(r_, z_);
+      rr = dot(r_, r_), rz = dot(r_, z_);
+    }
+    cg_decide_step(c_, lim_, alpha, rr, rz);
   }
   void iterate(std::int64_t k, vector& x) {
     for (std::int64_t j = 0; j < k && c_.status == cg_running; ++j) {

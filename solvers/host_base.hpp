@@ -1,7 +1,8 @@
 // What the host backends of every Krylov method share (host_backend.hpp's CG, bicgstab.hpp,
 // gmres.hpp): the matrix in any of the eight formats, the checks, scale-safe norms, M^-1
 // (Jacobi here, the others from precond.hpp), the true residual and the history. Sequential
-// reference kernels, dots in wider_t: the oracle for the GPU backends.
+// loops (CSR's own, the reference kernels for the other formats), dots and row sums in double,
+// norms in wider_t: the oracle for the GPU backends and the path of a machine without one.
 #pragma once
 
 #include <chrono>
@@ -97,6 +98,59 @@ std::string first_non_finite(const std::vector<T>& v, const char* what) {
       return std::string(what) + " holds a non-finite value (" + std::to_string(static_cast<double>(v[i])) +
              ") at entry " + std::to_string(i + 1) + " (1-based)";
   return {};
+}
+}  // namespace detail
+
+namespace detail {
+/// The host path's inner loops in double (float values accumulate in double too): several
+/// running sums, so the compiler keeps them in vector registers, where wider_t's long double
+/// runs on the x87 unit one term at a time. They set the host solver's speed per iteration
+/// (bench/RESULTS.md, "The host solver against scipy").
+///
+/// The dot is compensated (Kahan's summation on four lanes): its sum keeps about as many digits
+/// as the long double one it replaced, so the iteration counts of rounding-sensitive systems
+/// (BiCGSTAB on adder_dcop_05) stay where PETSc's are; the extra adds hide under the loads.
+template <typename T>
+double fast_dot(const T* x, const T* y, std::size_t n) {
+  double s[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0};
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int l = 0; l < 4; ++l) {
+      const double v = static_cast<double>(x[i + l]) * y[i + l] - c[l];
+      const double t = s[l] + v;
+      c[l] = (t - s[l]) - v;
+      s[l] = t;
+    }
+  double tail = 0;
+  for (; i < n; ++i) tail += static_cast<double>(x[i]) * y[i];
+  return ((s[0] + s[1]) + (s[2] + s[3])) - ((c[0] + c[1]) + (c[2] + c[3])) + tail;
+}
+/// y = A x (CSR), each row summed in double; with `dot`, also returns x'y (CG's q = A p, p'q).
+template <typename T, typename O>
+double csr_multiply(const csr_matrix<T, O>& a, const T* x, T* y, bool dot) {
+  const O* rp = a.row_ptr().data();
+  const index_t* ci = a.col_idx().data();
+  const T* v = a.values().data();
+  double d = 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    double s = 0;
+    for (O k = rp[i]; k < rp[i + 1]; ++k) s += static_cast<double>(v[k]) * x[ci[k]];
+    y[i] = static_cast<T>(s);
+    if (dot) d += static_cast<double>(x[i]) * y[i];
+  }
+  return d;
+}
+/// r = b - A x (CSR).
+template <typename T, typename O>
+void csr_residual(const csr_matrix<T, O>& a, const T* b, const T* x, T* r) {
+  const O* rp = a.row_ptr().data();
+  const index_t* ci = a.col_idx().data();
+  const T* v = a.values().data();
+  for (index_t i = 0; i < a.rows(); ++i) {
+    double s = static_cast<double>(b[i]);
+    for (O k = rp[i]; k < rp[i + 1]; ++k) s -= static_cast<double>(v[k]) * x[ci[k]];
+    r[i] = static_cast<T>(s);
+  }
 }
 }  // namespace detail
 
@@ -215,17 +269,27 @@ class host_base {
   void record_history(bool on) { opt_history_ = on; }
 
  protected:
-  static double dot(const vector& x, const vector& y) {
-    wider_t<T> s = 0;
-    for (std::size_t i = 0; i < x.size(); ++i) s += static_cast<wider_t<T>>(x[i]) * y[i];
-    return static_cast<double>(s);
-  }
+  static double dot(const vector& x, const vector& y) { return detail::fast_dot(x.data(), y.data(), x.size()); }
   void residual(const vector& b, const vector& x, vector& r) {
-    r = b;
-    reference::spmv(T(-1), a_, x, T(1), r, acc_);
+    if constexpr (Matrix::kind == format::csr) {
+      r.resize(b.size());
+      detail::csr_residual(a_, b.data(), x.data(), r.data());
+    } else {
+      r = b;
+      reference::spmv(T(-1), a_, x, T(1), r, acc_);
+    }
   }
   /// y = A x.
-  void multiply(const vector& x, vector& y) { reference::spmv(T(1), a_, x, T(0), y, acc_); }
+  void multiply(const vector& x, vector& y) {
+    if constexpr (Matrix::kind == format::csr) detail::csr_multiply(a_, x.data(), y.data(), false);
+    else reference::spmv(T(1), a_, x, T(0), y, acc_);
+  }
+  /// y = A x, and x'y.
+  double multiply_dot(const vector& x, vector& y) {
+    if constexpr (Matrix::kind == format::csr) return detail::csr_multiply(a_, x.data(), y.data(), true);
+    multiply(x, y);
+    return dot(x, y);
+  }
   /// z = M^-1 r.
   void precondition(const vector& r, vector& z) const {
     if (pre_) pre_->apply(r, z);

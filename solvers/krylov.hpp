@@ -43,6 +43,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -117,7 +118,12 @@ struct cg_options {
   /// solve_host/solve_device refuse CG on a matrix whose values are not symmetric (an
   /// invalid_input naming the alternative) unless this is set.
   bool force = false;
-  preconditioner precond = preconditioner::none;
+  /// The caller knows A's values are symmetric (a Matrix Market file declared symmetric, which
+  /// the reader expands): the host's auto choice then checks only the diagonal, not the mirror
+  /// of every entry.
+  bool known_symmetric = false;
+  /// automatic: select_preconditioner's rule for CG, auto_precond_for's for the others (method.hpp).
+  preconditioner precond = preconditioner::automatic;
   precond_options precond_opt;           // the pattern, shift or block size of precond
   /// converged means the true residual ||b - Ax||, recomputed at the end, is within this
   /// factor of the tolerance max(rtol*||b||, atol); a recurrence that met the tolerance
@@ -134,14 +140,17 @@ struct solve_result {
   solve_status status = solve_status::invalid_input;
   std::int64_t iterations = 0;           // matrix-vector products inside the loop
   double residual = 0;                   // recurrence residual ||r_k|| / ||b||
-  double true_residual = 0;              // ||b - A x|| / ||b||, recomputed at the end
+  double true_residual = 0;              // ||b - A x|| / ||b||, recomputed at the end (NaN: not
+                                         // computed, when b or A holds NaN or the input was refused)
   std::string message;                   // one sentence for a person
   std::string method;                    // where and how it ran (method, backend, format, kernel, path)
   krylov_method solver = krylov_method::cg;  // the method that ran (automatic resolved)
   std::string solver_choice;             // why that method (solve_host/solve_device), for a person
   std::vector<double> history;           // per iteration, when asked for
+  double analysis_seconds = 0;           // auto's look at A (symmetry, diagonal) before the method is chosen
   double setup_seconds = 0;              // checks, workspace, preconditioner, first residual
   precond_report precond;                // the preconditioner built: its kind, setup time, memory, shift
+  bool precond_failed = false;           // the preconditioner does not exist for A (the message says why)
   double iterate_seconds = 0;            // the loop, to the last status read
   bool converged() const noexcept { return status == solve_status::converged; }
 };
@@ -207,6 +216,11 @@ class cg_chunks {
   std::int64_t k_ = 4;
 };
 
+/// What may help a solve that stagnated or diverged, in the options' words.
+inline constexpr const char* stagnation_hint =
+    "; what may help: a stronger preconditioner (--precond ilu0 or amg; ic0 or fsai for an SPD A), gmres with a "
+    "larger basis (--method gmres --restart 100)";
+
 inline std::string stop_message(const cg_control& c, const cg_limits& l) {
   const std::string at = " at iteration " + std::to_string(c.iteration);
   switch (c.status) {
@@ -229,7 +243,8 @@ inline std::string stop_message(const cg_control& c, const cg_limits& l) {
           return "BiCGSTAB breakdown" + at + ": omega = t's / t't = 0 (the stabilizing step makes no progress, or "
                  "A M^-1 s = 0: A may be singular); gmres does not break down this way";
         case reason_singular:
-          return "GMRES breakdown" + at + ": A M^-1 v = 0 for a basis vector v, so A (or the preconditioner) is singular";
+          return "GMRES breakdown" + at + ": A M^-1 v = 0 for a basis vector v, so A is singular (or the preconditioner is); a singular system "
+                 "has no unique solution";
         default: break;
       }
       if (c.iteration == 0)
@@ -248,10 +263,11 @@ inline std::string stop_message(const cg_control& c, const cg_limits& l) {
                " (more than 1e14 ||b||; a preconditioner, or gmres, whose residual never grows, may help)";
       if (c.rr > l.bnorm * l.bnorm)
         return "diverging: ||r|| grew to " + short_number(std::sqrt(c.rr) / l.bnorm) + " ||b|| and has not fallen 0.1% below its best (iteration " +
-               std::to_string(c.best_iteration) + ") for " + std::to_string(l.stagnation_window) + " iterations";
+               std::to_string(c.best_iteration) + ") for " + std::to_string(l.stagnation_window) + " iterations" +
+               stagnation_hint;
       return "no progress: the residual has not fallen 0.1% below its best (iteration " +
              std::to_string(c.best_iteration) + ") for " +
-             std::to_string(l.stagnation_window) + " iterations";
+             std::to_string(l.stagnation_window) + " iterations" + stagnation_hint;
   }
   return "running";
 }
@@ -302,10 +318,12 @@ constexpr bool check_backend() {
   return true;
 }
 
-/// The power of two that brings ||b|| near 1 when it is outside [2^-100, 2^100], else 1.
+/// The power of two that brings ||b|| near 1 when it is outside [2^-100, 2^100], else 1. At
+/// most 2^1000, which is finite: a subnormal ||b|| (down to 2^-1074) is brought to 2^-74 or
+/// more, well inside the range where the loop's dots neither underflow nor overflow.
 inline double rhs_scale(double bnorm) {
   if (bnorm >= 0x1p-100 && bnorm <= 0x1p100) return 1;
-  return std::ldexp(1.0, -std::ilogb(bnorm));
+  return std::ldexp(1.0, std::min(-std::ilogb(bnorm), 1000));
 }
 
 /// A hint for a breakdown that a preconditioner, not the matrix, may have caused.
@@ -331,11 +349,14 @@ solve_result krylov_solve(Backend& be, const typename Backend::vector& b_in, typ
   double bnorm = 0;      // of the system the loop solves (scaled)
   double threshold = 0;  // max(rtol*||b||, atol), scaled likewise
   double scale = 1;      // b and x are scaled by this during the loop
+  double bnorm_given = 0;  // ||b|| of the system as given
   std::optional<vector> b_scaled;
   const vector* b = &b_in;
   auto finish = [&](solve_status s, std::string msg) {
     res.status = s;
     res.message = std::move(msg);
+    if (s != solve_status::converged && !(s != solve_status::invalid_input && bnorm > 0 && std::isfinite(bnorm)))
+      res.true_residual = std::numeric_limits<double>::quiet_NaN();  // not computed: no finite ||b|| to measure by
     if (s != solve_status::invalid_input && bnorm > 0 && std::isfinite(bnorm)) {
       res.true_residual = be.residual_norm(*b, x) / bnorm;
       // The recurrence drifts from the true residual in finite precision. Converged means
@@ -349,12 +370,40 @@ solve_result krylov_solve(Backend& be, const typename Backend::vector& b_in, typ
                       short_number(res.true_residual) + " is more than " + short_number(opt.true_residual_factor) +
                       "x the tolerance (" + short_number(threshold / bnorm) + ") and " + short_number(ratio) +
                       "x the recurrence residual (rounding: the tolerance is below what this precision resolves)";
-      } else if (s == solve_status::converged && res.true_residual > 10 * std::max(res.residual, 1e-300)) {
+      } else if (s == solve_status::converged && res.true_residual * bnorm > threshold &&
+                 res.true_residual > 10 * std::max(res.residual, 1e-300)) {
         res.message += "; the true residual is " + short_number(ratio) +
                        "x the recurrence residual (rounding: the tolerance may be below what this precision resolves)";
       }
     }
-    if (scale != 1) be.scale(x, 1 / scale);
+    if (scale != 1) {
+      be.scale(x, 1 / scale);
+      // The loop solved the scaled system; x = A^-1 b itself may lie outside double's range.
+      // An overflowed entry is a non-finite solution; an underflowed one shows in the true
+      // residual of the system as given.
+      if (s != solve_status::invalid_input && res.status != solve_status::non_finite) {
+        std::string why = be.check_values(b_in, x);
+        if (!why.empty()) {
+          const auto at = why.find("initial guess");
+          if (at != std::string::npos) why.replace(at, 13, "solution x");
+          res.status = solve_status::non_finite;
+          res.message = "x = A^-1 b does not fit in double: " + why + " after scaling back by 2^" +
+                        std::to_string(-std::ilogb(scale)) + " (||b|| = " + short_number(bnorm_given) +
+                        "); scale b (or A) towards 1";
+        } else if (bnorm_given > 0 && std::isfinite(bnorm_given)) {
+          const double given = be.residual_norm(b_in, x) / bnorm_given;
+          if (given > res.true_residual) res.true_residual = given;
+          if (res.status == solve_status::converged &&
+              !(given * bnorm_given <= opt.true_residual_factor * std::max(opt.rtol * bnorm_given, opt.atol))) {
+            res.status = solve_status::precision_limit;
+            res.message = "the scaled system converged, but scaled back to ||b|| = " + short_number(bnorm_given) +
+                          " the true residual is " + short_number(given) +
+                          " of ||b||: x's entries fall below double's normal range (about 2.2e-308) and lose "
+                          "their digits; scale b (or A) towards 1";
+          }
+        }
+      }
+    }
     return res;
   };
   if (std::string why = be.check_input(b_in, x); !why.empty()) return finish(solve_status::invalid_input, why);
@@ -376,7 +425,7 @@ solve_result krylov_solve(Backend& be, const typename Backend::vector& b_in, typ
                   "restart = " + std::to_string(opt.restart) + ": the GMRES basis size must be 1 to 1000");
   if (std::string why = be.check_values(b_in, x); !why.empty()) return finish(solve_status::non_finite, why);
 
-  bnorm = be.nrm2(b_in);
+  bnorm = bnorm_given = be.nrm2(b_in);
   if (bnorm == 0) {  // the solution of A x = 0 is x = 0: no iteration needed
     be.set_zero(x);
     return finish(solve_status::converged, "right-hand side is zero; x = 0");
@@ -393,7 +442,10 @@ solve_result krylov_solve(Backend& be, const typename Backend::vector& b_in, typ
   {
     const std::string why = be.check_preconditioner();
     res.precond = be.describe_preconditioner();
-    if (!why.empty()) return finish(solve_status::breakdown, why);
+    if (!why.empty()) {
+      res.precond_failed = true;
+      return finish(solve_status::breakdown, why);
+    }
   }
 
   cg_limits lim;

@@ -14,10 +14,12 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
 
 #include "../formats/convert.hpp"
+#include "../parallel.hpp"
 #include "bicgstab.hpp"
 #include "gmres.hpp"
 #include "host_backend.hpp"
@@ -38,43 +40,68 @@ struct matrix_properties {
   bool looks_spd() const noexcept { return symmetric() && diag_negative == 0 && diag_zero == 0; }
 };
 
-/// The properties of A (CSR, sorted columns, no duplicates), on the host: one transpose
-/// and one merge of each row with the same row of the transpose.
+/// The properties of A (CSR, sorted columns, no duplicates), on the host: each entry a_ij
+/// meets its mirror a_ji by a binary search in row j (no transpose is built), on several
+/// threads from 1M entries (la::thread_count). `values_symmetric`: the caller knows the values
+/// are symmetric (a Matrix Market file declared symmetric, expanded by the reader), so only
+/// the diagonal and dominance are computed.
 template <typename T, typename O>
-matrix_properties properties_of(const csr_matrix<T, O>& a) {
+matrix_properties properties_of(const csr_matrix<T, O>& a, bool values_symmetric = false) {
   matrix_properties p;
   p.rows = a.rows(), p.cols = a.cols(), p.nnz = static_cast<std::int64_t>(a.nnz());
-  const auto& rp = a.row_ptr();
-  const auto& ci = a.col_idx();
-  const auto& v = a.values();
-  for (const T& x : v) p.max_abs = std::max(p.max_abs, std::abs(static_cast<double>(x)));
+  const O* rp = a.row_ptr().data();
+  const index_t* ci = a.col_idx().data();
+  const T* v = a.values().data();
+  const bool square = a.rows() == a.cols();
+  const bool mirror = square && !values_symmetric;
+  struct part {
+    double max_abs = 0, diff = 0, min_dominance = HUGE_VAL;
+    bool pattern_symmetric = true;
+    index_t pos = 0, neg = 0, zero = 0, dominant = 0;
+  };
+  const index_t n = a.rows(), nd = std::min(a.rows(), a.cols());
+  const int threads = p.nnz >= 1000000 ? thread_count() : 1;
+  std::vector<part> parts(static_cast<std::size_t>(threads));
+  detail::parallel_for(threads, [&](int t) {
+    part& q = parts[static_cast<std::size_t>(t)];
+    const index_t r0 = static_cast<index_t>(std::int64_t(n) * t / threads);
+    const index_t r1 = static_cast<index_t>(std::int64_t(n) * (t + 1) / threads);
+    for (index_t i = r0; i < r1; ++i) {
+      double d = 0, off = 0;
+      for (O k = rp[i]; k < rp[i + 1]; ++k) {
+        const index_t j = ci[k];
+        const double x = std::abs(static_cast<double>(v[k]));
+        q.max_abs = std::max(q.max_abs, x);
+        if (j == i) {
+          d = static_cast<double>(v[k]);
+          continue;
+        }
+        off += x;
+        if (!mirror) continue;
+        const index_t* b = ci + rp[j];
+        const index_t* e = ci + rp[j + 1];
+        const index_t* f = std::lower_bound(b, e, i);
+        if (f != e && *f == i) q.diff = std::max(q.diff, std::abs(static_cast<double>(v[k]) -
+                                                                 static_cast<double>(v[rp[j] + (f - b)])));
+        else q.diff = std::max(q.diff, x), q.pattern_symmetric = false;
+      }
+      if (i >= nd) continue;
+      q.pos += d > 0, q.neg += d < 0, q.zero += d == 0;
+      q.dominant += std::abs(d) >= off;
+      if (off > 0) q.min_dominance = std::min(q.min_dominance, std::abs(d) / off);
+    }
+  });
+  double diff = 0;
   p.min_dominance = HUGE_VAL;
-  for (index_t i = 0; i < std::min(a.rows(), a.cols()); ++i) {
-    double d = 0, off = 0;
-    for (O k = rp[i]; k < rp[i + 1]; ++k)
-      if (ci[k] == i) d = static_cast<double>(v[k]);
-      else off += std::abs(static_cast<double>(v[k]));
-    p.diag_positive += d > 0, p.diag_negative += d < 0, p.diag_zero += d == 0;
-    p.dominant_rows += std::abs(d) >= off;
-    if (off > 0) p.min_dominance = std::min(p.min_dominance, std::abs(d) / off);
+  for (const part& q : parts) {
+    p.max_abs = std::max(p.max_abs, q.max_abs), diff = std::max(diff, q.diff);
+    p.min_dominance = std::min(p.min_dominance, q.min_dominance);
+    p.pattern_symmetric = p.pattern_symmetric && q.pattern_symmetric;
+    p.diag_positive += q.pos, p.diag_negative += q.neg, p.diag_zero += q.zero, p.dominant_rows += q.dominant;
   }
-  if (a.rows() != a.cols()) {
+  if (!square) {
     p.pattern_symmetric = false, p.max_asymmetry = HUGE_VAL;
     return p;
-  }
-  const csc_matrix<T, O> t = to_csc<O>(a);  // column i of A is row i of A^T
-  double diff = 0;
-  for (index_t i = 0; i < a.rows(); ++i) {
-    O x = rp[i], y = t.col_ptr()[i];
-    const O xe = rp[i + 1], ye = t.col_ptr()[i + 1];
-    while (x < xe || y < ye) {
-      const index_t cx = x < xe ? ci[x] : max_index, cy = y < ye ? t.row_idx()[y] : max_index;
-      double d;
-      if (cx == cy) d = std::abs(static_cast<double>(v[x++]) - static_cast<double>(t.values()[y++]));
-      else if (cx < cy) d = std::abs(static_cast<double>(v[x++])), p.pattern_symmetric = false;
-      else d = std::abs(static_cast<double>(t.values()[y++])), p.pattern_symmetric = false;
-      diff = std::max(diff, d);
-    }
   }
   p.max_asymmetry = p.max_abs > 0 ? diff / p.max_abs : 0;
   return p;
@@ -140,19 +167,53 @@ inline std::string precond_for_method(preconditioner p, krylov_method m) {
 /// convection-diffusion from 65K to 16M rows, 2.2x on adder_dcop_05, and it solves west0479
 /// and impcol_a, where Jacobi diverges ("Incomplete factorizations"; fidapex6 is the
 /// exception, 1.7x slower). `p` with rows = 0 (properties not computed): ILU(0).
-inline preconditioner auto_precond_for(krylov_method m, preconditioner asked, const matrix_properties& p) {
+inline preconditioner auto_precond_for(krylov_method m, preconditioner asked, const matrix_properties& p,
+                                       bool gpu = true) {
   if (asked != preconditioner::automatic || m == krylov_method::cg) return asked;
   const bool nearly_symmetric = p.rows > 0 && p.pattern_symmetric && p.max_asymmetry <= 0.01;
-  return nearly_symmetric && select_preconditioner(p.rows, p.nnz) == preconditioner::amg ? preconditioner::amg
-                                                                                          : preconditioner::ilu0;
+  return nearly_symmetric && select_preconditioner(p.rows, p.nnz, gpu) == preconditioner::amg ? preconditioner::amg
+                                                                                               : preconditioner::ilu0;
+}
+
+/// Where `--device auto` (and Python's device='auto') solves when a GPU is present: on the host
+/// when the host's estimated time is below the GPU's start-up (115-150 ms on an H100 or H200 for
+/// the context, before any work; bench/RESULTS.md, "Defaults on the host"), since the host then
+/// has the answer before the GPU is ready. The estimate: 4 ns per stored entry an iteration (the
+/// host's FSAI-CG measured 3.5, unpreconditioned CG 1.7) times max(100, 2 sqrt(n)) iterations,
+/// and the host is taken below 50 ms, a third of the start-up, for the iterations it misjudges.
+struct device_choice {
+  bool host = false;
+  double host_estimate_ms = 0;
+  std::string why;  // for a person, when host
+};
+inline device_choice choose_device(std::int64_t rows, std::int64_t nnz) {
+  device_choice c;
+  const double iterations = std::max(100.0, 2 * std::sqrt(static_cast<double>(std::max<std::int64_t>(rows, 0))));
+  c.host_estimate_ms = 4e-6 * static_cast<double>(nnz) * iterations;
+  c.host = c.host_estimate_ms < 50;
+  if (c.host)
+    c.why = "a GPU is present, but this system is small: the host's estimated " + short_number(c.host_estimate_ms) +
+            " ms is below the GPU's start-up of about 150 ms (--device gpu uses it anyway)";
+  return c;
 }
 
 namespace detail {
-/// auto's BiCGSTAB broke down (rho, r0'v or omega = 0): GMRES, which does not break down,
-/// continues from its last iterate.
+/// auto's BiCGSTAB broke down (rho, r0'v or omega = 0), stagnated or diverged: GMRES, whose
+/// residual never grows and which does not break down that way, continues. A skew-symmetric
+/// A (r0'A r0 = 0 to rounding) shows as a divergence, not as an exact breakdown.
 inline bool falls_back(krylov_method asked, const solve_result& r) {
-  return asked == krylov_method::automatic && r.solver == krylov_method::bicgstab &&
-         r.status == solve_status::breakdown && r.iterations > 0;
+  return asked == krylov_method::automatic && r.solver == krylov_method::bicgstab && r.iterations > 0 &&
+         (r.status == solve_status::breakdown || r.status == solve_status::stagnation);
+}
+/// Whether GMRES continues from BiCGSTAB's last iterate (it broke down or stagnated with the
+/// residual no larger than ||b||) or from the initial guess (it diverged).
+inline bool continues_from_iterate(const solve_result& r) {
+  return r.status == solve_status::breakdown || (std::isfinite(r.residual) && r.residual <= 1);
+}
+inline std::string what_happened(const solve_result& r) {
+  return r.status == solve_status::breakdown ? "broke down"
+         : continues_from_iterate(r)         ? "stagnated"
+                                             : "diverged";
 }
 inline cg_options fallback_options(cg_options o, const solve_result& first) {
   o.method = krylov_method::gmres;
@@ -160,8 +221,9 @@ inline cg_options fallback_options(cg_options o, const solve_result& first) {
   return o;
 }
 inline solve_result after_fallback(solve_result first, solve_result second) {
-  second.message = "bicgstab broke down after " + std::to_string(first.iterations) + " iterations (" + first.message +
-                   "), so auto continued with gmres from its last iterate: " + second.message;
+  second.message = "bicgstab " + what_happened(first) + " after " + std::to_string(first.iterations) +
+                   " iterations (" + first.message + "), so auto continued with gmres from " +
+                   (continues_from_iterate(first) ? "its last iterate" : "the initial guess") + ": " + second.message;
   second.method = "bicgstab then " + second.method;
   second.iterations += first.iterations;
   second.setup_seconds += first.setup_seconds;
@@ -177,14 +239,17 @@ inline solve_result after_fallback(solve_result first, solve_result second) {
 /// preconditioner for another method), precond auto's meaning, and the fallback from a
 /// broken-down auto BiCGSTAB to GMRES. `run(opt)` solves by opt.method; `where` names the
 /// side in a refusal's result.
-template <typename Properties, typename Run>
+template <typename Properties, typename Run, typename KeepGuess>
 solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const char* where, Properties&& properties,
-                             Run&& run) {
+                             Run&& run, KeepGuess&& keep_guess) {
   const krylov_method asked = opt.method;
   const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
                            opt.precond == preconditioner::automatic;
   matrix_properties props;
+  const auto t_analysis = std::chrono::steady_clock::now();
   if (needs_props && rows == cols) props = properties();
+  const double analysis_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_analysis).count();
   const method_choice mc =
       needs_props ? select_method(opt.method, props, opt.force) : method_choice{opt.method, "asked for", {}};
   solve_result r;
@@ -198,19 +263,36 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   if (!mc.refused.empty()) return r.message = mc.refused, r;
   if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return r.message = why, r;
   const bool auto_pc = opt.precond == preconditioner::automatic;
-  opt.precond = auto_precond_for(mc.method, opt.precond, props);
+  opt.precond = auto_precond_for(mc.method, opt.precond, props, where[0] != '\0');
   opt.method = mc.method;
+  // auto's BiCGSTAB may hand over to GMRES from the initial guess: keep it (restore() puts it back).
+  if (asked == krylov_method::automatic && mc.method == krylov_method::bicgstab) keep_guess(false);
   r = run(opt);
-  if (auto_pc && opt.precond == preconditioner::ilu0 && r.status == solve_status::breakdown && r.iterations == 0 &&
-      r.message.find("ilu0:") != std::string::npos) {  // ILU(0) does not exist: Jacobi, which does
+  if (auto_pc && r.precond_failed && r.iterations == 0) {
+    // What auto picked does not exist for A (ILU(0) with a zero pivot, FSAI on a matrix that
+    // is not SPD): Jacobi for the methods that take a zero diagonal as 1, none for CG, whose
+    // own breakdown then says what A is.
     const std::string why = r.message;
-    opt.precond = preconditioner::jacobi;
+    const preconditioner tried = opt.precond != preconditioner::automatic
+                                     ? opt.precond
+                                     : select_preconditioner(props.rows, props.nnz, where[0] != '\0');
+    const std::string name = tried == preconditioner::ilu0 ? "ILU(0)"
+                             : tried == preconditioner::fsai ? "FSAI"
+                             : tried == preconditioner::amg  ? "AMG"
+                                                             : to_string(tried);
+    opt.precond = mc.method == krylov_method::cg ? preconditioner::none : preconditioner::jacobi;
     r = run(opt);
-    r.precond.detail = "auto: ILU(0) does not exist (" + why + "), so jacobi" +
+    r.precond.detail = "auto: " + name + " does not exist (" + why + "), so " + to_string(opt.precond) +
                        (r.precond.detail.empty() ? std::string() : "; " + r.precond.detail);
   }
-  if (falls_back(asked, r)) r = after_fallback(std::move(r), run(fallback_options(opt, r)));
-  r.solver_choice = mc.why;
+  std::string then;
+  if (falls_back(asked, r)) {
+    then = "; bicgstab " + what_happened(r) + ", so gmres(" + std::to_string(opt.restart) + ") continued";
+    if (!continues_from_iterate(r)) keep_guess(true);
+    r = after_fallback(std::move(r), run(fallback_options(opt, r)));
+  }
+  r.solver_choice = mc.why + then;
+  r.analysis_seconds = analysis_seconds;
   return r;
 }
 }  // namespace detail
@@ -220,21 +302,28 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
 template <typename Matrix, typename T>
 solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>& x, const cg_options& opt) {
   auto properties = [&] {
-    if constexpr (Matrix::kind == format::csr) return properties_of(a);
-    else return properties_of(to_csr<count_t>(a));
+    if constexpr (Matrix::kind == format::csr) return properties_of(a, opt.known_symmetric);
+    else return properties_of(to_csr<count_t>(a), opt.known_symmetric);
   };
-  return detail::solve_by_method(a.rows(), a.cols(), opt, "", properties, [&](const cg_options& o) {
-    switch (o.method) {
-      case krylov_method::bicgstab: return bicgstab_host(a, b, x, o);
-      case krylov_method::gmres: return gmres_host(a, b, x, o, false);
-      case krylov_method::fgmres: return gmres_host(a, b, x, o, true);
-      default: {
-        solve_result c = cg_host(a, b, x, o);
-        c.method = "cg, " + c.method;
-        return c;
-      }
-    }
-  });
+  std::vector<T> x0;
+  return detail::solve_by_method(
+      a.rows(), a.cols(), opt, "", properties,
+      [&](const cg_options& o) {
+        switch (o.method) {
+          case krylov_method::bicgstab: return bicgstab_host(a, b, x, o);
+          case krylov_method::gmres: return gmres_host(a, b, x, o, false);
+          case krylov_method::fgmres: return gmres_host(a, b, x, o, true);
+          default: {
+            solve_result c = cg_host(a, b, x, o);
+            c.method = "cg, " + c.method;
+            return c;
+          }
+        }
+      },
+      [&](bool restore) {
+        if (restore) x = x0.empty() ? std::vector<T>(b.size(), T(0)) : x0;
+        else x0 = x;
+      });
 }
 
 }  // namespace la

@@ -54,8 +54,15 @@ namespace la {
 /// 1M to 16M rows and 1.05x on 3D Poisson 256^3, where FSAI is 1.0x to 1.14x and 0.82x; AMG
 /// 0.3x to 0.86x Jacobi on 3D Poisson up to 8M rows and on the structural systems, where its
 /// setup and its cycle cost more than the iterations it saves.
-inline preconditioner select_preconditioner(std::int64_t rows, std::int64_t nnz) {
+///
+/// On the host (`gpu` false) AMG pays much earlier, since the host's setup is cheap against its
+/// iterations: measured with `la solve --device cpu` on 2 cores (bench/RESULTS.md, "Defaults on
+/// the host"), AMG beats FSAI on 2D grids from 64^2 rows (8.0 vs 5.7 ms; 400^2: 1.30 vs 0.29 s)
+/// and on 3D grids from 64^3 (even there, ahead beyond), and loses on the structural systems
+/// (bcsstk26: 25 vs 87 ms) and on 3D grids below 64^3 (32^3: 52 vs 78 ms).
+inline preconditioner select_preconditioner(std::int64_t rows, std::int64_t nnz, bool gpu = true) {
   const bool short_rows = rows > 0 && nnz <= 6 * rows;
+  if (!gpu) return (rows >= 4096 && short_rows) || rows >= 262144 ? preconditioner::amg : preconditioner::fsai;
   return (rows >= 1000000 && short_rows) || rows >= 12000000 ? preconditioner::amg : preconditioner::fsai;
 }
 
@@ -109,7 +116,7 @@ class host_preconditioner {
 
  private:
   void build(const csr_matrix<T, count_t>& a, preconditioner kind, const precond_options& opt) {
-    if (kind == preconditioner::automatic) kind = select_preconditioner(a.rows(), a.nnz());
+    if (kind == preconditioner::automatic) kind = select_preconditioner(a.rows(), a.nnz(), false);
     rep_.kind = kind;
     switch (kind) {
       case preconditioner::block_jacobi: {

@@ -89,6 +89,9 @@ class GpuAgainstEigen : public ::testing::TestWithParam<system_case> {};
 TEST_P(GpuAgainstEigen, EveryPathMatchesEigenAndTheHost) {
   LA_SKIP_WITHOUT_GPU();
   const auto& c = GetParam();
+  // Under a sanitizer the Poisson cases alone: the real systems run the same kernels for more
+  // iterations.
+  if (test::under_sanitizer() && c.name.rfind("poisson", 0) != 0) GTEST_SKIP() << "under a sanitizer";
   const csr_matrix<double> a = test::system_matrix(c.name, test::data_dir());
   std::mt19937 g(7);
   const std::vector<double> b = test::random_vector<double>(a.rows(), g);
@@ -171,7 +174,11 @@ TYPED_TEST(GpuCg, EveryFormatPathAndPreconditionerAgreesWithTheHost) {
       std::vector<T> xh;
       const auto host = cg_host(a, b, xh, opt);
       ASSERT_TRUE(host.converged()) << host.message;
-      for (const spmv_choice& choice : every_format(row_stats(a))) {
+      std::vector<spmv_choice> choices = every_format(row_stats(a));
+      // Under a sanitizer the 1000-row system takes the default format's kernel only (its
+      // several blocks); every format's kernels run on the 1-, 31- and 33-row ones.
+      if (test::under_sanitizer() && n > 64) choices.resize(1);
+      for (const spmv_choice& choice : choices) {
         for (cg_path p : paths) {
           SCOPED_TRACE("n=" + std::to_string(n) + " " + to_string(pc) + " " + choice.kernel + " " + path_name(p));
           if (p == cg_path::persistent && find_spmv<T>(choice.kernel).walk == row_walk::none) {
@@ -207,6 +214,7 @@ TYPED_TEST(GpuCg, SolvesWithAnAddedVariantFusedOrNot) {
   std::mt19937 g(5);
   const auto b = test::random_vector<T>(a.rows(), g);
   cg_options opt;
+  opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   opt.rtol = std::is_same_v<T, float> ? 1e-5 : 1e-10;
   const std::string fused(test::extra_fused), plain(test::extra_plain);
   const auto f = solve_gpu(ctx, a, b, opt, cg_path::automatic, spmv_choice{format::csr, fused, {}, -1, "forced"});
@@ -349,6 +357,7 @@ TEST(GpuCgStatus, SingularSystems) {
   std::vector<double> c = b;
   for (double& v : c) v += 0.1;
   cg_options opt;
+  opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   opt.stagnation_window = 50;
   opt.max_iterations = 100000;
   const auto hs = cg_host(a, c, xh = {}, opt);
@@ -367,6 +376,7 @@ TEST(GpuCgStatus, IterationLimitIsExactAndHistoryHasOneValuePerIteration) {
   const std::vector<double> b(a.rows(), 1.0);
   for (std::int64_t limit : {0, 1, 7, 9, 50}) {
     cg_options opt;
+    opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
     opt.max_iterations = limit;
     opt.record_history = true;
     std::vector<double> xh;
@@ -393,6 +403,7 @@ TEST(GpuCgStatus, ProgressIsReportedAndSizeErrorsAreInvalidInput) {
   int calls = 0;
   std::int64_t last = -1;
   cg_options opt;
+  opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   opt.progress = [&](const cg_progress& p) {
     ++calls;
     EXPECT_GE(p.iteration, last);

@@ -108,6 +108,7 @@ TEST(Cg, CountsStayRightPastTwoToTheThirtyOne) {
   const auto a = test::poisson_2d<double>(4);
   std::vector<double> b(a.rows(), 1.0), x;
   cg_options opt;
+  opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   opt.max_iterations = std::int64_t(1) << 33;
   EXPECT_TRUE(cg_host(a, b, x, opt).converged());
 }
@@ -118,6 +119,7 @@ TEST(Cg, NonFiniteTolerancesAreInvalidInput) {
   for (double bad : {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN(), -1.0}) {
     for (bool absolute : {false, true}) {
       cg_options opt;
+      opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
       (absolute ? opt.atol : opt.rtol) = bad;
       std::vector<double> x;
       const auto r = cg_host(a, b, x, opt);
@@ -127,6 +129,7 @@ TEST(Cg, NonFiniteTolerancesAreInvalidInput) {
     }
   }
   cg_options opt;
+  opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   opt.max_iterations = -2;
   std::vector<double> x;
   EXPECT_EQ(cg_host(a, b, x, opt).status, solve_status::invalid_input);
@@ -266,6 +269,7 @@ TEST(Cg, IterationLimitIsAStatus) {
   const auto a = test::poisson_2d<double>(20);
   std::vector<double> b(a.rows(), 1.0), x;
   cg_options opt;
+  opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   opt.max_iterations = 3;
   opt.record_history = true;
   const auto r = cg_host(a, b, x, opt);
@@ -279,6 +283,7 @@ TEST(Cg, AbsoluteToleranceStopsEarly) {
   const auto a = test::poisson_2d<double>(20);
   std::vector<double> b(a.rows(), 1.0), x1, x2;
   cg_options rel;
+  rel.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   const auto r1 = cg_host(a, b, x1, rel);
   cg_options abs = rel;
   abs.atol = 1e-2;
@@ -295,6 +300,7 @@ TEST(CgStop, ThresholdIsRelativeToTheRightHandSide) {
   // and never for a small one.
   const auto a = test::poisson_2d<double>(20);
   cg_options opt;
+  opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   opt.rtol = 1e-6;
   opt.record_history = true;
   std::vector<int> counts;
@@ -317,6 +323,7 @@ TEST(CgStop, IterationLimitIsExact) {
   const std::vector<double> b(a.rows(), 1.0);
   for (std::int64_t limit : {0, 1, 2, 7, 30}) {
     cg_options opt;
+    opt.precond = preconditioner::none;  // unpreconditioned: more than 30 iterations
     opt.max_iterations = limit;
     opt.record_history = true;
     std::vector<double> x;
@@ -333,6 +340,7 @@ TEST(CgStop, ConvergedMeansTheTrueResidualMetTheTolerance) {
   const auto a = test::poisson_2d<float>(40);
   std::vector<float> b(a.rows(), 1.0f), x;
   cg_options opt;
+  opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
   opt.rtol = 1e-8;
   const auto r = cg_host(a, b, x, opt);
   EXPECT_EQ(r.status, solve_status::precision_limit) << r.message;

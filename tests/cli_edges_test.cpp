@@ -538,4 +538,84 @@ TEST(CliEdges, SeveralGpusRefuseWhatTheyCannotDoBeforeAnyWork) {
   }
 }
 
+// ---- defaults that solve, answers that are right or say why ---------------------------------
+
+// The default preconditioner is auto: systems of ../shared/data/spd that failed without one
+// (bcsstk01 among them, bundled here) converge with the defaults, and the report says what
+// auto built.
+TEST(Defaults, TheDefaultPreconditionerIsAuto) {
+  for (const char* m : {"bcsstk01.mtx", "bcsstk09.mtx", "bcsstk21.mtx"}) {
+    const auto s = run("solve " + data + "/" + m + " --device cpu --quiet");
+    EXPECT_EQ(s.status, 0) << m << ":\n" << s.output;
+    EXPECT_TRUE(contains(s.output, "precond auto")) << s.output;
+    EXPECT_TRUE(contains(s.output, "(auto)")) << s.output;
+  }
+  // On the host, auto takes AMG on a 2D grid from 64^2 rows (measured on the host).
+  const auto g = run("solve gen:poisson2d:100 --device cpu --quiet");
+  EXPECT_EQ(g.status, 0) << g.output;
+  EXPECT_TRUE(contains(g.output, "M^-1:       amg (auto)")) << g.output;
+  // The iteration limit as it applies, and the time line names the check auto ran.
+  EXPECT_TRUE(contains(g.output, "maxit 20000 (2n) for cg, 20000 (max(2n, 20000)) for bicgstab and gmres")) << g.output;
+  EXPECT_TRUE(contains(g.output, "checking A for auto")) << g.output;
+}
+
+// A solution beyond double's range is not exit 0; a subnormal b is solved.
+TEST(Defaults, SolutionsOutsideDoublesRangeFail) {
+  scratch_dir d("range");
+  write(d / "a.mtx", "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e-300\n");
+  write(d / "b.mtx", "%%MatrixMarket matrix array real general\n1 1\n1e300\n");
+  const auto r = run("solve " + d / "a.mtx" + " --rhs " + d / "b.mtx" + " --device cpu -o " + d / "x.mtx");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "does not fit in double")) << r.output;
+  EXPECT_FALSE(fs::exists(d / "x.mtx"));
+  write(d / "eye.mtx", "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n2 2 1\n");
+  write(d / "tiny.mtx", "%%MatrixMarket matrix array real general\n2 1\n4e-320\n4e-320\n");
+  const auto t = run("solve " + d / "eye.mtx" + " --rhs " + d / "tiny.mtx" + " --device cpu");
+  EXPECT_EQ(t.status, 0) << t.output;
+  EXPECT_FALSE(contains(t.output, "initial guess")) << t.output;
+}
+
+// A NaN column among several right-hand sides has no true residual to print, and says so.
+TEST(Defaults, NanColumnHasNoTrueResidual) {
+  scratch_dir d("nancol");
+  write(d / "a.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 2\n2 2 3\n");
+  write(d / "b.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n1\nnan\n1\n");
+  const auto r = run("solve " + d / "a.mtx" + " --rhs " + d / "b.mtx" + " --device cpu");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "column 2:   non_finite")) << r.output;
+  EXPECT_TRUE(contains(r.output, "true ||b-Ax||/||b|| = not computed")) << r.output;
+  EXPECT_FALSE(contains(r.output, "= 0.000e+00")) << r.output;
+}
+
+// Conflicts known before solving are usage (exit 2), and the messages agree with each other.
+TEST(Defaults, ConflictsAreUsageAndMessagesAgree) {
+  const auto cg = run("solve " + data + "/west0479.mtx --method cg --device cpu");
+  EXPECT_EQ(cg.status, 2) << cg.output;
+  const auto m = run("solve " + data + "/bcsstk09.mtx --precond jacobi --matching on --device cpu");
+  EXPECT_EQ(m.status, 2) << m.output;
+  EXPECT_TRUE(contains(m.output, "--matching applies to --precond ilu0")) << m.output;
+  const auto sw = run("solve " + data + "/west0479.mtx --precond ilu0 --sweeps 5 --device cpu");
+  EXPECT_EQ(sw.status, 2) << sw.output;
+  EXPECT_TRUE(contains(sw.output, "--factorization sweeps")) << sw.output;
+  for (const char* pe : {"3000000000", "99999999999999999999"}) {
+    const auto p = run(std::string("solve gen:convdiff2d:10:") + pe + " --device cpu");
+    EXPECT_EQ(p.status, 2) << p.output;
+    EXPECT_TRUE(contains(p.output, "[0, 1000000000]")) << p.output;
+  }
+  const auto amg = run("solve gen:poisson2d:10 --gpus 2 --precond amg");
+  EXPECT_EQ(amg.status, 2) << amg.output;
+  EXPECT_TRUE(contains(amg.output, "do not build AMG")) << amg.output;
+}
+
+// GMRES on a singular matrix says A is singular.
+TEST(Defaults, SingularMatrixIsNamed) {
+  scratch_dir d("singular");
+  write(d / "a.mtx", "%%MatrixMarket matrix coordinate real general\n5 5 4\n1 1 1\n2 2 1\n4 4 1\n5 5 1\n");
+  write(d / "b.mtx", "%%MatrixMarket matrix array real general\n5 1\n1\n1\n1\n1\n1\n");  // not in A's range
+  const auto r = run("solve " + d / "a.mtx" + " --rhs " + d / "b.mtx" + " --method gmres --precond none --device cpu");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "A is singular")) << r.output;
+  EXPECT_FALSE(contains(r.output, "rounding")) << r.output;
+}
+
 }  // namespace

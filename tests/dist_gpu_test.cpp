@@ -193,6 +193,7 @@ TEST(Distributed, SweptInteriorAndEveryOverlapMatchTheRowsInOrder) {
     if (visible_gpus() < gpus) continue;
     SCOPED_TRACE(std::to_string(gpus) + " GPU(s)");
     cg_options opt;
+    opt.precond = preconditioner::none;  // unpreconditioned (the default is auto)
     opt.rtol = 1e-10;
     auto make = [](dist_comm& comm) { return dist_matrix<double>::poisson(comm, 3, 37); };
     dist_cg_options in_order;

@@ -29,6 +29,11 @@ class GpuMethods : public ::testing::TestWithParam<gpu_case> {};
 TEST_P(GpuMethods, MatchTheHostOracleAndRerunBitIdentically) {
   LA_SKIP_WITHOUT_GPU();
   const auto& c = GetParam();
+  // Under a sanitizer the real systems' thousands of iterations are left out: the same kernels
+  // run on the generated ones (west0479 stays: ILU(0) on the matched rows).
+  if (test::under_sanitizer() && (c.system == "adder_dcop_05.mtx" || c.system == "gr_30_30.mtx" ||
+                                  c.system == "impcol_a.mtx"))
+    GTEST_SKIP() << "under a sanitizer";
   const csr_matrix<double> a = test::system_matrix(c.system, test::data_dir());
   std::vector<double> b(a.rows(), 0.0);  // b = A ones, as PETSc's counts (../shared/anchors)
   reference::spmv(1.0, a, std::vector<double>(a.rows(), 1.0), 0.0, b);
@@ -47,10 +52,11 @@ TEST_P(GpuMethods, MatchTheHostOracleAndRerunBitIdentically) {
     const solve_result r = solve_device(ctx, da, db, dx, o);
     ASSERT_EQ(r.status, solve_status::converged) << r.message << " / " << r.method;
     EXPECT_EQ(r.solver, c.method);
-    // Iterations within 10% of the oracle (rounding differs: the host sums in long double).
+    // Iterations within 10% of the oracle (rounding differs: the host's dots are compensated).
     // adder_dcop_05 (a circuit matrix, 12 zero diagonal entries) is the exception: BiCGSTAB's
-    // count there moves with rounding (host 1961, GPU 2298, Eigen 2298, PETSc 2049), so 20%.
-    const double within = c.system == "adder_dcop_05.mtx" ? 0.2 : 0.1;
+    // count there moves with rounding (host 1816, with long double dots 1961; GPU 2298, Eigen
+    // 2298, PETSc 2049), so 30%.
+    const double within = c.system == "adder_dcop_05.mtx" ? 0.3 : 0.1;
     EXPECT_LE(std::abs(double(r.iterations - h.iterations)), std::max(2.0, within * h.iterations))
         << "gpu " << r.iterations << ", host " << h.iterations;
     EXPECT_LE(r.true_residual, 100 * 1e-8);
@@ -186,7 +192,9 @@ TEST(GpuEdges, ToleranceBelowThePrecisionIsNotABreakdown) {
   const std::vector<double> b(a.rows(), 1.0);
   for (krylov_method m : {krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres}) {
     device_vector<double> dx;
-    const auto r = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, with(m, preconditioner::jacobi, 0.0));
+    cg_options o = with(m, preconditioner::jacobi, 0.0);
+    if (test::under_sanitizer()) o.stagnation_window = 50;  // the same stop, thousands of iterations sooner
+    const auto r = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, o);
     EXPECT_TRUE(r.status == solve_status::precision_limit || r.status == solve_status::stagnation)
         << to_string(m) << ": " << to_string(r.status) << " " << r.message;
   }

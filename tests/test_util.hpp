@@ -1,6 +1,9 @@
 // Shared test helpers: random matrices with awkward structure, data paths, GPU skipping.
 #pragma once
 
+#include <cstdlib>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,6 +33,15 @@ inline std::string data_dir() { return LA_DATA_DIR; }             // the reposit
 inline std::string edge_dir() { return LA_TEST_DATA_DIR "/edge"; }  // parser edge cases
 
 /// Skips the current test, with the reason, when no usable GPU is present.
+/// True when the test runs under compute-sanitizer (tools/gpu-check.sh sets
+/// LA_UNDER_SANITIZER=1 there): the GPU tests then take fewer and smaller cases, every kernel
+/// and path still reached, so that memcheck and racecheck of the whole suite finish in about
+/// ten minutes (each kernel launch is 10-100x slower under them).
+inline bool under_sanitizer() {
+  const char* e = std::getenv("LA_UNDER_SANITIZER");
+  return e && *e && std::string(e) != "0";
+}
+
 #define LA_SKIP_WITHOUT_GPU()                                                            \
   do {                                                                                   \
     if (!::la::cuda_available()) GTEST_SKIP() << "no GPU: " << ::la::cuda_status();      \

@@ -1,6 +1,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -67,9 +68,10 @@ const char* usage =
     "                        write-protected outputs; run --method cg on a non-symmetric matrix\n"
     "  --tol T               relative residual tolerance ||r|| <= T ||b|| (default 1e-8)\n"
     "  --atol T              absolute residual floor (default 0)\n"
-    "  --maxit N             iteration limit (default 2n)\n"
-    "  --precond P           none (default), jacobi, block-jacobi, fsai, ic0, ilu0, amg or\n"
-    "                        auto (bicgstab, gmres and fgmres take none, jacobi, ilu0, amg\n"
+    "  --maxit N             iteration limit (default 2n for cg; max(2n, 20000) for bicgstab,\n"
+    "                        gmres and fgmres, whose counts on small systems pass 2n)\n"
+    "  --precond P           auto (default), none, jacobi, block-jacobi, fsai, ic0, ilu0 or amg\n"
+    "                        (bicgstab, gmres and fgmres take none, jacobi, ilu0, amg\n"
     "                        and auto, which there means amg on a nearly symmetric A (pattern\n"
     "                        symmetric, |a_ij - a_ji| <= 1%% of max |a_ij|) of CG's AMG sizes,\n"
     "                        else ilu0, and jacobi where ILU(0) does not exist; bench/RESULTS.md\n"
@@ -89,11 +91,16 @@ const char* usage =
     "                          amg           one V-cycle of smoothed-aggregation algebraic\n"
     "                                        multigrid, set up on the GPU: iterations that do\n"
     "                                        not grow with the grid on PDE systems\n"
-    "                          auto          for CG: amg on systems of at least 1M rows with at\n"
-    "                                        most 6 entries a row (2D grids) and on any past\n"
-    "                                        12M rows; else fsai on tril(A), which exists for\n"
-    "                                        every SPD matrix (bench/RESULTS.md, \"Algebraic\n"
-    "                                        multigrid\" and \"Preconditioners\")\n"
+    "                          auto          for CG on the GPU: amg on systems of at least 1M\n"
+    "                                        rows with at most 6 entries a row (2D grids) and\n"
+    "                                        on any past 12M rows; on the CPU: amg from 4,096\n"
+    "                                        rows with at most 6 entries a row and on any past\n"
+    "                                        262,144 rows (measured on each side); else fsai on\n"
+    "                                        tril(A), which exists for every SPD matrix\n"
+    "                                        (bench/RESULTS.md, \"Algebraic multigrid\",\n"
+    "                                        \"Preconditioners\", \"Defaults on the host\").\n"
+    "                                        Where the one it picks does not exist for A,\n"
+    "                                        jacobi (none for cg), and the report says why\n"
     "                        On the GPU, fsai in double runs inside the persistent kernel; the\n"
     "                        others between kernels on the graph path.\n"
     "                        The setup time, memory and the pattern or shift used are printed.\n"
@@ -141,7 +148,10 @@ const char* usage =
     "  --amg-cycle C         amg: v (default), w (two coarse visits a level) or f (an F-cycle on\n"
     "                        the coarse level, then a V-cycle; not symmetric: bicgstab and\n"
     "                        gmres take it, cg refuses it)\n"
-    "  --device D            auto (default: the GPU when one is present), cpu or gpu\n"
+    "  --device D            auto (default: the GPU when one is present, except for a system\n"
+    "                        the CPU solves before the GPU would have started: an estimated\n"
+    "                        4 ns a stored entry an iteration for max(100, 2 sqrt(n)) iterations\n"
+    "                        below 50 ms; the device line says which and why), cpu or gpu\n"
     "  --format F            storage for the solve: auto (default; on the GPU the format and\n"
     "                        kernel chosen from the row lengths, on the CPU csr), csr, coo,\n"
     "                        csc, ell, jds, hyb, sell, dense (on the GPU with the rule's\n"
@@ -154,8 +164,9 @@ const char* usage =
     "  --quiet               no progress line (shown only on a terminal, after about a second)\n"
     "  --gpus N              CG (only) on N GPUs of this process (a thread each; NCCL): the rows\n"
     "                        split in blocks balanced by nonzeros, a file read once and its parts\n"
-    "                        uploaded, a gen: system made on each GPU part by part. Any --precond:\n"
-    "                        those other than jacobi built on each GPU's diagonal block (its\n"
+    "                        uploaded, a gen: system made on each GPU part by part. Any --precond\n"
+    "                        but amg (auto builds fsai): those other than jacobi built on each\n"
+    "                        GPU's diagonal block (its\n"
     "                        rows and their columns), so more GPUs can take more iterations.\n"
     "                        Deterministic for a given N. CUDA_VISIBLE_DEVICES picks the GPUs\n"
     "  --mpi                 the same with one MPI rank a GPU (mpirun -n N la solve ... --mpi;\n"
@@ -166,7 +177,8 @@ const char* usage =
     "Exit status: 0 converged: the true residual ||b - Ax|| meets the tolerance within a factor\n"
     "of %g (la::cg_options::true_residual_factor); 1 not converged (iteration limit, breakdown\n"
     "(CG: A is not SPD; BiCGSTAB: rho, r0'v or omega = 0), non-finite values, stagnation, or precision_limit: the recurrence met\n"
-    "the tolerance and the true residual did not); 2 bad usage or input; 3 no usable GPU (with\n"
+    "the tolerance and the true residual did not); 2 bad usage or input (a malformed file, an\n"
+    "option or method this matrix refuses, such as --method cg on non-symmetric values); 3 no usable GPU (with\n"
     "--device gpu), or a CUDA or internal failure.\n";
 
 using clock_type = std::chrono::steady_clock;
@@ -225,7 +237,7 @@ cg_path path_option(const args& a) {
 
 template <typename T, typename O>
 int solve(const args& a, bool gpu, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms,
-          const solve_outputs& out);
+          const solve_outputs& out, bool declared_symmetric);
 
 /// Where A's first non-finite value is, for a person: "A(i,j) = nan, line L of FILE" (the
 /// line found by reading the file again: an error path only). Empty when A is finite.
@@ -269,25 +281,33 @@ const std::vector<std::string> solve_kinds{"poisson2d", "poisson3d", "convdiff2d
 template <typename T>
 int solve(const args& a, bool gpu, const std::string& device_line, const solve_outputs& out) {
   auto t0 = clock_type::now();
+  mm_header h;  // filled by the reader before the callback runs
   return with_matrix<T>(
-      a.positional()[0], a, [&](const auto& A) { return solve(a, gpu, device_line, A, ms_since(t0), out); }, nullptr,
-      solve_kinds);
+      a.positional()[0], a,
+      [&](const auto& A) {
+        return solve(a, gpu, device_line, A, ms_since(t0), out, h.symmetry == mm_symmetry::symmetric);
+      },
+      &h, solve_kinds);
 }
 
 template <typename T, typename O>
 int solve(const args& a, bool gpu, const std::string& device_line, const csr_matrix<T, O>& A, double read_ms,
-          const solve_outputs& out) {
+          const solve_outputs& out, bool declared_symmetric) {
   const std::string path = printable(a.positional()[0]);
   const std::string fmt =
       a.get_choice("--format", "auto", format_choices());
   std::FILE* rep = out.report;
 
   cg_options opt = cg_args(a);
+  opt.known_symmetric = declared_symmetric;  // the reader expanded a symmetric file: no need to check
   opt.record_history = out.history != nullptr;
   progress_line progress(!a.has("--quiet"));
   opt.progress = [&](const cg_progress& p) { progress(p); };
   const cg_path cg_path_choice = path_option(a);
   if (!gpu && cg_path_choice != cg_path::automatic) throw usage_error("--path applies to the GPU solver (--device gpu)");
+  if (!gpu && a.has("--sweeps") && opt.precond_opt.factor.method == factorization::automatic)
+    throw usage_error("--sweeps: on the CPU, --factorization auto factorizes exactly (row by row), which takes no "
+                      "sweeps; add --factorization sweeps to sweep");
 
   if (A.rows() != A.cols())
     throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
@@ -320,8 +340,16 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
                known ? "b = A * ones (known solution x = ones)" : printable(a.get("--rhs", "")).c_str(),
                extra.empty() ? "" : (" (" + std::to_string(extra.size() + 1) + " columns: " +
                                      (gpu ? "one setup, a solve each)" : "a solve each)")).c_str());
-  std::fprintf(rep, "method:     %s, precond %s, tol %g, maxit %s\n", to_string(opt.method), to_string(opt.precond), opt.rtol,
-               opt.max_iterations < 0 ? "2n" : std::to_string(opt.max_iterations).c_str());
+  const std::int64_t n = A.rows();
+  const std::string maxit =
+      opt.max_iterations >= 0           ? std::to_string(opt.max_iterations)
+      : opt.method == krylov_method::cg ? "2n = " + std::to_string(default_max_iterations(n, true))
+      : opt.method == krylov_method::automatic
+          ? std::to_string(default_max_iterations(n, true)) + " (2n) for cg, " +
+                std::to_string(default_max_iterations(n, false)) + " (max(2n, 20000)) for bicgstab and gmres"
+          : "max(2n, 20000) = " + std::to_string(default_max_iterations(n, false));
+  std::fprintf(rep, "method:     %s, precond %s, tol %g, maxit %s\n", to_string(opt.method), to_string(opt.precond),
+               opt.rtol, maxit.c_str());
   std::fflush(rep);
 
   std::vector<T> x(b.size(), T(0));
@@ -378,20 +406,25 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     if (const std::string at = locate_non_finite(A, a.positional()[0]); !at.empty())
       r.message = "matrix holds a non-finite value: " + at;
 
-  if (!r.solver_choice.empty())
-    std::fprintf(rep, "picked:     %s%s (%s)\n", to_string(r.solver),
-                 r.solver == krylov_method::gmres || r.solver == krylov_method::fgmres
-                     ? ("(" + std::to_string(opt.restart) + ")").c_str()
-                     : "",
-                 r.solver_choice.c_str());
+  if (!r.solver_choice.empty()) {
+    std::string picked = to_string(r.solver);
+    if (r.solver == krylov_method::gmres || r.solver == krylov_method::fgmres)
+      picked += "(" + std::to_string(opt.restart) + ")";
+    if (r.method.rfind("bicgstab then", 0) == 0) picked = "bicgstab, then " + picked;  // auto's fallback
+    std::fprintf(rep, "picked:     %s (%s)\n", picked.c_str(), r.solver_choice.c_str());
+  }
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
-  if (opt.precond != preconditioner::none && r.precond.kind != preconditioner::none)
+  if (opt.precond != preconditioner::none && (r.precond.kind != preconditioner::none || !r.precond.detail.empty()))
     std::fprintf(rep, "M^-1:       %s%s%s%s; setup %.3f ms, %.3f MB\n", to_string(r.precond.kind),
                  opt.precond == preconditioner::automatic ? " (auto)" : "", r.precond.detail.empty() ? "" : ": ",
                  r.precond.detail.c_str(), 1e3 * r.precond.setup_seconds, r.precond.bytes / 1e6);
   std::fprintf(rep, "status:     %s after %lld iterations (%s)\n", to_string(r.status),
                static_cast<long long>(r.iterations), r.message.c_str());
-  std::fprintf(rep, "residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual, r.true_residual);
+  if (std::isnan(r.true_residual))
+    std::fprintf(rep, "residual:   not computed (%s)\n", to_string(r.status));
+  else
+    std::fprintf(rep, "residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual,
+                 r.true_residual);
   if (known && r.status != solve_status::invalid_input) {
     double e2 = 0;
     for (T v : x) e2 += (double(v) - 1.0) * (double(v) - 1.0);
@@ -399,20 +432,23 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   }
   std::fprintf(rep, "time:       %.3f ms iterating", 1e3 * r.iterate_seconds);
   if (r.iterations > 0) std::fprintf(rep, " (%.2f us/iteration)", 1e6 * r.iterate_seconds / double(r.iterations));
+  if (r.analysis_seconds > 0) std::fprintf(rep, ", %.3f ms checking A for auto", 1e3 * r.analysis_seconds);
   std::fprintf(rep, ", %.3f ms solver setup", 1e3 * r.setup_seconds);
   if (gpu)
     std::fprintf(rep, ", %.3f ms GPU start-up (%.3f ms of it while the matrix was read), %.3f ms transfers", startup_ms,
                  startup_overlap_ms, transfer_ms);
-  const double other = solve_ms - startup_wait_ms - transfer_ms - 1e3 * (r.setup_seconds + r.iterate_seconds);
+  const double other =
+      solve_ms - startup_wait_ms - transfer_ms - 1e3 * (r.analysis_seconds + r.setup_seconds + r.iterate_seconds);
   std::fprintf(rep, ", %.3f ms other; %.3f ms reading or generating the matrix\n", std::max(0.0, other), read_ms);
   if (!extra.empty()) {
     bool all = r.converged();
     for (std::size_t j = 0; j < column_results.size(); ++j) {
       const solve_result& c = column_results[j];
       all = all && c.converged();
-      std::fprintf(rep, "column %zu:   %s after %lld iterations, true ||b-Ax||/||b|| = %.3e, %.3f ms iterating, %.3f ms setup\n",
-                   j + 2, to_string(c.status), static_cast<long long>(c.iterations), c.true_residual,
-                   1e3 * c.iterate_seconds, 1e3 * c.setup_seconds);
+      const std::string tr = std::isnan(c.true_residual) ? "not computed" : short_number(c.true_residual);
+      std::fprintf(rep, "column %zu:   %s after %lld iterations, true ||b-Ax||/||b|| = %s, %.3f ms iterating, %.3f ms setup%s%s\n",
+                   j + 2, to_string(c.status), static_cast<long long>(c.iterations), tr.c_str(),
+                   1e3 * c.iterate_seconds, 1e3 * c.setup_seconds, c.converged() ? "" : ": ", c.converged() ? "" : c.message.c_str());
     }
     // The solutions as one n x k array (written when every column converged, or as asked).
     solve_result all_r = r;
@@ -420,10 +456,14 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     std::vector<T> flat(x);
     for (const auto& col : extra) flat.insert(flat.end(), col.begin(), col.end());
     write_outputs(a, all_r, flat, out, static_cast<index_t>(extra.size() + 1));
-    return all ? 0 : 1;
+    bool invalid = r.status == solve_status::invalid_input;
+    for (const solve_result& c : column_results) invalid = invalid || c.status == solve_status::invalid_input;
+    return all ? 0 : invalid ? 2 : 1;
   }
   write_outputs(a, r, x, out);
-  return r.converged() ? 0 : 1;
+  // A request refused before any iteration (CG on non-symmetric values, an option that does
+  // not apply to this matrix) is bad usage or input: exit 2, as the CLI's other refusals.
+  return r.converged() ? 0 : r.status == solve_status::invalid_input ? 2 : 1;
 }
 }  // namespace
 
@@ -447,6 +487,9 @@ int cmd_solve(int argc, char** argv) {
       throw usage_error("--method " + m + ": --gpus and --mpi run CG only (the distributed non-symmetric methods are "
                         "not built yet); solve on one GPU (drop --gpus/--mpi), or use --method cg for an SPD matrix");
     if (a.has("--restart")) throw usage_error("--restart applies to gmres/fgmres, which --gpus and --mpi do not run");
+    if (a.get("--precond", "auto") == "amg")
+      throw usage_error("--precond amg: --gpus and --mpi do not build AMG (its setup works on one GPU's whole "
+                        "matrix); use --precond auto or fsai (built on each GPU's diagonal block), or solve on one GPU");
     // NCCL and MPI live in a module that only these runs load (solve_dist.cpp).
     return run_module(LA_DIST_MODULE, "la_cli_dist_main", "the multi-GPU solver (NCCL, MPI)", argc, argv, true);
   }
@@ -460,9 +503,25 @@ int cmd_solve(int argc, char** argv) {
   const bool have_gpu = device != "cpu" && cuda_available();
   if (device == "gpu" && !have_gpu)
     throw no_gpu_error("--device gpu: " + cuda_status() + "; run with --device cpu or auto");
-  const bool gpu = device == "gpu" || (device == "auto" && have_gpu);
+  // --device auto: the host for a system it solves before the GPU would have started.
+  std::optional<device_choice> small;
+  if (device == "auto" && have_gpu && !a.has("--path")) {
+    std::int64_t rows = -1, entries = -1;
+    std::error_code ec;
+    if (is_gen(input)) {
+      const gen_spec g = gen_option(input, solve_kinds);
+      rows = g.rows, entries = g.max_nnz;
+    } else if (std::filesystem::is_regular_file(input, ec)) {
+      const mm_header h = read_matrix_market_header(input);
+      rows = h.rows, entries = max_stored_entries(h);
+    }
+    if (rows >= 0)
+      if (const device_choice c = choose_device(rows, entries); c.host) small = c;
+  }
+  const bool gpu = device == "gpu" || (device == "auto" && have_gpu && !small);
   std::string line = gpu ? "gpu " + cuda_status() : "cpu";
-  if (device == "auto") line += gpu ? " (auto: a GPU is present)" : " (auto: " + cuda_status() + ")";
+  if (device == "auto")
+    line += gpu ? " (auto: a GPU is present)" : small ? " (auto: " + small->why + ")" : " (auto: " + cuda_status() + ")";
   // The GPU starts while the matrix is read or generated (after cuda_status, whose queries
   // would otherwise wait on the start's driver lock).
   std::optional<device_start> started;

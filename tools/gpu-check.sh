@@ -126,7 +126,7 @@ if ((tests && sanitize)); then
       for ((i = 0; i < shards; ++i)); do
         what="$name $tool" log="$out/sanitizer-$name-$tool.log"
         ((shards > 1)) && what+=" (shard $((i + 1))/$shards)" log="${log%.log}-$i.log"
-        GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${LA_SANITIZER_TIMEOUT:-480}" \
+        LA_UNDER_SANITIZER=1 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${LA_SANITIZER_TIMEOUT:-480}" \
           compute-sanitizer --tool $tool "${api[@]}" --error-exitcode 99 "$t" --gtest_filter=-"$skip" > "$log" 2>&1 &
         pids+=("$!:$what:$log")
       done

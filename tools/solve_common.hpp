@@ -85,9 +85,9 @@ void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x
 
 /// --factorization, --sweeps, --trisolve and --matching (ic0 and ilu0 only).
 inline void factor_args(const args& a, const std::string& pc, factor_options& f) {
-  for (const char* o : {"--factorization", "--sweeps", "--trisolve", "--matching"})
-    if (a.has(o) && pc != "ic0" && pc != "ilu0") throw usage_error(std::string(o) + " applies to --precond ic0 or ilu0");
   if (a.has("--matching") && pc != "ilu0") throw usage_error("--matching applies to --precond ilu0");
+  for (const char* o : {"--factorization", "--sweeps", "--trisolve"})
+    if (a.has(o) && pc != "ic0" && pc != "ilu0") throw usage_error(std::string(o) + " applies to --precond ic0 or ilu0");
   const std::string fm = a.get_choice("--factorization", "auto", {"auto", "exact", "sweeps"});
   f.method = fm == "exact" ? factorization::exact : fm == "sweeps" ? factorization::sweeps : factorization::automatic;
   f.sweeps = static_cast<int>(a.get_int("--sweeps", 0, 1, 1000));
@@ -140,7 +140,7 @@ inline cg_options cg_args(const args& a) {
       opt.method != krylov_method::automatic)
     throw usage_error("--restart applies to --method gmres or fgmres (or auto, when it picks gmres)");
   opt.force = a.has("--force");
-  const std::string pc = a.get_choice("--precond", "none", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "amg", "auto"});
+  const std::string pc = a.get_choice("--precond", "auto", {"none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "amg", "auto"});
   opt.precond = *parse_preconditioner(pc);
   const bool fsai = pc == "fsai" || pc == "auto";
   for (const char* o : {"--fsai-pattern", "--fsai-drop", "--fsai-max-row"})

@@ -333,6 +333,9 @@ int run(const args& a, const std::vector<std::string>& inputs) {
   std::fprintf(rep, "system:     %lld x %lld, %lld nonzeros (%s offsets per part)\n", static_cast<long long>(res.rows),
                static_cast<long long>(res.rows), static_cast<long long>(res.nnz), res.wide ? "64-bit" : "32-bit");
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
+  if (opt.precond != preconditioner::none && r.precond.kind != preconditioner::none)
+    std::fprintf(rep, "M^-1:       %s: %s; setup %.3f ms (rank 0's), %.3f MB on rank 0\n", to_string(r.precond.kind),
+                 r.precond.detail.c_str(), 1e3 * r.precond.setup_seconds, r.precond.bytes / 1e6);
   std::fprintf(rep, "status:     %s after %lld iterations (%s)\n", to_string(r.status),
                static_cast<long long>(r.iterations), r.message.c_str());
   std::fprintf(rep, "residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual, r.true_residual);

@@ -66,6 +66,7 @@ inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string
                            gen_forms(kinds));
   const std::string form = gen_forms({g.kind});
   const bool convdiff = g.kind == "convdiff2d" || g.kind == "convdiff3d";
+  constexpr std::int64_t peclet_max = 1000000000;   // one limit for every message that names it
   std::size_t count = g.kind == "poisson2d" || g.kind == "poisson3d" ? 1 : g.kind == "denserows" ? 4 : 2;
   if (convdiff && parts.size() == 2) parts.push_back("100");  // the default Peclet number
   if (parts.size() != count + 1)
@@ -85,6 +86,8 @@ inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string
     const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (s.empty() || s[0] == '-' || s[0] == '+' || p != s.data() + s.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
       fail(i, "is not a non-negative integer (" + form + ")");
+    if (convdiff && i == 1 && (ec == std::errc::result_out_of_range || v > std::uint64_t(peclet_max)))
+      fail(i, "is out of range: it must be in [0, " + std::to_string(peclet_max) + "] (the Peclet number, an integer)");
     if (ec == std::errc::result_out_of_range || v > std::uint64_t(max_index))
       fail(i, "is out of range: it must be at most " + std::to_string(max_index));
     g.n.push_back(static_cast<std::int64_t>(v));
@@ -107,7 +110,7 @@ inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string
   } else if (convdiff) {
     const bool two = g.kind == "convdiff2d";
     at_most(0, 1, two ? poisson_2d_max_n : poisson_3d_max_n, std::string(", since N^") + (two ? "2" : "3") + " rows" + rows_why);
-    at_most(1, 0, 1000000000, " (the Peclet number, an integer)");
+    at_most(1, 0, peclet_max, " (the Peclet number, an integer)");
     const std::int64_t n = g.n[0];
     g.rows = two ? n * n : n * n * n;
     g.max_nnz = two ? 5 * n * n - 4 * n : 7 * n * n * n - 6 * n * n;

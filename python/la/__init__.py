@@ -72,9 +72,25 @@ _python_copies = 0  # device copies the Python layer makes (x0 of CuPy input)
 _checked = set()  # option words the CLI's parser has accepted
 
 
+# The values an option takes, so that "--matching on" reads matching='on' in Python.
+_CHOICES = {"auto", "none", "cg", "bicgstab", "gmres", "fgmres", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "amg",
+            "on", "off", "exact", "sweeps", "isai", "lower", "squared", "v", "w", "f", "chebyshev", "l1-jacobi",
+            "cpu", "gpu", "float", "double"}
+
+
 def _python_words(message):
-    """la's message with the CLI's option names in Python's (--tol -> rtol, --amg-cycle -> amg_cycle)."""
-    return _re.sub(r"--([a-z][a-z0-9-]*)", lambda m: _PY_NAMES.get(m.group(1), m.group(1).replace("-", "_")), message)
+    """la's message with the CLI's option names in Python's: --tol -> rtol=, --matching on -> matching='on',
+    --force -> force=True."""
+    def word(m):
+        name = m.group(1)
+        if name == "force":
+            return "force=True" + (m.group(2) or "")
+        py = _PY_NAMES.get(name, name.replace("-", "_"))
+        value = m.group(2)
+        if value and value.strip() in _CHOICES:
+            return "%s=%r" % (py, value.strip())
+        return py + (value or "")
+    return _re.sub(r"--([a-z][a-z0-9-]*)( [a-z][a-z0-9-]*\b)?", word, message)
 
 
 def _translate(e):
@@ -142,6 +158,48 @@ def _value_dtype(dtype):
     return dtype if dtype in (_np.float32, _np.float64) else _np.dtype(_np.float64)
 
 
+def _check_structure(a):
+    """A scipy sparse matrix's index arrays in range, checked with numpy only: scipy's conversions and
+    sum_duplicates() read them unchecked (an indptr entry past the end crashes the interpreter)."""
+    rows, cols = a.shape
+    fmt = a.format
+    if fmt in ("csr", "csc"):
+        outer, inner = (rows, cols) if fmt == "csr" else (cols, rows)
+        indptr, indices = _np.asarray(a.indptr), _np.asarray(a.indices)
+        where = "indptr (%s)" % fmt.upper()
+        if indptr.ndim != 1 or indptr.shape[0] != outer + 1:
+            raise InvalidArgument("the %s matrix's indptr has %d entries; a %d x %d matrix needs %d"
+                                  % (fmt.upper(), indptr.size, rows, cols, outer + 1))
+        if indptr[0] != 0:
+            raise InvalidArgument("%s starts at %d; it must start at 0" % (where, int(indptr[0])))
+        stored = min(indices.shape[0], _np.asarray(a.data).shape[0])
+        past = _np.flatnonzero(indptr > stored)
+        if past.size:
+            i = int(past[0])
+            raise InvalidArgument("%s[%d] = %d is past the end of indices (%d entries) or data (%d entries)"
+                                  % (where, i, int(indptr[i]), indices.shape[0], _np.asarray(a.data).shape[0]))
+        if outer > 0:
+            bad = _np.flatnonzero(indptr[1:] < indptr[:-1])
+            if bad.size:
+                i = int(bad[0])
+                raise InvalidArgument("%s decreases at entry %d (%d then %d): it must be non-decreasing"
+                                      % (where, i + 1, int(indptr[i]), int(indptr[i + 1])))
+        end = int(indptr[-1])
+        if end:
+            used = indices[:end]
+            bad = _np.flatnonzero((used < 0) | (used >= inner))
+            if bad.size:
+                k = int(bad[0])
+                raise InvalidArgument("indices[%d] = %d is outside [0, %d) (%s)" % (k, int(used[k]), inner,
+                                                                                fmt.upper()))
+    elif fmt == "coo":
+        for name, idx, lim in (("row", _np.asarray(a.row), rows), ("col", _np.asarray(a.col), cols)):
+            bad = _np.flatnonzero((idx < 0) | (idx >= lim))
+            if bad.size:
+                k = int(bad[0])
+                raise InvalidArgument("COO %s[%d] = %d is outside [0, %d)" % (name, k, int(idx[k]), lim))
+
+
 class _Matrix:
     """A matrix as the extension takes it: host CSR arrays or device pointers, with its types."""
 
@@ -166,6 +224,8 @@ class _Matrix:
                                          a.data.data.ptr, self.device)
             return
         import scipy.sparse as sp
+        if sp.issparse(a):
+            _check_structure(a)  # before scipy reads it: a broken indptr crashes scipy's own routines
         if isinstance(a, _np.ndarray) or not sp.issparse(a):
             a = _np.asarray(a)
             if a.ndim != 2:
@@ -197,9 +257,14 @@ class _Matrix:
 def _words(rtol, atol, maxiter, method, precond, options):
     w = ["--tol", repr(float(rtol)), "--atol", repr(float(atol)), "--method", str(method), "--precond", str(precond)]
     if maxiter is not None:
+        if isinstance(maxiter, (bool, _np.bool_)) or not (isinstance(maxiter, (int, _np.integer)) or (
+                isinstance(maxiter, (float, _np.floating)) and float(maxiter).is_integer())):
+            raise InvalidArgument("maxiter must be a whole number of iterations, got %r" % (maxiter,))
         w += ["--maxit", str(int(maxiter))]
     for k, v in options.items():
         if k == "force":
+            if not isinstance(v, (bool, _np.bool_)):
+                raise InvalidArgument("force must be True or False, got %r" % (v,))
             if v:
                 w.append("--force")
             continue
@@ -228,7 +293,10 @@ def _use_gpu(device, m):
         return True
     if device == "gpu" and not _la.cuda_available():
         raise NoGpuError("device='gpu': " + _la.cuda_status() + "; use device='cpu' or 'auto'")
-    return device == "gpu" or (device == "auto" and _la.cuda_available())
+    if device == "auto" and _la.cuda_available():
+        host, _why = _la.choose_device(m.shape[0], int(m.a.nnz))  # la solve's rule: small systems on the host
+        return not host
+    return device == "gpu"
 
 
 class SolveResult:
@@ -237,7 +305,7 @@ class SolveResult:
 
     __slots__ = ("status", "converged", "iterations", "residual", "true_residual", "message", "method", "where",
                  "method_choice", "precond", "precond_detail", "precond_setup_seconds", "precond_bytes",
-                 "setup_seconds", "iterate_seconds", "history", "device", "call_seconds")
+                 "analysis_seconds", "setup_seconds", "iterate_seconds", "history", "device", "call_seconds")
 
     def __init__(self, d, device):
         self.call_seconds = 0.0  # la.solve: the C++ call's own time (copies, setup, solve)
@@ -274,24 +342,48 @@ def _vectors(m, b, x0, gpu):
             raise InvalidArgument("A is a CuPy matrix, so b must be a CuPy array on the same GPU")
         if b.dtype != m.dtype:
             raise InvalidArgument("b is %s but A is %s" % (b.dtype, m.dtype))
-        b = b.ravel()
+        b = _one_column(b, n, "b")
         if not b.flags.c_contiguous:
             raise InvalidArgument("b must be contiguous")
         if x0 is None:
             x = cupy.zeros(n, dtype=m.dtype)
         else:
-            x = cupy.array(x0, dtype=m.dtype, copy=True).ravel()
+            x = _one_column(cupy.array(x0, dtype=m.dtype, copy=True), n, "x0")
             _python_copies += 1
     else:
         if _is_cupy_array(b):
             raise InvalidArgument("A is a host matrix (scipy), so b must be a numpy array; for the GPU in place "
                                   "pass a cupyx.scipy.sparse.csr_matrix")
-        b = _np.ascontiguousarray(_np.asarray(b, dtype=m.dtype).ravel())
-        x = _np.zeros(n, dtype=m.dtype) if x0 is None else _np.array(x0, dtype=m.dtype, copy=True).ravel()
+        b = _np.asarray(b)
+        _real(b, "b")
+        b = _np.ascontiguousarray(_one_column(_np.asarray(b, dtype=m.dtype), n, "b"))
+        if x0 is None:
+            x = _np.zeros(n, dtype=m.dtype)
+        else:
+            x0 = _np.asarray(x0)
+            _real(x0, "x0")
+            x = _one_column(_np.array(x0, dtype=m.dtype, copy=True), n, "x0")
     if b.shape[0] != n or x.shape[0] != n:
         raise InvalidArgument("A is %d x %d but b has %d entries and x0 %d" % (m.shape[0], m.shape[1], b.shape[0],
                                                                             x.shape[0]))
     return b, x
+
+
+def _real(v, name):
+    if _np.iscomplexobj(v):
+        raise InvalidArgument("la solves real systems; %s is complex (%s): solve the real and imaginary parts "
+                              "separately" % (name, v.dtype))
+    if v.dtype.kind not in "fiub":
+        raise InvalidArgument("%s must hold numbers, got dtype %s" % (name, v.dtype))
+
+
+def _one_column(v, n, name):
+    """v as a vector of n entries: shape (n,) or (n, 1), as scipy takes; anything else is refused
+    (flattening an (n/2, 2) array would solve a reordered right-hand side)."""
+    if v.ndim == 1 or (v.ndim == 2 and v.shape[1] == 1 and v.shape[0] == n):
+        return v.ravel()
+    raise InvalidArgument("%s has shape %s; A is %d x %d, so %s must have shape (%d,) or (%d, 1)"
+                          % (name, tuple(v.shape), n, n, name, n, n))
 
 
 def _pointers(b, x):
@@ -307,6 +399,9 @@ def _wait_for_cupy(m):
 
 def _returned(d, gpu, x, full_output):
     """(x, info) or (x, info, SolveResult) from the extension's report."""
+    for k in ("message", "method_choice", "precond_detail"):
+        if isinstance(d.get(k), str):
+            d[k] = _python_words(d[k])
     r = SolveResult(d, "gpu" if gpu else "cpu")
     info_ = _info_code(r)
     return (x, info_, r) if full_output else (x, info_)

@@ -34,6 +34,7 @@ class SolveResult:
     precond_detail: str
     precond_setup_seconds: float
     precond_bytes: float
+    analysis_seconds: float
     setup_seconds: float
     iterate_seconds: float
     history: list[float]

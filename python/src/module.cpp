@@ -320,6 +320,7 @@ py::dict report_of(const solve_result& r) {
   d["precond_detail"] = r.precond.detail;
   d["precond_setup_seconds"] = r.precond.setup_seconds;
   d["precond_bytes"] = r.precond.bytes;
+  d["analysis_seconds"] = r.analysis_seconds;
   d["setup_seconds"] = r.setup_seconds;
   d["iterate_seconds"] = r.iterate_seconds;
   d["history"] = r.history;
@@ -356,6 +357,13 @@ PYBIND11_MODULE(_la, mod) {
 
   mod.def("cuda_available", &cuda_available, "True when a CUDA device and a new enough driver are present.");
   mod.def("cuda_status", &cuda_status, "One line: the device's name, or why there is none.");
+  mod.def(
+      "choose_device",
+      [](std::int64_t rows, std::int64_t nnz) {
+        const device_choice c = choose_device(rows, nnz);
+        return py::make_tuple(c.host, c.why);
+      },
+      "device='auto' with a GPU present: (True, why) where the host solves before the GPU would start.");
   mod.def("copies", [] { return copies.load(); }, "Arrays the binding copied between host and device so far.");
   mod.def("check_options", [](const std::vector<std::string>& w) { (void)parse_options(w); },
           "Parses la solve's options (argv words) and raises what the CLI would refuse.");

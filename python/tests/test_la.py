@@ -112,7 +112,7 @@ def test_numpy_arrays_are_read_in_place_and_checked(device):
     # A broken structure (scipy does not check index ranges) is refused, not read past.
     bad = sp.csr_matrix((np.ones(3), np.array([0, 5, 1], dtype=np.int32), np.array([0, 2, 3], dtype=np.int32)),
                         shape=(2, 2))
-    with pytest.raises(ValueError, match=r"col_idx\[1\] = 5.*outside \[0, 2\)"):
+    with pytest.raises(ValueError, match=r"indices\[1\] = 5 is outside \[0, 2\)"):
         la.solve(bad, np.ones(2), device=device)
 
 
@@ -149,6 +149,75 @@ def test_options_reach_the_solver_and_are_refused_where_they_do_not_apply():
         la.solve(sp.random(5, 6, density=0.5, format="csr"), np.ones(5), device="cpu")
     with pytest.raises(ValueError, match="symmetric"):  # CG on a non-symmetric matrix
         la.solve(A + sp.eye(A.shape[0], k=1), b, method="cg", device="cpu")
+
+
+def test_broken_scipy_structures_are_refused_before_scipy_reads_them():
+    A = poisson2d(10)
+    b = A @ np.ones(A.shape[0])
+    # Run in a child: before the fix, the first of these killed the interpreter in scipy's
+    # sum_duplicates(), and the second leaked a C++ RuntimeError.
+    code = """
+import numpy as np, scipy.sparse as sp, la
+t = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(10, 10))
+A = (sp.kron(sp.identity(10), t) + sp.kron(t, sp.identity(10))).tocsr()
+b = A @ np.ones(100)
+for case in ("past", "decreasing", "first"):
+    M = A.copy()
+    M.has_canonical_format = False
+    if case == "past":
+        M.indptr[5] = 10**6
+    elif case == "decreasing":
+        M.indptr[5] = M.indptr[3]
+    else:
+        M.indptr[0] = 1
+    try:
+        la.solve(M, b, device="cpu")
+        print(case, "accepted")
+    except la.InvalidArgument as e:
+        print(case, "refused:", e)
+"""
+    run = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(__import__("sys").path)})
+    assert run.returncode == 0, run.stderr
+    assert "past refused: indptr (CSR)[5] = 1000000 is past the end" in run.stdout, run.stdout
+    assert "decreasing refused: indptr (CSR) decreases at entry 5" in run.stdout, run.stdout
+    assert "first refused: indptr (CSR) starts at 1" in run.stdout, run.stdout
+
+
+def test_right_hand_sides_of_the_wrong_shape_or_kind_are_refused():
+    A = poisson2d(10)
+    b = A @ np.ones(A.shape[0])
+    x, info = la.solve(A, b.reshape(100, 1), device="cpu")  # a column, as scipy takes
+    assert info == 0 and x.shape == (100,)
+    for bad in (b.reshape(50, 2), b.reshape(2, 5, 10), b.reshape(1, 100)):
+        with pytest.raises(ValueError, match="must have shape"):
+            la.solve(A, bad, device="cpu")
+    with pytest.raises(ValueError, match="complex"):
+        la.solve(A, b + 1j, device="cpu")
+    with pytest.raises(ValueError, match="complex"):
+        la.solve(A, b, x0=np.zeros(100) + 0j, device="cpu")
+    with pytest.raises(ValueError, match="whole number"):
+        la.solve(A, b, maxiter=1.7, device="cpu")
+    with pytest.raises(ValueError, match="True or False"):
+        la.solve(A, b, force="no", device="cpu")
+    x, info = la.solve(A, b, maxiter=300.0, device="cpu")  # a whole float is a count
+    assert info == 0
+
+
+def test_results_and_errors_use_pythons_names():
+    A = poisson2d(30)
+    b = A @ np.ones(A.shape[0])
+    _, info, r = la.solve(A, b, maxiter=3, precond="none", device="cpu", full_output=True)
+    assert info == 3
+    assert "--" not in r.message and "maxiter" in r.message and "precond" in r.message, r.message
+    with pytest.raises(ValueError) as e:
+        la.solve(A, b, precond="jacobi", matching="on", device="cpu")
+    assert "--" not in str(e.value) and "matching applies to precond='ilu0'" in str(e.value), str(e.value)
+
+
+def test_solutions_outside_doubles_range_are_not_converged():
+    _, info, r = la.solve(sp.diags([1e-300, 1.0]).tocsr(), np.array([1e300, 1.0]), device="cpu", full_output=True)
+    assert info != 0 and r.status == "non_finite" and "does not fit in double" in r.message
 
 
 def test_statuses_as_scipy_info():

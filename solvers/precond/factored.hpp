@@ -179,6 +179,10 @@ void matching_scales(const diagonal_matching& m, std::vector<T>& dr, std::vector
 /// c times Dc[c]); a structurally singular A (columns left unmatched) is la::invalid_argument.
 template <typename T, typename O>
 csr_matrix<T, O> matched_matrix(const csr_matrix<T, O>& a, const diagonal_matching& m) {
+  for (index_t i = 0; i < a.rows(); ++i)  // the plainest cause first: a row with no entry at all
+    if (a.row_ptr()[i] == a.row_ptr()[i + 1])
+      throw invalid_argument("ilu0: row " + std::to_string(i + 1) + " of the matrix is empty, so A is singular "
+                             "and no LU factorization exists");
   if (m.unmatched > 0)
     throw invalid_argument("ilu0: the matrix is structurally singular: no permutation of its rows puts a nonzero "
                            "on the diagonal of column " + std::to_string(m.first_unmatched + 1) + " (" +
