@@ -171,7 +171,7 @@ TEST(Cli, SolveOnTheGpu) {
       EXPECT_TRUE(contains(r.output, std::string(p) == "auto" ? "persistent path" : std::string(p) + " path")) << r.output;
       EXPECT_TRUE(contains(r.output, "||x - ones|| / ||ones|| = ")) << r.output;
       // Every part of the time is in a figure: GPU start-up and transfers apart from the solve.
-      EXPECT_TRUE(std::regex_search(r.output, std::regex("ms iterating \\([0-9.]+ us/iteration\\), [0-9.]+ ms solver setup, "
+      EXPECT_TRUE(std::regex_search(r.output, std::regex("ms iterating \\([0-9.]+ us/iteration\\), ([0-9.]+ ms checking A for auto, )?[0-9.]+ ms solver setup, "
                                                           "[0-9.]+ ms GPU start-up \\([0-9.]+ ms of it while the matrix "
                                                           "was read\\), [0-9.]+ ms transfers")))
           << r.output;
