@@ -91,7 +91,7 @@ TEST_P(GpuAgainstEigen, EveryPathMatchesEigenAndTheHost) {
   const auto& c = GetParam();
   // Under a sanitizer the Poisson cases alone: the real systems run the same kernels for more
   // iterations.
-  if (test::under_sanitizer() && c.name.rfind("poisson", 0) != 0) GTEST_SKIP() << "under a sanitizer";
+  if (test::under_sanitizer() && c.name != "poisson2d:64") GTEST_SKIP() << "under a sanitizer";
   const csr_matrix<double> a = test::system_matrix(c.name, test::data_dir());
   std::mt19937 g(7);
   const std::vector<double> b = test::random_vector<double>(a.rows(), g);
@@ -164,12 +164,16 @@ TYPED_TEST(GpuCg, EveryFormatPathAndPreconditionerAgreesWithTheHost) {
   context ctx;
   std::mt19937 g(11);
   // Awkward sizes: a 1x1 system, sizes around a warp, and one not a multiple of anything.
-  for (index_t n : {1, 31, 33, 1000}) {
+  // Under a sanitizer: 1 and 33 rows (every format) and 1000 (the default kernel, several
+  // blocks), to a looser tolerance (fewer iterations of the same kernels).
+  const std::vector<index_t> sizes = test::under_sanitizer() ? std::vector<index_t>{1, 33, 1000}
+                                                               : std::vector<index_t>{1, 31, 33, 1000};
+  for (index_t n : sizes) {
     const auto a = random_spd<T>(n, 6, g);
     const auto b = test::random_vector<T>(static_cast<std::size_t>(n), g);
     for (preconditioner pc : {preconditioner::none, preconditioner::jacobi}) {
       cg_options opt;
-      opt.rtol = std::is_same_v<T, float> ? 1e-5 : 1e-10;
+      opt.rtol = std::is_same_v<T, float> ? 1e-5 : test::under_sanitizer() ? 1e-6 : 1e-10;
       opt.precond = pc;
       std::vector<T> xh;
       const auto host = cg_host(a, b, xh, opt);

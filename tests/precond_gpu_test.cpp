@@ -271,8 +271,9 @@ TEST(GpuPrecondCg, IterationsWithinTenPercentOfTheHostAndRerunsAreBitIdentical) 
   context ctx;
   std::mt19937 g(5);
   for (const std::string name : {"blocked:400", "poisson2d:64", "bcsstk09.mtx", "gr_30_30.mtx", "bcsstk21.mtx"}) {
-    // Under a sanitizer two systems (block structure, a grid): the others run the same kernels.
-    if (test::under_sanitizer() && name != "blocked:400" && name != "poisson2d:64") continue;
+    // Under a sanitizer one system (its blocks reach block-Jacobi's kernels): the others run
+    // the same kernels for more iterations.
+    if (test::under_sanitizer() && name != "blocked:400") continue;
     const csr_matrix<double> a = case_matrix<double>(name);
     const std::vector<double> b = test::random_vector<double>(static_cast<std::size_t>(a.rows()), g);
     const auto da = to_device(ctx, a);

@@ -67,7 +67,9 @@ TEST(GpuSpgemm, MatchesTheOracleOnAwkwardShapes) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
   std::mt19937 g(11);
-  for (index_t m : {1, 31, 33, 1000})
+  // Under a sanitizer A has 1 or 33 rows (its row m/2 still reaches every path: k past 96 the hash).
+  const std::vector<index_t> ms = test::under_sanitizer() ? std::vector<index_t>{1, 33} : std::vector<index_t>{1, 31, 33, 1000};
+  for (index_t m : ms)
     for (index_t k : {1, 33, 1000})
       for (index_t n : {1, 31, 1000}) {
         // A's row m/2 dense (k entries: past 32 the warp path), every third row empty.
