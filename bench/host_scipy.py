@@ -45,12 +45,15 @@ def scipy_run(A, b, method, restart, maxiter):
     def cb(_):
         its[0] += 1
 
+    import inspect
+    f = spla.cg if method == "cg" else spla.gmres
+    tol = {"rtol": 1e-8} if "rtol" in inspect.signature(f).parameters else {"tol": 1e-8}  # scipy < 1.12: tol
     t = time.perf_counter()
     if method == "cg":
-        x, info = spla.cg(A, b, rtol=1e-8, atol=0.0, maxiter=maxiter, callback=cb)
+        x, info = spla.cg(A, b, atol=0.0, maxiter=maxiter, callback=cb, **tol)
     else:
-        x, info = spla.gmres(A, b, rtol=1e-8, atol=0.0, restart=restart, maxiter=maxiter, callback=cb,
-                             callback_type="pr_norm")
+        x, info = spla.gmres(A, b, atol=0.0, restart=restart, maxiter=maxiter, callback=cb,
+                             callback_type="pr_norm", **tol)
     return time.perf_counter() - t, its[0], x, info
 
 

@@ -125,6 +125,21 @@ double fast_dot(const T* x, const T* y, std::size_t n) {
   for (; i < n; ++i) tail += static_cast<double>(x[i]) * y[i];
   return ((s[0] + s[1]) + (s[2] + s[3])) - ((c[0] + c[1]) + (c[2] + c[3])) + tail;
 }
+/// x'y with four plain running sums: for GMRES's projections, which its second Gram-Schmidt
+/// pass corrects, so they need no compensation (and cost a quarter of the compensated dot's adds).
+template <typename T>
+double plain_dot(const T* x, const T* y, std::size_t n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    s0 += static_cast<double>(x[i]) * y[i];
+    s1 += static_cast<double>(x[i + 1]) * y[i + 1];
+    s2 += static_cast<double>(x[i + 2]) * y[i + 2];
+    s3 += static_cast<double>(x[i + 3]) * y[i + 3];
+  }
+  for (; i < n; ++i) s0 += static_cast<double>(x[i]) * y[i];
+  return (s0 + s1) + (s2 + s3);
+}
 /// y = A x (CSR), each row summed in double; with `dot`, also returns x'y (CG's q = A p, p'q).
 template <typename T, typename O>
 double csr_multiply(const csr_matrix<T, O>& a, const T* x, T* y, bool dot) {
