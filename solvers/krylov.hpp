@@ -444,6 +444,7 @@ solve_result krylov_solve(Backend& be, const typename Backend::vector& b_in, typ
     res.precond = be.describe_preconditioner();
     if (!why.empty()) {
       res.precond_failed = true;
+      res.setup_seconds = seconds_since(t_setup);  // the attempt's time counts as setup
       return finish(solve_status::breakdown, why);
     }
   }

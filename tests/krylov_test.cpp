@@ -473,6 +473,11 @@ TEST(Method, PropertiesAgreeWithADenseCheck) {
     EXPECT_EQ(q.pattern_symmetric, pattern) << seed;
     EXPECT_EQ(q.max_abs, big);
     if (seed % 2 == 0) EXPECT_TRUE(q.symmetric());
+    const auto choice = properties_of(a, false, true);  // for the choice: may stop early
+    EXPECT_EQ(choice.symmetric(), q.symmetric()) << seed;
+    EXPECT_EQ(choice.pattern_symmetric && choice.max_asymmetry <= 0.01, q.pattern_symmetric && q.max_asymmetry <= 0.01);
+    EXPECT_LE(choice.max_asymmetry, q.max_asymmetry);
+    EXPECT_EQ(choice.diag_positive, q.diag_positive);
     const auto known = properties_of(a, true);  // told symmetric: the diagonal alone
     EXPECT_EQ(known.diag_positive, q.diag_positive);
     EXPECT_EQ(known.dominant_rows, q.dominant_rows);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <random>
 
 #include <la/solvers/precond/matching.hpp>
 #include "test_util.hpp"
@@ -92,6 +93,34 @@ TEST(Matching, AHeavyDiagonalStaysInPlace) {
   const auto a = test::poisson_2d<double>(7);
   const auto m = max_product_matching(a);
   for (index_t j = 0; j < a.rows(); ++j) EXPECT_EQ(m.perm[j], j);
+}
+
+// The search is bounded: past its budget it stops with a message instead of running for
+// minutes, and precond auto then takes Jacobi (a 1M-row random pattern ran 12 minutes).
+TEST(Matching, TheSearchIsBoundedAndAutoFallsBackToJacobi) {
+  std::mt19937 g(3);
+  const index_t n = 300;
+  std::vector<index_t> p{0}, c;
+  std::vector<double> v;
+  std::uniform_int_distribution<index_t> col(0, n - 1);
+  for (index_t i = 0; i < n; ++i) {  // a random pattern with no diagonal
+    std::vector<index_t> cols;
+    while (cols.size() < 6) {
+      const index_t j = col(g);
+      if (j != i && std::find(cols.begin(), cols.end(), j) == cols.end()) cols.push_back(j);
+    }
+    std::sort(cols.begin(), cols.end());
+    for (index_t j : cols) c.push_back(j), v.push_back(1.0 + (j % 7));
+    p.push_back(static_cast<index_t>(c.size()));
+  }
+  const csr_matrix<double> a(n, n, p, c, v);
+  EXPECT_NO_THROW(max_product_matching(a));  // the default budget: ample here
+  try {
+    max_product_matching(a, 50);
+    ADD_FAILURE() << "no throw past the budget";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("gave up"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
