@@ -243,8 +243,8 @@ inline std::string stop_message(const cg_control& c, const cg_limits& l) {
           return "BiCGSTAB breakdown" + at + ": omega = t's / t't = 0 (the stabilizing step makes no progress, or "
                  "A M^-1 s = 0: A may be singular); gmres does not break down this way";
         case reason_singular:
-          return "GMRES breakdown" + at + ": A M^-1 v = 0 for a basis vector v, so A is singular (or the preconditioner is); a singular system "
-                 "has no unique solution";
+          return "GMRES breakdown" + at + ": A M^-1 v lies, to double's precision, in the span of the earlier basis vectors' images, so A is "
+                 "singular (a singular system has no unique solution) or nearly so (condition past 1e14)";
         default: break;
       }
       if (c.iteration == 0)
@@ -328,6 +328,9 @@ inline double rhs_scale(double bnorm) {
 
 /// A hint for a breakdown that a preconditioner, not the matrix, may have caused.
 inline std::string precond_hint(preconditioner p, const cg_control& c) {
+  if (c.status == cg_breakdown && c.reason == reason_singular && p != preconditioner::none)
+    return std::string("; or the preconditioner is: with --precond ") + to_string(p) +
+           " the product A M^-1 is what is singular, and --precond jacobi or none tells A's part";
   if (c.status != cg_breakdown || c.reason != reason_none) return {};
   if (p == preconditioner::ilu0)
     return "; ILU(0) of a symmetric positive definite matrix need not be SPD, so CG may break down with it: "
