@@ -19,20 +19,12 @@ import sys
 import time
 
 import numpy as np
-import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import la
+from python_bench import poisson  # the same generated grids as the Python benchmark
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def poisson(n, d):
-    t = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(n, n), format="csr")
-    i = sp.identity(n, format="csr")
-    if d == 2:
-        return (sp.kron(i, t) + sp.kron(t, i)).tocsr()
-    return (sp.kron(sp.kron(i, i), t) + sp.kron(sp.kron(i, t), i) + sp.kron(sp.kron(t, i), i)).tocsr()
 
 
 def relres(A, x, b):
