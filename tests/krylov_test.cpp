@@ -501,5 +501,14 @@ TEST(Method, HostAutoRuleAndDeviceChoice) {
   EXPECT_NE(choose_device(237, 2000).why.find("start-up"), std::string::npos);
 }
 
+// An empty row is named as such, not as an unmatched column, when ILU(0) is asked for.
+TEST(Edges, AnEmptyRowIsNamed) {
+  const csr_matrix<double> a(3, 3, {0, 2, 2, 4}, {0, 1, 1, 2}, {2, 1, 1, 3});  // row 2 empty
+  std::vector<double> x;
+  const auto r = solve_host(a, std::vector<double>{1, 1, 1}, x, with(krylov_method::gmres, preconditioner::ilu0));
+  EXPECT_EQ(r.status, solve_status::breakdown) << r.message;
+  EXPECT_NE(r.message.find("row 2 of the matrix is empty"), std::string::npos) << r.message;
+}
+
 }  // namespace
 }  // namespace la
