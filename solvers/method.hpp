@@ -220,33 +220,46 @@ inline device_choice choose_device(std::int64_t rows, std::int64_t nnz) {
 }
 
 namespace detail {
-/// auto's BiCGSTAB broke down (rho, r0'v or omega = 0), stagnated or diverged: GMRES, whose
-/// residual never grows and which does not break down that way, continues. A skew-symmetric
-/// A (r0'A r0 = 0 to rounding) shows as a divergence, not as an exact breakdown.
+/// auto's BiCGSTAB broke down (rho, r0'v or omega = 0), stagnated or diverged, or auto's CG
+/// broke down (p'Ap <= 0: a symmetric matrix with a positive diagonal that is not positive
+/// definite): GMRES, whose residual never grows and which breaks down only on a singular A,
+/// continues. A skew-symmetric A (r0'A r0 = 0 to rounding) shows as a divergence, not as an
+/// exact breakdown.
 inline bool falls_back(krylov_method asked, const solve_result& r) {
-  return asked == krylov_method::automatic && r.solver == krylov_method::bicgstab && r.iterations > 0 &&
+  if (asked != krylov_method::automatic || r.iterations == 0 || r.precond_failed) return false;
+  if (r.solver == krylov_method::cg) return r.status == solve_status::breakdown;
+  return r.solver == krylov_method::bicgstab &&
          (r.status == solve_status::breakdown || r.status == solve_status::stagnation);
 }
-/// Whether GMRES continues from BiCGSTAB's last iterate (it broke down or stagnated with the
-/// residual no larger than ||b||) or from the initial guess (it diverged).
+/// Whether GMRES continues from the first method's last iterate (BiCGSTAB broke down, or
+/// stagnated with the residual no larger than ||b||) or from the initial guess (BiCGSTAB
+/// diverged; CG's iterate on an indefinite A minimizes nothing).
 inline bool continues_from_iterate(const solve_result& r) {
+  if (r.solver == krylov_method::cg) return false;
   return r.status == solve_status::breakdown || (std::isfinite(r.residual) && r.residual <= 1);
 }
 inline std::string what_happened(const solve_result& r) {
+  if (r.solver == krylov_method::cg) return "broke down (A is not positive definite)";
   return r.status == solve_status::breakdown ? "broke down"
          : continues_from_iterate(r)         ? "stagnated"
                                              : "diverged";
 }
-inline cg_options fallback_options(cg_options o, const solve_result& first) {
+/// GMRES's options after the first method: the iterations left, and a preconditioner GMRES
+/// takes (auto's rule for it where the first had auto's pick or an SPD-only one).
+inline cg_options fallback_options(cg_options o, const solve_result& first, bool auto_pc,
+                                   const matrix_properties& props, bool gpu) {
   o.method = krylov_method::gmres;
+  if (auto_pc || !precond_for_method(o.precond, krylov_method::gmres).empty())
+    o.precond = auto_precond_for(krylov_method::gmres, preconditioner::automatic, props, gpu);
   if (o.max_iterations >= 0) o.max_iterations = std::max<std::int64_t>(0, o.max_iterations - first.iterations);
   return o;
 }
 inline solve_result after_fallback(solve_result first, solve_result second) {
-  second.message = "bicgstab " + what_happened(first) + " after " + std::to_string(first.iterations) +
+  const std::string name = to_string(first.solver);
+  second.message = name + " " + what_happened(first) + " after " + std::to_string(first.iterations) +
                    " iterations (" + first.message + "), so auto continued with gmres from " +
                    (continues_from_iterate(first) ? "its last iterate" : "the initial guess") + ": " + second.message;
-  second.method = "bicgstab then " + second.method;
+  second.method = name + " then " + second.method;
   second.iterations += first.iterations;
   second.setup_seconds += first.setup_seconds;
   second.iterate_seconds += first.iterate_seconds;
@@ -287,8 +300,8 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   const bool auto_pc = opt.precond == preconditioner::automatic;
   opt.precond = auto_precond_for(mc.method, opt.precond, props, where[0] != '\0');
   opt.method = mc.method;
-  // auto's BiCGSTAB may hand over to GMRES from the initial guess: keep it (restore() puts it back).
-  if (asked == krylov_method::automatic && mc.method == krylov_method::bicgstab) keep_guess(false);
+  // auto's first method may hand over to GMRES from the initial guess: keep it (restore() puts it back).
+  if (asked == krylov_method::automatic) keep_guess(false);
   r = run(opt);
   if (auto_pc && r.precond_failed && r.iterations == 0) {
     // What auto picked does not exist for A (ILU(0) with a zero pivot, FSAI on a matrix that
@@ -312,9 +325,10 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   }
   std::string then;
   if (falls_back(asked, r)) {
-    then = "; bicgstab " + what_happened(r) + ", so gmres(" + std::to_string(opt.restart) + ") continued";
+    then = "; " + std::string(to_string(r.solver)) + " " + what_happened(r) + ", so gmres(" +
+           std::to_string(opt.restart) + ") continued";
     if (!continues_from_iterate(r)) keep_guess(true);
-    r = after_fallback(std::move(r), run(fallback_options(opt, r)));
+    r = after_fallback(std::move(r), run(fallback_options(opt, r, auto_pc, props, where[0] != '\0')));
   }
   r.solver_choice = mc.why + then;
   r.analysis_seconds = analysis_seconds;

@@ -510,5 +510,25 @@ TEST(Edges, AnEmptyRowIsNamed) {
   EXPECT_NE(r.message.find("row 2 of the matrix is empty"), std::string::npos) << r.message;
 }
 
+// auto's CG on a symmetric matrix with a positive diagonal that is not positive definite
+// breaks down (p'Ap < 0); GMRES takes over from the initial guess and solves it.
+TEST(Method, AutoContinuesWithGmresWhereCgBreaksDown) {
+  const csr_matrix<double> a(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {1, 2, 2, 1});  // eigenvalues 3 and -1
+  for (preconditioner pc : {preconditioner::automatic, preconditioner::none}) {
+    std::vector<double> x;
+    const auto r = solve_host(a, std::vector<double>{1, 0}, x, with(krylov_method::automatic, pc));
+    EXPECT_TRUE(r.converged()) << r.message;
+    EXPECT_EQ(r.solver, krylov_method::gmres);
+    EXPECT_NE(r.solver_choice.find("cg broke down (A is not positive definite), so gmres(30) continued"),
+              std::string::npos) << r.solver_choice;
+    EXPECT_NEAR(x[0], -1.0 / 3, 1e-8);
+    EXPECT_NEAR(x[1], 2.0 / 3, 1e-8);
+  }
+  // Asked for, CG's breakdown stays CG's.
+  std::vector<double> x;
+  const auto c = solve_host(a, std::vector<double>{1, 0}, x, with(krylov_method::cg, preconditioner::none));
+  EXPECT_EQ(c.status, solve_status::breakdown);
+}
+
 }  // namespace
 }  // namespace la

@@ -44,8 +44,10 @@ const char* usage =
     "                                    picked and why: cg when A looks SPD (symmetric\n"
     "                                    values, positive diagonal), else bicgstab (it\n"
     "                                    solved 4 of the 9 real non-symmetric systems\n"
-    "                                    measured where gmres solved 1; where it breaks\n"
-    "                                    down, gmres continues from its iterate)\n"
+    "                                    measured where gmres solved 1). Where auto's\n"
+    "                                    bicgstab breaks down, stagnates or diverges, or\n"
+    "                                    its cg breaks down (A not positive definite),\n"
+    "                                    gmres continues, and the report says so\n"
     "                          cg        refused on a matrix whose values are not symmetric,\n"
     "                                    naming the alternative; --force runs it anyway\n"
     "                          bicgstab  two products with A an iteration, short recurrences\n"
@@ -410,7 +412,8 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     std::string picked = to_string(r.solver);
     if (r.solver == krylov_method::gmres || r.solver == krylov_method::fgmres)
       picked += "(" + std::to_string(opt.restart) + ")";
-    if (r.method.rfind("bicgstab then", 0) == 0) picked = "bicgstab, then " + picked;  // auto's fallback
+    for (const char* first : {"bicgstab", "cg"})  // auto's fallback to gmres
+      if (r.method.rfind(std::string(first) + " then", 0) == 0) picked = std::string(first) + ", then " + picked;
     std::fprintf(rep, "picked:     %s (%s)\n", picked.c_str(), r.solver_choice.c_str());
   }
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
