@@ -9,8 +9,8 @@
 // solved 1 (PETSc's counts and la's, bench/RESULTS.md "Non-symmetric systems"). CG asked for on a matrix
 // whose values are not symmetric is refused with the alternative named unless
 // cg_options::force is set. When auto's BiCGSTAB breaks down (rho, r0'v or omega = 0: a
-// symmetric indefinite matrix can do that at the first step), GMRES continues from its last
-// iterate, and the result says so.
+// symmetric indefinite matrix can do that at the first step), stagnates or diverges, or auto's
+// CG breaks down (p'Ap <= 0), GMRES continues, and the result says so (detail::falls_back).
 #pragma once
 
 #include <algorithm>
