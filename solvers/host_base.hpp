@@ -111,7 +111,7 @@ namespace detail {
 /// as the long double one it replaced, so the iteration counts of rounding-sensitive systems
 /// (BiCGSTAB on adder_dcop_05) stay where PETSc's are; the extra adds hide under the loads.
 template <typename T>
-double fast_dot(const T* x, const T* y, std::size_t n) {
+double compensated_dot(const T* x, const T* y, std::size_t n) {
   double s[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0};
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4)
@@ -284,7 +284,7 @@ class host_base {
   void record_history(bool on) { opt_history_ = on; }
 
  protected:
-  static double dot(const vector& x, const vector& y) { return detail::fast_dot(x.data(), y.data(), x.size()); }
+  static double dot(const vector& x, const vector& y) { return detail::compensated_dot(x.data(), y.data(), x.size()); }
   void residual(const vector& b, const vector& x, vector& r) {
     if constexpr (Matrix::kind == format::csr) {
       r.resize(b.size());

@@ -1,6 +1,6 @@
 // The Krylov skeleton every method shares (CG in cg.hpp, BiCGSTAB in bicgstab.hpp, GMRES and
-// flexible GMRES in gmres.hpp): options, statuses and their messages, the result, and the
-// backend-free loop that drives a method's Backend.
+// flexible GMRES in gmres.hpp): the statuses' messages and the backend-free loop that drives a
+// method's Backend (the options, statuses and result it uses: krylov_options.hpp).
 //
 // The loop talks to a Backend in step operations whose scalars stay in the backend's own
 // memory (cg_control.hpp: a host struct, or device memory for the GPU):
@@ -52,143 +52,10 @@
 
 #include "../types.hpp"
 #include "cg_control.hpp"
+#include "krylov_options.hpp"
 #include "precond_options.hpp"
 
 namespace la {
-
-/// The Krylov methods. CG for symmetric positive definite matrices; the others for any
-/// square non-singular matrix, right-preconditioned (the residual they monitor is the true
-/// one, not M^-1 r).
-enum class krylov_method {
-  automatic,  // CG when A looks SPD (symmetric values, positive diagonal), else select_method's (method.hpp)
-  cg,
-  bicgstab,   // van der Vorst's BiCGSTAB: two products with A an iteration, short recurrences
-  gmres,      // restarted GMRES(m): classical Gram-Schmidt with one reorthogonalization, Givens rotations
-  fgmres,     // flexible GMRES(m): M^-1 may change between applications (keeps the m vectors M^-1 v)
-};
-inline const char* to_string(krylov_method m) noexcept {
-  switch (m) {
-    case krylov_method::automatic: return "auto";
-    case krylov_method::cg: return "cg";
-    case krylov_method::bicgstab: return "bicgstab";
-    case krylov_method::gmres: return "gmres";
-    case krylov_method::fgmres: return "fgmres";
-  }
-  return "unknown";
-}
-inline std::optional<krylov_method> parse_method(const std::string& s) {
-  for (krylov_method m : {krylov_method::automatic, krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres,
-                          krylov_method::fgmres})
-    if (s == to_string(m)) return m;
-  return std::nullopt;
-}
-
-/// The outcome of a solve. The statuses a backend's stopping rule sets take their values
-/// from cg_code (cg_control.hpp), so a control block's status converts with a cast; the
-/// others are decided on the host.
-enum class solve_status : int {
-  converged = cg_converged,            // ||r|| <= max(rtol*||b||, atol), and the true residual too (see below)
-  max_iterations = cg_max_iterations,  // stopped at the iteration limit
-  breakdown = cg_breakdown,            // CG: p'Ap <= 0 or r'z <= 0 (not SPD); BiCGSTAB: rho, r0'v or omega = 0
-  non_finite = cg_non_finite,          // a NaN or Inf in A, b, the initial guess or an iterate
-  stagnation = cg_stagnation,          // ||r|| did not fall 0.1% below its best for cg_options::stagnation_window iterations
-  invalid_input = cg_stagnation + 1,   // sizes disagree, A is not square, or an option is out of range
-  precision_limit, // the recurrence met the tolerance, the true residual ||b - Ax|| did not (by more than
-                   // cg_options::true_residual_factor): the tolerance is below what the precision resolves
-};
-
-const char* to_string(solve_status s) noexcept;
-
-/// Progress of a running solve, reported once per chunk of iterations (see cg_options).
-struct cg_progress {
-  std::int64_t iteration = 0;
-  double residual = 0;  // ||r|| / ||b||
-  double seconds = 0;   // since the iteration started
-};
-
-struct cg_options {
-  double rtol = 1e-8;                    // relative to ||b||
-  double atol = 0;                       // absolute floor on ||r||
-  std::int64_t max_iterations = -1;      // -1: 2 * n, as Eigen (64-bit: n may exceed 2^30)
-  std::int64_t stagnation_window = -1;   // -1: max(1000, 10 sqrt(n)); 0: never
-  /// The method (krylov.hpp). cg_host/cg_device run CG whatever this says; solve_host and
-  /// solve_device (method.hpp) take it, resolving automatic from the matrix.
-  krylov_method method = krylov_method::cg;
-  int restart = 30;                      // GMRES(m) and FGMRES(m): the basis size m, 1 to 1000
-  /// solve_host/solve_device refuse CG on a matrix whose values are not symmetric (an
-  /// invalid_input naming the alternative) unless this is set.
-  bool force = false;
-  /// The caller knows A's values are symmetric (a Matrix Market file declared symmetric, which
-  /// the reader expands): the host's auto choice then checks only the diagonal, not the mirror
-  /// of every entry.
-  bool known_symmetric = false;
-  /// automatic: select_preconditioner's rule for CG, auto_precond_for's for the others (method.hpp).
-  preconditioner precond = preconditioner::automatic;
-  precond_options precond_opt;           // the pattern, shift or block size of precond
-  /// converged means the true residual ||b - Ax||, recomputed at the end, is within this
-  /// factor of the tolerance max(rtol*||b||, atol); a recurrence that met the tolerance
-  /// while the true residual did not is precision_limit. The tests hold the solvers to the
-  /// same factor.
-  double true_residual_factor = 100;
-  bool record_history = false;           // keep ||r||/||b|| of every iteration
-  /// Called between chunks of iterations (on the calling thread, when the host has read the
-  /// control block anyway: it costs the device nothing).
-  std::function<void(const cg_progress&)> progress;
-};
-
-struct solve_result {
-  solve_status status = solve_status::invalid_input;
-  std::int64_t iterations = 0;           // matrix-vector products inside the loop
-  double residual = 0;                   // recurrence residual ||r_k|| / ||b||
-  double true_residual = 0;              // ||b - A x|| / ||b||, recomputed at the end (NaN: not
-                                         // computed, when b or A holds NaN or the input was refused)
-  std::string message;                   // one sentence for a person
-  std::string method;                    // where and how it ran (method, backend, format, kernel, path)
-  krylov_method solver = krylov_method::cg;  // the method that ran (automatic resolved)
-  std::string solver_choice;             // why that method (solve_host/solve_device), for a person
-  std::vector<double> history;           // per iteration, when asked for
-  double analysis_seconds = 0;           // auto's look at A (symmetry, diagonal) before the method is chosen
-  double setup_seconds = 0;              // checks, workspace, preconditioner, first residual
-  precond_report precond;                // the preconditioner built: its kind, setup time, memory, shift
-  bool precond_failed = false;           // the preconditioner does not exist for A (the message says why)
-  double iterate_seconds = 0;            // the loop, to the last status read
-  bool converged() const noexcept { return status == solve_status::converged; }
-};
-
-inline const char* to_string(solve_status s) noexcept {
-  switch (s) {
-    case solve_status::converged: return "converged";
-    case solve_status::max_iterations: return "max_iterations";
-    case solve_status::breakdown: return "breakdown";
-    case solve_status::non_finite: return "non_finite";
-    case solve_status::stagnation: return "stagnation";
-    case solve_status::invalid_input: return "invalid_input";
-    case solve_status::precision_limit: return "precision_limit";
-  }
-  return "unknown";
-}
-
-/// The iteration limit when cg_options::max_iterations is -1: 2n, as Eigen (in 64 bits, so
-/// it stays right for n above 2^30); at least 20000 for the methods other than CG, whose
-/// counts on small non-symmetric systems pass 2n (PETSc's BiCGSTAB needs 14233 on a
-/// 5242-row graph matrix: bench/RESULTS.md, "Non-symmetric systems").
-inline std::int64_t default_max_iterations(std::int64_t n, bool cg = true) noexcept {
-  return cg ? 2 * n : std::max<std::int64_t>(2 * n, 20000);
-}
-/// The stagnation window when cg_options::stagnation_window is -1: for the methods other
-/// than CG 5x longer, since BiCGSTAB's residual plateaus for thousands of iterations before it
-/// converges on some real systems (fidapex6: no 0.1% progress from iteration 1221 to 2221,
-/// converged at 8195 by the vendor recipe: bench/RESULTS.md, "Non-symmetric systems").
-inline std::int64_t default_stagnation_window(std::int64_t n, bool cg = true) noexcept {
-  return (cg ? 1 : 5) * std::max<std::int64_t>(1000, static_cast<std::int64_t>(10 * std::sqrt(static_cast<double>(n))));
-}
-
-/// A ratio or tolerance for a message: short scientific form ("2.4e-06", "0", "inf").
-inline std::string short_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
 
 namespace detail {
 /// Chunk sizes for the host's reads of the control block: start small, double while the
@@ -385,14 +252,11 @@ solve_result krylov_solve(Backend& be, const typename Backend::vector& b_in, typ
       // An overflowed entry is a non-finite solution; an underflowed one shows in the true
       // residual of the system as given.
       if (s != solve_status::invalid_input && res.status != solve_status::non_finite) {
-        std::string why = be.check_values(b_in, x);
-        if (!why.empty()) {
-          const auto at = why.find("initial guess");
-          if (at != std::string::npos) why.replace(at, 13, "solution x");
+        if (!std::isfinite(be.nrm2(x))) {  // nrm2 is scale-safe: not finite only where an entry is not
           res.status = solve_status::non_finite;
-          res.message = "x = A^-1 b does not fit in double: " + why + " after scaling back by 2^" +
-                        std::to_string(-std::ilogb(scale)) + " (||b|| = " + short_number(bnorm_given) +
-                        "); scale b (or A) towards 1";
+          res.message = "x = A^-1 b does not fit in double: its entries pass double's largest (about 1.8e308) "
+                        "after scaling back by 2^" + std::to_string(-std::ilogb(scale)) + " (||b|| = " +
+                        short_number(bnorm_given) + "); scale b (or A) towards 1";
         } else if (bnorm_given > 0 && std::isfinite(bnorm_given)) {
           const double given = be.residual_norm(b_in, x) / bnorm_given;
           if (given > res.true_residual) res.true_residual = given;

@@ -260,6 +260,7 @@ inline solve_result after_fallback(solve_result first, solve_result second) {
                    " iterations (" + first.message + "), so auto continued with gmres from " +
                    (continues_from_iterate(first) ? "its last iterate" : "the initial guess") + ": " + second.message;
   second.method = name + " then " + second.method;
+  second.handed_over_from = first.solver;
   second.iterations += first.iterations;
   second.setup_seconds += first.setup_seconds;
   second.iterate_seconds += first.iterate_seconds;

@@ -413,8 +413,8 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     std::string picked = to_string(r.solver);
     if (r.solver == krylov_method::gmres || r.solver == krylov_method::fgmres)
       picked += "(" + std::to_string(opt.restart) + ")";
-    for (const char* first : {"bicgstab", "cg"})  // auto's fallback to gmres
-      if (r.method.rfind(std::string(first) + " then", 0) == 0) picked = std::string(first) + ", then " + picked;
+    if (r.handed_over_from != krylov_method::automatic)
+      picked = std::string(to_string(r.handed_over_from)) + ", then " + picked;
     std::fprintf(rep, "picked:     %s (%s)\n", picked.c_str(), r.solver_choice.c_str());
   }
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
