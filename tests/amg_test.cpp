@@ -273,13 +273,16 @@ TEST(GpuAmg, HierarchyAndCycleMatchTheHostOracle) {
   std::vector<csr_matrix<double>> systems;
   // Under a sanitizer the 1D sizes and one 2D grid: every kernel of the setup and the cycle.
   const bool small = test::under_sanitizer();
-  for (index_t n : {1, 31, 33, 1000}) systems.push_back(laplacian_1d(n, g));
+  for (index_t n : {1, 31, 33, 1000})
+    if (!small || n != 31) systems.push_back(laplacian_1d(n, g));
   systems.push_back(poisson_2d<double>(small ? 20 : 64));
   if (!small) systems.push_back(poisson_3d<double>(16));
   if (!small) systems.push_back(test::system_matrix("bcsstk09.mtx", test::data_dir()));
   for (const auto& a : systems) {
     for (const auto [sm, cy] : {std::pair{amg_smoother::chebyshev, amg_cycle::v}, std::pair{amg_smoother::l1_jacobi, amg_cycle::v},
                                 std::pair{amg_smoother::chebyshev, amg_cycle::f}}) {
+    // Under a sanitizer the F-cycle runs on the 2D grid only (the V-cycle's kernels, in another order).
+    if (small && cy == amg_cycle::f && a.rows() < 400) continue;
     precond_options po;
     po.amg.coarse_size = 20;  // several levels even at 31 rows
     po.amg.smoother = sm;

@@ -187,7 +187,10 @@ TEST(Gemm, GemvMatchesReference) {
                           shape{2, 2, 100}, shape{3, 1000, 256}, shape{5, 517, 1299}, shape{8, 64, 3}, shape{9, 1001, 601},
                           shape{12, 1024, 520}, shape{16, 2056, 132}, shape{13, 2, 20000}, shape{4, 64, 30000}}) {
       ASSERT_TRUE(v.can_implement({s.m, s.n, s.k, 132}));
-      check_variant(v, s, 1.0f, 0.0f, 0, 1);    // C poisoned with NaN
+      check_variant(v, s, 1.0f, 0.0f, 0, 1);  // C poisoned with NaN
+      // Under a sanitizer the long shapes check the first form only (the same paths; the
+      // alpha, beta and padding forms run on the short ones).
+      if (test::under_sanitizer() && double(s.m) * s.n * s.k > 2e6) continue;
       check_variant(v, s, -0.5f, 1.25f, 0, 2);  // alpha, beta
       check_variant(v, s, 2.0f, 0.0f, 3, 3);    // padded rows (float inputs; 16-bit ones are packed copies)
     }
@@ -444,7 +447,9 @@ TEST(Gemm, WgmmaShortTileMatchesReference) {
       const gemm_variant& v = find_gemm(name);
       check_variant(v, s, 1.0f, 0.0f, 0, 1);
       check_variant(v, s, -0.5f, 1.25f, 0, 2);
-      check_variant(v, s, 2.0f, 0.0f, 3, 3);
+      // Padded rows: 16-bit inputs are packed copies, so the kernel sees the same operands
+      // (left out under a sanitizer).
+      if (!test::under_sanitizer()) check_variant(v, s, 2.0f, 0.0f, 3, 3);
     }
   }
 }

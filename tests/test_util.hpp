@@ -41,6 +41,12 @@ inline bool under_sanitizer() {
   const char* e = std::getenv("LA_UNDER_SANITIZER");
   return e && *e && std::string(e) != "0";
 }
+/// True under racecheck (gpu-check.sh sets LA_UNDER_SANITIZER to the tool's name): races need
+/// threads that share memory, so a 1-row case adds nothing there that memcheck does not check.
+inline bool under_racecheck() {
+  const char* e = std::getenv("LA_UNDER_SANITIZER");
+  return e && std::string(e) == "racecheck";
+}
 
 #define LA_SKIP_WITHOUT_GPU()                                                            \
   do {                                                                                   \

@@ -85,7 +85,7 @@ if ((tests && sanitize)); then
     [[ -n ${LA_SANITIZER_ONLY:-} && ! $name =~ ^(${LA_SANITIZER_ONLY})$ ]] && continue
     for tool in memcheck racecheck; do
       skip="*OutOfMemory*:*Huge*"
-      # Under a sanitizer (LA_UNDER_SANITIZER=1 below) the tests take fewer and smaller cases,
+      # Under a sanitizer (LA_UNDER_SANITIZER=memcheck or racecheck below) the tests take fewer and smaller cases,
       # every kernel and path still reached (tests/test_util.hpp, under_sanitizer()), so
       # cg_gpu_test's every-format sweep and precond_gpu_test's preconditioned sweep run
       # under racecheck too.
@@ -120,12 +120,13 @@ if ((tests && sanitize)); then
       shards=1
       [[ -n ${LA_SANITIZER_SHARDS:-} ]] && shards=$LA_SANITIZER_SHARDS
       case "$name $tool" in
-        "gemm_test racecheck" | "cg_gpu_test memcheck" | "cg_gpu_test racecheck" | "precond_gpu_test memcheck") ((shards < 2)) && shards=2 ;;
+        "cg_gpu_test memcheck" | "cg_gpu_test racecheck" | "gemm_test racecheck") ((shards < 3)) && shards=3 ;;
+        "precond_gpu_test memcheck" | "precond_gpu_test racecheck" | "krylov_gpu_test memcheck" | "gemm_test memcheck") ((shards < 2)) && shards=2 ;;
       esac
       for ((i = 0; i < shards; ++i)); do
         what="$name $tool" log="$out/sanitizer-$name-$tool.log"
         ((shards > 1)) && what+=" (shard $((i + 1))/$shards)" log="${log%.log}-$i.log"
-        LA_UNDER_SANITIZER=1 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${LA_SANITIZER_TIMEOUT:-480}" \
+        LA_UNDER_SANITIZER=$tool GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${LA_SANITIZER_TIMEOUT:-480}" \
           compute-sanitizer --tool $tool "${api[@]}" --error-exitcode 99 "$t" --gtest_filter=-"$skip" > "$log" 2>&1 &
         pids+=("$!:$what:$log")
       done
