@@ -35,8 +35,13 @@ void expect_product(context& ctx, const csr_matrix<double>& ha, const csr_matrix
     std::vector<T> nan(static_cast<std::size_t>(plan.nnz()), std::numeric_limits<T>::quiet_NaN());
     std::vector<index_t> bad(static_cast<std::size_t>(plan.nnz()), -7);
     auto v = c.view();
-    ASSERT_EQ(cudaMemcpy(v.values, nan.data(), nan.size() * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(v.col_idx, bad.data(), bad.size() * sizeof(index_t), cudaMemcpyHostToDevice), cudaSuccess);
+    // On the context's stream and waited for: a cudaMemcpy from pageable memory may return
+    // before its DMA lands, and the legacy stream it runs on does not order the context's
+    // non-blocking stream, so the poison could land over the product (seen once in ctest).
+    ASSERT_EQ(cudaMemcpyAsync(v.values, nan.data(), nan.size() * sizeof(T), cudaMemcpyHostToDevice, ctx.stream()), cudaSuccess);
+    ASSERT_EQ(cudaMemcpyAsync(v.col_idx, bad.data(), bad.size() * sizeof(index_t), cudaMemcpyHostToDevice, ctx.stream()),
+              cudaSuccess);
+    ctx.synchronize();
   }
   plan.run(ctx, a, b, c);
   const auto hc = to_host(ctx, c);  // validates the structure (sorted, in range)
