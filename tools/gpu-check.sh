@@ -112,6 +112,13 @@ if ((tests && sanitize)); then
       # reported for the NCCL binary, memory errors and races still are.
       api=()
       [[ $name == dist_gpu_test ]] && api=(--report-api-errors no)
+      # racecheck serializes kernel launches, so a team's NCCL kernels on two GPUs, each
+      # waiting for the other, never meet: dist_gpu_test on 2 H200s hung past 520 s in its
+      # first two-GPU solve (2026-11-28) where memcheck passed it whole in 400 s. Under
+      # racecheck it sees one GPU: every la kernel of a rank still runs (the one-rank team).
+      devices=()
+      [[ $tool == racecheck && $name == dist_gpu_test ]] && devices=(env CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-0}")
+      [[ ${devices[*]-} == *,* ]] && devices=(env CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES%%,*}")
       # The longest runs go as two gtest shards side by side. On an H100 (2026-11-26) the
       # whole runs took: gemm_test racecheck 482 s, past the default timeout; cg_gpu_test
       # memcheck 386 s and racecheck 338 s; precond_gpu_test memcheck 301 s; the others 170 s
@@ -127,7 +134,7 @@ if ((tests && sanitize)); then
         what="$name $tool" log="$out/sanitizer-$name-$tool.log"
         ((shards > 1)) && what+=" (shard $((i + 1))/$shards)" log="${log%.log}-$i.log"
         LA_UNDER_SANITIZER=$tool GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${LA_SANITIZER_TIMEOUT:-480}" \
-          compute-sanitizer --tool $tool "${api[@]}" --error-exitcode 99 "$t" --gtest_filter=-"$skip" > "$log" 2>&1 &
+          "${devices[@]}" compute-sanitizer --tool $tool "${api[@]}" --error-exitcode 99 "$t" --gtest_filter=-"$skip" > "$log" 2>&1 &
         pids+=("$!:$what:$log")
       done
     done
