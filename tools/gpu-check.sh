@@ -31,9 +31,8 @@
 #   LA_SANITIZER_TIMEOUT  (environment) seconds each sanitizer run may take (default 480)
 #   LA_SANITIZER_ONLY     (environment) the GPU test binaries the sanitizers run, a regex
 #                         alternation (e.g. "amg_test|cg_gpu_test"); default every one
-#   LA_SANITIZER_SHARDS   (environment) gtest shards per sanitizer run (default 1, 2 for the
-#                         longest); all 26 runs side by side on an H100 passed 500 s
-#                         (2026-11-27), so a check of changed code names its binaries
+#   LA_SANITIZER_SHARDS   (environment) gtest shards per sanitizer run (default 1, 2 or 3 for
+#                         the longest); all 30 runs side by side take about 7-9 minutes
 # The CUDA architecture is CMakeLists.txt's default unless LA_CUDA_ARCH is set.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -119,11 +118,9 @@ if ((tests && sanitize)); then
       devices=()
       [[ $tool == racecheck && $name == dist_gpu_test ]] && devices=(env CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-0}")
       [[ ${devices[*]-} == *,* ]] && devices=(env CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES%%,*}")
-      # The longest runs go as two gtest shards side by side. On an H100 (2026-11-26) the
-      # whole runs took: gemm_test racecheck 482 s, past the default timeout; cg_gpu_test
-      # memcheck 386 s and racecheck 338 s; precond_gpu_test memcheck 301 s; the others 170 s
-      # or less. Sharded, the longest run took 384 s. The step is not halved: the 18 runs
-      # share one GPU and 16 cores, and one test dominates some shards.
+      # The longest runs go as 2 or 3 gtest shards side by side. On 2 H200s (2026-11-28) the
+      # 30 runs' longest took 399 s of tests (dist_gpu_test memcheck; cg_gpu_test's shards 388 s),
+      # so the pass fits one 10-minute call after the build (bench/RESULTS.md, "The sanitizers").
       shards=1
       [[ -n ${LA_SANITIZER_SHARDS:-} ]] && shards=$LA_SANITIZER_SHARDS
       case "$name $tool" in
