@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "storage.hpp"
-#include "validate.hpp"
+#include <la/formats/storage.hpp>
+#include <la/formats/validate.hpp>
 
 namespace la {
 

@@ -2,7 +2,7 @@
 // unique within a column. csc_matrix (host) and device_csc are one template.
 #pragma once
 
-#include "compressed.hpp"
+#include <la/formats/compressed.hpp>
 
 namespace la {
 

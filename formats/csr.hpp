@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "compressed.hpp"
+#include <la/formats/compressed.hpp>
 
 namespace la {
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "storage.hpp"
-#include "validate.hpp"
+#include <la/formats/storage.hpp>
+#include <la/formats/validate.hpp>
 
 namespace la {
 

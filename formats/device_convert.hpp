@@ -21,15 +21,15 @@
 // the slot counts (SELL: for an automatic sigma, and for the total).
 #pragma once
 
-#include "coo.hpp"
-#include "csc.hpp"
-#include "csr.hpp"
-#include "dense.hpp"
-#include "convert.hpp"
-#include "ell.hpp"
-#include "hyb.hpp"
-#include "jds.hpp"
-#include "sell.hpp"
+#include <la/formats/coo.hpp>
+#include <la/formats/csc.hpp>
+#include <la/formats/csr.hpp>
+#include <la/formats/dense.hpp>
+#include <la/formats/convert.hpp>
+#include <la/formats/ell.hpp>
+#include <la/formats/hyb.hpp>
+#include <la/formats/jds.hpp>
+#include <la/formats/sell.hpp>
 
 namespace la {
 

@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "convert.hpp"
+#include <la/formats/convert.hpp>
 
 namespace la {
 namespace detail {

@@ -6,8 +6,8 @@
 // hyb_matrix (host) and device_hyb are one template.
 #pragma once
 
-#include "coo.hpp"
-#include "ell.hpp"
+#include <la/formats/coo.hpp>
+#include <la/formats/ell.hpp>
 
 namespace la {
 

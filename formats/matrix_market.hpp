@@ -15,8 +15,8 @@
 #include <string>
 #include <string_view>
 
-#include "coo.hpp"
-#include "csr.hpp"
+#include <la/formats/coo.hpp>
+#include <la/formats/csr.hpp>
 
 namespace la {
 

@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "../error.hpp"
-#include "csr.hpp"
+#include <la/error.hpp>
+#include <la/formats/csr.hpp>
 
 namespace la {
 

@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "../memory.hpp"
-#include "../vector.hpp"
+#include <la/memory.hpp>
+#include <la/vector.hpp>
 
 namespace la {
 

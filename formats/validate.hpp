@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "../types.hpp"
+#include <la/types.hpp>
 
 namespace la::detail {
 

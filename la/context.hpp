@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "device_buffer.hpp"
+#include <la/device_buffer.hpp>
 
 namespace la {
 

@@ -6,7 +6,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "error.hpp"
+#include <la/error.hpp>
 
 namespace la {
 

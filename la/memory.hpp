@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string>
 
-#include "context.hpp"
-#include "error.hpp"
+#include <la/context.hpp>
+#include <la/error.hpp>
 
 namespace la {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <type_traits>
 
-#include "error.hpp"
+#include <la/error.hpp>
 
 namespace la {
 

@@ -4,9 +4,9 @@
 
 #include <vector>
 
-#include "context.hpp"
-#include "device_buffer.hpp"
-#include "types.hpp"
+#include <la/context.hpp>
+#include <la/device_buffer.hpp>
+#include <la/types.hpp>
 
 namespace la {
 

@@ -21,7 +21,7 @@
 // detail::check_backend<Backend>() holds every backend to this contract at compile time.
 #pragma once
 
-#include "krylov.hpp"
+#include <la/solvers/krylov.hpp>
 
 namespace la {
 

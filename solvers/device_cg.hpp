@@ -35,8 +35,8 @@
 
 #include <optional>
 
-#include "../kernels/spmv/select.hpp"
-#include "cg.hpp"
+#include <la/kernels/spmv/select.hpp>
+#include <la/solvers/cg.hpp>
 
 namespace la {
 

@@ -29,10 +29,10 @@
 
 #include <memory>
 
-#include "../formats/csr.hpp"
-#include "../context.hpp"
-#include "../kernels/spmv/spmv.hpp"
-#include "precond_options.hpp"
+#include <la/formats/csr.hpp>
+#include <la/context.hpp>
+#include <la/kernels/spmv/spmv.hpp>
+#include <la/solvers/precond_options.hpp>
 
 namespace la {
 

@@ -12,9 +12,9 @@
 
 #include <optional>
 
-#include "../kernels/spmv/select.hpp"
-#include "device_cg.hpp"
-#include "method.hpp"
+#include <la/kernels/spmv/select.hpp>
+#include <la/solvers/device_cg.hpp>
+#include <la/solvers/method.hpp>
 
 namespace la {
 

@@ -16,9 +16,9 @@
 #include <memory>
 #include <string>
 
-#include "device_precond.hpp"
-#include "device_solve.hpp"
-#include "precond.hpp"
+#include <la/solvers/device_precond.hpp>
+#include <la/solvers/device_solve.hpp>
+#include <la/solvers/precond.hpp>
 
 namespace la {
 

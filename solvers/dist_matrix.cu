@@ -12,7 +12,7 @@
 #include <optional>
 #include <thread>
 
-#include "detail/dist_impl.cuh"
+#include <la/solvers/detail/dist_impl.cuh>
 
 namespace la {
 

@@ -14,7 +14,7 @@
 #include <thread>
 
 #if LA_HAVE_NCCL
-#include "detail/dist_impl.cuh"
+#include <la/solvers/detail/dist_impl.cuh>
 #endif
 
 namespace la {

@@ -4,7 +4,7 @@
 #include <la/solvers/distributed.hpp>
 
 #if LA_HAVE_NCCL
-#include "detail/dist_backend.cuh"
+#include <la/solvers/detail/dist_backend.cuh>
 
 namespace la {
 

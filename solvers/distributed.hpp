@@ -41,10 +41,10 @@
 #include <string>
 #include <vector>
 
-#include "../context.hpp"
-#include "../formats/partition.hpp"
-#include "../vector.hpp"
-#include "cg.hpp"
+#include <la/context.hpp>
+#include <la/formats/partition.hpp>
+#include <la/vector.hpp>
+#include <la/solvers/cg.hpp>
 
 namespace la {
 

@@ -16,7 +16,7 @@
 
 #include <optional>
 
-#include "host_base.hpp"
+#include <la/solvers/host_base.hpp>
 
 namespace la {
 

@@ -2,8 +2,8 @@
 // formats (host_base.hpp). It is the oracle for the GPU solver and the CPU path of `la solve`.
 #pragma once
 
-#include "cg.hpp"
-#include "host_base.hpp"
+#include <la/solvers/cg.hpp>
+#include <la/solvers/host_base.hpp>
 
 namespace la {
 

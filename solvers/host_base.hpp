@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "../kernels/reference/blas1.hpp"
-#include "../kernels/reference/spmv.hpp"
-#include "krylov.hpp"
-#include "precond.hpp"
+#include <la/kernels/reference/blas1.hpp>
+#include <la/kernels/reference/spmv.hpp>
+#include <la/solvers/krylov.hpp>
+#include <la/solvers/precond.hpp>
 
 namespace la {
 

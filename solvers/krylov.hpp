@@ -50,10 +50,10 @@
 #include <utility>
 #include <vector>
 
-#include "../types.hpp"
-#include "cg_control.hpp"
-#include "krylov_options.hpp"
-#include "precond_options.hpp"
+#include <la/types.hpp>
+#include <la/solvers/cg_control.hpp>
+#include <la/solvers/krylov_options.hpp>
+#include <la/solvers/precond_options.hpp>
 
 namespace la {
 

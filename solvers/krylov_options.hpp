@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "../types.hpp"
-#include "cg_control.hpp"
-#include "precond_options.hpp"
+#include <la/types.hpp>
+#include <la/solvers/cg_control.hpp>
+#include <la/solvers/precond_options.hpp>
 
 namespace la {
 

@@ -19,11 +19,11 @@
 #include <cmath>
 #include <string>
 
-#include "../formats/convert.hpp"
-#include "../parallel.hpp"
-#include "bicgstab.hpp"
-#include "gmres.hpp"
-#include "host_backend.hpp"
+#include <la/formats/convert.hpp>
+#include <la/parallel.hpp>
+#include <la/solvers/bicgstab.hpp>
+#include <la/solvers/gmres.hpp>
+#include <la/solvers/host_backend.hpp>
 
 namespace la {
 

@@ -31,16 +31,16 @@
 #include <string>
 #include <vector>
 
-#include "../formats/convert.hpp"
-#include "../formats/csr.hpp"
-#include "cg.hpp"
-#include "amg/hierarchy.hpp"
-#include "precond/block_jacobi.hpp"
-#include "precond/factored.hpp"
-#include "precond/fsai.hpp"
-#include "precond/ilu.hpp"
-#include "precond/messages.hpp"
-#include "precond_options.hpp"
+#include <la/formats/convert.hpp>
+#include <la/formats/csr.hpp>
+#include <la/solvers/cg.hpp>
+#include <la/solvers/amg/hierarchy.hpp>
+#include <la/solvers/precond/block_jacobi.hpp>
+#include <la/solvers/precond/factored.hpp>
+#include <la/solvers/precond/fsai.hpp>
+#include <la/solvers/precond/ilu.hpp>
+#include <la/solvers/precond/messages.hpp>
+#include <la/solvers/precond_options.hpp>
 
 namespace la {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "../types.hpp"
+#include <la/types.hpp>
 
 namespace la {
 

@@ -28,7 +28,7 @@
 
 namespace la::cli {
 namespace {
-const char* usage =
+const char* usage_head =
     "usage: la solve A.mtx [options]\n"
     "       la solve gen:poisson2d:N | gen:poisson3d:N | gen:convdiff2d:N[:PECLET] |\n"
     "                gen:convdiff3d:N[:PECLET] [options]\n"
@@ -37,26 +37,9 @@ const char* usage =
     "a symmetric positive definite A, BiCGSTAB or GMRES for any other square one. A generated\n"
     "system is the 5- or 7-point Laplacian on an N^2 or N^3 grid, or upwinded convection-\n"
     "diffusion -lap u + PECLET (1,1[,1]).grad u on one (non-symmetric; PECLET an integer,\n"
-    "default 100); N at most 46340 (2D) and 1290 (3D): the rows must fit 32-bit indices.\n"
-    "  --method M            auto (default), cg, bicgstab, gmres or fgmres:\n"
-    "                          auto      checks the values' symmetry and the diagonal's signs\n"
-    "                                    (on the GPU when solving there) and says what it\n"
-    "                                    picked and why: cg when A looks SPD (symmetric\n"
-    "                                    values, positive diagonal), else bicgstab (it\n"
-    "                                    solved 4 of the 9 real non-symmetric systems\n"
-    "                                    measured where gmres solved 1). Where auto's\n"
-    "                                    bicgstab breaks down, stagnates or diverges, or\n"
-    "                                    its cg breaks down (A not positive definite),\n"
-    "                                    gmres continues, and the report says so\n"
-    "                          cg        refused on a matrix whose values are not symmetric,\n"
-    "                                    naming the alternative; --force runs it anyway\n"
-    "                          bicgstab  two products with A an iteration, short recurrences\n"
-    "                          gmres     restarted GMRES(m), right-preconditioned: the residual\n"
-    "                                    it monitors is ||b - Ax||; never grows; breaks down\n"
-    "                                    only where A M^-1 is singular (it says so)\n"
-    "                          fgmres    flexible GMRES(m), for preconditioners that change\n"
-    "                                    between applications\n"
-    "  --restart M           gmres/fgmres: the basis size m, 1 to 500 (default 30)\n"
+    "default 100); N at most 46340 (2D) and 1290 (3D): the rows must fit 32-bit indices.\n";
+// The registry's options (la/solvers/registry.hpp) go between: solve_options_help().
+const char* usage_rest =
     "  --rhs b.mtx           right-hand side (n x 1 Matrix Market; an n x k array: k right-hand\n"
     "                        sides, solved one after another with one setup on the GPU, the\n"
     "                        preconditioner built once; -o then writes x as n x k); default b = A * ones,\n"
@@ -67,90 +50,6 @@ const char* usage =
     "                        matrix or right-hand side file, the --history file, or write-\n"
     "                        protected. Through a symbolic link, the file it names is written.\n"
     "  --write-unconverged   write -o also when the solve did not converge (the last iterate)\n"
-    "  --force               allow -o to replace the matrix or right-hand side file, and\n"
-    "                        write-protected outputs; run --method cg on a non-symmetric matrix\n"
-    "  --tol T               relative residual tolerance ||r|| <= T ||b|| (default 1e-8)\n"
-    "  --atol T              absolute residual floor (default 0)\n"
-    "  --maxit N             iteration limit (default 2n for cg; max(2n, 20000) for bicgstab,\n"
-    "                        gmres and fgmres, whose counts on small systems pass 2n)\n"
-    "  --precond P           auto (default), none, jacobi, block-jacobi, fsai, ic0, ilu0 or amg\n"
-    "                        (bicgstab, gmres and fgmres take none, jacobi, ilu0, amg\n"
-    "                        and auto, which there means amg on a nearly symmetric A (pattern\n"
-    "                        symmetric, |a_ij - a_ji| <= 1%% of max |a_ij|) of CG's AMG sizes,\n"
-    "                        else ilu0, and jacobi where ILU(0) does not exist; bench/RESULTS.md\n"
-    "                        \"Incomplete factorizations\", \"Algebraic multigrid\"; jacobi\n"
-    "                        takes a zero or missing diagonal entry as 1, as PETSc's):\n"
-    "                          jacobi        diag(A)^-1, fused into the iteration\n"
-    "                          block-jacobi  dense inverses of the diagonal blocks of rows that\n"
-    "                                        share a pattern (supervariables, up to --block-size)\n"
-    "                          fsai          G^T G, G lower triangular with G A G^T close to I\n"
-    "                                        on the pattern --fsai-pattern; exists for every\n"
-    "                                        SPD matrix\n"
-    "                          ic0           incomplete Cholesky on tril(A), with the smallest\n"
-    "                                        diagonal shift up to --ic-shift that works\n"
-    "                          ilu0          incomplete LU on A's pattern (of Dr P A Dc where\n"
-    "                                        --matching says), no shift (for a\n"
-    "                                        symmetric A, IC(0) without the shift)\n"
-    "                          amg           one V-cycle of smoothed-aggregation algebraic\n"
-    "                                        multigrid, set up on the GPU: iterations that do\n"
-    "                                        not grow with the grid on PDE systems\n"
-    "                          auto          for CG on the GPU: amg on systems of at least 1M\n"
-    "                                        rows with at most 6 entries a row (2D grids) and\n"
-    "                                        on any past 12M rows; on the CPU: amg from 4,096\n"
-    "                                        rows with at most 6 entries a row and on any past\n"
-    "                                        262,144 rows (measured on each side); else fsai on\n"
-    "                                        tril(A), which exists for every SPD matrix\n"
-    "                                        (bench/RESULTS.md, \"Algebraic multigrid\",\n"
-    "                                        \"Preconditioners\", \"Defaults on the host\").\n"
-    "                                        Where the one it picks does not exist for A,\n"
-    "                                        jacobi (none for cg), and the report says why\n"
-    "                        On the GPU, fsai in double runs inside the persistent kernel; the\n"
-    "                        others between kernels on the graph path.\n"
-    "                        The setup time, memory and the pattern or shift used are printed.\n"
-    "  --fsai-pattern P      lower (default: tril(A)) or squared (tril(|A|^2), fewer iterations,\n"
-    "                        more setup and a denser G)\n"
-    "  --fsai-drop D         with squared: drop the columns whose |A|^2 entry is below D times\n"
-    "                        the row's largest (default 0: keep all)\n"
-    "  --fsai-max-row N      the fill budget: at most N entries in a row of G (default 64;\n"
-    "                        0: no cap). A row of p entries costs about p^3/3 flops to set up,\n"
-    "                        so a long row (an arrow matrix's tril(|A|^2)) is cut to the\n"
-    "                        diagonal and its largest entries; the report says how many were\n"
-    "  --ic-shift S          ic0: the largest diagonal shift tried, relative to the scaled unit\n"
-    "                        diagonal (default 1; shifts 0, 1e-3, 3e-3, 0.01, ... are tried)\n"
-    "  --factorization F     ic0, ilu0: how the factors are computed: auto (default: sweeps on\n"
-    "                        the GPU, exact on the CPU and where ilu0's diagonal has zeros or\n"
-    "                        gaps), exact (row by row in dependency order;\n"
-    "                        on the GPU level by level), sweeps (ParIC/ParILU: fixed-point sweeps\n"
-    "                        over all entries at once, deterministic)\n"
-    "  --sweeps K            sweeps: how many (default 3, bench/RESULTS.md \"Incomplete\n"
-    "                        factorizations\")\n"
-    "  --trisolve S          ic0, ilu0: how L and U are applied: auto (default: on the GPU isai\n"
-    "                        for swept factors, exact for exact ones; exact on the CPU), exact\n"
-    "                        (substitution; on the GPU level by level),\n"
-    "                        jacobi[:K] (K Jacobi sweeps on each triangle, default 2), isai\n"
-    "                        (incomplete sparse approximate inverses of L and U on their own\n"
-    "                        patterns: two sparse products). Each is a fixed linear operator,\n"
-    "                        symmetric for ic0, so CG and GMRES take it as they are\n"
-    "  --matching M          ilu0: permute and scale the rows to a heavy, zero-free diagonal\n"
-    "                        (max-product matching) before factoring: auto (default: where the\n"
-    "                        diagonal has missing entries, or stored zeros that leave a zero\n"
-    "                        pivot), on, off. The method still solves A x = b: M^-1 =\n"
-    "                        Dc (LU)^-1 Dr P\n"
-    "  --block-size N        block-jacobi: the largest block, 1 to 32 rows (default 32)\n"
-    "  --amg-strength S      amg: strength of connection theta on the finest level, halved a\n"
-    "                        level (default 0.08): j is a strong neighbour of i when |a_ij| >=\n"
-    "                        theta sqrt(|a_ii a_jj|)\n"
-    "  --amg-smoother S      amg: chebyshev (default: a polynomial in D^-1 A on [0.1, 1] of its\n"
-    "                        largest eigenvalue, estimated) or l1-jacobi (x += D_l1^-1 (b - A x),\n"
-    "                        D_l1 = diag(sum_j |a_ij|): no eigenvalue bound needed)\n"
-    "  --amg-degree K        amg: the Chebyshev degree, or L1-Jacobi sweeps, before and after\n"
-    "                        (default 2)\n"
-    "  --amg-coarse N        amg: a level of at most N rows is solved densely (default 256,\n"
-    "                        at most 512)\n"
-    "  --amg-levels L        amg: at most L levels (default 25)\n"
-    "  --amg-cycle C         amg: v (default), w (two coarse visits a level) or f (an F-cycle on\n"
-    "                        the coarse level, then a V-cycle; not symmetric: bicgstab and\n"
-    "                        gmres take it, cg refuses it)\n"
     "  --device D            auto (default: the GPU when one is present, except for a system\n"
     "                        the CPU solves before the GPU would have started: an estimated\n"
     "                        4 ns a stored entry an iteration for max(100, 2 sqrt(n)) iterations\n"
@@ -473,7 +372,9 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
 
 int cmd_solve(int argc, char** argv) {
   const args a = solve_args(argc, argv);
-  if (a.help()) return std::printf(usage, reader_usage, cg_options{}.true_residual_factor), 0;
+  if (a.help())
+    return std::fputs(usage_head, stdout), std::fputs(solve_options_help().c_str(), stdout),
+           std::printf(usage_rest, reader_usage, cg_options{}.true_residual_factor), 0;
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string device = a.get_choice("--device", "auto", {"auto", "cpu", "gpu"});
   const std::string prec = a.get_choice("--precision", "double", {"double", "float"});
@@ -534,6 +435,19 @@ int cmd_solve(int argc, char** argv) {
     out.gpu_started = [&started] { return started->wait(); };
   }
   return prec == "float" ? solve<float>(a, gpu, line, out) : solve<double>(a, gpu, line, out);
+}
+
+/// la options: the registry's options, methods and preconditioners as Markdown (docs/options.md).
+int cmd_options(int argc, char** argv) {
+  const args a(argc, argv, 2, {}, {});
+  if (a.help() || !a.positional().empty()) {
+    std::fputs("usage: la options\nPrints la solve's options, methods and preconditioners as Markdown tables, from the "
+               "registry (la/solvers/registry.hpp); docs/options.md is this output.\n",
+               a.help() ? stdout : stderr);
+    return a.help() ? exit_ok : exit_usage;
+  }
+  std::fputs(options_markdown().c_str(), stdout);
+  return exit_ok;
 }
 
 }  // namespace la::cli

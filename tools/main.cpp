@@ -33,6 +33,8 @@ const char* usage =
     "commands:\n"
     "  info     A.mtx | gen:SPEC      size, nonzeros, row statistics, storage per format\n"
     "  solve    A.mtx [options]       conjugate gradients on a symmetric positive definite system\n"
+    "  options                        la solve's options, methods and preconditioners as a Markdown\n"
+    "                                 table, from the registry (docs/options.md is its output)\n"
     "  convert  IN.mtx -o OUT.mtx     rewrite a Matrix Market file (expanded, duplicates summed)\n"
     "  gemm     M N K [--algo NAME]   run, validate and time one GPU GEMM against cuBLAS\n"
     "  spmv     A.mtx [--kernel NAME] run, validate and time one GPU SpMV kernel\n"
@@ -105,6 +107,7 @@ int main(int argc, char** argv) {
   return la::cli::run_command(cmd, [&] {
     if (cmd == "info") return la::cli::cmd_info(argc, argv);
     if (cmd == "solve") return la::cli::cmd_solve(argc, argv);
+    if (cmd == "options") return la::cli::cmd_options(argc, argv);
     if (cmd == "convert") return la::cli::cmd_convert(argc, argv);
     if (cmd == "spmv") return la::cli::cmd_spmv(argc, argv);
     std::fprintf(stderr, "la: unknown command '%s'\n\n%s", la::printable(cmd).c_str(), usage);

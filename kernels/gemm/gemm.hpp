@@ -17,7 +17,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "../../formats/dense.hpp"
+#include <la/formats/dense.hpp>
 
 namespace la {
 

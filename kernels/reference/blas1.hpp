@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "../../types.hpp"
+#include <la/types.hpp>
 
 namespace la::reference {
 

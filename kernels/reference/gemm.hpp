@@ -2,7 +2,7 @@
 // accumulated in wider_t<T>; beta == 0 never reads C.
 #pragma once
 
-#include "../../formats/dense.hpp"
+#include <la/formats/dense.hpp>
 
 namespace la::reference {
 

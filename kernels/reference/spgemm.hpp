@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "../../formats/csr.hpp"
-#include "transpose.hpp"
+#include <la/formats/csr.hpp>
+#include <la/kernels/reference/transpose.hpp>
 
 namespace la::reference {
 

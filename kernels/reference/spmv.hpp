@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "../../formats/convert.hpp"
+#include <la/formats/convert.hpp>
 
 namespace la::reference {
 

@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "../../formats/csr.hpp"
+#include <la/formats/csr.hpp>
 
 namespace la::reference {
 

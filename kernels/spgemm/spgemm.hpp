@@ -19,8 +19,8 @@
 
 #include <cstdint>
 
-#include "../../context.hpp"
-#include "../../formats/csr.hpp"
+#include <la/context.hpp>
+#include <la/formats/csr.hpp>
 
 namespace la {
 

@@ -16,8 +16,8 @@
 #include <optional>
 #include <string>
 
-#include "../../formats/device_convert.hpp"
-#include "spmv.hpp"
+#include <la/formats/device_convert.hpp>
+#include <la/kernels/spmv/spmv.hpp>
 
 namespace la {
 

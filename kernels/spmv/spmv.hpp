@@ -21,15 +21,15 @@
 #include <string_view>
 #include <vector>
 
-#include "../../formats/coo.hpp"
-#include "../../formats/csc.hpp"
-#include "../../formats/csr.hpp"
-#include "../../formats/dense.hpp"
-#include "../../formats/ell.hpp"
-#include "../../formats/hyb.hpp"
-#include "../../formats/jds.hpp"
-#include "../../formats/sell.hpp"
-#include "../../vector.hpp"
+#include <la/formats/coo.hpp>
+#include <la/formats/csc.hpp>
+#include <la/formats/csr.hpp>
+#include <la/formats/dense.hpp>
+#include <la/formats/ell.hpp>
+#include <la/formats/hyb.hpp>
+#include <la/formats/jds.hpp>
+#include <la/formats/sell.hpp>
+#include <la/vector.hpp>
 
 namespace la {
 

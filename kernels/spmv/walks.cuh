@@ -18,8 +18,8 @@
 
 #include <cuda_runtime.h>
 
-#include "../../grid.cuh"
-#include "spmv.hpp"
+#include <la/grid.cuh>
+#include <la/kernels/spmv/spmv.hpp>
 
 namespace la::walk {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../../formats/csr.hpp"
+#include <la/formats/csr.hpp>
 
 // The node keys are computed alike on the host and the device (amg.cu).
 #ifdef __CUDACC__

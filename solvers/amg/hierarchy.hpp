@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
-#include "../../kernels/reference/spgemm.hpp"
-#include "../precond_options.hpp"
-#include "aggregation.hpp"
+#include <la/kernels/reference/spgemm.hpp>
+#include <la/solvers/precond_options.hpp>
+#include <la/solvers/amg/aggregation.hpp>
 
 namespace la {
 

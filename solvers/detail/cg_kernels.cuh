@@ -7,7 +7,7 @@
 #include <cooperative_groups.h>
 
 #include <la/solvers/cg_control.hpp>
-#include "cg_reduce.cuh"
+#include <la/solvers/detail/cg_reduce.cuh>
 
 namespace la::cg_detail {
 namespace cgx = cooperative_groups;

@@ -13,10 +13,10 @@
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
-#include "backend_util.cuh"
-#include "cg_kernels.cuh"
-#include "cg_walks.cuh"
-#include "vector_kernels.cuh"
+#include <la/solvers/detail/backend_util.cuh>
+#include <la/solvers/detail/cg_kernels.cuh>
+#include <la/solvers/detail/cg_walks.cuh>
+#include <la/solvers/detail/vector_kernels.cuh>
 
 namespace la::cg_detail {
 

@@ -13,8 +13,8 @@
 #include <thread>
 
 #include <la/solvers/device_precond.hpp>
-#include "dist_impl.cuh"
-#include "vector_kernels.cuh"
+#include <la/solvers/detail/dist_impl.cuh>
+#include <la/solvers/detail/vector_kernels.cuh>
 
 namespace la::detail {
 

@@ -12,7 +12,7 @@
 
 #include <nccl.h>
 
-#include "dist_kernels.cuh"
+#include <la/solvers/detail/dist_kernels.cuh>
 
 namespace la {
 

@@ -5,9 +5,9 @@
 
 #include <la/solvers/distributed.hpp>
 
-#include "backend_util.cuh"
-#include "cg_kernels.cuh"
-#include "scan_counts.cuh"
+#include <la/solvers/detail/backend_util.cuh>
+#include <la/solvers/detail/cg_kernels.cuh>
+#include <la/solvers/detail/scan_counts.cuh>
 
 namespace la {
 // ---- kernels ---------------------------------------------------------------------------------

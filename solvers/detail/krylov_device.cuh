@@ -18,9 +18,9 @@
 #include <la/solvers/krylov.hpp>
 #include <la/solvers/method.hpp>
 #include <la/solvers/precond.hpp>
-#include "backend_util.cuh"
-#include "cg_kernels.cuh"
-#include "vector_kernels.cuh"
+#include <la/solvers/detail/backend_util.cuh>
+#include <la/solvers/detail/cg_kernels.cuh>
+#include <la/solvers/detail/vector_kernels.cuh>
 
 namespace la::cg_detail {
 

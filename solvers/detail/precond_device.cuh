@@ -19,7 +19,7 @@
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
 #include <la/detail/instantiate.hpp>
-#include "scan_counts.cuh"
+#include <la/solvers/detail/scan_counts.cuh>
 #include <memory>
 
 namespace la {

@@ -11,8 +11,8 @@
 #include <la/vector.hpp>
 
 #include <la/error.hpp>
-#include "backend_util.cuh"
-#include "cg_reduce.cuh"
+#include <la/solvers/detail/backend_util.cuh>
+#include <la/solvers/detail/cg_reduce.cuh>
 
 namespace la::cg_detail {
 

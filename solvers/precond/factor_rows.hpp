@@ -18,7 +18,7 @@
 
 #include <cmath>
 
-#include "../../types.hpp"
+#include <la/types.hpp>
 
 #ifdef __CUDACC__
 #define LA_FACTOR_HD __host__ __device__

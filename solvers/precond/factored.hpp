@@ -18,14 +18,14 @@
 #include <utility>
 #include <vector>
 
-#include "../../formats/convert.hpp"
-#include "../../formats/csr.hpp"
-#include "../../kernels/reference/transpose.hpp"
-#include "../precond_options.hpp"
-#include "factor_rows.hpp"
-#include "ilu.hpp"
-#include "matching.hpp"
-#include "messages.hpp"
+#include <la/formats/convert.hpp>
+#include <la/formats/csr.hpp>
+#include <la/kernels/reference/transpose.hpp>
+#include <la/solvers/precond_options.hpp>
+#include <la/solvers/precond/factor_rows.hpp>
+#include <la/solvers/precond/ilu.hpp>
+#include <la/solvers/precond/matching.hpp>
+#include <la/solvers/precond/messages.hpp>
 
 namespace la {
 

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "../../formats/csr.hpp"
-#include "../precond_options.hpp"
+#include <la/formats/csr.hpp>
+#include <la/solvers/precond_options.hpp>
 
 namespace la {
 

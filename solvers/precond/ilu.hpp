@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "../../formats/convert.hpp"
-#include "../../formats/csr.hpp"
-#include "messages.hpp"
+#include <la/formats/convert.hpp>
+#include <la/formats/csr.hpp>
+#include <la/solvers/precond/messages.hpp>
 
 namespace la {
 

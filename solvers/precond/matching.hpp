@@ -19,9 +19,9 @@
 #include <utility>
 #include <vector>
 
-#include "../../formats/convert.hpp"
-#include "../../formats/csr.hpp"
-#include "../../error.hpp"
+#include <la/formats/convert.hpp>
+#include <la/formats/csr.hpp>
+#include <la/error.hpp>
 
 namespace la {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "../../formats/convert.hpp"
-#include "../../formats/csr.hpp"
-#include "../krylov.hpp"
+#include <la/formats/convert.hpp>
+#include <la/formats/csr.hpp>
+#include <la/solvers/krylov.hpp>
 
 namespace la {
 

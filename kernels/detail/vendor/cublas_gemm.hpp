@@ -6,8 +6,8 @@
 // Row-major C = A B is computed as the column-major C^T = B^T A^T.
 #pragma once
 
-#include "../../gemm/gemm.hpp"
-#include "vendor.hpp"
+#include <la/kernels/gemm/gemm.hpp>
+#include <la/kernels/detail/vendor/vendor.hpp>
 
 namespace la {
 void cublas_gemm(vendor_handles& h, gemm_precision p, const gemm_args& g);

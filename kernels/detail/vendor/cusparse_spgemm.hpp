@@ -3,8 +3,8 @@
 // compute, each sized then run, C's size, its arrays, the copy), 32-bit offsets.
 #pragma once
 
-#include "../../../formats/csr.hpp"
-#include "vendor.hpp"
+#include <la/formats/csr.hpp>
+#include <la/kernels/detail/vendor/vendor.hpp>
 
 namespace la {
 

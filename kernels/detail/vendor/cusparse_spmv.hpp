@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "../../spmv/spmv.hpp"
-#include "vendor.hpp"
+#include <la/kernels/spmv/spmv.hpp>
+#include <la/kernels/detail/vendor/vendor.hpp>
 
 namespace la {
 

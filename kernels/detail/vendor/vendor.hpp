@@ -8,8 +8,8 @@
 #include <cublas_v2.h>
 #include <cusparse.h>
 
-#include "../../../context.hpp"
-#include "../../../error.hpp"
+#include <la/context.hpp>
+#include <la/error.hpp>
 
 namespace la {
 

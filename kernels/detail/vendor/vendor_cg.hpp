@@ -4,9 +4,9 @@
 // the device twice. Part of la::vendor (benchmarks only; not installed).
 #pragma once
 
-#include "../../../formats/csr.hpp"
-#include "../../../vector.hpp"
-#include "vendor.hpp"
+#include <la/formats/csr.hpp>
+#include <la/vector.hpp>
+#include <la/kernels/detail/vendor/vendor.hpp>
 
 namespace la {
 

@@ -8,9 +8,9 @@
 
 #include <string>
 
-#include "../../../formats/csr.hpp"
-#include "../../../vector.hpp"
-#include "vendor.hpp"
+#include <la/formats/csr.hpp>
+#include <la/vector.hpp>
+#include <la/kernels/detail/vendor/vendor.hpp>
 
 namespace la {
 

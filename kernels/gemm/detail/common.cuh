@@ -7,7 +7,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../gemm.hpp"
+#include <la/kernels/gemm/gemm.hpp>
 
 namespace la::gemm_detail {
 

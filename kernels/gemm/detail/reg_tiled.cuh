@@ -29,7 +29,7 @@
 
 #include <type_traits>
 
-#include "common.cuh"
+#include <la/kernels/gemm/detail/common.cuh>
 
 namespace la::gemm_detail {
 

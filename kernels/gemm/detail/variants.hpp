@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "../gemm.hpp"
+#include <la/kernels/gemm/gemm.hpp>
 
 namespace la::gemm_detail {
 void run_naive(const gemm_args&, cudaStream_t);

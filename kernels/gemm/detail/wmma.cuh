@@ -18,7 +18,7 @@
 #include <cuda_bf16.h>
 #include <mma.h>
 
-#include "common.cuh"
+#include <la/kernels/gemm/detail/common.cuh>
 
 namespace la::gemm_detail {
 

@@ -1,7 +1,7 @@
 // Pieces the SpMV kernels share (the row products and walks are public: walks.cuh).
 #pragma once
 
-#include "../walks.cuh"
+#include <la/kernels/spmv/walks.cuh>
 
 namespace la::spmv_detail {
 

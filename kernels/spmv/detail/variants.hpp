@@ -2,7 +2,7 @@
 // installed.
 #pragma once
 
-#include "../spmv.hpp"
+#include <la/kernels/spmv/spmv.hpp>
 
 namespace la::spmv_detail {
 #define LA_SPMV_LAUNCHER(name) \

@@ -1,0 +1,54 @@
+// Smoothed-aggregation AMG's registry entry and options (registry.hpp); the setup is
+// hierarchy.hpp and aggregation.hpp (host, the oracle) and amg.cu (GPU).
+#include <la/solvers/registry.hpp>
+
+namespace la::registry_detail {
+namespace {
+constexpr option_scope amg_only{option_scope::on::precond, "amg", "{precond} amg"};
+constexpr option_spec options[] = {
+    {"amg-strength", option_type::real, "0.08", 0, 1, "", "S",
+     "amg: strength of connection theta on the finest level, halved a\n"
+     "level (default 0.08): j is a strong neighbour of i when |a_ij| >=\n"
+     "theta sqrt(|a_ii a_jj|)",
+     amg_only, {}, "", [](cg_options& o, const option_value& v) { o.precond_opt.amg.strength = v.number; }},
+    {"amg-smoother", option_type::choice, "chebyshev", 0, 0, "chebyshev|l1-jacobi", "S",
+     "amg: chebyshev (default: a polynomial in D^-1 A on [0.1, 1] of its\n"
+     "largest eigenvalue, estimated) or l1-jacobi (x += D_l1^-1 (b - A x),\n"
+     "D_l1 = diag(sum_j |a_ij|): no eigenvalue bound needed)",
+     amg_only, {}, "",
+     [](cg_options& o, const option_value& v) {
+       o.precond_opt.amg.smoother = v.text == "l1-jacobi" ? amg_smoother::l1_jacobi : amg_smoother::chebyshev;
+     }},
+    {"amg-degree", option_type::integer, "2", 1, 10, "", "K",
+     "amg: the Chebyshev degree, or L1-Jacobi sweeps, before and after\n"
+     "(default 2)",
+     amg_only, {}, "", [](cg_options& o, const option_value& v) { o.precond_opt.amg.smoother_degree = static_cast<int>(v.number); }},
+    {"amg-coarse", option_type::integer, "256", 1, amg_dense_limit, "", "N",
+     "amg: a level of at most N rows is solved densely (default 256,\n"
+     "at most 512)",
+     amg_only, {}, "", [](cg_options& o, const option_value& v) { o.precond_opt.amg.coarse_size = static_cast<index_t>(v.number); }},
+    {"amg-levels", option_type::integer, "25", 1, 100, "", "L", "amg: at most L levels (default 25)", amg_only, {}, "",
+     [](cg_options& o, const option_value& v) { o.precond_opt.amg.max_levels = static_cast<int>(v.number); }},
+    {"amg-cycle", option_type::choice, "v", 0, 0, "v|w|f", "C",
+     "amg: v (default), w (two coarse visits a level) or f (an F-cycle on\n"
+     "the coarse level, then a V-cycle; not symmetric: bicgstab and\n"
+     "gmres take it, cg refuses it)",
+     amg_only, {}, "",
+     [](cg_options& o, const option_value& v) {
+       o.precond_opt.amg.cycle = v.text == "w" ? amg_cycle::w : v.text == "f" ? amg_cycle::f : amg_cycle::v;
+     }},
+};
+static_assert(options_are_valid(options));
+}  // namespace
+
+option_list amg_option_list() { return {options, sizeof options / sizeof options[0]}; }
+
+preconditioner_entry amg_entry() {
+  return {"amg", preconditioner::amg,
+          "one V-cycle of smoothed-aggregation algebraic\n"
+          "multigrid, set up on the GPU: iterations that do\n"
+          "not grow with the grid on PDE systems",
+          false, false, false, true, true, true, true, true};
+}
+
+}  // namespace la::registry_detail

@@ -1,0 +1,90 @@
+// The Krylov methods' registry entries and the options every solve reads (tolerances, the
+// iteration limit, the method, the preconditioner), declared once (registry.hpp).
+#include <cstdint>
+#include <limits>
+
+#include <la/solvers/registry.hpp>
+
+namespace la::registry_detail {
+namespace {
+using on = option_scope::on;
+constexpr double max_int64 = static_cast<double>(std::numeric_limits<std::int64_t>::max());
+
+// The general options; {entries} in a help is where the registry's list goes.
+constexpr option_spec general[] = {
+    {"method", option_type::choice, "auto", 0, 0, "auto|cg|bicgstab|gmres|fgmres", "M",
+     "auto (default), cg, bicgstab, gmres or fgmres:\n{entries}", {}, {}, "",
+     [](cg_options& o, const option_value& v) { o.method = *parse_method(v.text); }},
+    {"restart", option_type::integer, "30", 1, 500, "", "M", "gmres/fgmres: the basis size m, 1 to 500 (default 30)",
+     {on::method, "gmres|fgmres|auto", "{method} gmres or fgmres (or auto, when it picks gmres)"}, {}, "",
+     [](cg_options& o, const option_value& v) { o.restart = static_cast<int>(v.number); }},
+    {"force", option_type::flag, "", 0, 0, "", "",
+     "allow -o to replace the matrix or right-hand side file, and\n"
+     "write-protected outputs; run {method} cg on a non-symmetric matrix",
+     {}, {}, "", [](cg_options& o, const option_value& v) { o.force = v.number != 0; }},
+    {"tol", option_type::real, "1e-8", 0, std::numeric_limits<double>::max(), "", "T",
+     "relative residual tolerance ||r|| <= T ||b|| (default 1e-8)", {}, {}, "rtol",
+     [](cg_options& o, const option_value& v) { o.rtol = v.number; }},
+    {"atol", option_type::real, "0", 0, std::numeric_limits<double>::max(), "", "T", "absolute residual floor (default 0)",
+     {}, {}, "", [](cg_options& o, const option_value& v) { o.atol = v.number; }},
+    {"maxit", option_type::integer, "-1", 0, max_int64, "", "N",
+     "iteration limit (default 2n for cg; max(2n, 20000) for bicgstab,\n"
+     "gmres and fgmres, whose counts on small systems pass 2n)",
+     {}, {}, "maxiter", [](cg_options& o, const option_value& v) { o.max_iterations = static_cast<std::int64_t>(v.number); }},
+    {"precond", option_type::choice, "auto", 0, 0, "none|jacobi|block-jacobi|fsai|ic0|ilu0|amg|auto", "P",
+     "auto (default), none, jacobi, block-jacobi, fsai, ic0, ilu0 or amg\n"
+     "(bicgstab, gmres and fgmres take none, jacobi, ilu0, amg\n"
+     "and auto, which there means amg on a nearly symmetric A (pattern\n"
+     "symmetric, |a_ij - a_ji| <= 1% of max |a_ij|) of CG's AMG sizes,\n"
+     "else ilu0, and jacobi where ILU(0) does not exist; bench/RESULTS.md\n"
+     "\"Incomplete factorizations\", \"Algebraic multigrid\"; jacobi\n"
+     "takes a zero or missing diagonal entry as 1, as PETSc's):\n"
+     "{entries}\n"
+     "On the GPU, fsai in double runs inside the persistent kernel; the\n"
+     "others between kernels on the graph path.\n"
+     "The setup time, memory and the pattern or shift used are printed.",
+     {}, {}, "", [](cg_options& o, const option_value& v) { o.precond = *parse_preconditioner(v.text); }},
+};
+static_assert(options_are_valid(general));
+
+constexpr method_entry entries[] = {
+    {"auto", krylov_method::automatic,
+     "checks the values' symmetry and the diagonal's signs\n"
+     "(on the GPU when solving there) and says what it\n"
+     "picked and why: cg when A looks SPD (symmetric\n"
+     "values, positive diagonal), else bicgstab (it\n"
+     "solved 4 of the 9 real non-symmetric systems\n"
+     "measured where gmres solved 1). Where auto's\n"
+     "bicgstab breaks down, stagnates or diverges, or\n"
+     "its cg breaks down (A not positive definite),\n"
+     "gmres continues, and the report says so",
+     false, true, false, true},
+    {"cg", krylov_method::cg,
+     "refused on a matrix whose values are not symmetric,\n"
+     "naming the alternative; {force} runs it anyway",
+     true, true, false, true},
+    {"bicgstab", krylov_method::bicgstab, "two products with A an iteration, short recurrences", false, false, false, true},
+    {"gmres", krylov_method::gmres,
+     "restarted GMRES(m), right-preconditioned: the residual\n"
+     "it monitors is ||b - Ax||; never grows; breaks down\n"
+     "only where A M^-1 is singular (it says so)",
+     false, false, false, false},
+    {"fgmres", krylov_method::fgmres,
+     "flexible GMRES(m), for preconditioners that change\n"
+     "between applications",
+     false, false, true, false},
+};
+}  // namespace
+
+option_list general_option_list() {
+  // method and precond first: where the others apply depends on them. restart belongs to
+  // gmres and fgmres, declared here beside them.
+  return {general, sizeof general / sizeof general[0]};
+}
+option_list method_option_list() { return {nullptr, 0}; }
+const method_entry* method_entries(std::size_t& n) {
+  n = sizeof entries / sizeof entries[0];
+  return entries;
+}
+
+}  // namespace la::registry_detail

@@ -1,0 +1,170 @@
+// la solve's options from the registry (la/solvers/registry.hpp): the parser, the --help
+// section and the Markdown table of docs/options.md, each produced from the declarations; the
+// CLI's spelling of a declared name is "--" before it.
+#pragma once
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <la/solvers/registry.hpp>
+#include "args.hpp"
+
+namespace la::cli {
+
+inline std::string flag_of(std::string_view name) { return "--" + std::string(name); }
+/// A registry text in the CLI's words ("{precond}" -> "--precond").
+inline std::string cli_words(std::string_view text) { return render_names(text, flag_of); }
+
+/// A choice option's value: one of its choices, or for a choice "X:K", any value starting
+/// with X (the setter checks K).
+inline std::string read_choice(const args& a, const option_spec& s) {
+  const std::string f = flag_of(s.name), fallback(s.fallback);
+  const std::vector<std::string> list = choices_of(s);
+  const std::string v = a.get(f, fallback);
+  for (const std::string& c : list) {
+    const std::size_t colon = c.find(':');
+    if (colon != std::string::npos && v.rfind(c.substr(0, colon), 0) == 0) return v;
+  }
+  return a.get_choice(f, fallback, list);
+}
+
+/// The options of a solve, each read as declared and refused where it does not apply.
+inline cg_options cg_args(const args& a) {
+  cg_options opt;
+  const std::string method = read_choice(a, *find_option("method")), precond = read_choice(a, *find_option("precond"));
+  for (const option_spec& s : solve_options())
+    if (a.has(flag_of(s.name)) && !applies(s, method, precond))
+      throw usage_error(flag_of(s.name) + " applies to " + cli_words(s.scope.shown));
+  for (const option_spec& s : solve_options()) {
+    const std::string f = flag_of(s.name), fallback(s.fallback);
+    option_value v;
+    switch (s.type) {
+      case option_type::real: v.number = a.get_double(f, std::strtod(fallback.c_str(), nullptr), s.lo, s.hi); break;
+      case option_type::integer: {
+        const long long lo = static_cast<long long>(s.lo), hi = s.hi >= 9.2e18 ? LLONG_MAX : static_cast<long long>(s.hi);
+        v.number = static_cast<double>(a.get_int(f, std::strtoll(fallback.c_str(), nullptr, 10), lo, hi));
+        break;
+      }
+      case option_type::choice: v.text = read_choice(a, s); break;
+      case option_type::flag: v.number = a.has(f) ? 1 : 0; break;
+    }
+    if (a.has(f) && !s.rule.other.empty()) {
+      const option_spec& other = *find_option(s.rule.other);
+      if ((a.get(flag_of(other.name), std::string(other.fallback)) == s.rule.value) != s.rule.required)
+        throw usage_error(cli_words(s.rule.message));
+    }
+    try {
+      s.set(opt, v);
+    } catch (const invalid_argument& e) {
+      throw usage_error("option " + cli_words(e.what()));
+    }
+  }
+  return opt;
+}
+
+/// The registry's part of `la solve --help`: each option with its help, the methods and
+/// preconditioners listed where a help says {entries}.
+inline std::string solve_options_help() {
+  auto pad = [](std::string s, std::size_t w) { return s.size() < w ? s + std::string(w - s.size(), ' ') : s + " "; };
+  auto indent = [](std::string_view text, const std::string& first, const std::string& rest) {
+    std::string out, lead = first;
+    while (!text.empty()) {
+      const std::size_t nl = text.find('\n');
+      out += lead + std::string(text.substr(0, nl)) + "\n";
+      lead = rest;
+      if (nl == std::string_view::npos) break;
+      text.remove_prefix(nl + 1);
+    }
+    return out;
+  };
+  std::string out;
+  for (const option_spec& s : solve_options()) {
+    const std::string head = "  " + pad(flag_of(s.name) + (s.metavar.empty() ? "" : " " + std::string(s.metavar)), 22);
+    std::string help = cli_words(s.help);
+    const std::size_t at = help.find("{entries}");
+    if (at == std::string::npos) {
+      out += indent(help, head, std::string(24, ' '));
+      continue;
+    }
+    std::string entries;
+    if (s.name == "method")
+      for (const method_entry& e : methods())
+        entries += indent(cli_words(e.help), std::string(26, ' ') + pad(std::string(e.name), 10), std::string(36, ' '));
+    else
+      for (const preconditioner_entry& e : preconditioners())
+        entries += indent(cli_words(e.help), std::string(26, ' ') + pad(std::string(e.name), 14), std::string(40, ' '));
+    std::string before = help.substr(0, at), after = help.substr(at + 9);
+    if (!before.empty() && before.back() == '\n') before.pop_back();
+    if (!after.empty() && after.front() == '\n') after.erase(0, 1);
+    out += indent(before, head, std::string(24, ' ')) + entries;
+    if (!after.empty()) out += indent(after, std::string(24, ' '), std::string(24, ' '));
+  }
+  return out;
+}
+
+/// docs/options.md's table: every option with its default, values, where it applies and help.
+inline std::string options_markdown() {
+  auto one_line = [](std::string s) {
+    for (char& c : s)
+      if (c == '\n') c = ' ';
+    std::string out;
+    for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+    return out;
+  };
+  auto code = [](std::string_view text) {  // {name} -> `--name`
+    return render_names(text, [](std::string_view n) { return "`--" + std::string(n) + "`"; });
+  };
+  std::string out =
+      "| CLI | Python | default | values | applies to | what it does |\n"
+      "|---|---|---|---|---|---|\n";
+  for (const option_spec& s : solve_options()) {
+    std::string values;
+    switch (s.type) {
+      case option_type::flag: values = "flag"; break;
+      case option_type::choice: values = one_line(std::string(s.choices)); break;
+      case option_type::integer:
+      case option_type::real: {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, s.hi >= 1e300 || s.hi >= 9.2e18 ? "%s from %g" : "%s in [%g, %g]",
+                      s.type == option_type::integer ? "integer" : "number", s.lo, s.hi);
+        values = buf;
+        break;
+      }
+    }
+    std::string help = code(s.help);
+    const std::size_t at = help.find("{entries}");
+    if (at != std::string::npos) help = help.substr(0, at) + "(see the list below)" + help.substr(at + 9);
+    out += "| `--" + std::string(s.name) + "` | `" + python_name(s) + "` | " +
+           (s.fallback.empty() ? "off" : "`" + std::string(s.fallback) + "`") + " | " + values + " | " +
+           (s.scope.shown.empty() ? "every solve" : one_line(code(s.scope.shown))) + " | " + one_line(help) + " |\n";
+  }
+  out += "\n| method | SPD only | several GPUs | flexible (M may change) | what it is |\n|---|---|---|---|---|\n";
+  for (const method_entry& e : methods())
+    out += "| `" + std::string(e.name) + "` | " + (e.symmetric_only ? "yes" : "no") + " | " + (e.several_gpus ? "yes" : "no") +
+           " | " + (e.flexible ? "yes" : "no") + " | " + one_line(code(e.help)) + " |\n";
+  out += "\n| preconditioner | SPD only | bicgstab, gmres | several GPUs | symmetric M | values-only re-setup | what it is |\n"
+         "|---|---|---|---|---|---|---|\n";
+  for (const preconditioner_entry& e : preconditioners())
+    out += "| `" + std::string(e.name) + "` | " + (e.symmetric_only ? "yes" : "no") + " | " +
+           (e.nonsymmetric_methods ? "yes" : "no") + " | " + (e.several_gpus ? "yes" : "no") + " | " +
+           (e.symmetric_operator ? "yes" : "no") + " | " + (e.values_only_resetup ? "yes" : "no") + " | " +
+           one_line(code(e.help)) + " |\n";
+  return out;
+}
+
+/// la solve's option names: the CLI's own and the registry's.
+inline std::set<std::string> solve_option_names(bool flags) {
+  std::set<std::string> out = flags ? std::set<std::string>{"--quiet", "--write-unconverged", "--mpi"}
+                                    : std::set<std::string>{"--rhs",  "-o",        "--output",  "--device", "--format", "--precision",
+                                                            "--threads", "--offsets", "--path", "--history", "--gpus"};
+  for (const option_spec& s : solve_options())
+    if ((s.type == option_type::flag) == flags) out.insert(flag_of(s.name));
+  return out;
+}
+
+}  // namespace la::cli
