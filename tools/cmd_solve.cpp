@@ -20,6 +20,7 @@
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
+#include "run.hpp"
 #include "solve_common.hpp"
 
 #ifndef LA_DIST_MODULE

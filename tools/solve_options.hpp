@@ -107,6 +107,17 @@ inline std::string solve_options_help() {
   return out;
 }
 
+/// The default as a table shows it: "auto" for a number outside the range (the solver's own
+/// rule, which the help states), "off" for a flag.
+inline std::string shown_default(const option_spec& s) {
+  if (s.type == option_type::flag) return "off";
+  if (s.type == option_type::real || s.type == option_type::integer) {
+    const double v = std::strtod(std::string(s.fallback).c_str(), nullptr);
+    if (v < s.lo || v > s.hi) return "auto";
+  }
+  return "`" + std::string(s.fallback) + "`";
+}
+
 /// docs/options.md's table: every option with its default, values, where it applies and help.
 inline std::string options_markdown() {
   auto one_line = [](std::string s) {
@@ -140,7 +151,7 @@ inline std::string options_markdown() {
     const std::size_t at = help.find("{entries}");
     if (at != std::string::npos) help = help.substr(0, at) + "(see the list below)" + help.substr(at + 9);
     out += "| `--" + std::string(s.name) + "` | `" + python_name(s) + "` | " +
-           (s.fallback.empty() ? "off" : "`" + std::string(s.fallback) + "`") + " | " + values + " | " +
+           shown_default(s) + " | " + values + " | " +
            (s.scope.shown.empty() ? "every solve" : one_line(code(s.scope.shown))) + " | " + one_line(help) + " |\n";
   }
   out += "\n| method | SPD only | several GPUs | flexible (M may change) | what it is |\n|---|---|---|---|---|\n";

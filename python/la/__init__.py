@@ -57,25 +57,18 @@ class NotSupported(Error):
     """Something la does not do (yet); the message says what to use instead."""
 
 
-_OPTION_NAMES = {  # keyword -> la solve's option (the CLI's names, '-' for '_')
-    "rtol": "--tol", "atol": "--atol", "maxiter": "--maxit", "method": "--method", "precond": "--precond",
-    "restart": "--restart", "fsai_pattern": "--fsai-pattern", "fsai_drop": "--fsai-drop",
-    "fsai_max_row": "--fsai-max-row", "ic_shift": "--ic-shift", "block_size": "--block-size",
-    "factorization": "--factorization", "sweeps": "--sweeps", "trisolve": "--trisolve", "matching": "--matching",
-    "amg_strength": "--amg-strength", "amg_degree": "--amg-degree", "amg_coarse": "--amg-coarse",
-    "amg_levels": "--amg-levels", "amg_cycle": "--amg-cycle", "amg_smoother": "--amg-smoother",
-}
-_PY_NAMES = {v[2:]: k for k, v in _OPTION_NAMES.items()}
-_PY_NAMES["force"] = "force"
+# keyword -> la solve's option, from the registry (la/solvers/registry.hpp): the CLI's names,
+# '_' for '-', scipy's rtol and maxiter for --tol and --maxit.
+_OPTIONS = _la.solve_options()  # (name, keyword, type, default, choices, help)
+_OPTION_NAMES = {kw: "--" + name for name, kw, _t, _d, _c, _h in _OPTIONS}
+_PY_NAMES = {name: kw for name, kw, _t, _d, _c, _h in _OPTIONS}
 
 _python_copies = 0  # device copies the Python layer makes (x0 of CuPy input)
 _checked = set()  # option words the CLI's parser has accepted
 
 
 # The values an option takes, so that "--matching on" reads matching='on' in Python.
-_CHOICES = {"auto", "none", "cg", "bicgstab", "gmres", "fgmres", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "amg",
-            "on", "off", "exact", "sweeps", "isai", "lower", "squared", "v", "w", "f", "chebyshev", "l1-jacobi",
-            "cpu", "gpu", "float", "double"}
+_CHOICES = {c for *_, choices, _h in _OPTIONS for c in choices} | {"cpu", "gpu", "float", "double"}
 
 
 def _python_words(message):
@@ -268,9 +261,8 @@ def _words(rtol, atol, maxiter, method, precond, options):
             if v:
                 w.append("--force")
             continue
-        if k not in _OPTION_NAMES or k in ("rtol", "atol", "maxiter", "method", "precond"):
-            raise TypeError("unexpected keyword argument '%s' (la's options: %s)"
-                            % (k, ", ".join(sorted(set(_OPTION_NAMES) | {"force"}))))
+        if k not in _OPTION_NAMES or k in ("rtol", "atol", "maxiter", "method", "precond", "force"):
+            raise TypeError("unexpected keyword argument '%s' (la's options: %s)" % (k, ", ".join(sorted(_OPTION_NAMES))))
         w += [_OPTION_NAMES[k], str(v)]
     key = tuple(w)
     if key not in _checked:  # parsed once per set of options: a repeated call skips it

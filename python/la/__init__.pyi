@@ -6,6 +6,7 @@ import numpy.typing as npt
 
 __version__: str
 
+# The registry's names (la/solvers/registry.hpp; tests/test_registry.py compares them).
 Method = Literal["auto", "cg", "bicgstab", "gmres", "fgmres"]
 Precond = Literal["auto", "none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "amg"]
 Device = Literal["auto", "gpu", "cpu"]

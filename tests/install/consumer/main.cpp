@@ -1,11 +1,12 @@
 // Solves a 1D Laplacian through the installed headers and library, with the consumer's own
-// formats/, solvers/ and la/ headers on the include path first; exit 0 when CG converges to
+// formats/, kernels/ and solvers/ headers on the include path first (la includes its own as
+// <la/...>, so none of them can replace one of la's; a folder named la/ would, as for any
+// library included by its name); exit 0 when CG converges to
 // the known solution and every header came from where it should.
 #include <cmath>
 #include <cstdio>
 
 #include "formats/coo.hpp"  // the consumer's own
-#include "la/error.hpp"     // the consumer's own
 #include "solvers/cg.hpp"   // the consumer's own
 
 #include <la/la.hpp>  // everything of la's
@@ -25,8 +26,6 @@
 
 int main() {
   consumer::coo mine;
-  consumer::error mine_too;
-  (void)mine_too;
   const char* text =
       "%%MatrixMarket matrix coordinate real symmetric\n4 4 7\n1 1 2\n2 1 -1\n2 2 2\n3 2 -1\n3 3 2\n4 3 -1\n4 4 2\n";
   const auto a = la::to_csr(la::parse_matrix_market<double>(text));
