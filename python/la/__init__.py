@@ -407,7 +407,8 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     array, or a cupyx.scipy.sparse.csr_matrix (used in place on its GPU). b: numpy (or CuPy for
     CuPy A); x comes back in the same kind. info: 0 converged; > 0 the iterations where it
     stopped without converging; -1 a breakdown or non-finite values (scipy's convention).
-    method: auto (CG for symmetric positive-diagonal values, else BiCGSTAB), cg, bicgstab,
+    rtol, atol, maxiter: stop when ||b - Ax|| <= max(rtol ||b||, atol), or after maxiter
+    iterations (None: 2n for cg, max(2n, 20000) for the others). method: auto (CG for symmetric positive-diagonal values, else BiCGSTAB), cg, bicgstab,
     gmres, fgmres. precond: auto, none, jacobi, block-jacobi, fsai, ic0, ilu0, amg.
     device: auto (the GPU when there is one), gpu, cpu. callback(iteration, residual) is called
     between chunks of iterations (not every iteration: the GPU runs chunks without the host);
