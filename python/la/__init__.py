@@ -33,28 +33,9 @@ __all__ = ["solve", "Solver", "SolveResult", "read_matrix_market", "write_matrix
            "NoGpuError", "NotSupported"]
 
 
-class Error(Exception):
-    """Every error la raises (bad input is also a ValueError, a file error also an OSError)."""
+from ._errors import DeviceError, Error, FileError, InvalidArgument, NoGpuError, NotSupported
+from ._matrix import _Matrix, _cupy, _is_cupy_array, _is_cupy_sparse, _value_dtype
 
-
-class InvalidArgument(Error, ValueError):
-    """Bad input: a malformed matrix, wrong sizes, an option that does not apply."""
-
-
-class FileError(Error, OSError):
-    """A file that cannot be read, parsed or written (the message names the line)."""
-
-
-class DeviceError(Error):
-    """A CUDA failure (out of device memory included)."""
-
-
-class NoGpuError(DeviceError):
-    """device='gpu' (or CuPy input) where no usable GPU is present."""
-
-
-class NotSupported(Error):
-    """Something la does not do (yet); the message says what to use instead."""
 
 
 # keyword -> la solve's option, from the registry (la/solvers/registry.hpp): the CLI's names,
@@ -123,128 +104,6 @@ def copies():
     is given (copied once: x0 itself is left as it was, as scipy does) or info() is asked of a
     CuPy matrix (copied to the host)."""
     return _la.copies() + _python_copies
-
-
-# ---- matrices -------------------------------------------------------------------------------
-
-def _cupy():
-    try:
-        import cupy
-        import cupyx.scipy.sparse
-        return cupy, cupyx.scipy.sparse
-    except ImportError:
-        return None, None
-
-
-def _is_cupy_sparse(a):
-    return type(a).__module__.startswith("cupyx.scipy.sparse")
-
-
-def _is_cupy_array(a):
-    return type(a).__module__.startswith("cupy") and hasattr(a, "__cuda_array_interface__")
-
-
-def _value_dtype(dtype):
-    dtype = _np.dtype(dtype)
-    if dtype.kind == "c":
-        raise InvalidArgument("la solves real systems; this matrix is complex (%s)" % dtype)
-    return dtype if dtype in (_np.float32, _np.float64) else _np.dtype(_np.float64)
-
-
-def _check_structure(a):
-    """A scipy sparse matrix's index arrays in range, checked with numpy only: scipy's conversions and
-    sum_duplicates() read them unchecked (an indptr entry past the end crashes the interpreter)."""
-    rows, cols = a.shape
-    fmt = a.format
-    if fmt in ("csr", "csc"):
-        outer, inner = (rows, cols) if fmt == "csr" else (cols, rows)
-        indptr, indices = _np.asarray(a.indptr), _np.asarray(a.indices)
-        where = "indptr (%s)" % fmt.upper()
-        if indptr.ndim != 1 or indptr.shape[0] != outer + 1:
-            raise InvalidArgument("the %s matrix's indptr has %d entries; a %d x %d matrix needs %d"
-                                  % (fmt.upper(), indptr.size, rows, cols, outer + 1))
-        if indptr[0] != 0:
-            raise InvalidArgument("%s starts at %d; it must start at 0" % (where, int(indptr[0])))
-        stored = min(indices.shape[0], _np.asarray(a.data).shape[0])
-        past = _np.flatnonzero(indptr > stored)
-        if past.size:
-            i = int(past[0])
-            raise InvalidArgument("%s[%d] = %d is past the end of indices (%d entries) or data (%d entries)"
-                                  % (where, i, int(indptr[i]), indices.shape[0], _np.asarray(a.data).shape[0]))
-        if outer > 0:
-            bad = _np.flatnonzero(indptr[1:] < indptr[:-1])
-            if bad.size:
-                i = int(bad[0])
-                raise InvalidArgument("%s decreases at entry %d (%d then %d): it must be non-decreasing"
-                                      % (where, i + 1, int(indptr[i]), int(indptr[i + 1])))
-        end = int(indptr[-1])
-        if end:
-            used = indices[:end]
-            bad = _np.flatnonzero((used < 0) | (used >= inner))
-            if bad.size:
-                k = int(bad[0])
-                raise InvalidArgument("indices[%d] = %d is outside [0, %d) (%s)" % (k, int(used[k]), inner,
-                                                                                fmt.upper()))
-    elif fmt == "coo":
-        for name, idx, lim in (("row", _np.asarray(a.row), rows), ("col", _np.asarray(a.col), cols)):
-            bad = _np.flatnonzero((idx < 0) | (idx >= lim))
-            if bad.size:
-                k = int(bad[0])
-                raise InvalidArgument("COO %s[%d] = %d is outside [0, %d)" % (name, k, int(idx[k]), lim))
-
-
-class _Matrix:
-    """A matrix as the extension takes it: host CSR arrays or device pointers, with its types."""
-
-    def __init__(self, a):
-        self.on_device = _is_cupy_sparse(a)
-        if self.on_device:
-            cupy, _ = _cupy()
-            if a.format != "csr":
-                raise InvalidArgument("CuPy input must be a cupyx.scipy.sparse.csr_matrix (got %s): convert it "
-                                      "with .tocsr() (a copy)" % a.format)
-            if a.dtype not in (_np.float32, _np.float64):
-                raise InvalidArgument("CuPy input must be float32 or float64, got %s" % a.dtype)
-            if not a.has_canonical_format:
-                raise InvalidArgument("the CuPy matrix has unsorted or duplicate column indices: call "
-                                      "A.sum_duplicates() first (la uses A in place)")
-            self.a = a
-            self.dtype = _np.dtype(a.dtype)
-            self.shape = a.shape
-            self.offset_bytes = a.indptr.dtype.itemsize
-            self.device = a.data.device.id
-            self.arg = _la.Matrix.device(a.shape[0], a.shape[1], int(a.nnz), a.indptr.data.ptr, a.indices.data.ptr,
-                                         a.data.data.ptr, self.device)
-            return
-        import scipy.sparse as sp
-        if sp.issparse(a):
-            _check_structure(a)  # before scipy reads it: a broken indptr crashes scipy's own routines
-        if isinstance(a, _np.ndarray) or not sp.issparse(a):
-            a = _np.asarray(a)
-            if a.ndim != 2:
-                raise InvalidArgument("A must be a 2-D matrix: a scipy.sparse matrix or array, a "
-                                      "cupyx.scipy.sparse.csr_matrix, or a dense 2-D array")
-            a = sp.csr_matrix(a)
-        dtype = _value_dtype(a.dtype)
-        if a.format != "csr" or a.dtype != dtype:
-            a = sp.csr_matrix(a, dtype=dtype)  # converted once
-        if not a.has_canonical_format:
-            a = a.copy()
-            a.sum_duplicates()
-        self.a = a
-        self.dtype = dtype
-        self.shape = a.shape
-        indptr = a.indptr
-        if a.nnz < 2 ** 31 - 1 and indptr.dtype == _np.int64:
-            indptr = indptr.astype(_np.int32)
-        indices = a.indices if a.indices.dtype == _np.int32 else a.indices.astype(_np.int32)
-        self.offset_bytes = indptr.dtype.itemsize
-        self.device = 0
-        self.arg = _la.Matrix.host(a.shape[0], a.shape[1], indptr, indices, a.data)
-
-    @property
-    def code(self):
-        return "f" if self.dtype == _np.float32 else "d"
 
 
 def _words(rtol, atol, maxiter, method, precond, options):

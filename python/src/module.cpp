@@ -3,8 +3,7 @@
 // (numpy arrays are read in place: uploaded straight to the GPU, or copied once into la's
 // containers for the host solver; CuPy arrays arrive as device pointers and are used in place),
 // releases the GIL around the work, and turns la's errors into Python exceptions.
-// The solver options are parsed by the CLI's own parser (tools/solve_common.hpp), so the names,
-// ranges and refusals are the CLI's.
+// Solver options: the CLI's parser from the registry (tools/solve_options.hpp), so names, ranges and refusals match.
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -31,6 +30,9 @@
 
 namespace py = pybind11;
 using namespace la;
+namespace la {
+void bind_registry(pybind11::module_& mod);  // registry.cpp: the option and entry tables
+}
 
 namespace {
 
@@ -367,30 +369,7 @@ PYBIND11_MODULE(_la, mod) {
   mod.def("copies", [] { return copies.load(); }, "Arrays the binding copied between host and device so far.");
   mod.def("check_options", [](const std::vector<std::string>& w) { (void)parse_options(w); },
           "Parses la solve's options (argv words) and raises what the CLI would refuse.");
-  mod.def(
-      "solve_options",
-      [] {
-        py::list out;
-        for (const option_spec& s : solve_options()) {
-          const char* type = s.type == option_type::real      ? "real"
-                             : s.type == option_type::integer ? "integer"
-                             : s.type == option_type::choice  ? "choice"
-                                                              : "flag";
-          out.append(py::make_tuple(std::string(s.name), python_name(s), type, std::string(s.fallback), choices_of(s),
-                                    cli::cli_words(s.help)));
-        }
-        return out;
-      },
-      "The registry's options of a solve (la/solvers/registry.hpp): (name, keyword, type, default, choices, help).");
-  mod.def(
-      "registry_names",
-      [] {
-        std::vector<std::string> m, p;
-        for (const method_entry& e : methods()) m.emplace_back(e.name);
-        for (const preconditioner_entry& e : preconditioners()) p.emplace_back(e.name);
-        return py::make_tuple(m, p);
-      },
-      "The registry's method and preconditioner names, in order.");
+  bind_registry(mod);
 
   py::class_<matrix_arg>(mod, "Matrix")
       .def_static("host",
