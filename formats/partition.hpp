@@ -354,7 +354,7 @@ inline halo_plan poisson_plan(int dims, global_index n, const std::vector<global
 /// tile walked through every plane before the next tile starts. A row and its neighbours a
 /// plane away are then walked `tile` rows apart instead of `plane`, so what one reads for
 /// the other is still in L2; in the natural order that reuse spans two planes of every
-/// array's traffic, which outgrows L2 on large grids (bench/RESULTS.md, "The interior rows
+/// array's traffic, which outgrows L2 on large grids (bench/history/cg-on-several-gpus.md, "The interior rows
 /// swept through the grid's planes", and tuning note D2).
 /// Slot k (0 <= k < slots()) is row row(k) of the range, or -1: the last plane's slots past
 /// `count`. Every row comes once. plane 0 is the natural order (row(k) = k). Make it with

@@ -64,7 +64,7 @@ solve_result cg_device(context& ctx, const device_csr<T, O>& a, const device_vec
     else path = cg_path::graph, why_path = "the kernel has no fused form";
   }
   // Inside one kernel the grid is only what is resident, so a thread per short row beats a
-  // group of lanes per row (bench/RESULTS.md, tuning note T9).
+  // group of lanes per row (bench/history/tuning-notes-the-code-cites.md, note T9).
   if (path == cg_path::persistent && !dopt.choice && op->variant().walk == row_walk::group && stats.mean <= 16) {
     spmv_choice choice = op->choice();
     choice.kernel = std::string(find_spmv<T>(choice.fmt, row_walk::thread).name);

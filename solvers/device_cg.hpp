@@ -19,7 +19,7 @@
 //               launches at all (the variants with a row walk)
 //   automatic   persistent for the variants with a row walk, else graph: persistent was
 //               faster than graph at every size tried, so the size does not change the
-//               choice (bench/RESULTS.md, tuning note T10). With block-Jacobi, IC(0) or
+//               choice (bench/history/tuning-notes-the-code-cites.md, note T10). With block-Jacobi, IC(0) or
 //               ILU(0), graph; with FSAI, persistent in double with 32-bit offsets, else
 //               graph.
 //

@@ -172,7 +172,7 @@ struct dist_cg_options {
 inline constexpr int dist_walk_blocks_per_sm = 4;
 
 /// The interior rows' sweep on a generated grid (dist_cg_options::sweep_tile): tiles of
-/// this many rows (bench/RESULTS.md, tuning note D2).
+/// this many rows (bench/history/tuning-notes-the-code-cites.md, note D2).
 inline constexpr long long dist_sweep_tile = 32768;
 
 /// Whether the sweep pays: in the natural order a row's values are read again two planes

@@ -86,7 +86,7 @@ class gmres_host_backend : public host_base<Matrix> {
     // below 1/sqrt(2) of ||A z||: Daniel, Gragg, Kaufman and Stewart's test, PETSc's
     // KSPGMRESCGSRefinement "ifneeded"); the GPU always repeats it. Where the test passes the
     // second pass would change w by rounding only, and skipping it halves the host's work at a
-    // large restart (bench/RESULTS.md, "The host solver against scipy").
+    // large restart (bench/history/defaults-the-host-solver-and-the-sanitiz.md, "The host solver against scipy").
     const double before = detail::plain_dot(w_.data(), w_.data(), n);
     std::fill(h2_.begin(), h2_.begin() + j + 1, 0.0);
     for (int pass = 0; pass < 2; ++pass) {  // h1_, h2_ sized m + 1 in start(): no allocation here
@@ -94,7 +94,7 @@ class gmres_host_backend : public host_base<Matrix> {
       std::vector<double>& hp = pass == 0 ? h1_ : h2_;
       for (int i = 0; i <= j; ++i) hp[i] = detail::plain_dot(v_[i].data(), w_.data(), n);
       // w -= V h: one pass over w a basis vector (contiguous, vectorized). Blocking the rows so
-      // that w stays in L1 measured slower (bench/RESULTS.md, "The host solver against scipy").
+      // that w stays in L1 measured slower (bench/history/defaults-the-host-solver-and-the-sanitiz.md, "The host solver against scipy").
       T* w = w_.data();
       for (int i = 0; i <= j; ++i) {
         const double h = hp[i];

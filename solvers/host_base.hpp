@@ -105,7 +105,7 @@ namespace detail {
 /// The host path's inner loops in double (float values accumulate in double too): several
 /// running sums, so the compiler keeps them in vector registers, where wider_t's long double
 /// runs on the x87 unit one term at a time. They set the host solver's speed per iteration
-/// (bench/RESULTS.md, "The host solver against scipy").
+/// (bench/history/defaults-the-host-solver-and-the-sanitiz.md, "The host solver against scipy").
 ///
 /// The dot is compensated (Kahan's summation on four lanes): its sum keeps about as many digits
 /// as the long double one it replaced, so the iteration counts of rounding-sensitive systems

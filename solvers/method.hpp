@@ -199,7 +199,7 @@ inline preconditioner auto_precond_for(krylov_method m, preconditioner asked, co
 
 /// Where `--device auto` (and Python's device='auto') solves when a GPU is present: on the host
 /// when the host's estimated time is below the GPU's start-up (115-150 ms on an H100 or H200 for
-/// the context, before any work; bench/RESULTS.md, "Defaults on the host"), since the host then
+/// the context, before any work; bench/history/defaults-the-host-solver-and-the-sanitiz.md, "Defaults on the host"), since the host then
 /// has the answer before the GPU is ready. The estimate: 4 ns per stored entry an iteration (the
 /// host's FSAI-CG measured 3.5, unpreconditioned CG 1.7) times max(100, 2 sqrt(n)) iterations,
 /// and the host is taken below 50 ms, a third of the start-up, for the iterations it misjudges.

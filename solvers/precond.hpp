@@ -56,7 +56,7 @@ namespace la {
 /// setup and its cycle cost more than the iterations it saves.
 ///
 /// On the host (`gpu` false) AMG pays much earlier, since the host's setup is cheap against its
-/// iterations: measured with `la solve --device cpu` on 2 cores (bench/RESULTS.md, "Defaults on
+/// iterations: measured with `la solve --device cpu` on 2 cores (bench/history/defaults-the-host-solver-and-the-sanitiz.md, "Defaults on
 /// the host"), AMG beats FSAI on 2D grids from 64^2 rows (8.0 vs 5.7 ms; 400^2: 1.30 vs 0.29 s)
 /// and on 3D grids from 64^3 (even there, ahead beyond), and loses on the structural systems
 /// (bcsstk26: 25 vs 87 ms) and on 3D grids below 64^3 (32^3: 52 vs 78 ms).

@@ -14,7 +14,7 @@ preconditioner_entry auto_entry() {
           "262,144 rows (measured on each side); else fsai on\n"
           "tril(A), which exists for every SPD matrix\n"
           "(bench/RESULTS.md, \"Algebraic multigrid\",\n"
-          "\"Preconditioners\", \"Defaults on the host\").\n"
+          "\"Preconditioners\", \"Defaults, the host solver\").\n"
           "Where the one it picks does not exist for A,\n"
           "jacobi (none for cg), and the report says why",
           false, false, true, true, true, true, false, true};

@@ -749,7 +749,7 @@ TEST(GemmSelect, RegTiledTileFollowsShape) {  // host-only
 }
 
 TEST(GemmSelect, WgmmaTileFollowsShape) {  // host-only
-  // The busiest SM's time decides (wgmma_tile_for; bench/RESULTS.md, tuning note T11).
+  // The busiest SM's time decides (wgmma_tile_for; bench/history/tuning-notes-the-code-cites.md, note T11).
   for (gemm_input in : {gemm_input::f16, gemm_input::bf16}) {
     const auto& tiles = gemm_detail::wgmma_tiles(in);
     auto tile = [&](index_t m, index_t n, index_t k) {

@@ -142,7 +142,7 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
 /// C = alpha*A*B + beta*C with float inputs, queued on ctx's stream. algo: a variant name or "auto".
 /// "wgmma_tf32x3" (and its split-K form; compute capability 9.0) gives float's accuracy from
 /// TF32 tensor cores: 1.65-1.81x cuBLAS's float GEMM at 2048^3-8192^3 on an H100, its errors
-/// below cuBLAS's on 9 of 10 measured shapes and 1.5x it on the tenth (bench/RESULTS.md,
+/// below cuBLAS's on 9 of 10 measured shapes and 1.5x it on the tenth (bench/history/gemm-ladder-against-cublas.md,
 /// "tf32x3"). auto never picks it: it is a different
 /// arithmetic, asked for by name. Its workspace holds both operands twice (heads and tails:
 /// 8 (M + N) K bytes); an infinite input can make NaN where float's GEMM makes +-inf (its head

@@ -3,7 +3,7 @@
 // times a matrix: B read once for all of them). A tiled kernel does a 128-wide tile's work
 // for each output there and reads the matrix at a fraction of DRAM's rate (4096 x 1 x 4096 in
 // fp32: 0.44x cuBLAS on reg_tiled's split-K, 1.06x here); these read it once, at full width
-// (bench/RESULTS.md, tuning note T1). Float, half or bfloat16 inputs (run_gemv<In>), always
+// (bench/history/tuning-notes-the-code-cites.md, note T1). Float, half or bfloat16 inputs (run_gemv<In>), always
 // multiplied and summed in float.
 //
 //  - N == 1: a warp a row, lanes across it, 16-byte loads where A's rows are 16-byte aligned,
@@ -31,7 +31,7 @@ constexpr int gemv_threads = 256;
 /// Warps in flight that keep DRAM busy, a multiprocessor: 32 of the column form (a 16-byte
 /// load a lane in flight per row), 16 of the rows form (two blocks of up to 128 registers a
 /// thread, each thread with 4-8 loads of 16 bytes in flight; 32 was 0-20% slower for floats
-/// and up to 40% slower for 16-bit inputs: bench/RESULTS.md, tuning note T1).
+/// and up to 40% slower for 16-bit inputs: bench/history/tuning-notes-the-code-cites.md, note T1).
 constexpr long gemv_warps_per_sm = 32, rows_warps_per_sm = 16;
 /// The least of K a range takes, so that its sum amortizes the partial's store and reduction.
 constexpr long gemv_min_range = 64;

@@ -91,7 +91,7 @@ int reg_tiled_shape_for(const gemm_problem& p) {
   // area, so 64x64x16 wins where ceil(t64 / SMs) < 4 * 0.89 * ceil(t128 / SMs): where the
   // 128x128 tiles leave SMs idle or their last round is a small part of the work, and
   // where they pad the edges more. On 22 measured shapes it picks the faster tile for 21
-  // (the miss costs 1.8%); bench/RESULTS.md, tuning note T2.
+  // (the miss costs 1.8%); bench/history/tuning-notes-the-code-cites.md, note T2.
   const long sms = std::max(p.sm_count, 1);
   const bool small = 100L * ceil_div(rt_tiles<rt_small>(p), sms) < 356L * ceil_div(rt_tiles<rt_config>(p), sms);
   return small && ceil_div(p.m, rt_small::BM) <= 65535 ? 1 : 0;
@@ -104,7 +104,7 @@ namespace {
 /// aligned, in products large enough (rt_copy_rule: 2mnk >= 2e9 and K >= 512) that the 4-byte
 /// loads the copies save outweigh them. The copies' rows are zero to their pitch, so the right
 /// edge's tiles read a copy of B to the next multiple of 4 and move back inside like aligned
-/// ones (reg_tiled_kernel's PadB). Measured on 15 shapes (H100; bench/RESULTS.md, tuning note
+/// ones (reg_tiled_kernel's PadB). Measured on 15 shapes (H100; bench/history/tuning-notes-the-code-cites.md, note
 /// T2): 4097^3 3.52 -> 3.34 ms, 3001^3 1.62 -> 1.37, 12345 x 678 x 910 520 -> 429 us, 777 x
 /// 1234 x 4321 313 -> 277, 1001^3 85 -> 80; a copy costs 3-8 us, so smaller or short-K
 /// products lost 1-12 us with them (513^3 29 -> 33, 701^3 36 -> 41, 1601 x 1603 x 200 53 ->

@@ -34,7 +34,7 @@ bool fits_grid(const gemm_problem& p) {
 std::size_t no_workspace(const gemm_problem&) { return 0; }
 /// 16-bit inputs with at most this many rows go to gemv: at 4 x 4096 x 4096 it took 18-19 us
 /// against 24 for wgmma's split-K; at 8 rows 23 against 25 for wgmma, whose tensor cores then
-/// outrun gemv's float multiply-adds (bench/RESULTS.md, tuning note T1).
+/// outrun gemv's float multiply-adds (bench/history/tuning-notes-the-code-cites.md, note T1).
 constexpr index_t gemv_auto_rows_16bit = 4;
 }  // namespace
 
@@ -88,7 +88,7 @@ const gemm_variant& find_gemm(std::string_view name) {
 }
 
 const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool allow_reduced_precision) {
-  // Half and bfloat16 inputs: wgmma on a 9.0 device (about twice WMMA's rate; bench/RESULTS.md,
+  // Half and bfloat16 inputs: wgmma on a 9.0 device (about twice WMMA's rate; bench/history/gemm-ladder-against-cublas.md,
   // "Hopper rung"), split over K where its 128x128 tiles (64x64 where M fits in 64 rows:
   // wgmma_short_tile) leave at least half the multiprocessors idle and K is long
   // (wgmma_split_count > 1); WMMA elsewhere.
@@ -103,15 +103,15 @@ const gemm_variant& select_gemm(const gemm_problem& p, gemm_input input, bool al
   // A matrix times a vector or a few (N == 1, M <= 16): gemv reads the matrix once at DRAM's
   // rate, in full float precision, also where TF32 is allowed (a tile would do a 128-wide
   // tile's work per output; 4096 x 1 x 4096 on reg_tiled's split-K ran at 0.44x cuBLAS, on
-  // gemv 1.06x: bench/RESULTS.md, tuning note T1).
+  // gemv 1.06x: bench/history/tuning-notes-the-code-cites.md, note T1).
   if (gemv_can_implement(p)) return find_gemm("gemv");
   // TF32 allowed, on a 9.0 device: wgmma_tf32, split over K by the rule of the 16-bit forms
-  // (bench/RESULTS.md, tuning note T1).
+  // (bench/history/tuning-notes-the-code-cites.md, note T1).
   if (allow_reduced_precision && wgmma_can_implement(p))
     return find_gemm(wgmma_tf32_split_count(p) > 1 ? "wgmma_tf32_split_k" : "wgmma_tf32");
   // Split-K when even reg_tiled's small 64x64 tiles leave SMs idle and K is long enough to
   // split, or they leave three quarters idle and K is half as long (31 x 33 x 1000: 14-17 us
-  // split, 50 unsplit; 700^3, 121 tiles, is faster unsplit: bench/RESULTS.md, tuning note T1).
+  // split, 50 unsplit; 700^3, 121 tiles, is faster unsplit: bench/history/tuning-notes-the-code-cites.md, note T1).
   // The workspace form is deterministic, and its size stays small under this rule (splits * M
   // * N is at most about 2 * SMs * 128 * 128 floats, ~17 MB on 132 SMs), so auto never needs
   // the atomic form.

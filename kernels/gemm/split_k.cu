@@ -177,7 +177,7 @@ int split_k_count(const gemm_problem& p) {
   // As many blocks as are resident at once (MIN_BLOCKS a SM), rounded down so that they run
   // in one round, but at least 128 of K per split so each block's main loop amortizes its
   // prologue and epilogue (300 x 300 x 3000: 23 splits 45 us, 5 splits at the old 512 of K a
-  // split 75 us; bench/RESULTS.md, tuning note T1).
+  // split 75 us; bench/history/tuning-notes-the-code-cites.md, note T1).
   using namespace la::gemm_detail;
   const bool small = split_k_small_tile(p);
   const long tiles = small ? rt_tiles<rt_small>(p) : rt_tiles<rt_config>(p);

@@ -18,8 +18,8 @@
 //             in its staging buffers and the first adds them (a fixed order) and stores. A
 //             128-row tile there streams 64 or more rows of TMA's zeros and has half as many
 //             tiles to fill the GPU with, so it splits K twice as often (64 x 8192 x 8192: 128
-//             tiles unsplit, 54 us, against 64 tiles in 2 splits, 63 us; bench/RESULTS.md,
-//             tuning note T12).
+//             tiles unsplit, 54 us, against 64 tiles in 2 splits, 63 us; bench/history/tuning-notes-the-code-cites.md,
+//             note T12).
 //   roles     warpgroup 0 produces: one thread issues the stage's TMA loads (A as one 64 x 128
 //             box, B as BN/64 boxes of 64 x 64, 128-byte swizzled) on the stage's "full" mbarrier.
 //             Warpgroups 1 and 2 consume: each multiplies its 64 rows of A by all of B with
@@ -83,7 +83,7 @@
 //             of its own (rounded adds); the second set of 64 accumulators fits on 128-row tiles
 //             (m64n128k8), not on the plain kernel's 256 rows. Measured on an H100: 1.65-1.81x
 //             cuBLAS's float GEMM at 2048^3-8192^3, errors below its on 9 of 10 shapes
-//             (bench/RESULTS.md, "tf32x3").
+//             (bench/history/gemm-ladder-against-cublas.md, "tf32x3").
 // Built for sm_90a only when the architecture list holds 90 (CMakeLists.txt); elsewhere the
 // kernel is empty and can_implement says no, as it does on a device that is not 9.0.
 #include <cuda.h>  // CUtensorMap and cuTensorMapEncodeTiled's types (the function comes from the runtime)
@@ -119,7 +119,7 @@ constexpr int wg_split_bn = 128;  // the split-K forms' tile width
 constexpr int wg_short_bm = 64, wg_short_bn = 64;
 /// The most splits of K the 64-row tile takes: past them its tiles are few, the splits many
 /// either way, and the 128-row tile's fewer re-reads of A are worth more (48 x 1024 x 65536:
-/// 8 splits of 64-row tiles 61 us, 16 of 128-row tiles 59-60; bench/RESULTS.md, tuning note T12).
+/// 8 splits of 64-row tiles 61 us, 16 of 128-row tiles 59-60; bench/history/tuning-notes-the-code-cites.md, note T12).
 constexpr int wg_short_splits = 4;
 /// The plain 16-bit kernel's tile widths, widest first, and each one's time per column against
 /// the widest's, in percent (measured; wgmma_tile_for).
@@ -150,7 +150,7 @@ struct wg_shape {
   // the two consumers each taking half of every k-block.
   static constexpr int acc = R64 ? bm * BN / 128 : bm * BN / (128 * wg_consumers);
   // Blocks a cluster: the 16-bit split-K tiles pair up in M and share B's loads. The plain
-  // 16-bit kernel is unclustered: paired, it took 1-8% longer at 2048^3-8192^3 (bench/RESULTS.md,
+  // 16-bit kernel is unclustered: paired, it took 1-8% longer at 2048^3-8192^3 (bench/history/gemm-ladder-against-cublas.md,
   // "Clusters off for the plain 16-bit kernel"). (tf32's tiles would share A, pairing in N; not built.)
   static constexpr int cluster = !tf32 && BN == wg_split_bn && !R64 ? 2 : 1;
 };
@@ -772,7 +772,7 @@ void check_encode(CUresult r, const char* what, index_t rows, index_t cols, inde
 /// box_rows x 128 bytes (the swizzle's width). TMA promotes a box's reads in L2 to 256-byte
 /// pieces where the rows are 128-byte aligned, and not at all where they are not: a row of a
 /// box then straddles two lines, and the 256-byte promotion cost 10% at 3000^3 (fp16; no
-/// change at 3008^3; bench/RESULTS.md, "Operands whose rows straddle 128-byte lines").
+/// change at 3008^3; bench/history/gemm-ladder-against-cublas.md, "Operands whose rows straddle 128-byte lines").
 template <typename In>
 CUtensorMap tensor_map(const void* p, index_t rows, index_t cols, index_t ld, int box_rows) {
   CUtensorMap m;
@@ -812,7 +812,7 @@ CUtensorMap store_map(float* p, index_t rows, index_t cols, index_t ld, int laye
 /// aligned rows: A without them is copied to a 16-byte pitch, B to a 128-byte one. 16-bit B
 /// whose rows are not 64-byte aligned is copied to 128 bytes too where M >= 2048: TMA's
 /// 128-byte box rows then straddle two lines, which cost the kernel 20-50% (fp16 near 3000^3),
-/// more than the copy (K x N read and written once) where M >= 2048 (bench/RESULTS.md, "Rows of
+/// more than the copy (K x N read and written once) where M >= 2048 (bench/history/gemm-ladder-against-cublas.md, "Rows of
 /// B that straddle 128-byte lines"). That copy only speeds the product up (`needed` false).
 struct operand_copy {
   int align = 0;  // the copy's pitch is a multiple of this many bytes; 0: no copy
@@ -862,7 +862,7 @@ int resident_clusters() {
 
 }  // namespace
 
-long wgmma_tail_overhead_ns = 18000;  // fitted on 9 shapes: bench/RESULTS.md, tuning note T11
+long wgmma_tail_overhead_ns = 18000;  // fitted on 9 shapes: bench/history/tuning-notes-the-code-cites.md, note T11
 
 namespace {
 /// A tail unit's least k-blocks: below it the pipeline's fill and the partial's store weigh
@@ -871,7 +871,7 @@ constexpr int wg_tail_min_blocks = 4;
 
 /// A whole tile of width wg_plain_bn[i] on one multiprocessor, in ns: 0.043 ns per column and
 /// element of K at the widest tile's rate, times the width's cost, and 3 us of pipeline fill
-/// and epilogue (fitted on an H100, bench/RESULTS.md, tuning note T11).
+/// and epilogue (fitted on an H100, bench/history/tuning-notes-the-code-cites.md, note T11).
 long tile_ns(int i, index_t k) { return 43L * wg_plain_bn[i] * wg_plain_cost[i] / 100 * k / 1000 + 3000; }
 
 /// The tail of a plain 16-bit product on 128 x wg_plain_bn[i] tiles (wg_params): where the
@@ -1111,7 +1111,7 @@ namespace {
 /// Splits of K for tiles of bm x bn: as many units as fit in one round of the
 /// multiprocessors when the tiles alone fill at most half of them (rounded down: one more
 /// split would start a second round, 2048 x 2048 x 20000 tf32 took 538 us split in 2 against
-/// 400 us whole; bench/RESULTS.md, tuning note T1), each split at least 1024 of K so its
+/// 400 us whole; bench/history/tuning-notes-the-code-cites.md, note T1), each split at least 1024 of K so its
 /// pipeline's fill and its partial's store stay small.
 int split_count(const gemm_problem& p, int bm, int bn) {
   const long tiles = static_cast<long>(ceil_div(p.m, bm)) * ceil_div(p.n, bn);
@@ -1216,7 +1216,7 @@ int wgmma_tile_for(const gemm_problem& p) {
   // empty (3072^3: 288 tiles of 128 x 256 on 132 SMs take 3 rounds, 384 of 128 x 192 take 3
   // rounds of three quarters the work), unless the wide tiles' last round is cut in K (5000^3:
   // 800 tiles of 128 x 256, 6 rounds and a tail of 8 tiles in 16 pieces). Measured on 17
-  // shapes; bench/RESULTS.md, tuning note T11. Ties go to the wider tile.
+  // shapes; bench/history/tuning-notes-the-code-cites.md, note T11. Ties go to the wider tile.
   int best = 0;
   for (int i = 1; i < 3; ++i)
     if (plain_ns(p, i) < plain_ns(p, best)) best = i;

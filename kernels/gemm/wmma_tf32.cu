@@ -1,7 +1,6 @@
 // wmma_tf32: float inputs rounded to TF32 (__float_to_tf32), float accumulation, Tensor
 // Cores through WMMA 16x16x8 (wmma.cuh). 128 x 256 block tiles of 8 warps, each 64 x 64,
-// rounding in every fragment: the fastest of the shapes tried (bench/RESULTS.md, tuning
-// note T4).
+// rounding in every fragment: the fastest of the shapes tried (bench/history/tuning-notes-the-code-cites.md, note T4).
 #include <la/kernels/gemm/detail/variants.hpp>
 #include <la/kernels/gemm/detail/wmma.cuh>
 

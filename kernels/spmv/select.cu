@@ -99,8 +99,8 @@ spmv_choice pick(format f, row_walk w, std::string why, sell_options o = {}) {
 
 spmv_choice select_spmv(const spmv_stats& s) {
   char buf[160];
-  // The thresholds below come from `la bench spmv` / bench/spmv_bench (bench/RESULTS.md,
-  // tuning note T5, which has the figures for each case).
+  // The thresholds below come from `la bench spmv` / bench/spmv_bench (bench/history/tuning-notes-the-code-cites.md,
+  // note T5, which has the figures for each case).
   if (s.rows == 0 || s.nnz == 0) return pick(format::csr, row_walk::thread, "no entries");
   // A few rows far longer than the rest (power-law graphs, dense rows). Thread- or
   // warp-per-row kernels leave one warp walking the longest row; HYB (ELL for the common

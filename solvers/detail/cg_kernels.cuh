@@ -118,8 +118,7 @@ __device__ __forceinline__ T apply_precond(const T* inv_d, long long i, T ri) {
 
 /// The residual step's element loop: r -= alpha q, accumulating r'r and r'z. 16 bytes of each vector
 /// per thread per step (4 floats, 2 doubles), all loaded before any is stored, so a thread
-/// has that many loads in flight (one float at a time was slower: bench/RESULTS.md, tuning
-/// note T7).
+/// has that many loads in flight (one float at a time was slower: bench/history/tuning-notes-the-code-cites.md, note T7).
 template <typename T>
 __device__ __forceinline__ void residual_update(T* r, const T* q, const T* inv_d, index_t n, T alpha, double (&v)[2]) {
   constexpr int U = 16 / sizeof(T);
@@ -276,7 +275,7 @@ __global__ void __launch_bounds__(block_threads) dot_kernel(const T* x, const T*
 
 /// Resident blocks per SM the persistent kernel is compiled for (64 registers a thread); the
 /// grid is every resident block. Four was faster than six or eight (which spill) and than
-/// the unbounded three (bench/RESULTS.md, tuning note T8).
+/// the unbounded three (bench/history/tuning-notes-the-code-cites.md, note T8).
 constexpr int persistent_min_blocks = 4;
 
 /// The persistent kernels' direction step, after the residual step's decision (in c, each

@@ -11,7 +11,7 @@ namespace la::cg_detail {
 
 /// csr_scalar's walk in float: two rows a thread in lock step (rows k and k + stride), so
 /// the loads of both rows are in flight together. Faster in float, slower in double
-/// (bench/RESULTS.md, tuning note T6), so double keeps one row a thread: 16 bytes of each
+/// (bench/history/tuning-notes-the-code-cites.md, note T6), so double keeps one row a thread: 16 bytes of each
 /// array a thread either way.
 template <typename T, typename O>
 struct csr_pair_rows {

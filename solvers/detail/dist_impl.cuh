@@ -116,7 +116,7 @@ struct dist_matrix<T>::impl {
   }
 
   /// Totals over the team; the rows' width from the mean row length: a thread a row up to
-  /// 16 entries (as the single-GPU persistent rule, bench/RESULTS.md tuning note T9), then
+  /// 16 entries (as the single-GPU persistent rule, bench/history/tuning-notes-the-code-cites.md note T9), then
   /// 8 and 32 lanes.
   void finish(dist_comm& comm) {
     const auto all = comm.all_gather({static_cast<std::int64_t>(plan.rows), nnz});

@@ -15,7 +15,7 @@ __host__ __device__ constexpr int ceil_div(long a, long b) { return static_cast<
 
 /// Splits of K that keep `units` units (tiles, rows, column blocks) times the splits inside
 /// one round of `slots` (resident blocks or warps): rounded down, since one more split would
-/// start a second round (bench/RESULTS.md, tuning note T1); at most cap, at least 1.
+/// start a second round (bench/history/tuning-notes-the-code-cites.md, note T1); at most cap, at least 1.
 inline int one_round_splits(long slots, long units, long cap) {
   return static_cast<int>(std::max(1L, std::min(slots / std::max(units, 1L), cap)));
 }

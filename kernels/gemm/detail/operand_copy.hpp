@@ -64,12 +64,12 @@ struct pitched {
 
 /// Fills a and b (either may be empty) with their operands, in one launch on s (the launch
 /// saved was 3-7 us of products with both operands copied: fp16 300^3 22-23 -> 18 us, fp32
-/// 1001^3 80-81 -> 74 on an H100; bench/RESULTS.md, "Issue 18's targets, one run"). A thread
+/// 1001^3 80-81 -> 74 on an H100; bench/history/gemm-ladder-against-cublas.md, "Issue 18's targets, one run"). A thread
 /// stores 16 bytes of a destination row (checked: dst and dp multiples of 16), which made
 /// reg_tiled's copies 0-3 us and the wgmma ones 3-4 us faster than storing the source's units,
 /// and reads the source in the widest units (16, 8, 4 or 2 bytes) that divide every src, sp
 /// and row. A kernel, not cudaMemcpy2DAsync, which took twice as long for the same rows (18
-/// MB: 32 against 14-16 us on an H100; bench/RESULTS.md, "Operands whose rows straddle
+/// MB: 32 against 14-16 us on an H100; bench/history/gemm-ladder-against-cublas.md, "Operands whose rows straddle
 /// 128-byte lines"). Checks its launch.
 void copy_operands(const std::optional<pitched>& a, const std::optional<pitched>& b, cudaStream_t s);
 

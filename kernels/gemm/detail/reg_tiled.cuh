@@ -8,7 +8,7 @@
 //    land in different banks. B with cp.async, 16 bytes (4-byte copies at ragged edges and
 //    where rows are not 16-byte aligned), no staging registers. Tiles wholly inside the
 //    matrix are fetched without predicates, aligned or not (unaligned rows took 12-17% longer
-//    when every load was predicated: bench/RESULTS.md, tuning note T2), and so are edge
+//    when every load was predicated: bench/history/tuning-notes-the-code-cites.md, note T2), and so are edge
 //    tiles, moved back inside by their overhang (place_tile; 7-22% longer predicated). What
 //    is left, and the last K-tile where BK does not divide K, is predicated element by
 //    element and filled with zeros.
@@ -20,7 +20,7 @@
 //    read before step k's multiply-adds, and the barrier comes before the last step, whose
 //    multiply-adds cover the reads of the next tile's first fragments. The loop body is
 //    unrolled over the two buffers so every shared-memory offset is a constant (the largest
-//    single gain; bench/RESULTS.md, tuning note T2).
+//    single gain; bench/history/tuning-notes-the-code-cites.md, note T2).
 //  - The multiply-adds of a k-step go in pairs of columns over groups of 4 rows (fma_order):
 //    for 128x128x8 the order cuBLAS's own FFMA kernel issues them in (read from its SASS),
 //    for 64x64x16 the same pairs with the row groups outer. ptxas keeps much of the order,
@@ -38,7 +38,7 @@ namespace la::gemm_detail {
 /// starts on a row the previous one ended near):
 ///  - column_pairs: pairs outer, groups of rows inside (cuBLAS's order);
 ///  - row_groups: groups of rows outer, pairs inside.
-/// Measured per tile shape (bench/RESULTS.md, tuning note T2).
+/// Measured per tile shape (bench/history/tuning-notes-the-code-cites.md, note T2).
 enum class fma_order { column_pairs, row_groups };
 
 /// A reg_tiled tile shape. A block of THREADS = 32 * WARPS_M * WARPS_N threads computes a
@@ -68,7 +68,7 @@ struct rt_tile {
 /// where the output has enough tiles, and split_k's.
 using rt_config = rt_tile<128, 128, 8, 8, 8, 4, 2, fma_order::column_pairs>;
 /// 64x64x16, 4 warps of 64x16, 8x4 a thread, 4 blocks/SM: reg_tiled's tile where it leaves
-/// the busiest SM less work (reg_tiled_shape_for; bench/RESULTS.md, tuning note T2).
+/// the busiest SM less work (reg_tiled_shape_for; bench/history/tuning-notes-the-code-cites.md, note T2).
 using rt_small = rt_tile<64, 64, 16, 8, 4, 8, 4, fma_order::row_groups>;
 
 /// Output tiles of a problem at tile size BM x BN.
@@ -237,7 +237,7 @@ __device__ __forceinline__ void reg_tiled_mainloop(float* smem, const float* __r
 /// runs the main loop without predicates, like an interior tile, and recomputes rows or
 /// columns that its neighbour stores (it stores from kept_from on). Edge tiles fetched with
 /// predicates took 7% (bottom) and 22% (right) longer than interior ones, and a grid of one
-/// round waits for its slowest tile (bench/RESULTS.md, tuning note T2).
+/// round waits for its slowest tile (bench/history/tuning-notes-the-code-cites.md, note T2).
 struct rt_place {
   index_t row0, col0;
 };
