@@ -10,7 +10,7 @@ set -euo pipefail
 case ${1:-} in
   prepare)
     mkdir -p build-base
-    git archive --format=tar.gz -o build-base/base.tar.gz "${2:?commit}" -- . ':!data' ':!bench/*.svg' ':!bench/*.csv'
+    git archive --format=tar.gz -o build-base/base.tar.gz "${2:?commit}" -- . ':!data' ':!bench/results'
     echo "build-base/base.tar.gz: $(git rev-parse --short "$2")" ;;
   run)
     export PATH=/usr/local/cuda/bin:$PATH
