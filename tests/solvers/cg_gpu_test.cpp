@@ -9,7 +9,7 @@
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/host_backend.hpp>
 #include "eigen_cg.hpp"
-#include "extra_spmv_variant.hpp"
+#include "kernels/extra_spmv_variant.hpp"
 #include "test_util.hpp"
 
 namespace la {

@@ -1,6 +1,5 @@
-// The host oracles algebraic multigrid is built on: the sparse product C = A B
-// (kernels/reference/spgemm.hpp) against a dense product, the aggregation's invariants, and
-// the smoothed-aggregation V-cycle as a CG preconditioner on 2D and 3D Poisson (iterations
+// The host oracles algebraic multigrid is built on (its sparse product C = A B is tested in
+// kernels/reference_test.cpp): the aggregation's invariants, and the smoothed-aggregation V-cycle as a CG preconditioner on 2D and 3D Poisson (iterations
 // that do not grow with the grid; M^-1 symmetric).
 #include <cmath>
 #include <limits>
@@ -17,56 +16,6 @@
 
 namespace la {
 namespace {
-
-// C = A B against the dense product in long double, on awkward shapes (1, 31, 33 rows and
-// columns, rectangular, empty rows, one dense row); tolerance (k + 2) eps sum |a_ik b_kj|
-// (here 1e-13 relative to the row's magnitude). Every stored entry of C is in the symbolic
-// product and every nonzero of the dense product is stored; 64-bit offsets give the same C.
-TEST(Spgemm, MatchesTheDenseProductOnAwkwardShapes) {
-  std::mt19937 g(7);
-  for (index_t m : {1, 31, 33})
-    for (index_t k : {1, 31, 33})
-      for (index_t n : {1, 33}) {
-        const auto a = test::random_shape(m, k, 4, m / 2, true, g);
-        const auto b = test::random_shape(k, n, 3, k - 1, false, g);
-        const auto c = reference::spgemm(a, b);
-        ASSERT_EQ(c.rows(), m);
-        ASSERT_EQ(c.cols(), n);
-        std::vector<long double> dense(static_cast<std::size_t>(m) * n, 0), mag(static_cast<std::size_t>(m) * n, 0);
-        for (index_t i = 0; i < m; ++i)
-          for (index_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p)
-            for (index_t q = b.row_ptr()[a.col_idx()[p]]; q < b.row_ptr()[a.col_idx()[p] + 1]; ++q) {
-              const long double t = (long double)a.values()[p] * b.values()[q];
-              dense[i * n + b.col_idx()[q]] += t, mag[i * n + b.col_idx()[q]] += std::fabs(t);
-            }
-        std::vector<char> stored(dense.size(), 0);
-        for (index_t i = 0; i < m; ++i)
-          for (count_t e = c.row_ptr()[i]; e < c.row_ptr()[i + 1]; ++e) {
-            const std::size_t at = static_cast<std::size_t>(i) * n + c.col_idx()[e];
-            stored[at] = 1;
-            EXPECT_NEAR(c.values()[e], (double)dense[at], 1e-13 * (double)mag[at] + 1e-300) << m << " " << k << " " << n;
-            EXPECT_GT(mag[at], 0) << "an entry outside the symbolic product";
-          }
-        for (std::size_t at = 0; at < dense.size(); ++at)
-          if (dense[at] != 0) EXPECT_TRUE(stored[at]) << "a nonzero of A B not stored";
-        const auto c64 = reference::spgemm<std::int64_t>(a, b);
-        EXPECT_EQ(c64.values(), c.values());
-        EXPECT_EQ(c64.col_idx(), c.col_idx());
-      }
-  test::expect_throw_with<invalid_argument>(
-      [] { reference::spgemm(csr_matrix<double>(2, 3, {0, 0, 0}, {}, {}), csr_matrix<double>(2, 2, {0, 0, 0}, {}, {})); },
-      {"A's columns must match B's rows"});
-}
-
-TEST(Spgemm, TransposeIsExact) {
-  std::mt19937 g(9);
-  const auto a = test::random_shape(33, 31, 5, 3, true, g);
-  const auto t = reference::transpose(a);
-  const auto tt = reference::transpose(t);
-  EXPECT_EQ(tt.row_ptr(), a.row_ptr());
-  EXPECT_EQ(tt.col_idx(), a.col_idx());
-  EXPECT_EQ(tt.values(), a.values());
-}
 
 // Every node is in exactly one aggregate, within distance 2 of its root in the strength graph,
 // the aggregates are larger than pairs on a 2D grid (a coarsening ratio over 4), and two runs

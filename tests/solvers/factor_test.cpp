@@ -184,7 +184,7 @@ TEST(Iterations, SweptFactorsWithinTenPercentOfTheExactOracle) {
 
 // Where the diagonal has gaps ILU(0) does not exist (PETSc: "missing diagonal entry"); with
 // the matching (on by default there) it does, and the solve reaches the tolerance on A.
-TEST(Matching, Ilu0ExistsAndSolvesWhereTheDiagonalHasGaps) {
+TEST(FactorWithMatching, Ilu0ExistsAndSolvesWhereTheDiagonalHasGaps) {
   for (const char* name : {"west0479.mtx", "impcol_a.mtx"}) {
     const auto a = test::system_matrix(name, test::data_dir());
     precond_options off;
