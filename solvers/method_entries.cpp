@@ -12,9 +12,8 @@ constexpr double max_int64 = static_cast<double>(std::numeric_limits<std::int64_
 
 // The general options; {entries} in a help is where the registry's list goes.
 constexpr option_spec general[] = {
-    {"method", option_type::choice, "auto", 0, 0, "auto|cg|bicgstab|gmres|fgmres", "M",
-     "auto (default), cg, bicgstab, gmres or fgmres:\n{entries}", {}, {}, "",
-     [](cg_options& o, const option_value& v) { o.method = *parse_method(v.text); }},
+    {"method", option_type::choice, "auto", 0, 0, "", "M", "auto (default), cg, bicgstab, gmres or fgmres:\n{entries}", {}, {},
+     "", [](cg_options& o, const option_value& v) { o.method = find_method(v.text)->kind; }, option_spec::names::methods},
     {"restart", option_type::integer, "30", 1, 500, "", "M", "gmres/fgmres: the basis size m, 1 to 500 (default 30)",
      {on::method, "gmres|fgmres|auto", "{method} gmres or fgmres (or auto, when it picks gmres)"}, {}, "",
      [](cg_options& o, const option_value& v) { o.restart = static_cast<int>(v.number); }},
@@ -31,7 +30,7 @@ constexpr option_spec general[] = {
      "iteration limit (default 2n for cg; max(2n, 20000) for bicgstab,\n"
      "gmres and fgmres, whose counts on small systems pass 2n)",
      {}, {}, "maxiter", [](cg_options& o, const option_value& v) { o.max_iterations = static_cast<std::int64_t>(v.number); }},
-    {"precond", option_type::choice, "auto", 0, 0, "none|jacobi|block-jacobi|fsai|ic0|ilu0|amg|auto", "P",
+    {"precond", option_type::choice, "auto", 0, 0, "", "P",
      "auto (default), none, jacobi, block-jacobi, fsai, ic0, ilu0 or amg\n"
      "(bicgstab, gmres and fgmres take none, jacobi, ilu0, amg\n"
      "and auto, which there means amg on a nearly symmetric A (pattern\n"
@@ -43,7 +42,8 @@ constexpr option_spec general[] = {
      "On the GPU, fsai in double runs inside the persistent kernel; the\n"
      "others between kernels on the graph path.\n"
      "The setup time, memory and the pattern or shift used are printed.",
-     {}, {}, "", [](cg_options& o, const option_value& v) { o.precond = *parse_preconditioner(v.text); }},
+     {}, {}, "", [](cg_options& o, const option_value& v) { o.precond = find_preconditioner(v.text)->kind; },
+     option_spec::names::preconditioners},
 };
 static_assert(options_are_valid(general));
 
@@ -81,7 +81,6 @@ option_list general_option_list() {
   // gmres and fgmres, declared here beside them.
   return {general, sizeof general / sizeof general[0]};
 }
-option_list method_option_list() { return {nullptr, 0}; }
 const method_entry* method_entries(std::size_t& n) {
   n = sizeof entries / sizeof entries[0];
   return entries;

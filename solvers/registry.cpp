@@ -41,7 +41,7 @@ const std::vector<option_spec>& solve_options() {
   using namespace registry_detail;
   static const std::vector<option_spec> list = [] {
     std::vector<option_spec> all;
-    for (option_list l : {general_option_list(), method_option_list(), fsai_option_list(), factored_option_list(), block_jacobi_option_list(),
+    for (option_list l : {general_option_list(), fsai_option_list(), factored_option_list(), block_jacobi_option_list(),
                           amg_option_list()})
       all.insert(all.end(), l.begin, l.begin + l.size);
     return all;
@@ -58,11 +58,6 @@ const preconditioner_entry* find_preconditioner(std::string_view name) {
   for (const preconditioner_entry& e : preconditioners())
     if (e.name == name) return &e;
   return nullptr;
-}
-const preconditioner_entry& entry_of(preconditioner p) {
-  for (const preconditioner_entry& e : preconditioners())
-    if (e.kind == p) return e;
-  throw error("preconditioner without a registry entry");
 }
 const option_spec* find_option(std::string_view name) {
   for (const option_spec& s : solve_options())
@@ -93,6 +88,10 @@ bool applies(const option_spec& s, std::string_view method, std::string_view pre
 
 std::vector<std::string> choices_of(const option_spec& s) {
   std::vector<std::string> out;
+  if (s.from == option_spec::names::methods)
+    for (const method_entry& e : methods()) out.emplace_back(e.name);
+  if (s.from == option_spec::names::preconditioners)
+    for (const preconditioner_entry& e : preconditioners()) out.emplace_back(e.name);
   std::string_view list = s.choices;
   while (!list.empty()) {
     const std::size_t bar = list.find('|');

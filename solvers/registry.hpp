@@ -4,7 +4,7 @@
 // each option once: its name, type, default, range or choices, where it applies and its
 // help. Front ends read these tables: the CLI's parser and `la solve --help`
 // (tools/solve_options.cpp), Python's keywords (python/la/__init__.py, through
-// `_la.solve_options()`), and docs/options.md, which `la options --markdown` writes and a
+// `_la.solve_options()`), and docs/options.md, which `la options` writes and a
 // test compares.
 //
 // Names: an option's declared name is its CLI spelling without the dashes ("amg-smoother");
@@ -52,7 +52,7 @@ struct option_spec {
   option_type type = option_type::real;
   std::string_view fallback;  // the default as the front ends show and read it ("30", "auto")
   double lo = 0, hi = 0;      // real, integer: the range
-  std::string_view choices;   // choice: '|'-separated ("v|w|f")
+  std::string_view choices;   // choice: '|'-separated ("v|w|f"), unless from names a registry
   std::string_view metavar;   // the value's placeholder in --help ("M", "P")
   std::string_view help;      // --help's text, lines of at most 68 columns joined by '\n'
   option_scope scope;
@@ -60,6 +60,9 @@ struct option_spec {
   std::string_view python;    // Python's keyword where it is not the name with '_' for '-'
   /// Stores the value in the options (the only place that names the field).
   void (*set)(cg_options&, const option_value&) = nullptr;
+  /// choice: the registry whose entries' names are the choices (method=, precond=), instead of
+  /// a list of its own.
+  enum class names { listed, methods, preconditioners } from = names::listed;
 };
 
 /// What a method or preconditioner takes and what it is, read by the front ends' checks and
@@ -98,12 +101,11 @@ const std::vector<option_spec>& solve_options();
 
 const method_entry* find_method(std::string_view name);
 const preconditioner_entry* find_preconditioner(std::string_view name);
-const preconditioner_entry& entry_of(preconditioner p);
 const option_spec* find_option(std::string_view name);
 
 /// Whether `s` applies to a solve by `method` with `precond` (names as declared).
 bool applies(const option_spec& s, std::string_view method, std::string_view precond);
-/// The choices of a choice option, in order.
+/// The choices of a choice option, in order (a registry's names where the option says so).
 std::vector<std::string> choices_of(const option_spec& s);
 /// Python's keyword for `s`.
 std::string python_name(const option_spec& s);
@@ -118,7 +120,7 @@ constexpr bool options_are_valid(const option_spec (&list)[N]) {
     if (s.name.empty() || s.help.empty() || s.set == nullptr || (s.fallback.empty() && s.type != option_type::flag))
       return false;
     if ((s.type == option_type::real || s.type == option_type::integer) && !(s.lo <= s.hi)) return false;
-    if (s.type == option_type::choice && s.choices.empty()) return false;
+    if (s.type == option_type::choice && s.choices.empty() && s.from == option_spec::names::listed) return false;
     if (s.scope.kind != option_scope::on::solve && (s.scope.names.empty() || s.scope.shown.empty())) return false;
   }
   return true;
@@ -131,7 +133,6 @@ struct option_list {
   std::size_t size;
 };
 option_list general_option_list();
-option_list method_option_list();
 option_list factored_option_list();
 option_list fsai_option_list();
 option_list block_jacobi_option_list();

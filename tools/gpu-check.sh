@@ -117,7 +117,7 @@ if ((tests && sanitize)); then
       # racecheck it sees one GPU: every la kernel of a rank still runs (the one-rank team).
       devices=()
       [[ $tool == racecheck && $name == dist_gpu_test ]] && devices=(env CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES:-0}")
-      [[ ${devices[*]-} == *,* ]] && devices=(env CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES%%,*}")
+      devices=("${devices[@]/%,*/}")  # the first of the visible GPUs
       # The longest runs go as 2 or 3 gtest shards side by side. On 2 H200s (2026-11-28) the
       # 30 runs' longest took 399 s of tests (dist_gpu_test memcheck; cg_gpu_test's shards 388 s),
       # so the pass fits one 10-minute call after the build (bench/RESULTS.md, "The sanitizers").

@@ -137,7 +137,9 @@ inline std::string options_markdown() {
     std::string values;
     switch (s.type) {
       case option_type::flag: values = "flag"; break;
-      case option_type::choice: values = one_line(std::string(s.choices)); break;
+      case option_type::choice:
+        for (const std::string& c : choices_of(s)) values += (values.empty() ? "" : "\\|") + c;
+        break;
       case option_type::integer:
       case option_type::real: {
         char buf[64];

@@ -120,7 +120,7 @@ def _words(rtol, atol, maxiter, method, precond, options):
             if v:
                 w.append("--force")
             continue
-        if k not in _OPTION_NAMES or k in ("rtol", "atol", "maxiter", "method", "precond", "force"):
+        if k not in _OPTION_NAMES or k in ("rtol", "atol", "maxiter", "method", "precond"):
             raise TypeError("unexpected keyword argument '%s' (la's options: %s)" % (k, ", ".join(sorted(_OPTION_NAMES))))
         w += [_OPTION_NAMES[k], str(v)]
     key = tuple(w)

@@ -9,6 +9,7 @@
 
 #include <la/formats/generate.hpp>
 #include <la/solvers/method.hpp>
+#include <la/solvers/registry.hpp>
 #include "eigen_cg.hpp"
 #include "test_util.hpp"
 
@@ -528,6 +529,38 @@ TEST(Method, AutoContinuesWithGmresWhereCgBreaksDown) {
   std::vector<double> x;
   const auto c = solve_host(a, std::vector<double>{1, 0}, x, with(krylov_method::cg, preconditioner::none));
   EXPECT_EQ(c.status, solve_status::breakdown);
+}
+
+// The registries' names are the enums' (to_string), every enum value has an entry, and the
+// method= and precond= options take exactly the registries' names, each setting its kind.
+TEST(Registry, EntriesNameTheirKindsAndTheOptionsTakeThem) {
+  for (const method_entry& e : methods()) EXPECT_EQ(e.name, to_string(e.kind));
+  for (const preconditioner_entry& e : preconditioners()) EXPECT_EQ(e.name, to_string(e.kind));
+  for (krylov_method m : {krylov_method::automatic, krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres,
+                          krylov_method::fgmres})
+    EXPECT_NE(find_method(to_string(m)), nullptr) << to_string(m);
+  for (preconditioner p : {preconditioner::none, preconditioner::jacobi, preconditioner::block_jacobi, preconditioner::fsai,
+                           preconditioner::ic0, preconditioner::ilu0, preconditioner::amg, preconditioner::automatic})
+    EXPECT_NE(find_preconditioner(to_string(p)), nullptr) << to_string(p);
+  const option_spec& method = *find_option("method");
+  const option_spec& precond = *find_option("precond");
+  ASSERT_EQ(choices_of(method).size(), methods().size());
+  ASSERT_EQ(choices_of(precond).size(), preconditioners().size());
+  for (const std::string& c : choices_of(precond)) {
+    cg_options o;
+    option_value v;
+    v.text = c;
+    precond.set(o, v);
+    EXPECT_EQ(to_string(o.precond), c);
+  }
+  for (const std::string& c : choices_of(method)) {
+    cg_options o;
+    option_value v;
+    v.text = c;
+    method.set(o, v);
+    EXPECT_EQ(to_string(o.method), c);
+  }
+  EXPECT_EQ(find_option("no-such-option"), nullptr);
 }
 
 }  // namespace
