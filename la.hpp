@@ -41,3 +41,5 @@
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
 #include <la/solvers/host_backend.hpp>
+#include <la/solvers/host_solver.hpp>
+#include <la/solvers/registry.hpp>

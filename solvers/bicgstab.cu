@@ -169,7 +169,7 @@ class bicgstab_backend : public krylov_device_base<T> {
       : base(ctx, op, a, pc, popt, history), graph_on_(graph) {
     const std::size_t n = static_cast<std::size_t>(n_);
     for (auto* v : {&r_, &r0_, &p_, &v_, &sv_, &t_}) *v = ctx.allocate<T>(n);
-    if (pc != preconditioner::none) ph_ = ctx.allocate<T>(n), sh_ = ctx.allocate<T>(n);
+    if (this->form_ != precond_form::identity) ph_ = ctx.allocate<T>(n), sh_ = ctx.allocate<T>(n);
     control_ = ctx.allocate<bicg_control>(1);
   }
 
@@ -206,10 +206,10 @@ class bicgstab_backend : public krylov_device_base<T> {
     const T* id = this->inv_d();
     // M^-1 p and M^-1 s: Jacobi's written by the elementwise kernels, ILU(0)'s applied after
     // them, none's are p and s themselves.
-    T* ph = this->pc_ == preconditioner::none ? p_.data() : ph_.data();
-    T* sh = this->pc_ == preconditioner::none ? sv_.data() : sh_.data();
-    T* ph_fused = this->pc_ == preconditioner::jacobi ? ph_.data() : nullptr;
-    T* sh_fused = this->pc_ == preconditioner::jacobi ? sh_.data() : nullptr;
+    T* ph = this->form_ == precond_form::identity ? p_.data() : ph_.data();
+    T* sh = this->form_ == precond_form::identity ? sv_.data() : sh_.data();
+    T* ph_fused = this->form_ == precond_form::diagonal ? ph_.data() : nullptr;
+    T* sh_fused = this->form_ == precond_form::diagonal ? sh_.data() : nullptr;
     const unsigned G = vector_blocks_;
     double* hist = this->history_ptr();
     const std::int64_t cap = base::history_cap;

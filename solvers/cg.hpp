@@ -22,19 +22,22 @@
 #pragma once
 
 #include <la/solvers/krylov.hpp>
+#include <la/solvers/registry.hpp>
 
 namespace la {
 
 /// Solves A x = b by CG; x holds the initial guess on entry and the solution on exit.
 template <typename Backend>
 solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend::vector& x, const cg_options& opt) {
-  if ((opt.precond == preconditioner::amg || opt.precond == preconditioner::automatic) &&
-      opt.precond_opt.amg.cycle == amg_cycle::f) {
-    solve_result refused;  // invalid_input
-    refused.solver = krylov_method::cg;
-    refused.message = "the AMG F-cycle is not a symmetric operator, which CG needs: use --amg-cycle v or w, or "
-                      "--method gmres or bicgstab";
-    return refused;
+  // What the preconditioner's entry refuses for CG (with auto: what any it may pick refuses).
+  for (const preconditioner_entry& e : preconditioners()) {
+    if (opt.precond != preconditioner::automatic && e.kind != opt.precond) continue;
+    if (std::string why = e.refuses ? e.refuses(krylov_method::cg, opt) : std::string(); !why.empty()) {
+      solve_result refused;  // invalid_input
+      refused.solver = krylov_method::cg;
+      refused.message = std::move(why);
+      return refused;
+    }
   }
   solve_result r = krylov_solve(be, b, x, opt);
   r.solver = krylov_method::cg;

@@ -1,9 +1,10 @@
-// The GPU preconditioners of device_precond.hpp: the dispatch to the families' builders
-// (solvers/precond/: block_jacobi.cu, fsai.cu, ilu.cu and factored.cu) and the public interface.
+// The GPU preconditioners of device_precond.hpp: the registry entry's device builder
+// (registry.hpp; la's families in solvers/precond/ and solvers/amg/) and the public interface.
 #include <chrono>
 #include <string>
 
 #include <la/detail/instantiate.hpp>
+#include <la/solvers/registry.hpp>
 #include <la/solvers/detail/precond_device.cuh>
 
 namespace la {
@@ -16,16 +17,13 @@ device_preconditioner<T>::device_preconditioner(context& ctx, const device_csr<T
   LA_EXPECTS(a.rows() == a.cols(), "preconditioner: the matrix is " + std::to_string(a.rows()) + " x " +
                                        std::to_string(a.cols()) + "; it must be square");
   if (kind == preconditioner::automatic) kind = select_preconditioner(a.rows(), a.nnz());
-  switch (kind) {
-    case preconditioner::block_jacobi: impl_ = precond_detail::make_block_jacobi(ctx, a, opt.max_block); break;
-    case preconditioner::fsai: impl_ = precond_detail::make_fsai(ctx, a, opt.fsai, opt.fsai_scratch_bytes); break;
-    case preconditioner::ic0:
-    case preconditioner::ilu0: impl_ = precond_detail::make_factored(ctx, a, kind == preconditioner::ilu0, opt); break;
-    case preconditioner::amg: impl_ = precond_detail::make_amg(ctx, a, opt.amg); break;
-    default:
-      throw invalid_argument(std::string("device_preconditioner: ") + to_string(kind) +
-                             " is not built here (none and jacobi are the solver's own)");
-  }
+  const preconditioner_entry& e = entry_of(kind);
+  const device_builder<T, O> build = e.device.get<T, O>();
+  if (e.form != precond_form::apart || !build)
+    throw invalid_argument(std::string("device_preconditioner: ") + to_string(kind) +
+                           " is not built apart (none and jacobi are the solver's own)");
+  impl_ = build(ctx, a, opt);
+  impl_->rep.kind = kind;
   ctx.synchronize();
   impl_->rep.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -44,7 +42,7 @@ device_preconditioner<T>& device_preconditioner<T>::operator=(device_preconditio
 template <typename T>
 template <typename O>
 void device_preconditioner<T>::update_values(const device_csr<T, O>& a) {
-  if (!precond_detail::update_amg(*impl_, a))
+  if (!entry_of(impl_->rep.kind).values_only_resetup || !precond_detail::update_amg(*impl_, a))
     throw not_supported(std::string("update_values: ") + to_string(impl_->rep.kind) +
                         " keeps no setup to reuse; build the preconditioner again (only amg reruns its numeric phases)");
 }

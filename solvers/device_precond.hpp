@@ -33,6 +33,7 @@
 #include <la/context.hpp>
 #include <la/kernels/spmv/spmv.hpp>
 #include <la/solvers/precond_options.hpp>
+#include <la/solvers/precond/operator.hpp>
 
 namespace la {
 
@@ -65,7 +66,8 @@ class device_preconditioner {
   /// into its own kernels; false for the others.
   bool factors(matrix_view<T>& g, matrix_view<T>& gt) const;
 
-  struct impl;
+  /// What a family's device builder makes (the registry entry's, precond/operator.hpp).
+  using impl = device_precond_operator<T>;
 
  private:
   std::shared_ptr<impl> impl_;

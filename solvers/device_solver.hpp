@@ -79,7 +79,7 @@ class device_solver {
       if (!mc.refused.empty()) throw invalid_argument(mc.refused);
     }
     a_ = &a;
-    if (pre_ && opt_.precond == preconditioner::amg) return pre_->update_values(a);
+    if (pre_ && entry_of(opt_.precond).values_only_resetup) return pre_->update_values(a);
     build();
   }
 
@@ -92,7 +92,7 @@ class device_solver {
   void build() {
     opt_.precond_opt.prebuilt.reset();
     pre_.reset();
-    if (opt_.precond == preconditioner::none || opt_.precond == preconditioner::jacobi) return;
+    if (form_of(opt_.precond) != precond_form::apart) return;
     pre_ = std::make_shared<device_preconditioner<T>>(*ctx_, *a_, opt_.precond, opt_.precond_opt);
     opt_.precond_opt.prebuilt = pre_;
     opt_.precond_opt.prebuilt_value_size = sizeof(T);

@@ -13,11 +13,16 @@ solve_result cg_distributed(dist_comm& comm, const dist_matrix<T>& a, const devi
                             const cg_options& opt, const dist_cg_options& dopt, dist_timing* timing) {
   detail::device_guard guard(comm.ctx().device());
   cg_options o = opt;
-  if (o.precond == preconditioner::amg) {  // every rank refuses alike, before any collective
+  if (!entry_of(o.precond).several_gpus) {  // every rank refuses alike, before any collective
+    std::string taken;
+    for (const preconditioner_entry& e : preconditioners())
+      if (e.several_gpus && e.form == precond_form::apart && e.kind != preconditioner::automatic)
+        taken += (taken.empty() ? "" : ", ") + std::string(e.name);
     solve_result refused;
     refused.method = "gpus";
-    refused.message = "amg on several GPUs is not built (AMG's setup works on one GPU's whole matrix): use "
-                      "--precond auto or fsai, which are built on each GPU's diagonal block, or solve on one GPU";
+    refused.message = std::string(to_string(o.precond)) +
+                      " on several GPUs is not built (its setup works on one GPU's whole matrix): use "
+                      "{precond} auto or one built on each GPU's diagonal block (" + taken + "), or solve on one GPU";
     return refused;
   }
   // auto on several GPUs: FSAI on each GPU's diagonal block, which exists for every SPD block

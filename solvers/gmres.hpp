@@ -76,7 +76,7 @@ class gmres_host_backend : public host_base<Matrix> {
     const int j = j_;
     const std::size_t n = w_.size();
     vector& z = z_[flexible_ ? j : 0];
-    if (this->pc_ == preconditioner::none && !flexible_) {
+    if (this->form_ == precond_form::identity && !flexible_) {
       this->multiply(v_[j], w_);  // M = I: no copy of v_j
     } else {
       this->precondition(v_[j], z);

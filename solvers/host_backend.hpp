@@ -13,7 +13,7 @@ namespace la {
 template <typename Matrix>
 class host_backend : public host_base<Matrix> {
   using base = host_base<Matrix>;
-  using base::a_, base::c_, base::lim_, base::dot, base::pc_, base::inv_diag_;
+  using base::a_, base::c_, base::lim_, base::dot, base::form_, base::inv_diag_;
 
  public:
   using typename base::T;
@@ -34,7 +34,7 @@ class host_backend : public host_base<Matrix> {
   /// direction p = z + beta p, q = A p and p'q.
   void direction_step(vector& x) {
     const std::size_t n = x.size();
-    const vector& z = pc_ == preconditioner::none ? r_ : z_;  // M = I: z is r itself, not a copy
+    const vector& z = form_ == precond_form::identity ? r_ : z_;  // M = I: z is r itself, not a copy
     T* xp = x.data();
     T* p = p_.data();
     const T* zp = z.data();
@@ -63,7 +63,7 @@ class host_backend : public host_base<Matrix> {
     T* r = r_.data();
     const T* q = q_.data();
     double rr = 0, rz = 0;
-    if (pc_ == preconditioner::none) {  // r -= alpha q and r'r in one pass; r'z = r'r
+    if (form_ == precond_form::identity) {  // r -= alpha q and r'r in one pass; r'z = r'r
       double s1 = 0;
       std::size_t i = 0;
       for (; i + 2 <= n; i += 2) {
@@ -72,7 +72,7 @@ class host_backend : public host_base<Matrix> {
       }
       for (; i < n; ++i) r[i] -= a * q[i], rr += static_cast<double>(r[i]) * r[i];
       rz = rr += s1;
-    } else if (pc_ == preconditioner::jacobi) {  // and z = D^-1 r, r'z in the same pass
+    } else if (form_ == precond_form::diagonal) {  // and z = D^-1 r, r'z in the same pass
       T* z = z_.data();
       const T* d = inv_diag_.data();
       for (std::size_t i = 0; i < n; ++i) {

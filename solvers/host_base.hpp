@@ -182,8 +182,8 @@ class host_base {
   /// `spd`: the method needs an SPD M^-1 (CG), so Jacobi needs a positive diagonal; the
   /// others need a non-zero one.
   host_base(const Matrix& a, preconditioner pc, const precond_options& popt, bool spd)
-      : a_(a), pc_(pc), popt_(popt), spd_(spd) {
-    if (pc_ == preconditioner::jacobi) {
+      : a_(a), pc_(pc), form_(form_of(pc)), popt_(popt), spd_(spd) {
+    if (form_ == precond_form::diagonal) {
       const auto t0 = std::chrono::steady_clock::now();
       diag_ = detail::diagonal(a_);  // once per solve, outside the iteration
       inv_diag_.resize(diag_.size());
@@ -236,7 +236,14 @@ class host_base {
   /// precond.hpp).
   std::string check_preconditioner() {
     rep_.kind = pc_;
-    if (pc_ != preconditioner::none && pc_ != preconditioner::jacobi) {
+    if (form_ == precond_form::apart && popt_.host_prebuilt) {  // la::host_solver's, built once
+      LA_EXPECTS(popt_.prebuilt_value_size == sizeof(T),
+                 "precond_options::host_prebuilt holds a preconditioner of another value type");
+      pre_.emplace(*static_cast<const host_preconditioner<T>*>(popt_.host_prebuilt.get()));
+      rep_ = pre_->report();
+      return {};
+    }
+    if (form_ == precond_form::apart) {
       const auto t0 = std::chrono::steady_clock::now();
       try {
         if constexpr (Matrix::kind == format::csr) pre_.emplace(a_, pc_, popt_);
@@ -248,7 +255,8 @@ class host_base {
       rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return {};
     }
-    if (pc_ == preconditioner::jacobi) rep_.bytes = 2.0 * diag_.size() * sizeof(T);
+    if (form_ == precond_form::identity) return {};
+    rep_.bytes = 2.0 * diag_.size() * sizeof(T);
     if (spd_)
       for (std::size_t i = 0; i < diag_.size(); ++i)
         if (!(diag_[i] > T(0))) return detail::jacobi_message(static_cast<long long>(i), static_cast<double>(diag_[i]), true);
@@ -308,7 +316,7 @@ class host_base {
   /// z = M^-1 r.
   void precondition(const vector& r, vector& z) const {
     if (pre_) pre_->apply(r, z);
-    else if (pc_ == preconditioner::none) z = r;
+    else if (form_ == precond_form::identity) z = r;
     else
       for (std::size_t i = 0; i < r.size(); ++i) z[i] = inv_diag_[i] * r[i];
   }
@@ -318,9 +326,10 @@ class host_base {
 
   const Matrix& a_;
   preconditioner pc_;
+  precond_form form_;  // how pc_ is applied (its registry entry's)
   precond_options popt_;
   bool spd_;
-  std::optional<host_preconditioner<T>> pre_;  // block-Jacobi, FSAI, IC(0), ILU(0)
+  std::optional<host_preconditioner<T>> pre_;  // form apart: the entry's host builder's
   precond_report rep_;
   std::vector<T> diag_, inv_diag_;
   long long zero_diag_ = 0;  // diagonal entries taken as 1 (not CG)

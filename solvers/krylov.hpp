@@ -53,6 +53,7 @@
 #include <la/types.hpp>
 #include <la/solvers/cg_control.hpp>
 #include <la/solvers/krylov_options.hpp>
+#include <la/solvers/registry.hpp>
 #include <la/solvers/precond_options.hpp>
 
 namespace la {
@@ -83,10 +84,10 @@ class cg_chunks {
   std::int64_t k_ = 4;
 };
 
-/// What may help a solve that stagnated or diverged, in the options' words.
+/// What may help a solve that stagnated or diverged, naming the options as {name} (registry.hpp).
 inline constexpr const char* stagnation_hint =
-    "; what may help: a stronger preconditioner (--precond ilu0 or amg; ic0 or fsai for an SPD A), gmres with a "
-    "larger basis (--method gmres --restart 100)";
+    "; what may help: a stronger preconditioner ({precond} ilu0 or amg; ic0 or fsai for an SPD A), gmres with a "
+    "larger basis ({method} gmres {restart} 100)";
 
 inline std::string stop_message(const cg_control& c, const cg_limits& l) {
   const std::string at = " at iteration " + std::to_string(c.iteration);
@@ -98,7 +99,7 @@ inline std::string stop_message(const cg_control& c, const cg_limits& l) {
     case cg_max_iterations:
       return "stopped after " + std::to_string(l.max_iterations) + " iterations at ||r||/||b|| = " +
              short_number(std::sqrt(c.rr) / l.bnorm) +
-             " without reaching the tolerance: a preconditioner (--precond) or a higher limit (--maxit) may get there";
+             " without reaching the tolerance: a preconditioner ({precond}) or a higher limit ({maxit}) may get there";
     case cg_breakdown:
       switch (c.reason) {
         case reason_bicg_rho:
@@ -119,7 +120,7 @@ inline std::string stop_message(const cg_control& c, const cg_limits& l) {
       if (!(c.pq > 0))
         return "p'Ap = " + short_number(c.pq) + " <= 0" + at +
                ": matrix is not symmetric positive definite (for a non-symmetric or indefinite matrix use "
-               "bicgstab or gmres: --method auto picks one)";
+               "bicgstab or gmres: {method} auto picks one)";
       return "r'M^-1 r <= 0" + at + ": matrix or preconditioner is not symmetric positive definite";
     case cg_non_finite:
       if (c.iteration == 0) return "initial residual is not finite";
@@ -195,14 +196,11 @@ inline double rhs_scale(double bnorm) {
 
 /// A hint for a breakdown that a preconditioner, not the matrix, may have caused.
 inline std::string precond_hint(preconditioner p, const cg_control& c) {
-  if (c.status == cg_breakdown && c.reason == reason_singular && p != preconditioner::none)
-    return std::string("; or the preconditioner is: with --precond ") + to_string(p) +
-           " the product A M^-1 is what is singular, and --precond jacobi or none tells A's part";
+  if (c.status == cg_breakdown && c.reason == reason_singular && form_of(p) != precond_form::identity)
+    return std::string("; or the preconditioner is: with {precond} ") + to_string(p) +
+           " the product A M^-1 is what is singular, and {precond} jacobi or none tells A's part";
   if (c.status != cg_breakdown || c.reason != reason_none) return {};
-  if (p == preconditioner::ilu0)
-    return "; ILU(0) of a symmetric positive definite matrix need not be SPD, so CG may break down with it: "
-           "use ic0 or fsai with CG, or ilu0 with bicgstab or gmres";
-  return {};
+  return std::string(entry_of(p).cg_breakdown_hint);
 }
 }  // namespace detail
 

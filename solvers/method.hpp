@@ -166,17 +166,22 @@ inline method_choice select_method(krylov_method asked, const matrix_properties&
   c.why = std::string("asked for (") + describe(p) + ")";
   if (asked == krylov_method::cg && !p.symmetric() && !force)
     c.refused = "CG needs a symmetric positive definite matrix, and this one is " + describe(p) +
-                ": use --method gmres or bicgstab (or auto), or --force to run CG anyway";
+                ": use {method} gmres or bicgstab (or auto), or {force} to run CG anyway";
   return c;
 }
 
-/// Whether preconditioner `p` exists for a method that is not CG (the SPD-only ones do not).
+/// Whether preconditioner `p` exists for a method that is not CG (its entry says whether the
+/// non-symmetric methods take it); the refusal names those that they do take.
 inline std::string precond_for_method(preconditioner p, krylov_method m) {
-  if (m == krylov_method::cg || m == krylov_method::automatic) return {};
-  if (p == preconditioner::fsai || p == preconditioner::ic0 || p == preconditioner::block_jacobi)
-    return std::string(to_string(p)) + " is built for symmetric positive definite matrices (CG); with " + to_string(m) +
-           " use none, jacobi, ilu0 or amg (or auto)";
-  return {};
+  if (m == krylov_method::cg || m == krylov_method::automatic || entry_of(p).nonsymmetric_methods) return {};
+  std::vector<std::string_view> taken;
+  for (const preconditioner_entry& e : preconditioners())
+    if (e.nonsymmetric_methods && e.kind != preconditioner::automatic) taken.push_back(e.name);
+  std::string list;
+  for (std::size_t i = 0; i < taken.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == taken.size() ? " or " : ", ") + std::string(taken[i]);
+  return std::string(to_string(p)) + " is built for symmetric positive definite matrices (CG); with " + to_string(m) +
+         " use " + list + " (or auto)";
 }
 /// What preconditioner::automatic means for a method that is not CG: AMG where A is nearly
 /// symmetric (a symmetric pattern, max |a_ij - a_ji| at most 1% of max |a_ij|) and CG's rule
@@ -215,7 +220,7 @@ inline device_choice choose_device(std::int64_t rows, std::int64_t nnz) {
   c.host = c.host_estimate_ms < 50;
   if (c.host)
     c.why = "a GPU is present, but this system is small: the host's estimated " + short_number(c.host_estimate_ms) +
-            " ms is below the GPU's start-up of about 150 ms (--device gpu uses it anyway)";
+            " ms is below the GPU's start-up of about 150 ms ({device} gpu uses it anyway)";
   return c;
 }
 
@@ -312,10 +317,7 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
     const preconditioner tried = opt.precond != preconditioner::automatic
                                      ? opt.precond
                                      : select_preconditioner(props.rows, props.nnz, where[0] != '\0');
-    const std::string name = tried == preconditioner::ilu0 ? "ILU(0)"
-                             : tried == preconditioner::fsai ? "FSAI"
-                             : tried == preconditioner::amg  ? "AMG"
-                                                             : to_string(tried);
+    const std::string name(entry_of(tried).title);
     opt.precond = mc.method == krylov_method::cg ? preconditioner::none : preconditioner::jacobi;
     const double tried_seconds = r.setup_seconds;
     r = run(opt);

@@ -1,5 +1,8 @@
-// Preconditioners on the host: the builders that are the oracles for the GPU setup
-// (device_precond.hpp), and host_preconditioner, which the host CG backend applies.
+// Preconditioners on the host: the families' algorithms, which are the oracles for the GPU
+// setup (device_precond.hpp), and host_preconditioner, which the host backends apply. Each
+// family's registry entry (solvers/precond/*_entry.cpp, amg/entry.cpp) holds the host builder
+// that wraps its algorithm below in a host_precond_operator; host_preconditioner reaches a
+// family only through that entry.
 //
 //   block-Jacobi  supervariable_blocks: runs of consecutive rows with the same column
 //                 pattern (the unknowns of one node in a structural model), cut at
@@ -41,6 +44,7 @@
 #include <la/solvers/precond/ilu.hpp>
 #include <la/solvers/precond/messages.hpp>
 #include <la/solvers/precond_options.hpp>
+#include <la/solvers/registry.hpp>
 
 namespace la {
 
@@ -66,111 +70,38 @@ inline preconditioner select_preconditioner(std::int64_t rows, std::int64_t nnz,
   return (rows >= 1000000 && short_rows) || rows >= 12000000 ? preconditioner::amg : preconditioner::fsai;
 }
 
-/// M^-1 for the host CG backend, built from CSR (any offset type), applied in wider_t.
+/// M^-1 for the host backends, built from CSR (any offset type) by the preconditioner's
+/// registry entry (its host builder, the oracle: registry.hpp), applied in wider_t.
 template <typename T>
 class host_preconditioner {
  public:
-  /// Builds M^-1 from A (converted to 64-bit offsets unless it has them).
+  /// Builds M^-1 from A (converted to 64-bit offsets unless it has them); automatic resolved
+  /// by select_preconditioner's rule for the host.
   template <typename O>
   host_preconditioner(const csr_matrix<T, O>& a, preconditioner kind, const precond_options& opt) {
-    if constexpr (std::is_same_v<O, count_t>) build(a, kind, opt);
-    else build(to_csr<count_t>(a), kind, opt);
+    if (kind == preconditioner::automatic) kind = select_preconditioner(a.rows(), a.nnz(), false);
+    const preconditioner_entry& e = entry_of(kind);
+    const host_builder<T> build = e.host.get<T>();
+    if (e.form != precond_form::apart || !build)
+      throw invalid_argument(std::string("host_preconditioner: ") + to_string(kind) + " is built elsewhere");
+    std::unique_ptr<host_precond_operator<T>> op;
+    if constexpr (std::is_same_v<O, count_t>) op = build(a, opt);
+    else op = build(to_csr<count_t>(a), opt);
+    op->rep.kind = kind;
+    rep_ = op->rep;
+    op_ = std::move(op);
   }
 
   const precond_report& report() const { return rep_; }
+  /// The build's time, as its owner measured it (host_solver).
+  void set_setup_seconds(double s) { rep_.setup_seconds = s; }
 
   /// z = M^-1 r.
-  void apply(const std::vector<T>& r, std::vector<T>& z) const {
-    using W = wider_t<T>;
-    const index_t n = static_cast<index_t>(r.size());
-    switch (rep_.kind) {
-      case preconditioner::block_jacobi: {
-        std::size_t off = 0;
-        for (std::size_t b = 0; b + 1 < starts_.size(); ++b) {
-          const index_t s0 = starts_[b], s = starts_[b + 1] - s0;
-          for (index_t i = 0; i < s; ++i) {
-            W v = 0;
-            for (index_t j = 0; j < s; ++j) v += static_cast<W>(inv_[off + i * s + j]) * r[s0 + j];
-            z[s0 + i] = static_cast<T>(v);
-          }
-          off += static_cast<std::size_t>(s) * s;
-        }
-        break;
-      }
-      case preconditioner::fsai:  // t = G r, z = G^T t
-        t_.resize(r.size());
-        for (index_t i = 0; i < n; ++i) t_[i] = static_cast<T>(row_dot(g_, i, r.data()));
-        for (index_t i = 0; i < n; ++i) z[i] = static_cast<T>(row_dot(gt_, i, t_.data()));
-        break;
-      case preconditioner::ic0:
-      case preconditioner::ilu0: fac_->apply(r, z); break;
-      case preconditioner::amg: {
-        rd_.assign(r.begin(), r.end());
-        amg_->apply(rd_, zd_);
-        for (std::size_t i = 0; i < z.size(); ++i) z[i] = static_cast<T>(zd_[i]);
-        break;
-      }
-      default: break;
-    }
-  }
+  void apply(const std::vector<T>& r, std::vector<T>& z) const { op_->apply(r, z); }
 
  private:
-  void build(const csr_matrix<T, count_t>& a, preconditioner kind, const precond_options& opt) {
-    if (kind == preconditioner::automatic) kind = select_preconditioner(a.rows(), a.nnz(), false);
-    rep_.kind = kind;
-    switch (kind) {
-      case preconditioner::block_jacobi: {
-        starts_ = supervariable_blocks(a, opt.max_block);
-        inv_ = block_inverses(a, starts_);
-        std::size_t largest = 0;
-        for (std::size_t b = 0; b + 1 < starts_.size(); ++b)
-          largest = std::max<std::size_t>(largest, starts_[b + 1] - starts_[b]);
-        rep_.detail = std::to_string(starts_.size() - 1) + " blocks of up to " + std::to_string(largest) + " rows";
-        rep_.bytes = double(inv_.size()) * sizeof(T) + double(starts_.size()) * sizeof(index_t);
-        break;
-      }
-      case preconditioner::fsai: {
-        index_t trimmed = 0;
-        double flops = 0;
-        g_ = fsai_factor(a, opt.fsai, &trimmed, &flops);
-        gt_ = reference::transpose(g_);
-        rep_.detail = std::string("pattern ") + to_string(opt.fsai.pattern) + ", " + std::to_string(g_.nnz()) +
-                      " nonzeros in G" + fsai_budget_note(trimmed, opt.fsai.max_row, flops);
-        rep_.bytes = 2.0 * g_.nnz() * (sizeof(T) + sizeof(index_t));
-        break;
-      }
-      case preconditioner::ic0:
-      case preconditioner::ilu0:
-        fac_.emplace(a, kind == preconditioner::ilu0, opt);
-        rep_ = fac_->report();
-        break;
-      case preconditioner::amg: {
-        const auto t0 = std::chrono::steady_clock::now();
-        amg_.emplace(a, opt.amg);
-        rep_.setup_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        rep_.detail = amg_->describe();
-        rep_.bytes = amg_->bytes();
-        break;
-      }
-      default: throw invalid_argument(std::string("host_preconditioner: ") + to_string(kind) + " is built elsewhere");
-    }
-  }
-
-  static wider_t<T> row_dot(const csr_matrix<T, count_t>& m, index_t i, const T* x) {
-    wider_t<T> v = 0;
-    for (count_t k = m.row_ptr()[i]; k < m.row_ptr()[i + 1]; ++k)
-      v += static_cast<wider_t<T>>(m.values()[k]) * x[m.col_idx()[k]];
-    return v;
-  }
-
+  std::shared_ptr<const host_precond_operator<T>> op_;  // shared by copies (host_solver's solves)
   precond_report rep_;
-  std::vector<index_t> starts_;
-  std::vector<T> inv_;
-  csr_matrix<T, count_t> g_, gt_;  // FSAI: G and G^T
-  std::optional<host_factors<T>> fac_;  // IC(0), ILU(0)
-  std::optional<host_amg> amg_;         // AMG (in double)
-  mutable std::vector<double> rd_, zd_;
-  mutable std::vector<T> t_;
 };
 
 }  // namespace la

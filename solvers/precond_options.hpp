@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,6 +26,7 @@ enum class preconditioner {
                  // without the shift); built for the non-symmetric solvers, usable by CG
   amg,           // one cycle of smoothed-aggregation algebraic multigrid (solvers/amg/)
   automatic,     // one of the above, by select_preconditioner (precond.hpp)
+  // Values past automatic: preconditioners added at run time (registry.hpp, add_preconditioner).
 };
 
 /// The sparsity pattern of the FSAI factor G.
@@ -128,21 +131,16 @@ struct precond_options {
   /// solves; a device_preconditioner of value size prebuilt_value_size, type-erased here.
   std::shared_ptr<const void> prebuilt;
   std::size_t prebuilt_value_size = 0;
+  /// The host's likewise: la::host_solver's host_preconditioner (host_solver.hpp), which the host
+  /// solvers apply instead of building one.
+  std::shared_ptr<const void> host_prebuilt;
+  /// The numeric options of preconditioners added at run time (registry.hpp,
+  /// add_preconditioner), by declared name: their option_spec's set stores them here.
+  std::map<std::string, double, std::less<>> extra;
 };
 
-inline const char* to_string(preconditioner p) noexcept {
-  switch (p) {
-    case preconditioner::none: return "none";
-    case preconditioner::jacobi: return "jacobi";
-    case preconditioner::block_jacobi: return "block-jacobi";
-    case preconditioner::fsai: return "fsai";
-    case preconditioner::ic0: return "ic0";
-    case preconditioner::ilu0: return "ilu0";
-    case preconditioner::amg: return "amg";
-    case preconditioner::automatic: return "auto";
-  }
-  return "unknown";
-}
+/// The preconditioner's registered name (registry.hpp's entries; "unknown" for a value none has).
+const char* to_string(preconditioner p) noexcept;
 inline const char* to_string(factorization f) noexcept {
   return f == factorization::exact ? "exact" : f == factorization::sweeps ? "sweeps" : "auto";
 }
@@ -161,14 +159,8 @@ inline const char* to_string(fsai_pattern p) noexcept {
   return p == fsai_pattern::lower ? "tril(A)" : "tril(|A|^2)";
 }
 
-/// The preconditioner named `s` (to_string's names), or nothing.
-inline std::optional<preconditioner> parse_preconditioner(const std::string& s) {
-  for (preconditioner p : {preconditioner::none, preconditioner::jacobi, preconditioner::block_jacobi,
-                           preconditioner::fsai, preconditioner::ic0, preconditioner::ilu0,
-                           preconditioner::amg, preconditioner::automatic})
-    if (s == to_string(p)) return p;
-  return std::nullopt;
-}
+/// The preconditioner registered as `s` (to_string's names), or nothing.
+std::optional<preconditioner> parse_preconditioner(const std::string& s);
 
 /// Where a built preconditioner's setup went, for reports (solve_result::preconditioner).
 struct precond_report {

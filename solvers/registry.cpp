@@ -1,5 +1,8 @@
 // The lists of methods, preconditioners and options (registry.hpp): each family's entry
 // named once here, in --help's order.
+#include <algorithm>
+#include <optional>
+
 #include <la/error.hpp>
 #include <la/solvers/registry.hpp>
 
@@ -17,7 +20,7 @@ preconditioner_entry auto_entry() {
           "\"Preconditioners\", \"Defaults, the host solver\").\n"
           "Where the one it picks does not exist for A,\n"
           "jacobi (none for cg), and the report says why",
-          false, false, true, true, true, true, false, true};
+          false, false, true, true, true, true, false, true, precond_form::apart, false, "auto"};
 }
 }  // namespace registry_detail
 
@@ -30,16 +33,17 @@ const std::vector<method_entry>& methods() {
   return list;
 }
 
-const std::vector<preconditioner_entry>& preconditioners() {
+namespace {
+// The lists, which add_preconditioner extends (before any solve reads them).
+std::vector<preconditioner_entry>& precond_list() {
   using namespace registry_detail;
-  static const std::vector<preconditioner_entry> list = {none_entry(), jacobi_entry(), block_jacobi_entry(), fsai_entry(),
-                                                         ic0_entry(),  ilu0_entry(),   amg_entry(),          auto_entry()};
+  static std::vector<preconditioner_entry> list = {none_entry(), jacobi_entry(), block_jacobi_entry(), fsai_entry(),
+                                                   ic0_entry(),  ilu0_entry(),   amg_entry(),          auto_entry()};
   return list;
 }
-
-const std::vector<option_spec>& solve_options() {
+std::vector<option_spec>& option_list_of_all() {
   using namespace registry_detail;
-  static const std::vector<option_spec> list = [] {
+  static std::vector<option_spec> list = [] {
     std::vector<option_spec> all;
     for (option_list l : {general_option_list(), fsai_option_list(), factored_option_list(), block_jacobi_option_list(),
                           amg_option_list()})
@@ -47,6 +51,49 @@ const std::vector<option_spec>& solve_options() {
     return all;
   }();
   return list;
+}
+}  // namespace
+
+const std::vector<preconditioner_entry>& preconditioners() { return precond_list(); }
+const std::vector<option_spec>& solve_options() { return option_list_of_all(); }
+
+const preconditioner_entry& entry_of(preconditioner p) {
+  for (const preconditioner_entry& e : preconditioners())
+    if (e.kind == p) return e;
+  throw invalid_argument("no preconditioner is registered as kind " + std::to_string(static_cast<int>(p)));
+}
+
+precond_form form_of(preconditioner p) { return entry_of(p).form; }
+
+const char* to_string(preconditioner p) noexcept {
+  for (const preconditioner_entry& e : preconditioners())
+    if (e.kind == p) return e.name.data();
+  return "unknown";
+}
+
+std::optional<preconditioner> parse_preconditioner(const std::string& s) {
+  if (const preconditioner_entry* e = find_preconditioner(s)) return e->kind;
+  return std::nullopt;
+}
+
+preconditioner add_preconditioner(preconditioner_entry e, const option_spec* options, std::size_t count) {
+  LA_EXPECTS(!e.name.empty() && e.name.data()[e.name.size()] == '\0',
+             "add_preconditioner: the entry needs a name (a string literal)");
+  LA_EXPECTS(!find_preconditioner(e.name), "add_preconditioner: a preconditioner named '" + std::string(e.name) +
+                                               "' is listed already");
+  LA_EXPECTS(e.form == precond_form::apart && entry_is_valid(e),
+             "add_preconditioner: '" + std::string(e.name) +
+                 "' needs a title, help, and host and device builders for float and double (form apart)");
+  for (std::size_t i = 0; i < count; ++i)
+    LA_EXPECTS(!find_option(options[i].name), "add_preconditioner: an option named '" + std::string(options[i].name) +
+                                                  "' is listed already");
+  // Kinds past la's own, in the order of registration.
+  int next = static_cast<int>(preconditioner::automatic) + 1;
+  for (const preconditioner_entry& x : preconditioners()) next = std::max(next, static_cast<int>(x.kind) + 1);
+  e.kind = static_cast<preconditioner>(next);
+  precond_list().push_back(e);
+  option_list_of_all().insert(option_list_of_all().end(), options, options + count);
+  return e.kind;
 }
 
 const method_entry* find_method(std::string_view name) {
@@ -121,7 +168,9 @@ std::string render_names(std::string_view text, const std::function<std::string(
     const std::size_t close = text.find('}', open);
     const std::string_view name = close == std::string_view::npos ? std::string_view{} : text.substr(open + 1, close - open - 1);
     out.append(text.substr(i, open - i));
-    if (!name.empty() && find_option(name)) {
+    // A declared option, or `device`: where a solve runs, an option each front end owns
+    // (--device, device=) that choose_device's message names.
+    if (!name.empty() && (find_option(name) || name == "device")) {
       out += spell(name);
       i = close + 1;
     } else {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <la/solvers/krylov_options.hpp>
+#include <la/solvers/precond/operator.hpp>
 
 namespace la {
 
@@ -65,6 +66,11 @@ struct option_spec {
   enum class names { listed, methods, preconditioners } from = names::listed;
 };
 
+/// How a Krylov method's backend applies a preconditioner: not at all (M = I, z is r),
+/// fused into its own vector kernels as D^-1 (Jacobi: the backend reads A's diagonal), or
+/// apart, as the M^-1 the entry's builders make, between the method's kernels.
+enum class precond_form { identity, diagonal, apart };
+
 /// What a method or preconditioner takes and what it is, read by the front ends' checks and
 /// the tests' sweeps.
 struct method_entry {
@@ -91,6 +97,16 @@ struct preconditioner_entry {
   bool fixed;               // the same M^-1 every application
   bool values_only_resetup; // a new A with the same pattern re-uses the setup's structure
   bool deterministic;       // bit-identical applications run to run
+  // How the solvers reach it.
+  precond_form form = precond_form::apart;
+  bool two_products = false;  // M^-1 = G^T G: a solver may fuse G's and G^T's products into its
+                              // own kernels (device_preconditioner::factors)
+  std::string_view title;     // its name in a sentence ("ILU(0)")
+  std::string_view cg_breakdown_hint;  // added to CG's breakdown message when it is applied
+  /// Why it cannot serve `method` with these options ("" when it can), checked before a solve.
+  std::string (*refuses)(krylov_method method, const cg_options& opt) = nullptr;
+  host_builders host;      // form apart: the host builder, the oracle
+  device_builders device;  // form apart: the GPU builder
 };
 
 /// The only lists (in --help's order).
@@ -99,9 +115,37 @@ const std::vector<preconditioner_entry>& preconditioners();
 /// Every option of a solve: the general ones, then each method's and preconditioner's.
 const std::vector<option_spec>& solve_options();
 
+/// The entry of a preconditioner (la::invalid_argument for a value no entry has).
+const preconditioner_entry& entry_of(preconditioner p);
+/// How a backend applies `p` (automatic: apart, resolved by the builder).
+precond_form form_of(preconditioner p);
+
+/// Adds a preconditioner to the list (an embedding program's, or a test's), with its options,
+/// before any solve reads the lists: its kind is a new value of la::preconditioner, which the
+/// solvers, the CLI and Python then take by its name. `e.name` and the options' strings must
+/// outlive the program (string literals). Its form must be apart, with host and device
+/// builders; a name already listed is la::invalid_argument.
+preconditioner add_preconditioner(preconditioner_entry e, const option_spec* options = nullptr, std::size_t count = 0);
+
 const method_entry* find_method(std::string_view name);
 const preconditioner_entry* find_preconditioner(std::string_view name);
 const option_spec* find_option(std::string_view name);
+
+/// One option of a solve as a front end was given it: its declared name and its value as
+/// text (ignored for a flag, which is on when given).
+struct given_option {
+  std::string name, value;
+};
+/// The options of a solve from those given (the rest at their defaults), each read and checked
+/// as declared: a value that is not of its type or is out of its range, a choice not listed,
+/// an option that does not apply to the method and preconditioner asked for, or a rule broken,
+/// is la::invalid_argument naming the options as {name} (render_names), in the words
+/// `la solve` shows them with. Solver-level checks (a method that refuses the matrix) come later.
+cg_options read_solve_options(const std::vector<given_option>& given);
+/// A finite number in [lo, hi] (or an integer) read from all of `text`; otherwise
+/// la::invalid_argument "<what> needs ..." saying what is wrong and the range.
+double read_real(const std::string& text, double lo, double hi, const std::string& what);
+long long read_integer(const std::string& text, long long lo, long long hi, const std::string& what);
 
 /// Whether `s` applies to a solve by `method` with `precond` (names as declared).
 bool applies(const option_spec& s, std::string_view method, std::string_view precond);
@@ -109,7 +153,10 @@ bool applies(const option_spec& s, std::string_view method, std::string_view pre
 std::vector<std::string> choices_of(const option_spec& s);
 /// Python's keyword for `s`.
 std::string python_name(const option_spec& s);
-/// `text` with each "{name}" of a declared option replaced by spell(name).
+/// `text` with each "{name}" of a declared option (or of `device`, which the front ends own)
+/// replaced by spell(name). Library messages (solve_result::message, la::error's what()) name
+/// options this way; the CLI renders "--name", Python "name=", a C++ caller may show them as
+/// they are or render them in its own words.
 std::string render_names(std::string_view text, const std::function<std::string(std::string_view)>& spell);
 
 /// Checks a set of entries at compile time: names and help present, defaults inside their
@@ -123,6 +170,19 @@ constexpr bool options_are_valid(const option_spec (&list)[N]) {
     if (s.type == option_type::choice && s.choices.empty() && s.from == option_spec::names::listed) return false;
     if (s.scope.kind != option_scope::on::solve && (s.scope.names.empty() || s.scope.shown.empty())) return false;
   }
+  return true;
+}
+
+/// Checks an entry at compile time (static_assert(entry_is_valid(e)) in each family's file):
+/// a name and help; a form apart has both builders for every type (auto's are its pick's), the
+/// fused forms none; what only SPD matrices have is not offered to the other methods.
+constexpr bool entry_is_valid(const preconditioner_entry& e) {
+  if (e.name.empty() || e.help.empty() || e.title.empty()) return false;
+  const bool all = e.host.f && e.host.d && e.device.f32 && e.device.f64 && e.device.d32 && e.device.d64;
+  const bool any = e.host.f || e.host.d || e.device.f32 || e.device.f64 || e.device.d32 || e.device.d64;
+  if (e.form == precond_form::apart && !all && e.kind != preconditioner::automatic) return false;
+  if (e.form != precond_form::apart && (any || e.two_products)) return false;
+  if (e.symmetric_only && e.nonsymmetric_methods) return false;
   return true;
 }
 

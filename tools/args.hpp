@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <la/error.hpp>
+#include <la/solvers/registry.hpp>
 
 namespace la::cli {
 
@@ -58,37 +59,24 @@ class args {
     return it == opts_.end() ? def : it->second;
   }
   /// A finite number in [lo, hi]; the message names what is wrong (not a number, infinite,
-  /// out of range) and states the range.
+  /// out of range) and states the range (la::read_real's words, as the solve options').
   double get_double(const std::string& k, double def, double lo = -std::numeric_limits<double>::max(),
                     double hi = std::numeric_limits<double>::max()) const {
     if (!has(k)) return def;
-    const std::string v = get(k, "");
-    const std::string range = "a finite number in [" + num(lo) + ", " + num(hi) + "]";
-    double x = 0;
-    const char* b = v.data() + (v.size() > 1 && v[0] == '+' && v[1] != '-' ? 1 : 0);
-    const auto [p, ec] = std::from_chars(b, v.data() + v.size(), x);
-    if (v.empty() || p != v.data() + v.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
-      throw usage_error("option " + k + " needs " + range + ", got '" + printable(v) + "'");
-    if (std::isnan(x)) throw usage_error("option " + k + " is not a number (" + printable(v) + "); it needs " + range);
-    if (ec == std::errc::result_out_of_range && std::fabs(std::strtod(v.c_str(), nullptr)) < 1)
-      throw usage_error("option " + k + " = " + printable(v) + " underflows: it is nonzero but smaller than the smallest double "
-                        "(about 4.9e-324); use 0 or a larger value");
-    if (std::isinf(x) || ec == std::errc::result_out_of_range)
-      throw usage_error("option " + k + " = " + printable(v) + " is not finite; it needs " + range);
-    if (x < lo || x > hi) throw usage_error("option " + k + " = " + printable(v) + " is out of range; it needs " + range);
-    return x;
+    try {
+      return read_real(get(k, ""), lo, hi, "option " + k);
+    } catch (const invalid_argument& e) {
+      throw usage_error(e.what());
+    }
   }
   /// An integer in [lo, hi], checked before any narrowing.
   long long get_int(const std::string& k, long long def, long long lo, long long hi) const {
     if (!has(k)) return def;
-    const std::string v = get(k, "");
-    long long x = 0;
-    const char* b = v.data() + (v.size() > 1 && v[0] == '+' && v[1] != '-' ? 1 : 0);
-    const auto [p, ec] = std::from_chars(b, v.data() + v.size(), x);
-    if (v.empty() || ec != std::errc() || p != v.data() + v.size() || x < lo || x > hi)
-      throw usage_error("option " + k + " needs an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                        "], got '" + printable(v) + "'");
-    return x;
+    try {
+      return read_integer(get(k, ""), lo, hi, "option " + k);
+    } catch (const invalid_argument& e) {
+      throw usage_error(e.what());
+    }
   }
   /// Value restricted to `choices`.
   std::string get_choice(const std::string& k, const std::string& def, const std::vector<std::string>& choices) const {
@@ -101,12 +89,6 @@ class args {
   }
 
  private:
-  static std::string num(double x) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", x);
-    return buf;
-  }
-
   bool help_ = false;
   std::vector<std::string> pos_;
   std::map<std::string, std::string> opts_;

@@ -303,6 +303,8 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   }
   const double solve_ms = ms_since(t0);
   progress.clear();
+  in_cli_words(r);
+  for (solve_result& c : column_results) in_cli_words(c);
   // The solvers name a stored entry (or the GPU CG its storage index); the file's terms are
   // the row, the column and the line.
   if (r.status == solve_status::non_finite && r.message.rfind("matrix holds", 0) == 0)
@@ -318,7 +320,8 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     std::fprintf(rep, "picked:     %s (%s)\n", picked.c_str(), r.solver_choice.c_str());
   }
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
-  if (opt.precond != preconditioner::none && (r.precond.kind != preconditioner::none || !r.precond.detail.empty()))
+  if (form_of(opt.precond) != precond_form::identity &&
+      (form_of(r.precond.kind) != precond_form::identity || !r.precond.detail.empty()))
     std::fprintf(rep, "M^-1:       %s%s%s%s; setup %.3f ms, %.3f MB\n", to_string(r.precond.kind),
                  opt.precond == preconditioner::automatic ? " (auto)" : "", r.precond.detail.empty() ? "" : ": ",
                  r.precond.detail.c_str(), 1e3 * r.precond.setup_seconds, r.precond.bytes / 1e6);
@@ -427,7 +430,7 @@ int cmd_solve(int argc, char** argv) {
   const bool gpu = device == "gpu" || (device == "auto" && have_gpu && !small);
   std::string line = gpu ? "gpu " + cuda_status() : "cpu";
   if (device == "auto")
-    line += gpu ? " (auto: a GPU is present)" : small ? " (auto: " + small->why + ")" : " (auto: " + cuda_status() + ")";
+    line += gpu ? " (auto: a GPU is present)" : small ? " (auto: " + cli_words(small->why) + ")" : " (auto: " + cuda_status() + ")";
   // The GPU starts while the matrix is read or generated (after cuda_status, whose queries
   // would otherwise wait on the start's driver lock).
   std::optional<device_start> started;

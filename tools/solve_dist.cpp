@@ -329,11 +329,12 @@ int run(const args& a, const std::vector<std::string>& inputs) {
   }
   const double solve_ms = ms_since(t0);
   progress.clear();
+  in_cli_words(res.r);
   const solve_result& r = res.r;
   std::fprintf(rep, "system:     %lld x %lld, %lld nonzeros (%s offsets per part)\n", static_cast<long long>(res.rows),
                static_cast<long long>(res.rows), static_cast<long long>(res.nnz), res.wide ? "64-bit" : "32-bit");
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
-  if (opt.precond != preconditioner::none && r.precond.kind != preconditioner::none)
+  if (form_of(opt.precond) != precond_form::identity && form_of(r.precond.kind) != precond_form::identity)
     std::fprintf(rep, "M^-1:       %s: %s; setup %.3f ms (rank 0's), %.3f MB on rank 0\n", to_string(r.precond.kind),
                  r.precond.detail.c_str(), 1e3 * r.precond.setup_seconds, r.precond.bytes / 1e6);
   std::fprintf(rep, "status:     %s after %lld iterations (%s)\n", to_string(r.status),

@@ -17,54 +17,26 @@
 namespace la::cli {
 
 inline std::string flag_of(std::string_view name) { return "--" + std::string(name); }
-/// A registry text in the CLI's words ("{precond}" -> "--precond").
+/// A registry text or library message in the CLI's words ("{precond}" -> "--precond").
 inline std::string cli_words(std::string_view text) { return render_names(text, flag_of); }
-
-/// A choice option's value: one of its choices, or for a choice "X:K", any value starting
-/// with X (the setter checks K).
-inline std::string read_choice(const args& a, const option_spec& s) {
-  const std::string f = flag_of(s.name), fallback(s.fallback);
-  const std::vector<std::string> list = choices_of(s);
-  const std::string v = a.get(f, fallback);
-  for (const std::string& c : list) {
-    const std::size_t colon = c.find(':');
-    if (colon != std::string::npos && v.rfind(c.substr(0, colon), 0) == 0) return v;
-  }
-  return a.get_choice(f, fallback, list);
+/// A solve's report in the CLI's words: its message, its choice of method and M^-1's detail.
+inline void in_cli_words(solve_result& r) {
+  r.message = cli_words(r.message);
+  r.solver_choice = cli_words(r.solver_choice);
+  r.precond.detail = cli_words(r.precond.detail);
 }
 
-/// The options of a solve, each read as declared and refused where it does not apply.
+/// The options of a solve from the command line: each flag the registry declares, read and
+/// checked by la::read_solve_options; its refusals in the CLI's words.
 inline cg_options cg_args(const args& a) {
-  cg_options opt;
-  const std::string method = read_choice(a, *find_option("method")), precond = read_choice(a, *find_option("precond"));
+  std::vector<given_option> given;
   for (const option_spec& s : solve_options())
-    if (a.has(flag_of(s.name)) && !applies(s, method, precond))
-      throw usage_error(flag_of(s.name) + " applies to " + cli_words(s.scope.shown));
-  for (const option_spec& s : solve_options()) {
-    const std::string f = flag_of(s.name), fallback(s.fallback);
-    option_value v;
-    switch (s.type) {
-      case option_type::real: v.number = a.get_double(f, std::strtod(fallback.c_str(), nullptr), s.lo, s.hi); break;
-      case option_type::integer: {
-        const long long lo = static_cast<long long>(s.lo), hi = s.hi >= 9.2e18 ? LLONG_MAX : static_cast<long long>(s.hi);
-        v.number = static_cast<double>(a.get_int(f, std::strtoll(fallback.c_str(), nullptr, 10), lo, hi));
-        break;
-      }
-      case option_type::choice: v.text = read_choice(a, s); break;
-      case option_type::flag: v.number = a.has(f) ? 1 : 0; break;
-    }
-    if (a.has(f) && !s.rule.other.empty()) {
-      const option_spec& other = *find_option(s.rule.other);
-      if ((a.get(flag_of(other.name), std::string(other.fallback)) == s.rule.value) != s.rule.required)
-        throw usage_error(cli_words(s.rule.message));
-    }
-    try {
-      s.set(opt, v);
-    } catch (const invalid_argument& e) {
-      throw usage_error("option " + cli_words(e.what()));
-    }
+    if (a.has(flag_of(s.name))) given.push_back({std::string(s.name), a.get(flag_of(s.name), "")});
+  try {
+    return read_solve_options(given);
+  } catch (const invalid_argument& e) {
+    throw usage_error(cli_words(e.what()));
   }
-  return opt;
 }
 
 /// The registry's part of `la solve --help`: each option with its help, the methods and

@@ -21,8 +21,6 @@ restart, force, and the preconditioner's own (fsai_pattern, ic_shift, amg_streng
 """
 from __future__ import annotations
 
-import re as _re
-
 import numpy as _np
 
 from . import _la
@@ -42,29 +40,15 @@ from ._matrix import _Matrix, _cupy, _is_cupy_array, _is_cupy_sparse, _value_dty
 # '_' for '-', scipy's rtol and maxiter for --tol and --maxit.
 _OPTIONS = _la.solve_options()  # (name, keyword, type, default, choices, help)
 _OPTION_NAMES = {kw: "--" + name for name, kw, _t, _d, _c, _h in _OPTIONS}
-_PY_NAMES = {name: kw for name, kw, _t, _d, _c, _h in _OPTIONS}
+_DECLARED = {kw: name for name, kw, _t, _d, _c, _h in _OPTIONS}
 
 _python_copies = 0  # device copies the Python layer makes (x0 of CuPy input)
-_checked = set()  # option words the CLI's parser has accepted
+_checked = set()  # sets of options la has accepted
 
 
-# The values an option takes, so that "--matching on" reads matching='on' in Python.
-_CHOICES = {c for *_, choices, _h in _OPTIONS for c in choices} | {"cpu", "gpu", "float", "double"}
-
-
-def _python_words(message):
-    """la's message with the CLI's option names in Python's: --tol -> rtol=, --matching on -> matching='on',
-    --force -> force=True."""
-    def word(m):
-        name = m.group(1)
-        if name == "force":
-            return "force=True" + (m.group(2) or "")
-        py = _PY_NAMES.get(name, name.replace("-", "_"))
-        value = m.group(2)
-        if value and value.strip() in _CHOICES:
-            return "%s=%r" % (py, value.strip())
-        return py + (value or "")
-    return _re.sub(r"--([a-z][a-z0-9-]*)( [a-z][a-z0-9-]*\b)?", word, message)
+# la's messages name options as {name} (la/solvers/registry.hpp); Python shows its keywords:
+# {tol} -> rtol, {matching} on -> matching='on', {force} -> force=True.
+_python_words = _la.python_words
 
 
 def _translate(e):
@@ -107,27 +91,28 @@ def copies():
 
 
 def _words(rtol, atol, maxiter, method, precond, options):
-    w = ["--tol", repr(float(rtol)), "--atol", repr(float(atol)), "--method", str(method), "--precond", str(precond)]
+    """The options as (declared name, value) pairs for la::read_solve_options."""
+    w = [("tol", repr(float(rtol))), ("atol", repr(float(atol))), ("method", str(method)), ("precond", str(precond))]
     if maxiter is not None:
         if isinstance(maxiter, (bool, _np.bool_)) or not (isinstance(maxiter, (int, _np.integer)) or (
                 isinstance(maxiter, (float, _np.floating)) and float(maxiter).is_integer())):
             raise InvalidArgument("maxiter must be a whole number of iterations, got %r" % (maxiter,))
-        w += ["--maxit", str(int(maxiter))]
+        w.append(("maxit", str(int(maxiter))))
     for k, v in options.items():
         if k == "force":
             if not isinstance(v, (bool, _np.bool_)):
                 raise InvalidArgument("force must be True or False, got %r" % (v,))
             if v:
-                w.append("--force")
+                w.append(("force", ""))
             continue
         if k not in _OPTION_NAMES or k in ("rtol", "atol", "maxiter", "method", "precond"):
             raise TypeError("unexpected keyword argument '%s' (la's options: %s)" % (k, ", ".join(sorted(_OPTION_NAMES))))
-        w += [_OPTION_NAMES[k], str(v)]
+        w.append((_DECLARED[k], str(v)))
     key = tuple(w)
-    if key not in _checked:  # parsed once per set of options: a repeated call skips it
+    if key not in _checked:  # read once per set of options: a repeated call skips it
         try:
             _la.check_options(w)
-        except (_la.Error, _la.InvalidArgument) as e:  # the CLI's usage errors: bad input
+        except (_la.Error, _la.InvalidArgument) as e:  # a value la refuses: bad input
             raise InvalidArgument(_python_words(str(e))) from None
         if len(_checked) < 256:
             _checked.add(key)

@@ -3,7 +3,8 @@
 // (numpy arrays are read in place: uploaded straight to the GPU, or copied once into la's
 // containers for the host solver; CuPy arrays arrive as device pointers and are used in place),
 // releases the GIL around the work, and turns la's errors into Python exceptions.
-// Solver options: the CLI's parser from the registry (tools/solve_options.hpp), so names, ranges and refusals match.
+// Solver options: la::read_solve_options, which reads the registry's declarations for the CLI
+// and Python alike, so names, ranges and refusals match.
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -26,7 +27,7 @@
 #include <la/solvers/device_solve.hpp>
 #include <la/solvers/device_solver.hpp>
 #include <la/solvers/method.hpp>
-#include "solve_common.hpp"
+#include <la/solvers/registry.hpp>
 
 namespace py = pybind11;
 using namespace la;
@@ -43,18 +44,17 @@ std::atomic<long long> copies{0};
 /// Ctrl-C seen between chunks of iterations.
 struct interrupted {};
 
-/// The CLI's parse of `la solve`'s options, from argv-style strings ("--tol", "1e-8", ...),
-/// kept per set of words (a parse costs about 14 us, a small solve's whole budget a few
-/// times over). Called with the GIL held, which guards the cache.
-cg_options parse_options(const std::vector<std::string>& words) {
-  static std::map<std::vector<std::string>, cg_options> parsed;
-  if (const auto it = parsed.find(words); it != parsed.end()) return it->second;
-  std::vector<std::string> all{"la", "solve"};
-  all.insert(all.end(), words.begin(), words.end());
-  std::vector<char*> argv;
-  for (auto& w : all) argv.push_back(w.data());
-  cg_options opt = cli::cg_args(cli::solve_args(static_cast<int>(argv.size()), argv.data()));
-  if (parsed.size() < 256) parsed.emplace(words, opt);
+/// The options of a solve from Python's (declared name, value) pairs, read by
+/// la::read_solve_options, kept per set of pairs (a parse costs about 14 us, a small solve's
+/// whole budget a few times over). Called with the GIL held, which guards the cache.
+using option_pairs = std::vector<std::pair<std::string, std::string>>;
+cg_options parse_options(const option_pairs& pairs) {
+  static std::map<option_pairs, cg_options> parsed;
+  if (const auto it = parsed.find(pairs); it != parsed.end()) return it->second;
+  std::vector<given_option> given;
+  for (const auto& [name, value] : pairs) given.push_back({name, value});
+  cg_options opt = read_solve_options(given);
+  if (parsed.size() < 256) parsed.emplace(pairs, opt);
   return opt;
 }
 
@@ -235,8 +235,8 @@ auto dispatch(char value, int offset_bytes, F&& f) {
 /// A solver object on the GPU: the setup once (la::device_solver), then many solves.
 class solver {
  public:
-  solver(matrix_arg m, char value, int offset_bytes, const std::vector<std::string>& words)
-      : m_(std::move(m)), value_(value), offset_bytes_(offset_bytes), opt_(parse_options(words)) {
+  solver(matrix_arg m, char value, int offset_bytes, const option_pairs& options)
+      : m_(std::move(m)), value_(value), offset_bytes_(offset_bytes), opt_(parse_options(options)) {
     dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
       const auto h = host_matrix<T, O>(m_);
       without_gil([&] {
@@ -367,8 +367,8 @@ PYBIND11_MODULE(_la, mod) {
       },
       "device='auto' with a GPU present: (True, why) where the host solves before the GPU would start.");
   mod.def("copies", [] { return copies.load(); }, "Arrays the binding copied between host and device so far.");
-  mod.def("check_options", [](const std::vector<std::string>& w) { (void)parse_options(w); },
-          "Parses la solve's options (argv words) and raises what the CLI would refuse.");
+  mod.def("check_options", [](const option_pairs& p) { (void)parse_options(p); },
+          "Reads a solve's options ((declared name, value) pairs) and raises what la refuses.");
   bind_registry(mod);
 
   py::class_<matrix_arg>(mod, "Matrix")
@@ -390,8 +390,8 @@ PYBIND11_MODULE(_la, mod) {
   mod.def(
       "solve",
       [](const matrix_arg& m, char value, int offset_bytes, const py::object& b, const py::object& x,
-         const std::vector<std::string>& words, bool gpu, const py::object& callback, bool history) {
-        cg_options opt = with_progress(parse_options(words), callback);
+         const option_pairs& options, bool gpu, const py::object& callback, bool history) {
+        cg_options opt = with_progress(parse_options(options), callback);
         opt.record_history = history;
         const bool in_place = gpu && m.on_device;
         double call_seconds = 0;  // the C++ call: la's work (copies, setup, solve) without the binding's
@@ -411,7 +411,7 @@ PYBIND11_MODULE(_la, mod) {
       "Solves A x = b in place of x (see la.solve).");
 
   py::class_<solver>(mod, "Solver")
-      .def(py::init<matrix_arg, char, int, std::vector<std::string>>())
+      .def(py::init<matrix_arg, char, int, option_pairs>())
       .def("solve", [](solver& s, const py::object& b, const py::object& x, const py::object& cb,
                        bool history) { return report_of(s.solve(b, x, cb, history)); })
       .def("update_values", &solver::update_values);

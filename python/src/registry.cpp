@@ -7,12 +7,59 @@
 #include <vector>
 
 #include <la/solvers/registry.hpp>
-#include "solve_options.hpp"
 
 namespace py = pybind11;
 
 namespace la {
+namespace {
+bool word_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; }
+
+/// A library message in Python's words: each option it names as {name} (registry.hpp) as its
+/// keyword; keyword='value' where one of the option's values follows, keyword=True for a flag.
+std::string python_words(const std::string& text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t open = text.find('{', i);
+    if (open == std::string::npos) {
+      out.append(text, i, std::string::npos);
+      break;
+    }
+    const std::size_t close = text.find('}', open);
+    const std::string name = close == std::string::npos ? std::string() : text.substr(open + 1, close - open - 1);
+    const option_spec* s = name.empty() ? nullptr : find_option(name);
+    if (!s && name != "device") {  // not a marker: a brace of the text
+      out.append(text, i, open + 1 - i);
+      i = open + 1;
+      continue;
+    }
+    out.append(text, i, open - i);
+    const std::string kw = s ? python_name(*s) : name;
+    i = close + 1;
+    if (s && s->type == option_type::flag) {
+      out += kw + "=True";
+      continue;
+    }
+    std::size_t end = i + 1;
+    while (end < text.size() && word_char(text[end])) ++end;
+    const std::string value = i < text.size() && text[i] == ' ' && end > i + 1 ? text.substr(i + 1, end - i - 1) : "";
+    const std::vector<std::string> values = s ? choices_of(*s) : std::vector<std::string>{"auto", "cpu", "gpu"};
+    bool listed = false;
+    for (const std::string& c : values) listed = listed || c == value;
+    if (listed) {
+      out += kw + "='" + value + "'";
+      i = end;
+    } else {
+      out += kw;
+    }
+  }
+  return out;
+}
+}  // namespace
+
 void bind_registry(py::module_& mod) {
+  mod.def("python_words", &python_words,
+          "A la message with the options it names ({name}) in Python's spelling: rtol, matching='on', force=True.");
   mod.def(
       "solve_options",
       [] {
@@ -23,7 +70,7 @@ void bind_registry(py::module_& mod) {
                              : s.type == option_type::choice  ? "choice"
                                                               : "flag";
           out.append(py::make_tuple(std::string(s.name), python_name(s), type, std::string(s.fallback), choices_of(s),
-                                    cli::cli_words(s.help)));
+                                    python_words(std::string(s.help))));
         }
         return out;
       },

@@ -440,8 +440,8 @@ class amg_impl final : public device_preconditioner<T>::impl {
 }  // namespace
 
 template <typename T, typename O>
-impl_ptr<T> make_amg(context& ctx, const device_csr<T, O>& a, const amg_options& opt) {
-  return std::make_unique<amg_impl<T, O>>(ctx, a, opt);
+impl_ptr<T> make_amg(context& ctx, const device_csr<T, O>& a, const precond_options& opt) {
+  return std::make_unique<amg_impl<T, O>>(ctx, a, opt.amg);
 }
 template <typename T, typename O>
 bool update_amg(typename device_preconditioner<T>::impl& p, const device_csr<T, O>& a) {
@@ -452,7 +452,7 @@ bool update_amg(typename device_preconditioner<T>::impl& p, const device_csr<T, 
 }
 
 #define LA_INSTANTIATE(T, O)                                                                    \
-  template impl_ptr<T> make_amg<T, O>(context&, const device_csr<T, O>&, const amg_options&); \
+  template impl_ptr<T> make_amg<T, O>(context&, const device_csr<T, O>&, const precond_options&); \
   template bool update_amg<T, O>(typename device_preconditioner<T>::impl&, const device_csr<T, O>&);
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE

@@ -1,9 +1,37 @@
-// Smoothed-aggregation AMG's registry entry and options (registry.hpp); the setup is
-// hierarchy.hpp and aggregation.hpp (host, the oracle) and amg.cu (GPU).
+// Smoothed-aggregation AMG's registry entry, options and host builder (registry.hpp); the
+// setup is hierarchy.hpp and aggregation.hpp (host, the oracle) and amg.cu (GPU).
+#include <la/solvers/amg/hierarchy.hpp>
+#include <la/solvers/precond/detail/builders.hpp>
 #include <la/solvers/registry.hpp>
 
 namespace la::registry_detail {
 namespace {
+/// The host hierarchy, in double whatever T is.
+template <typename T>
+struct host_amg_operator final : host_precond_operator<T> {
+  host_amg amg;
+  mutable std::vector<double> rd, zd;
+  host_amg_operator(const csr_matrix<T, count_t>& a, const amg_options& opt) : amg(a, opt) {
+    this->rep.detail = amg.describe();
+    this->rep.bytes = amg.bytes();
+  }
+  void apply(const std::vector<T>& r, std::vector<T>& z) const override {
+    rd.assign(r.begin(), r.end());
+    amg.apply(rd, zd);
+    for (std::size_t i = 0; i < z.size(); ++i) z[i] = static_cast<T>(zd[i]);
+  }
+};
+template <typename T>
+std::unique_ptr<host_precond_operator<T>> build_host(const csr_matrix<T, count_t>& a, const precond_options& opt) {
+  return std::make_unique<host_amg_operator<T>>(a, opt.amg);
+}
+/// The F-cycle is not a symmetric operator, which CG needs.
+std::string refuses(krylov_method m, const cg_options& opt) {
+  if (m != krylov_method::cg || opt.precond_opt.amg.cycle != amg_cycle::f) return {};
+  return "the AMG F-cycle is not a symmetric operator, which CG needs: use {amg-cycle} v or w, or "
+         "{method} gmres or bicgstab";
+}
+
 constexpr option_scope amg_only{option_scope::on::precond, "amg", "{precond} amg"};
 constexpr option_spec options[] = {
     {"amg-strength", option_type::real, "0.08", 0, 1, "", "S",
@@ -44,11 +72,15 @@ static_assert(options_are_valid(options));
 option_list amg_option_list() { return {options, sizeof options / sizeof options[0]}; }
 
 preconditioner_entry amg_entry() {
-  return {"amg", preconditioner::amg,
-          "one V-cycle of smoothed-aggregation algebraic\n"
-          "multigrid, set up on the GPU: iterations that do\n"
-          "not grow with the grid on PDE systems",
-          false, false, false, true, true, true, true, true};
+  constexpr preconditioner_entry e{"amg", preconditioner::amg,
+                                   "one V-cycle of smoothed-aggregation algebraic\n"
+                                   "multigrid, set up on the GPU: iterations that do\n"
+                                   "not grow with the grid on PDE systems",
+                                   false, false, false, true, true, true, true, true,
+                                   precond_form::apart, false, "AMG", "", refuses,
+                                   LA_HOST_BUILDERS(build_host), LA_DEVICE_BUILDERS(precond_detail::make_amg)};
+  static_assert(entry_is_valid(e));
+  return e;
 }
 
 }  // namespace la::registry_detail

@@ -15,12 +15,13 @@
 #include <la/grid.cuh>
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond_options.hpp>
+#include <la/solvers/registry.hpp>
 
 namespace la::cg_detail {
 
 /// Whether a GPU backend builds `p` as a device_preconditioner and applies it between its
-/// kernels (none and Jacobi are fused into the backends' own kernels instead).
-inline bool built_apart(preconditioner p) noexcept { return p != preconditioner::none && p != preconditioner::jacobi; }
+/// kernels (its entry's form apart); none and Jacobi are fused into the backends' own kernels.
+inline bool built_apart(preconditioner p) { return form_of(p) == precond_form::apart; }
 
 /// Builds M^-1 of kind `pc` for m into `pre` (device_precond.hpp): "" or why it does not exist
 /// for this matrix (the builder's la::invalid_argument, which the solvers turn into a status).

@@ -34,14 +34,14 @@ class device_backend {
   template <typename O>
   device_backend(context& ctx, const spmv_operator<T>& op, const device_csr<T, O>& a, preconditioner pc,
                  const precond_options& popt, cg_path path, bool history)
-      : ctx_(ctx), op_(op), walk_(op.variant().walk), pc_(pc), n_(op.matrix().rows), path_(path),
+      : ctx_(ctx), op_(op), walk_(op.variant().walk), pc_(pc), form_(form_of(pc)), n_(op.matrix().rows), path_(path),
         a_values_(a.values().data()), a_nnz_(a.nnz()), a_csr_(spmv_view(a)),
         prepare_preconditioner_([this, &a, popt] { return prepare_preconditioner(a, popt); }) {
     s_ = ctx.stream();
     const std::size_t n = static_cast<std::size_t>(n_);
     r_ = ctx.allocate<T>(n), q_ = ctx.allocate<T>(n);
     for (auto& p : p_) p = ctx.allocate<T>(n);
-    if (pc == preconditioner::jacobi) inv_d_ = ctx.allocate<T>(n), d_ = ctx.allocate<T>(n);
+    if (form_ == precond_form::diagonal) inv_d_ = ctx.allocate<T>(n), d_ = ctx.allocate<T>(n);
     if (built_apart(pc)) z_ = ctx.allocate<T>(n);
     control_ = ctx.allocate<cg_control>(1);
     scalars_ = ctx.allocate<double>(2);  // a norm; FSAI's r'r between its two kernels
@@ -81,9 +81,10 @@ class device_backend {
   /// why it does not exist for this matrix.
   std::string check_preconditioner() { return prepare_preconditioner_(); }
   precond_report describe_preconditioner() const { return rep_; }
-  /// Whether the persistent path can run preconditioner pc (FSAI, in double, 32-bit offsets).
+  /// Whether the persistent path can run preconditioner pc: one applied as two products G^T G
+  /// (FSAI's entry says so), in double, with 32-bit offsets.
   static bool fsai_persistent(preconditioner pc, bool wide) {
-    return pc == preconditioner::fsai && std::is_same_v<T, double> && !wide;  // (cg_device resolved automatic)
+    return entry_of(pc).two_products && std::is_same_v<T, double> && !wide;  // (cg_device resolved automatic)
   }
 
  private:
@@ -117,7 +118,7 @@ class device_backend {
       }
       return {};
     }
-    if (pc_ != preconditioner::jacobi || n_ == 0) return {};
+    if (form_ != precond_form::diagonal || n_ == 0) return {};
     const auto t0 = std::chrono::steady_clock::now();
     const csr_view<const T, O> a = m.view();
     rep_.bytes = 2.0 * n_ * sizeof(T);
@@ -199,7 +200,7 @@ class device_backend {
  private:
   static constexpr int graph_iterations = 8;
 
-  const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
+  const T* inv_d() const { return form_ == precond_form::diagonal ? inv_d_.data() : nullptr; }
   /// The residual of iteration k: FSAI's fused step alternates two buffers (r_ for even k).
   T* residual_buffer(std::int64_t k) { return k % 2 ? r2_.data() : r_.data(); }
   double* history_ptr() { return history_.empty() ? nullptr : history_.data(); }
@@ -383,6 +384,7 @@ class device_backend {
   const spmv_operator<T>& op_;
   const row_walk walk_;  // the operator's variant's: its fused form
   preconditioner pc_;
+  precond_form form_;  // how pc_ is applied (its registry entry's)
   index_t n_;
   cg_path path_;
   const T* a_values_;

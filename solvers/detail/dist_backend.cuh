@@ -31,12 +31,12 @@ class dist_backend {
 
   dist_backend(dist_comm& comm, const dist_matrix<T>& a, preconditioner pc, const precond_options& popt, bool history,
                const dist_cg_options& o)
-      : comm_(comm), m_(a.get()), ctx_(comm.ctx()), s_(ctx_.stream()), side_(comm.get().side), pc_(pc), popt_(popt),
+      : comm_(comm), m_(a.get()), ctx_(comm.ctx()), s_(ctx_.stream()), side_(comm.get().side), pc_(pc), form_(form_of(pc)), popt_(popt),
         graph_(o.graph), overlap_(o.overlap), n_(m_.plan.rows), R_(comm.ranks()), me_(comm.rank()) {
     const std::size_t n = static_cast<std::size_t>(n_), ext = n + static_cast<std::size_t>(m_.plan.halo_size());
     r_ = ctx_.allocate<T>(n), q_ = ctx_.allocate<T>(n);
     for (auto& p : p_) p = ctx_.allocate<T>(ext);
-    if (pc == preconditioner::jacobi) inv_d_ = ctx_.allocate<T>(n), d_ = ctx_.allocate<T>(n);
+    if (form_ == precond_form::diagonal) inv_d_ = ctx_.allocate<T>(n), d_ = ctx_.allocate<T>(n);
     if (cg_detail::built_apart(pc)) z_ = ctx_.allocate<T>(n);
     send_ = ctx_.allocate<T>(m_.plan.send_idx.size());
     control_ = ctx_.allocate<cg_control>(1);
@@ -111,7 +111,7 @@ class dist_backend {
   std::string check_preconditioner() {
     rep_.kind = pc_;
     if (cg_detail::built_apart(pc_)) return build_block_preconditioner();
-    if (pc_ != preconditioner::jacobi) return {};
+    if (form_ != precond_form::diagonal) return {};
     const auto t0 = std::chrono::steady_clock::now();
     rep_.bytes = 2.0 * double(n_) * sizeof(T);
     const unsigned long long none = ~0ull;
@@ -302,7 +302,7 @@ class dist_backend {
   }
 
  private:
-  const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
+  const T* inv_d() const { return form_ == precond_form::diagonal ? inv_d_.data() : nullptr; }
 
   /// Fills v's halo (v[rows..rows + halo)) from the other ranks' owned entries.
   void exchange(T* v) {
@@ -439,6 +439,7 @@ class dist_backend {
   context& ctx_;
   cudaStream_t s_, side_;
   preconditioner pc_;
+  precond_form form_;  // how pc_ is applied (its registry entry's)
   precond_options popt_;
   std::optional<device_preconditioner<T>> pre_;
   bool graph_;

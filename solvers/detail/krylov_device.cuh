@@ -48,7 +48,7 @@ class krylov_device_base {
   template <typename O>
   krylov_device_base(context& ctx, const spmv_operator<T>& op, const device_csr<T, O>& a, preconditioner pc,
                      const precond_options& popt, bool history)
-      : ctx_(ctx), op_(op), pc_(pc), n_(op.matrix().rows), s_(ctx.stream()), a_values_(a.values().data()),
+      : ctx_(ctx), op_(op), pc_(pc), form_(form_of(pc)), n_(op.matrix().rows), s_(ctx.stream()), a_values_(a.values().data()),
         a_nnz_(a.nnz()) {
     vector_blocks_ = blocks_for(n_, ctx.sm_count());
     scalars_ = ctx.allocate<double>(2);
@@ -110,12 +110,13 @@ class krylov_device_base {
   double norm(const T* v) {
     return safe_nrm2(v, n_, vector_blocks_, scalars_.data(), partials_.data(), tickets_.data() + 3, s_);
   }
-  const T* inv_d() const { return pc_ == preconditioner::jacobi ? inv_d_.data() : nullptr; }
+  const T* inv_d() const { return form_ == precond_form::diagonal ? inv_d_.data() : nullptr; }
   double* history_ptr() { return history_.empty() ? nullptr : history_.data(); }
 
   context& ctx_;
   const spmv_operator<T>& op_;
   preconditioner pc_;
+  precond_form form_;  // how pc_ is applied (its registry entry's)
   index_t n_;
   cudaStream_t s_;
   const T* a_values_;
@@ -152,7 +153,7 @@ class krylov_device_base {
       rep_ = pre_->report();
       return {};
     }
-    if (pc_ != preconditioner::jacobi || n_ == 0) return {};
+    if (form_ != precond_form::diagonal || n_ == 0) return {};
     const auto t0 = std::chrono::steady_clock::now();
     inv_d_ = ctx_.allocate<T>(static_cast<std::size_t>(n_));
     rep_.bytes = double(n_) * sizeof(T);

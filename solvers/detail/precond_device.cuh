@@ -18,6 +18,7 @@
 #include <la/kernels/spmv/walks.cuh>
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
+#include <la/solvers/precond/detail/builders.hpp>
 #include <la/detail/instantiate.hpp>
 #include <la/solvers/detail/scan_counts.cuh>
 #include <memory>
@@ -25,8 +26,8 @@
 namespace la {
 
 template <typename T>
-struct device_preconditioner<T>::impl {
-  virtual ~impl() = default;
+struct device_precond_operator {
+  virtual ~device_precond_operator() = default;
   virtual void apply(const T* r, T* z, cudaStream_t s) const = 0;
   virtual bool factors(matrix_view<T>&, matrix_view<T>&) const { return false; }
   precond_report rep;
@@ -34,20 +35,10 @@ struct device_preconditioner<T>::impl {
 
 namespace precond_detail {
 template <typename T>
-using impl_ptr = std::unique_ptr<typename device_preconditioner<T>::impl>;
+using impl_ptr = std::unique_ptr<device_precond_operator<T>>;
 
-/// The families' builders (solvers/precond/*.cu).
-template <typename T, typename O>
-impl_ptr<T> make_block_jacobi(context& ctx, const device_csr<T, O>& a, int max_block);
-template <typename T, typename O>
-impl_ptr<T> make_fsai(context& ctx, const device_csr<T, O>& a, const fsai_options& opt, double scratch_bytes);
-/// IC(0) or ILU(0), computed and applied as opt.factor says (factored.cu).
-template <typename T, typename O>
-impl_ptr<T> make_factored(context& ctx, const device_csr<T, O>& a, bool ilu, const precond_options& opt);
-/// Smoothed-aggregation AMG with its setup on the device (amg/amg.cu); update_amg reruns its
-/// numeric setup for new values on the same pattern (false when p is not AMG's).
-template <typename T, typename O>
-impl_ptr<T> make_amg(context& ctx, const device_csr<T, O>& a, const amg_options& opt);
+/// AMG's numeric setup rerun for new values on the same pattern (amg/amg.cu; false when p is
+/// not AMG's).
 template <typename T, typename O>
 bool update_amg(typename device_preconditioner<T>::impl& p, const device_csr<T, O>& a);
 /// The exact factorizations, level by level (ilu.cu). exact_ic0: l = tril(A) in, D^1/2 L out

@@ -128,10 +128,11 @@ struct block_jacobi_impl final : device_preconditioner<T>::impl {
 }  // namespace
 
 template <typename T, typename O>
-impl_ptr<T> make_block_jacobi(context& ctx, const device_csr<T, O>& a, int max_block) {
-  return std::make_unique<block_jacobi_impl<T, O>>(ctx, a, max_block);
+impl_ptr<T> make_block_jacobi(context& ctx, const device_csr<T, O>& a, const precond_options& opt) {
+  return std::make_unique<block_jacobi_impl<T, O>>(ctx, a, opt.max_block);
 }
-#define LA_INSTANTIATE(T, O) template impl_ptr<T> make_block_jacobi<T, O>(context&, const device_csr<T, O>&, int);
+#define LA_INSTANTIATE(T, O) \
+  template impl_ptr<T> make_block_jacobi<T, O>(context&, const device_csr<T, O>&, const precond_options&);
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 

@@ -125,7 +125,7 @@ struct factored_impl final : device_preconditioner<T>::impl {
     const factor_options& fo = opt.factor;
     const auto t_start = std::chrono::steady_clock::now();
     LA_EXPECTS(fo.sweeps >= 0 && fo.jacobi_steps >= 0, "ilu0/ic0: sweeps and jacobi steps must be non-negative");
-    LA_EXPECTS(ilu || fo.matching != matching_mode::on, "ic0: --matching applies to ilu0 (a permuted SPD matrix is not symmetric)");
+    LA_EXPECTS(ilu || fo.matching != matching_mode::on, "ic0: {matching} applies to ilu0 (a permuted SPD matrix is not symmetric)");
     factorization f = fo.method == factorization::automatic ? select_factorization(true) : fo.method;
     steps = fo.jacobi_steps > 0 ? fo.jacobi_steps : default_jacobi_steps;
     const int sweeps = fo.sweeps > 0 ? fo.sweeps : default_sweeps;
@@ -458,11 +458,16 @@ struct factored_impl final : device_preconditioner<T>::impl {
 }  // namespace
 
 template <typename T, typename O>
-impl_ptr<T> make_factored(context& ctx, const device_csr<T, O>& a, bool ilu, const precond_options& opt) {
-  return std::make_unique<factored_impl<T, O>>(ctx, a, ilu, opt);
+impl_ptr<T> make_ic0(context& ctx, const device_csr<T, O>& a, const precond_options& opt) {
+  return std::make_unique<factored_impl<T, O>>(ctx, a, false, opt);
 }
-#define LA_INSTANTIATE(T, O) \
-  template impl_ptr<T> make_factored<T, O>(context&, const device_csr<T, O>&, bool, const precond_options&);
+template <typename T, typename O>
+impl_ptr<T> make_ilu0(context& ctx, const device_csr<T, O>& a, const precond_options& opt) {
+  return std::make_unique<factored_impl<T, O>>(ctx, a, true, opt);
+}
+#define LA_INSTANTIATE(T, O)                                                                               \
+  template impl_ptr<T> make_ic0<T, O>(context&, const device_csr<T, O>&, const precond_options&); \
+  template impl_ptr<T> make_ilu0<T, O>(context&, const device_csr<T, O>&, const precond_options&);
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 

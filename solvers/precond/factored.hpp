@@ -229,7 +229,7 @@ class host_factors {
     const factor_options& fo = opt.factor;
     steps_ = fo.jacobi_steps > 0 ? fo.jacobi_steps : default_jacobi_steps;
     const int sweeps = fo.sweeps > 0 ? fo.sweeps : default_sweeps;
-    LA_EXPECTS(ilu || fo.matching != matching_mode::on, "ic0: --matching applies to ilu0 (a permuted SPD matrix is not symmetric)");
+    LA_EXPECTS(ilu || fo.matching != matching_mode::on, "ic0: {matching} applies to ilu0 (a permuted SPD matrix is not symmetric)");
     std::string match_note;
     factorization f = fo.method == factorization::automatic ? select_factorization(false) : fo.method;
     if (ilu) {

@@ -4,10 +4,30 @@
 #include <string>
 
 #include <la/error.hpp>
+#include <la/solvers/precond/detail/builders.hpp>
+#include <la/solvers/precond/factored.hpp>
 #include <la/solvers/registry.hpp>
 
 namespace la::registry_detail {
 namespace {
+/// IC(0) or ILU(0) as host_factors computes and applies them.
+template <typename T>
+struct host_factored final : host_precond_operator<T> {
+  host_factors<T> f;
+  host_factored(const csr_matrix<T, count_t>& a, bool ilu, const precond_options& opt) : f(a, ilu, opt) {
+    this->rep = f.report();
+  }
+  void apply(const std::vector<T>& r, std::vector<T>& z) const override { f.apply(r, z); }
+};
+template <typename T>
+std::unique_ptr<host_precond_operator<T>> build_ic0(const csr_matrix<T, count_t>& a, const precond_options& opt) {
+  return std::make_unique<host_factored<T>>(a, false, opt);
+}
+template <typename T>
+std::unique_ptr<host_precond_operator<T>> build_ilu0(const csr_matrix<T, count_t>& a, const precond_options& opt) {
+  return std::make_unique<host_factored<T>>(a, true, opt);
+}
+
 using on = option_scope::on;
 constexpr option_scope ic0_or_ilu0{on::precond, "ic0|ilu0", "{precond} ic0 or ilu0"};
 
@@ -80,18 +100,29 @@ static_assert(options_are_valid(options));
 option_list factored_option_list() { return {options, sizeof options / sizeof options[0]}; }
 
 preconditioner_entry ic0_entry() {
-  return {"ic0", preconditioner::ic0,
-          "incomplete Cholesky on tril(A), with the smallest\n"
-          "diagonal shift up to {ic-shift} that works",
-          true, true, true, false, true, true, false, true};
+  constexpr preconditioner_entry e{"ic0", preconditioner::ic0,
+                                   "incomplete Cholesky on tril(A), with the smallest\n"
+                                   "diagonal shift up to {ic-shift} that works",
+                                   true, true, true, false, true, true, false, true,
+                                   precond_form::apart, false, "IC(0)", "", nullptr,
+                                   LA_HOST_BUILDERS(build_ic0), LA_DEVICE_BUILDERS(precond_detail::make_ic0)};
+  static_assert(entry_is_valid(e));
+  return e;
 }
 
 preconditioner_entry ilu0_entry() {
-  return {"ilu0", preconditioner::ilu0,
-          "incomplete LU on A's pattern (of Dr P A Dc where\n"
-          "{matching} says), no shift (for a\n"
-          "symmetric A, IC(0) without the shift)",
-          false, true, false, true, false, true, false, true};
+  constexpr preconditioner_entry e{
+      "ilu0", preconditioner::ilu0,
+      "incomplete LU on A's pattern (of Dr P A Dc where\n"
+      "{matching} says), no shift (for a\n"
+      "symmetric A, IC(0) without the shift)",
+      false, true, true, true, false, true, false, true,
+      precond_form::apart, false, "ILU(0)",
+      "; ILU(0) of a symmetric positive definite matrix need not be SPD, so CG may break down with it: "
+      "use ic0 or fsai with CG, or ilu0 with bicgstab or gmres",
+      nullptr, LA_HOST_BUILDERS(build_ilu0), LA_DEVICE_BUILDERS(precond_detail::make_ilu0)};
+  static_assert(entry_is_valid(e));
+  return e;
 }
 
 }  // namespace la::registry_detail

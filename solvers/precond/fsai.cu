@@ -244,10 +244,10 @@ struct fsai_impl final : device_preconditioner<T>::impl {
 }  // namespace
 
 template <typename T, typename O>
-impl_ptr<T> make_fsai(context& ctx, const device_csr<T, O>& a, const fsai_options& opt, double scratch_bytes) {
-  return std::make_unique<fsai_impl<T, O>>(ctx, a, opt, scratch_bytes);
+impl_ptr<T> make_fsai(context& ctx, const device_csr<T, O>& a, const precond_options& opt) {
+  return std::make_unique<fsai_impl<T, O>>(ctx, a, opt.fsai, opt.fsai_scratch_bytes);
 }
-#define LA_INSTANTIATE(T, O) template impl_ptr<T> make_fsai<T, O>(context&, const device_csr<T, O>&, const fsai_options&, double);
+#define LA_INSTANTIATE(T, O) template impl_ptr<T> make_fsai<T, O>(context&, const device_csr<T, O>&, const precond_options&);
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 

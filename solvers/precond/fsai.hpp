@@ -50,7 +50,7 @@ inline std::string fsai_budget_note(index_t trimmed, int max_row, double flops) 
   std::string s;
   if (trimmed > 0)
     s = ", " + std::to_string(trimmed) + " rows cut to the fill budget of " + std::to_string(max_row) +
-        " entries (--fsai-max-row)";
+        " entries ({fsai-max-row})";
   if (flops > 0) s += ", setup about " + std::to_string(static_cast<long long>(flops / 1e6)) + " Mflop";
   return s;
 }

@@ -1,9 +1,43 @@
-// FSAI's registry entry and options (registry.hpp); the preconditioner is fsai.hpp (host,
-// the oracle) and fsai.cu (GPU).
+// FSAI's registry entry, options and host builder (registry.hpp); the algorithm is fsai.hpp
+// (host, the oracle) and fsai.cu (GPU).
+#include <la/kernels/reference/transpose.hpp>
+#include <la/solvers/precond/detail/builders.hpp>
+#include <la/solvers/precond/fsai.hpp>
 #include <la/solvers/registry.hpp>
 
 namespace la::registry_detail {
 namespace {
+/// M^-1 = G^T G, applied as t = G r, z = G^T t, each row summed in wider_t.
+template <typename T>
+struct host_fsai final : host_precond_operator<T> {
+  csr_matrix<T, count_t> g, gt;
+  mutable std::vector<T> t;
+  static wider_t<T> row_dot(const csr_matrix<T, count_t>& m, index_t i, const T* x) {
+    wider_t<T> v = 0;
+    for (count_t k = m.row_ptr()[i]; k < m.row_ptr()[i + 1]; ++k)
+      v += static_cast<wider_t<T>>(m.values()[k]) * x[m.col_idx()[k]];
+    return v;
+  }
+  void apply(const std::vector<T>& r, std::vector<T>& z) const override {
+    const index_t n = static_cast<index_t>(r.size());
+    t.resize(r.size());
+    for (index_t i = 0; i < n; ++i) t[i] = static_cast<T>(row_dot(g, i, r.data()));
+    for (index_t i = 0; i < n; ++i) z[i] = static_cast<T>(row_dot(gt, i, t.data()));
+  }
+};
+template <typename T>
+std::unique_ptr<host_precond_operator<T>> build_host(const csr_matrix<T, count_t>& a, const precond_options& opt) {
+  auto p = std::make_unique<host_fsai<T>>();
+  index_t trimmed = 0;
+  double flops = 0;
+  p->g = fsai_factor(a, opt.fsai, &trimmed, &flops);
+  p->gt = reference::transpose(p->g);
+  p->rep.detail = std::string("pattern ") + to_string(opt.fsai.pattern) + ", " + std::to_string(p->g.nnz()) +
+                  " nonzeros in G" + fsai_budget_note(trimmed, opt.fsai.max_row, flops);
+  p->rep.bytes = 2.0 * p->g.nnz() * (sizeof(T) + sizeof(index_t));
+  return p;
+}
+
 using on = option_scope::on;
 constexpr option_scope fsai_or_auto{on::precond, "fsai|auto", "{precond} fsai (or auto)"};
 constexpr option_spec options[] = {
@@ -32,11 +66,15 @@ static_assert(options_are_valid(options));
 option_list fsai_option_list() { return {options, sizeof options / sizeof options[0]}; }
 
 preconditioner_entry fsai_entry() {
-  return {"fsai", preconditioner::fsai,
-          "G^T G, G lower triangular with G A G^T close to I\n"
-          "on the pattern {fsai-pattern}; exists for every\n"
-          "SPD matrix",
-          true, false, true, false, true, true, false, true};
+  constexpr preconditioner_entry e{"fsai", preconditioner::fsai,
+                                   "G^T G, G lower triangular with G A G^T close to I\n"
+                                   "on the pattern {fsai-pattern}; exists for every\n"
+                                   "SPD matrix",
+                                   true, false, true, false, true, true, false, true,
+                                   precond_form::apart, true, "FSAI", "", nullptr,
+                                   LA_HOST_BUILDERS(build_host), LA_DEVICE_BUILDERS(precond_detail::make_fsai)};
+  static_assert(entry_is_valid(e));
+  return e;
 }
 
 }  // namespace la::registry_detail

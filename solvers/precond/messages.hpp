@@ -25,7 +25,7 @@ inline std::string jacobi_message(long long row, double v, bool spd) {
   const std::string at = "Jacobi preconditioner: diagonal entry A(" + std::to_string(row + 1) + "," +
                          std::to_string(row + 1) + ") = " + std::to_string(v);
   if (spd) return at + " is not positive, so the matrix is not symmetric positive definite";
-  return at + " (zero or not stored), so diag(A)^-1 does not exist: use --precond none, or a method and "
+  return at + " (zero or not stored), so diag(A)^-1 does not exist: use {precond} none, or a method and "
               "preconditioner that do not divide by the diagonal";
 }
 /// Jacobi for the methods other than CG: how many zero or missing diagonal entries were taken as 1.
@@ -40,13 +40,13 @@ inline std::string block_not_spd_message(long long first, long long end) {
 inline std::string ic0_no_shift_message(long long row, double max_shift) {
   return "ic0: a pivot is not positive (row " + std::to_string(row + 1) + ") with every diagonal shift up to " +
          short_number(max_shift) +
-         ", so IC(0) does not exist for this matrix in that range (a larger --ic-shift, or fsai, which exists for "
+         ", so IC(0) does not exist for this matrix in that range (a larger {ic-shift}, or fsai, which exists for "
          "every SPD matrix)";
 }
-/// ILU(0): a row without a diagonal entry (--matching permutes one onto it).
+/// ILU(0): a row without a diagonal entry ({matching} permutes one onto it).
 inline std::string ilu0_missing_message(long long row) {
   return "ilu0: A(" + std::to_string(row + 1) + "," + std::to_string(row + 1) +
-         ") is not stored, so ILU(0) has no pivot there (--matching on permutes the rows to a zero-free diagonal)";
+         ") is not stored, so ILU(0) has no pivot there ({matching} on permutes the rows to a zero-free diagonal)";
 }
 /// ILU(0): a zero or non-finite pivot (row < 0: a non-finite entry of the factors).
 inline std::string ilu0_pivot_message(long long row, double v) {

@@ -49,7 +49,7 @@ TEST(Sweeps, ZeroPivotsMissingDiagonalsAndBadSweepCountsAreRefused) {
   test::expect_throw_with<invalid_argument>(
       [] { parilu0_factor(csr_matrix<double>(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {1, 1, 1, 1}), 3); }, {"pivot of row 2"});
   test::expect_throw_with<invalid_argument>(
-      [] { parilu0_factor(csr_matrix<double>(2, 2, {0, 1, 2}, {1, 0}, {1, 1}), 3); }, {"A(1,1) is not stored", "--matching"});
+      [] { parilu0_factor(csr_matrix<double>(2, 2, {0, 1, 2}, {1, 0}, {1, 1}), 3); }, {"A(1,1) is not stored", "{matching}"});
   test::expect_throw_with<invalid_argument>([] { parilu0_factor(test::poisson_2d<double>(3), 0); }, {"at least 1"});
   // IC(0) by sweeps takes a shift where the pivots are not positive, as the exact one does.
   const csr_matrix<double> indefinite(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {1, 2, 2, 1});

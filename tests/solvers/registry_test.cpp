@@ -1,0 +1,171 @@
+// The preconditioner registry as a family sees it: a test-only preconditioner
+// (extra_precond.cu, one file plus one registration) is listed, parsed, shown in `la solve
+// --help`'s option section and docs/options.md's tables, offered to Python by its keyword, and
+// built and applied by the host and GPU solvers; and every entry a solver takes, la's and the
+// test's, solves a real system on the host and on the GPU (the sweep).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <la/solvers/device_precond.hpp>
+#include <la/solvers/device_solve.hpp>
+#include <la/solvers/method.hpp>
+#include <la/solvers/registry.hpp>
+
+#include "solvers/extra_precond.hpp"
+#include "test_util.hpp"
+#include "tools/solve_options.hpp"
+
+using namespace la;
+
+namespace {
+const preconditioner extra = test::add_extra_preconditioner();
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+cli::args parse(std::vector<std::string> words) {
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  std::set<std::string> valued, flags;
+  for (const std::string& n : cli::solve_option_names(false)) valued.insert(n);
+  for (const std::string& n : cli::solve_option_names(true)) flags.insert(n);
+  return cli::args(static_cast<int>(argv.size()), argv.data(), 0, valued, flags);
+}
+
+cg_options with(krylov_method m, preconditioner p) {
+  cg_options o;
+  o.method = m;
+  o.precond = p;
+  o.rtol = 1e-8;
+  o.max_iterations = 5000;
+  return o;
+}
+
+/// The methods a preconditioner's entry serves, on an SPD system: CG where M^-1 is
+/// symmetric, GMRES where the non-symmetric methods take it.
+std::vector<krylov_method> methods_for(const preconditioner_entry& e) {
+  std::vector<krylov_method> m;
+  if (e.symmetric_operator) m.push_back(krylov_method::cg);
+  if (e.nonsymmetric_methods) m.push_back(krylov_method::gmres);
+  return m;
+}
+}  // namespace
+
+TEST(ExtraPreconditioner, IsListedWithItsOwnKindAndOption) {
+  const preconditioner_entry* e = find_preconditioner(test::extra_precond_name);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->kind, extra);
+  EXPECT_GT(static_cast<int>(extra), static_cast<int>(preconditioner::automatic));
+  EXPECT_EQ(&entry_of(extra), e);
+  EXPECT_STREQ(to_string(extra), test::extra_precond_name);
+  EXPECT_EQ(parse_preconditioner(test::extra_precond_name), extra);
+  const std::vector<std::string> choices = choices_of(*find_option("precond"));
+  EXPECT_NE(std::find(choices.begin(), choices.end(), test::extra_precond_name), choices.end());
+  const option_spec* w = find_option(test::extra_precond_option);
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(python_name(*w), "extra_weight");  // Python's keyword, as _la.solve_options() gives it
+  // A second registration of the name is refused.
+  EXPECT_THROW(add_preconditioner(*e), invalid_argument);
+}
+
+TEST(ExtraPreconditioner, AppearsInTheHelpAndTheOptionsTables) {
+  const std::string help = cli::solve_options_help();  // what `la solve --help` prints of the registry
+  EXPECT_TRUE(contains(help, test::extra_precond_name)) << help;
+  EXPECT_TRUE(contains(help, "--extra-weight")) << help;
+  const std::string md = cli::options_markdown();  // what `la options` writes into docs/options.md
+  EXPECT_TRUE(contains(md, std::string("`") + test::extra_precond_name + "`")) << md;
+  EXPECT_TRUE(contains(md, "--extra-weight")) << md;
+}
+
+TEST(ExtraPreconditioner, TheCliParserTakesItAndItsOption) {
+  const cg_options o = cli::cg_args(parse({"--precond", test::extra_precond_name, "--extra-weight", "0.5"}));
+  EXPECT_EQ(o.precond, extra);
+  EXPECT_EQ(o.precond_opt.extra.at(test::extra_precond_option), 0.5);
+  // Its option applies to it alone, and its range is checked, in the CLI's words.
+  EXPECT_THROW(cli::cg_args(parse({"--precond", "jacobi", "--extra-weight", "0.5"})), cli::usage_error);
+  EXPECT_THROW(cli::cg_args(parse({"--precond", test::extra_precond_name, "--extra-weight", "3"})), cli::usage_error);
+}
+
+TEST(ExtraPreconditioner, TheHostSolversBuildAndApplyIt) {
+  const csr_matrix<double> a = test::poisson_2d<double>(24);
+  const std::vector<double> b(static_cast<std::size_t>(a.rows()), 1.0);
+  const long long before = test::extra_host_builds();
+  for (krylov_method m : {krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres}) {
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, with(m, extra));
+    EXPECT_EQ(r.status, solve_status::converged) << to_string(m) << ": " << r.message;
+    EXPECT_LT(test::true_relres(a, b, x), 1e-7) << to_string(m);
+    EXPECT_EQ(r.precond.kind, extra);
+    EXPECT_EQ(r.precond.detail, "weight 1.000000");
+  }
+  EXPECT_EQ(test::extra_host_builds(), before + 3);
+  // A matrix it does not exist for (an empty row) is a status with its own words.
+  csr_matrix<double> empty(2, 2, {0, 1, 1}, {0}, {1.0});
+  std::vector<double> x;
+  const solve_result r = solve_host(empty, std::vector<double>{1, 0}, x, with(krylov_method::gmres, extra));
+  EXPECT_NE(r.status, solve_status::converged);
+  EXPECT_TRUE(contains(r.message, "extra-rowsum: row 2 of A is empty")) << r.message;
+}
+
+// The sweep: every preconditioner entry a method takes, la's and the test's, on an SPD system
+// with CG where its M^-1 is symmetric and with GMRES where the non-symmetric methods take it.
+TEST(PreconditionerSweep, EveryEntrySolvesOnTheHost) {
+  const csr_matrix<double> a = test::poisson_2d<double>(20);
+  const std::vector<double> b(static_cast<std::size_t>(a.rows()), 1.0);
+  int solved = 0;
+  for (const preconditioner_entry& e : preconditioners())
+    for (krylov_method m : methods_for(e)) {
+      std::vector<double> x;
+      const solve_result r = solve_host(a, b, x, with(m, e.kind));
+      EXPECT_EQ(r.status, solve_status::converged) << e.name << " with " << to_string(m) << ": " << r.message;
+      EXPECT_LT(test::true_relres(a, b, x), 1e-7) << e.name << " with " << to_string(m);
+      ++solved;
+    }
+  EXPECT_GE(solved, static_cast<int>(preconditioners().size()));
+}
+
+TEST(PreconditionerSweep, EveryEntrySolvesOnTheGpu) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const csr_matrix<double> a = test::poisson_2d<double>(test::under_sanitizer() ? 12 : 20);
+  const std::vector<double> b(static_cast<std::size_t>(a.rows()), 1.0);
+  const auto da = to_device(ctx, a);
+  const auto db = to_device(ctx, b);
+  const long long before = test::extra_device_builds();
+  for (const preconditioner_entry& e : preconditioners())
+    for (krylov_method m : methods_for(e)) {
+      device_vector<double> dx;
+      const solve_result r = solve_device(ctx, da, db, dx, with(m, e.kind));
+      EXPECT_EQ(r.status, solve_status::converged) << e.name << " with " << to_string(m) << ": " << r.message;
+      EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-7) << e.name << " with " << to_string(m);
+    }
+  EXPECT_GT(test::extra_device_builds(), before) << "the GPU solvers did not build the added preconditioner";
+}
+
+// The test's device builder against its host builder (its oracle), on an awkward shape, in
+// float and double: the same M^-1 r to rounding.
+TEST(ExtraPreconditioner, TheDeviceBuilderMatchesTheHostOracle) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(7);
+  for (index_t n : {1, 31, 33, 1000}) {
+    const csr_matrix<double> a = test::random_nonsymmetric<double>(n, 4, g);
+    const std::vector<double> r = test::random_vector<double>(static_cast<std::size_t>(n), g);
+    precond_options opt;
+    opt.extra[test::extra_precond_option] = 0.75;
+    host_preconditioner<double> h(a, extra, opt);
+    std::vector<double> want(r.size());
+    h.apply(r, want);
+    const auto da = to_device(ctx, a);
+    device_preconditioner<double> d(ctx, da, extra, opt);
+    const auto dr = to_device(ctx, r);
+    device_vector<double> dz = to_device(ctx, std::vector<double>(r.size(), std::nan("")));
+    d.apply(dr.data(), dz.data(), ctx.stream());
+    const std::vector<double> got = to_host(ctx, dz);
+    for (std::size_t i = 0; i < r.size(); ++i) EXPECT_NEAR(got[i], want[i], 4e-16 * std::abs(want[i])) << n << " row " << i;
+    EXPECT_EQ(d.report().kind, extra);
+  }
+}
