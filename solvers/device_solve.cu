@@ -9,6 +9,7 @@
 #include <la/formats/device_convert.hpp>
 #include <la/grid.cuh>
 #include <la/solvers/device_solve.hpp>
+#include <la/solvers/registry.hpp>
 
 namespace la {
 namespace {
@@ -106,11 +107,14 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
           case krylov_method::bicgstab: return bicgstab_device(ctx, a, b, x, o, dopt);
           case krylov_method::gmres: return gmres_device(ctx, a, b, x, o, dopt, false);
           case krylov_method::fgmres: return gmres_device(ctx, a, b, x, o, dopt, true);
-          default: {
+          case krylov_method::automatic:  // resolved by solve_by_method
+          case krylov_method::cg: {
             solve_result c = cg_device(ctx, a, b, x, o, dopt);
             c.method = "cg, " + c.method;
             return c;
           }
+          default:  // a method added at run time: its entry's GPU solver
+            return entry_of(o.method).solvers.device<T, O>()(ctx, a, b, x, o);
         }
       },
       [&, x0 = device_vector<T>()](bool restore) mutable {

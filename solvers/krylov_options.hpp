@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,23 +27,12 @@ enum class krylov_method {
   bicgstab,   // van der Vorst's BiCGSTAB: two products with A an iteration, short recurrences
   gmres,      // restarted GMRES(m): classical Gram-Schmidt with one reorthogonalization, Givens rotations
   fgmres,     // flexible GMRES(m): M^-1 may change between applications (keeps the m vectors M^-1 v)
+  // Values past fgmres: methods added at run time (registry.hpp, add_method).
 };
-inline const char* to_string(krylov_method m) noexcept {
-  switch (m) {
-    case krylov_method::automatic: return "auto";
-    case krylov_method::cg: return "cg";
-    case krylov_method::bicgstab: return "bicgstab";
-    case krylov_method::gmres: return "gmres";
-    case krylov_method::fgmres: return "fgmres";
-  }
-  return "unknown";
-}
-inline std::optional<krylov_method> parse_method(const std::string& s) {
-  for (krylov_method m : {krylov_method::automatic, krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres,
-                          krylov_method::fgmres})
-    if (s == to_string(m)) return m;
-  return std::nullopt;
-}
+/// The method's registered name (registry.hpp's entries; "unknown" for a value none has).
+const char* to_string(krylov_method m) noexcept;
+/// The method registered as `s`, or nothing.
+std::optional<krylov_method> parse_method(const std::string& s);
 
 /// The outcome of a solve. The statuses a backend's stopping rule sets take their values
 /// from cg_code (cg_control.hpp), so a control block's status converts with a cast; the
@@ -95,6 +85,9 @@ struct cg_options {
   /// Called between chunks of iterations (on the calling thread, when the host has read the
   /// control block anyway: it costs the device nothing).
   std::function<void(const cg_progress&)> progress;
+  /// The numeric options of methods added at run time (registry.hpp, add_method), by declared
+  /// name: their option_spec's set stores them here.
+  std::map<std::string, double, std::less<>> extra;
 };
 
 struct solve_result {

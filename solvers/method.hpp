@@ -355,10 +355,20 @@ solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>
           case krylov_method::bicgstab: return bicgstab_host(a, b, x, o);
           case krylov_method::gmres: return gmres_host(a, b, x, o, false);
           case krylov_method::fgmres: return gmres_host(a, b, x, o, true);
-          default: {
+          case krylov_method::automatic:  // resolved by solve_by_method
+          case krylov_method::cg: {
             solve_result c = cg_host(a, b, x, o);
             c.method = "cg, " + c.method;
             return c;
+          }
+          default: {  // a method added at run time: its entry's host solver, on CSR
+            const host_method_solver<T> f = entry_of(o.method).solvers.host<T>();
+            if constexpr (Matrix::kind == format::csr) {
+              if constexpr (std::is_same_v<typename Matrix::offset_type, count_t>) return f(a, b, x, o);
+              else return f(to_csr<count_t>(a), b, x, o);
+            } else {
+              return f(to_csr<count_t>(a), b, x, o);
+            }
           }
         }
       },

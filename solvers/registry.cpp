@@ -24,13 +24,34 @@ preconditioner_entry auto_entry() {
 }
 }  // namespace registry_detail
 
-const std::vector<method_entry>& methods() {
-  static const std::vector<method_entry> list = [] {
+namespace {
+std::vector<method_entry>& method_list() {
+  static std::vector<method_entry> list = [] {
     std::size_t n = 0;
     const method_entry* e = registry_detail::method_entries(n);
     return std::vector<method_entry>(e, e + n);
   }();
   return list;
+}
+}  // namespace
+
+const std::vector<method_entry>& methods() { return method_list(); }
+
+const method_entry& entry_of(krylov_method m) {
+  for (const method_entry& e : methods())
+    if (e.kind == m) return e;
+  throw invalid_argument("no method is registered as kind " + std::to_string(static_cast<int>(m)));
+}
+
+const char* to_string(krylov_method m) noexcept {
+  for (const method_entry& e : methods())
+    if (e.kind == m) return e.name.data();
+  return "unknown";
+}
+
+std::optional<krylov_method> parse_method(const std::string& s) {
+  if (const method_entry* e = find_method(s)) return e->kind;
+  return std::nullopt;
 }
 
 namespace {
@@ -76,6 +97,29 @@ std::optional<preconditioner> parse_preconditioner(const std::string& s) {
   return std::nullopt;
 }
 
+namespace {
+void check_new_options(const char* who, const option_spec* options, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i)
+    LA_EXPECTS(!find_option(options[i].name), std::string(who) + ": an option named '" + std::string(options[i].name) +
+                                                  "' is listed already");
+}
+}  // namespace
+
+krylov_method add_method(method_entry e, const option_spec* options, std::size_t count) {
+  LA_EXPECTS(!e.name.empty() && e.name.data()[e.name.size()] == '\0', "add_method: the entry needs a name (a string literal)");
+  LA_EXPECTS(!find_method(e.name), "add_method: a method named '" + std::string(e.name) + "' is listed already");
+  const method_solvers& s = e.solvers;
+  LA_EXPECTS(!e.help.empty() && s.hf && s.hd && s.f32 && s.f64 && s.d32 && s.d64,
+             "add_method: '" + std::string(e.name) + "' needs help and host and GPU solvers for float and double");
+  check_new_options("add_method", options, count);
+  int next = static_cast<int>(krylov_method::fgmres) + 1;
+  for (const method_entry& x : methods()) next = std::max(next, static_cast<int>(x.kind) + 1);
+  e.kind = static_cast<krylov_method>(next);
+  method_list().push_back(e);
+  option_list_of_all().insert(option_list_of_all().end(), options, options + count);
+  return e.kind;
+}
+
 preconditioner add_preconditioner(preconditioner_entry e, const option_spec* options, std::size_t count) {
   LA_EXPECTS(!e.name.empty() && e.name.data()[e.name.size()] == '\0',
              "add_preconditioner: the entry needs a name (a string literal)");
@@ -84,9 +128,7 @@ preconditioner add_preconditioner(preconditioner_entry e, const option_spec* opt
   LA_EXPECTS(e.form == precond_form::apart && entry_is_valid(e),
              "add_preconditioner: '" + std::string(e.name) +
                  "' needs a title, help, and host and device builders for float and double (form apart)");
-  for (std::size_t i = 0; i < count; ++i)
-    LA_EXPECTS(!find_option(options[i].name), "add_preconditioner: an option named '" + std::string(options[i].name) +
-                                                  "' is listed already");
+  check_new_options("add_preconditioner", options, count);
   // Kinds past la's own, in the order of registration.
   int next = static_cast<int>(preconditioner::automatic) + 1;
   for (const preconditioner_entry& x : preconditioners()) next = std::max(next, static_cast<int>(x.kind) + 1);

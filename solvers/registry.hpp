@@ -21,6 +21,7 @@
 
 #include <la/solvers/krylov_options.hpp>
 #include <la/solvers/precond/operator.hpp>
+#include <la/vector.hpp>
 
 namespace la {
 
@@ -71,6 +72,45 @@ struct option_spec {
 /// apart, as the M^-1 the entry's builders make, between the method's kernels.
 enum class precond_form { identity, diagonal, apart };
 
+/// The solvers of a method added at run time (add_method), on CSR: the host one (the oracle)
+/// and the GPU one for each value and offset type. la's own methods are templates over every
+/// format and backend, dispatched in method.hpp (solve_host) and device_solve.cu.
+template <typename T>
+using host_method_solver = solve_result (*)(const csr_matrix<T, count_t>&, const std::vector<T>& b, std::vector<T>& x,
+                                            const cg_options&);
+template <typename T, typename O>
+using device_method_solver = solve_result (*)(context&, const device_csr<T, O>&, const device_vector<T>& b,
+                                              device_vector<T>& x, const cg_options&);
+struct method_solvers {
+  host_method_solver<float> hf = nullptr;
+  host_method_solver<double> hd = nullptr;
+  device_method_solver<float, std::int32_t> f32 = nullptr;
+  device_method_solver<float, std::int64_t> f64 = nullptr;
+  device_method_solver<double, std::int32_t> d32 = nullptr;
+  device_method_solver<double, std::int64_t> d64 = nullptr;
+  template <typename T>
+  host_method_solver<T> host() const {
+    if constexpr (std::is_same_v<T, float>) return hf;
+    else return hd;
+  }
+  template <typename T, typename O>
+  device_method_solver<T, O> device() const {
+    if constexpr (std::is_same_v<T, float>) {
+      if constexpr (sizeof(O) == 4) return f32;
+      else return f64;
+    } else {
+      if constexpr (sizeof(O) == 4) return d32;
+      else return d64;
+    }
+  }
+};
+/// The solvers of a method's function templates host<T> and device<T, O>, for its entry.
+#define LA_METHOD_SOLVERS(host, device)                                                                   \
+  ::la::method_solvers {                                                                                  \
+    &host<float>, &host<double>, &device<float, std::int32_t>, &device<float, std::int64_t>,              \
+        &device<double, std::int32_t>, &device<double, std::int64_t>                                      \
+  }
+
 /// What a method or preconditioner takes and what it is, read by the front ends' checks and
 /// the tests' sweeps.
 struct method_entry {
@@ -81,6 +121,7 @@ struct method_entry {
   bool several_gpus;      // runs on a team of GPUs (--gpus, --mpi)
   bool flexible;          // takes an M^-1 that changes between applications
   bool short_recurrence;  // memory independent of the iteration count
+  method_solvers solvers; // a method added at run time: its solvers (la's own leave them null)
 };
 
 struct preconditioner_entry {
@@ -114,6 +155,14 @@ const std::vector<method_entry>& methods();
 const std::vector<preconditioner_entry>& preconditioners();
 /// Every option of a solve: the general ones, then each method's and preconditioner's.
 const std::vector<option_spec>& solve_options();
+
+/// The entry of a method (la::invalid_argument for a value no entry has).
+const method_entry& entry_of(krylov_method m);
+/// Adds a method to the list, with its options, before any solve reads the lists: its kind is
+/// a new value of la::krylov_method, which solve_host and solve_device run through its
+/// solvers, and the CLI and Python take by its name. `e.name` and the options' strings must
+/// outlive the program (string literals); a name already listed is la::invalid_argument.
+krylov_method add_method(method_entry e, const option_spec* options = nullptr, std::size_t count = 0);
 
 /// The entry of a preconditioner (la::invalid_argument for a value no entry has).
 const preconditioner_entry& entry_of(preconditioner p);

@@ -16,6 +16,7 @@
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/device_solve.hpp>
 #include <la/solvers/device_solver.hpp>
+#include <la/solvers/host_solver.hpp>
 #include <la/solvers/method.hpp>
 #include "args.hpp"
 #include "common.hpp"
@@ -293,13 +294,19 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     t = clock_type::now();
     x = to_host(ctx, dx);
     transfer_ms += ms_since(t);
-  } else {
+  } else if (extra.empty()) {
     r = with_format(fmt, A, [&](const auto& M) { return solve_host(M, b, x, opt); });
-    for (auto& col : extra) {
-      std::vector<T> y(col.size(), T(0));
-      column_results.push_back(with_format(fmt, A, [&](const auto& M) { return solve_host(M, col, y, opt); }));
-      col = std::move(y);
-    }
+  } else {  // the setup (method, preconditioner) once, then a solve per column, as on the GPU
+    r = with_format(fmt, A, [&](const auto& M) {
+      host_solver<std::decay_t<decltype(M)>> solver(M, opt);
+      solve_result first = solver.solve(b, x);
+      for (auto& col : extra) {
+        std::vector<T> y(col.size(), T(0));
+        column_results.push_back(solver.solve(col, y));
+        col = std::move(y);
+      }
+      return first;
+    });
   }
   const double solve_ms = ms_since(t0);
   progress.clear();

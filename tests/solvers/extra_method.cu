@@ -19,8 +19,8 @@ namespace {
 std::atomic<long long> host_runs{0}, device_runs{0};
 
 double weight_of(const cg_options& o) {
-  const auto it = o.precond_opt.extra.find(extra_method_option);
-  return it == o.precond_opt.extra.end() ? 1.0 : it->second;
+  const auto it = o.extra.find(extra_method_option);
+  return it == o.extra.end() ? 1.0 : it->second;
 }
 
 /// The loop both sides share: residual(r) computes r = b - A x and returns ||r||;
@@ -193,7 +193,7 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
 constexpr option_spec options[] = {
     {extra_method_option, option_type::real, "1", 1e-3, 2, "", "W", "extra-richardson: the step's weight w",
      {option_scope::on::method, extra_method_name, "{method} extra-richardson"}, {}, "",
-     [](cg_options& o, const option_value& v) { o.precond_opt.extra[extra_method_option] = v.number; }},
+     [](cg_options& o, const option_value& v) { o.extra[extra_method_option] = v.number; }},
 };
 static_assert(options_are_valid(options));
 

@@ -12,9 +12,11 @@
 
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/device_solve.hpp>
+#include <la/solvers/host_solver.hpp>
 #include <la/solvers/method.hpp>
 #include <la/solvers/registry.hpp>
 
+#include "solvers/extra_method.hpp"
 #include "solvers/extra_precond.hpp"
 #include "test_util.hpp"
 #include "tools/solve_options.hpp"
@@ -23,6 +25,7 @@ using namespace la;
 
 namespace {
 const preconditioner extra = test::add_extra_preconditioner();
+const krylov_method richardson = test::add_extra_method();
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -168,4 +171,112 @@ TEST(ExtraPreconditioner, TheDeviceBuilderMatchesTheHostOracle) {
     for (std::size_t i = 0; i < r.size(); ++i) EXPECT_NEAR(got[i], want[i], 4e-16 * std::abs(want[i])) << n << " row " << i;
     EXPECT_EQ(d.report().kind, extra);
   }
+}
+
+TEST(ExtraMethod, IsListedWithItsOwnKindAndOption) {
+  const method_entry* e = find_method(test::extra_method_name);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->kind, richardson);
+  EXPECT_GT(static_cast<int>(richardson), static_cast<int>(krylov_method::fgmres));
+  EXPECT_STREQ(to_string(richardson), test::extra_method_name);
+  EXPECT_EQ(parse_method(test::extra_method_name), richardson);
+  const std::vector<std::string> choices = choices_of(*find_option("method"));
+  EXPECT_NE(std::find(choices.begin(), choices.end(), test::extra_method_name), choices.end());
+  ASSERT_NE(find_option(test::extra_method_option), nullptr);
+  EXPECT_EQ(python_name(*find_option(test::extra_method_option)), "richardson_weight");
+  EXPECT_THROW(add_method(*e), invalid_argument);
+  const std::string help = cli::solve_options_help();
+  EXPECT_TRUE(contains(help, test::extra_method_name)) << help;
+  EXPECT_TRUE(contains(help, "--richardson-weight")) << help;
+  EXPECT_TRUE(contains(cli::options_markdown(), std::string("`") + test::extra_method_name + "`"));
+  const cg_options o = cli::cg_args(parse({"--method", test::extra_method_name, "--richardson-weight", "0.8"}));
+  EXPECT_EQ(o.method, richardson);
+  EXPECT_EQ(o.extra.at(test::extra_method_option), 0.8);
+  EXPECT_THROW(cli::cg_args(parse({"--method", "cg", "--richardson-weight", "0.8"})), cli::usage_error);
+}
+
+TEST(ExtraMethod, SolveHostRunsItInEveryValueTypeAndFormat) {
+  const long long before = test::extra_method_host_runs();
+  const csr_matrix<double> a = test::poisson_2d<double>(10);
+  const std::vector<double> b(static_cast<std::size_t>(a.rows()), 1.0);
+  for (preconditioner p : {preconditioner::none, preconditioner::jacobi, preconditioner::amg, extra}) {
+    cg_options o = with(richardson, p);
+    o.extra[test::extra_method_option] = p == preconditioner::none ? 0.25 : 1.0;  // w < 2 / lambda_max
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, o);
+    EXPECT_EQ(r.status, solve_status::converged) << to_string(p) << ": " << r.message;
+    EXPECT_EQ(r.solver, richardson);
+    EXPECT_LT(test::true_relres(a, b, x), 1e-7) << to_string(p);
+  }
+  // float, and a format that is not CSR (converted for the method's CSR solver).
+  const csr_matrix<float> af = test::poisson_2d<float>(10);
+  std::vector<float> xf;
+  cg_options of = with(richardson, preconditioner::jacobi);
+  of.rtol = 1e-5;
+  EXPECT_TRUE(solve_host(af, std::vector<float>(static_cast<std::size_t>(af.rows()), 1.0f), xf, of).converged());
+  std::vector<double> xe;
+  EXPECT_TRUE(solve_host(to_ell(a), b, xe, with(richardson, preconditioner::jacobi)).converged());
+  EXPECT_EQ(test::extra_method_host_runs(), before + 6);
+  // A preconditioner only CG takes is refused, naming the ones it does take.
+  std::vector<double> x;
+  const solve_result r = solve_host(a, b, x, with(richardson, preconditioner::fsai));
+  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_TRUE(contains(r.message, "with extra-richardson use none, jacobi, ilu0, amg or extra-rowsum")) << r.message;
+}
+
+// Every method, la's and the test's, on an SPD system with Jacobi, on the host and the GPU.
+TEST(MethodSweep, EveryMethodSolvesOnTheHost) {
+  const csr_matrix<double> a = test::poisson_2d<double>(10);
+  const std::vector<double> b(static_cast<std::size_t>(a.rows()), 1.0);
+  for (const method_entry& e : methods()) {
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, with(e.kind, preconditioner::jacobi));
+    EXPECT_EQ(r.status, solve_status::converged) << e.name << ": " << r.message;
+    EXPECT_LT(test::true_relres(a, b, x), 1e-7) << e.name;
+  }
+}
+
+TEST(MethodSweep, EveryMethodSolvesOnTheGpu) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const csr_matrix<double> a = test::poisson_2d<double>(10);
+  const std::vector<double> b(static_cast<std::size_t>(a.rows()), 1.0);
+  const auto da = to_device(ctx, a);
+  const auto db = to_device(ctx, b);
+  const long long before = test::extra_method_device_runs();
+  for (const method_entry& e : methods())
+    for (preconditioner p : {preconditioner::jacobi, preconditioner::amg}) {
+      device_vector<double> dx;
+      const solve_result r = solve_device(ctx, da, db, dx, with(e.kind, p));
+      EXPECT_EQ(r.status, solve_status::converged) << e.name << " with " << to_string(p) << ": " << r.message;
+      EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-7) << e.name << " with " << to_string(p);
+    }
+  EXPECT_GT(test::extra_method_device_runs(), before) << "solve_device did not run the added method";
+}
+
+// Setup, then solve: host_solver builds M^-1 once (the added preconditioner's builder runs once
+// for three solves), and each solve matches solve_host's, which builds its own, bit for bit.
+TEST(HostSolver, BuildsThePreconditionerOnceAndSolvesAsSolveHost) {
+  const csr_matrix<double> a = test::poisson_2d<double>(16);
+  std::mt19937 g(3);
+  const long long before = test::extra_host_builds();
+  host_solver<csr_matrix<double>> s(a, with(krylov_method::cg, extra));
+  EXPECT_EQ(test::extra_host_builds(), before + 1);
+  ASSERT_NE(s.report(), nullptr);
+  EXPECT_EQ(s.report()->kind, extra);
+  for (int k = 0; k < 3; ++k) {
+    const std::vector<double> b = test::random_vector<double>(static_cast<std::size_t>(a.rows()), g);
+    std::vector<double> x, y;
+    const solve_result r = s.solve(b, x);
+    EXPECT_EQ(r.status, solve_status::converged) << r.message;
+    const long long built = test::extra_host_builds();
+    const solve_result q = solve_host(a, b, y, with(krylov_method::cg, extra));
+    EXPECT_EQ(test::extra_host_builds(), built + 1);
+    EXPECT_EQ(r.iterations, q.iterations);
+    EXPECT_EQ(x, y);
+  }
+  EXPECT_EQ(test::extra_host_builds(), before + 4);  // one for the solver, one for each solve_host
+  // A preconditioner that does not exist for A is refused at setup, in the builder's words.
+  csr_matrix<double> empty(2, 2, {0, 1, 1}, {0}, {1.0});
+  EXPECT_THROW((host_solver<csr_matrix<double>>(empty, with(krylov_method::gmres, extra))), invalid_argument);
 }
