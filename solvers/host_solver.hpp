@@ -46,7 +46,7 @@ class host_solver {
     why_ = mc.why;
     const bool auto_pc = opt_.precond == preconditioner::automatic;
     opt_.precond = auto_precond_for(mc.method, opt_.precond, props, false);
-    if (opt_.precond == preconditioner::automatic) opt_.precond = select_preconditioner(a.rows(), a.nnz(), false);
+    if (opt_.precond == preconditioner::automatic) opt_.precond = select_preconditioner(props.rows, props.nnz, false);
     try {
       build();
     } catch (const invalid_argument&) {
