@@ -1,4 +1,4 @@
-// Strong scaling of CG on several GPUs (solvers/distributed.hpp), one process driving them:
+// Strong scaling of CG on several GPUs (solvers/distributed/distributed.hpp), one process driving them:
 // time per iteration on 1, 2, 4 ... GPUs, beside the one-GPU solver (cg_device, its own
 // path choice: the persistent kernel) measured in the same run, the share of an iteration
 // the communication takes alone, and the bytes floor at the GPUs' combined copy bandwidth
@@ -38,7 +38,7 @@
 
 #include <la/formats/generate.hpp>
 #include <la/solvers/device_cg.hpp>
-#include <la/solvers/distributed.hpp>
+#include <la/solvers/distributed/distributed.hpp>
 #include "systems.hpp"
 
 namespace la {

@@ -237,7 +237,7 @@ struct generated_rows {
 /// Row r of the 5-point (dims 2) or 7-point (dims 3) Laplacian on an n^dims grid, entry for
 /// entry what poisson_2d / poisson_3d store: up to 7 (column, value) pairs in column order
 /// into cols and vals; returns how many. The one definition of the stencil for the host's
-/// generated parts and the GPU's (solvers/distributed.hpp).
+/// generated parts and the GPU's (solvers/distributed/distributed.hpp).
 template <typename T>
 LA_PARTITION_HD inline int poisson_row(int dims, global_index n, global_index r, global_index* cols, T* vals) {
   const global_index plane = n * n;

@@ -1,4 +1,4 @@
-// `la solve --gpus N` and `la solve --mpi`: CG on several GPUs (solvers/distributed.hpp).
+// `la solve --gpus N` and `la solve --mpi`: CG on several GPUs (solvers/distributed/distributed.hpp).
 //
 // Both launch modes run one function per rank (rank_solve) on a dist_comm; they differ only
 // in how ranks start and how a file's parts reach them:
@@ -19,7 +19,7 @@
 #include <optional>
 
 #include <la/formats/matrix_market.hpp>
-#include <la/solvers/distributed.hpp>
+#include <la/solvers/distributed/distributed.hpp>
 #include "common.hpp"
 #include "run.hpp"
 #include "solve_common.hpp"

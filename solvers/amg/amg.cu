@@ -18,8 +18,8 @@
 
 #include <la/kernels/spgemm/spgemm.hpp>
 #include <la/solvers/amg/hierarchy.hpp>
-#include <la/solvers/detail/amg_kernels.cuh>
-#include <la/solvers/detail/precond_device.cuh>
+#include <la/solvers/amg/detail/kernels.cuh>
+#include <la/solvers/precond/detail/device.cuh>
 
 namespace la::precond_detail {
 namespace {

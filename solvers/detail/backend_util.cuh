@@ -1,5 +1,5 @@
-// Host-side pieces the GPU CG backends share (solvers/device_cg.cu's device_backend and
-// solvers/distributed.cu's dist_backend): the grid of their vector kernels, reading the
+// Host-side pieces the GPU CG backends share (solvers/cg/device_cg.cu's device_backend and
+// solvers/distributed/distributed.cu's dist_backend): the grid of their vector kernels, reading the
 // history ring back, and capturing a chunk of iterations into a graph. Private.
 #pragma once
 

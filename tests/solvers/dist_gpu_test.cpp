@@ -1,4 +1,4 @@
-// CG on several GPUs (solvers/distributed.hpp), one process driving them (run_on_gpus): the
+// CG on several GPUs (solvers/distributed/distributed.hpp), one process driving them (run_on_gpus): the
 // part generated on the GPU against the host's, the solve against the one-GPU solve (same
 // status, iterations within 1%, solutions within the tolerance) on 2 and 4 GPUs,
 // preconditioners built on each GPU's block, bit-identical reruns, statuses agreed by every rank, and a failing rank that ends the
@@ -11,7 +11,7 @@
 #include <la/formats/generate.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/device_cg.hpp>
-#include <la/solvers/distributed.hpp>
+#include <la/solvers/distributed/distributed.hpp>
 #include "test_util.hpp"
 
 namespace la {

@@ -2,8 +2,8 @@
 // waits and agreements, and the run of one thread a GPU. Without NCCL (LA_HAVE_NCCL unset)
 // only what needs no NCCL is built here and every other entry point throws
 // la::not_supported (this file also holds those stand-ins). The distributed matrix is in
-// dist_matrix.cu, the iteration in distributed.cu.
-#include <la/solvers/distributed.hpp>
+// matrix.cu, the iteration in distributed.cu.
+#include <la/solvers/distributed/distributed.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -14,7 +14,7 @@
 #include <thread>
 
 #if LA_HAVE_NCCL
-#include <la/solvers/detail/dist_impl.cuh>
+#include <la/solvers/distributed/detail/impl.cuh>
 #endif
 
 namespace la {

@@ -1,6 +1,6 @@
 // The row walks the GPU CG solver fuses its direction step into: the registry variant's
 // walk (row_walk, <la/kernels/spmv/walks.cuh>), with the solver's own tuning of it. Private
-// to solvers/device_cg.cu.
+// to solvers/cg/device_cg.cu.
 #pragma once
 
 #include <type_traits>

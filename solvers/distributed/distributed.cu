@@ -1,10 +1,10 @@
 // CG on several GPUs (distributed.hpp): cg_distributed, the Krylov skeleton's loop over the
 // backend of detail/dist_backend.cuh (the distributed matrix, its halo exchange and
-// all-gathers, the plain and graph paths). Built only with NCCL (dist_team.cu holds the stand-in).
-#include <la/solvers/distributed.hpp>
+// all-gathers, the plain and graph paths). Built only with NCCL (team.cu holds the stand-in).
+#include <la/solvers/distributed/distributed.hpp>
 
 #if LA_HAVE_NCCL
-#include <la/solvers/detail/dist_backend.cuh>
+#include <la/solvers/distributed/detail/backend.cuh>
 
 namespace la {
 

@@ -1,5 +1,5 @@
 // The device backend of the CG loop (cg.hpp's Backend contract): buffers, the three paths
-// (plain, graph, persistent) and the checks. Private to solvers/device_cg.cu.
+// (plain, graph, persistent) and the checks. Private to solvers/cg/device_cg.cu.
 #pragma once
 
 #include <algorithm>
@@ -14,8 +14,8 @@
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
 #include <la/solvers/detail/backend_util.cuh>
-#include <la/solvers/detail/cg_kernels.cuh>
-#include <la/solvers/detail/cg_walks.cuh>
+#include <la/solvers/cg/detail/kernels.cuh>
+#include <la/solvers/cg/detail/walks.cuh>
 #include <la/solvers/detail/vector_kernels.cuh>
 
 namespace la::cg_detail {

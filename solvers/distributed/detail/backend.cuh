@@ -13,7 +13,7 @@
 #include <thread>
 
 #include <la/solvers/device_precond.hpp>
-#include <la/solvers/detail/dist_impl.cuh>
+#include <la/solvers/distributed/detail/impl.cuh>
 #include <la/solvers/detail/vector_kernels.cuh>
 
 namespace la::detail {

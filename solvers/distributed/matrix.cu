@@ -1,7 +1,7 @@
 // CG on several GPUs (distributed.hpp): the distributed matrix (a GPU's rows, their halo
 // plan, the interior/boundary classes and walks) and its row sums. Built only with NCCL
-// (dist_team.cu holds the stand-ins).
-#include <la/solvers/distributed.hpp>
+// (team.cu holds the stand-ins).
+#include <la/solvers/distributed/distributed.hpp>
 
 #if LA_HAVE_NCCL
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <optional>
 #include <thread>
 
-#include <la/solvers/detail/dist_impl.cuh>
+#include <la/solvers/distributed/detail/impl.cuh>
 
 namespace la {
 

@@ -1,6 +1,6 @@
 // Fixed-order reductions of the GPU CG kernels: a block's sum, and the two levels of a dot
 // (block partials, then one block adds them in block order), so every run adds in the same
-// order. Private to solvers/device_cg.cu.
+// order. Private to solvers/cg/device_cg.cu.
 #pragma once
 
 #include <la/grid.cuh>

@@ -1,9 +1,9 @@
-// What the parts of the multi-GPU CG (solvers/dist_team.cu, dist_matrix.cu, distributed.cu)
+// What the parts of the multi-GPU CG (solvers/distributed/: team.cu, matrix.cu, distributed.cu)
 // share: NCCL's error check, the team's and the distributed matrix's state. Private; built
 // only with NCCL.
 #pragma once
 
-#include <la/solvers/distributed.hpp>
+#include <la/solvers/distributed/distributed.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -12,7 +12,7 @@
 
 #include <nccl.h>
 
-#include <la/solvers/detail/dist_kernels.cuh>
+#include <la/solvers/distributed/detail/kernels.cuh>
 
 namespace la {
 

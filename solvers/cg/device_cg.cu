@@ -7,7 +7,7 @@
 
 #include <la/error.hpp>
 #include <la/solvers/device_cg.hpp>
-#include <la/solvers/detail/device_backend.cuh>
+#include <la/solvers/cg/detail/backend.cuh>
 #include <la/detail/instantiate.hpp>
 
 namespace la {
