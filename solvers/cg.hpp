@@ -29,9 +29,10 @@ namespace la {
 /// Solves A x = b by CG; x holds the initial guess on entry and the solution on exit.
 template <typename Backend>
 solve_result cg(Backend& be, const typename Backend::vector& b, typename Backend::vector& x, const cg_options& opt) {
-  // What the preconditioner's entry refuses for CG (with auto: what any it may pick refuses).
+  // What the preconditioner's entry refuses for CG (with auto: what any it may pick refuses;
+  // it picks only fixed ones).
   for (const preconditioner_entry& e : preconditioners()) {
-    if (opt.precond != preconditioner::automatic && e.kind != opt.precond) continue;
+    if (opt.precond != preconditioner::automatic ? e.kind != opt.precond : !e.fixed) continue;
     if (std::string why = e.refuses ? e.refuses(krylov_method::cg, opt) : std::string(); !why.empty()) {
       solve_result refused;  // invalid_input
       refused.solver = krylov_method::cg;

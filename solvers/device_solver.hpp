@@ -37,7 +37,7 @@ class device_solver {
         needs || opt_.precond == preconditioner::automatic ? properties_of(ctx, a) : matrix_properties{};
     const method_choice mc = needs ? select_method(opt_.method, props, opt_.force) : method_choice{opt_.method, "asked for", {}};
     if (!mc.refused.empty()) throw invalid_argument(mc.refused);
-    if (std::string why = precond_for_method(opt_.precond, mc.method); !why.empty()) throw invalid_argument(why);
+    if (std::string why = precond_for_method(opt_.precond, mc.method, opt_); !why.empty()) throw invalid_argument(why);
     opt_.method = mc.method;
     forced_ = opt_.force;
     opt_.force = true;  // checked here (and on new values): the solves skip the properties (a transpose)

@@ -40,7 +40,7 @@ class host_solver {
     }
     const method_choice mc = needs ? select_method(opt_.method, props, opt_.force) : method_choice{opt_.method, "asked for", {}};
     if (!mc.refused.empty()) throw invalid_argument(mc.refused);
-    if (std::string why = precond_for_method(opt_.precond, mc.method); !why.empty()) throw invalid_argument(why);
+    if (std::string why = precond_for_method(opt_.precond, mc.method, opt_); !why.empty()) throw invalid_argument(why);
     opt_.method = mc.method;
     opt_.force = true;  // checked here: the solves skip the properties
     why_ = mc.why;

@@ -170,13 +170,18 @@ inline method_choice select_method(krylov_method asked, const matrix_properties&
   return c;
 }
 
-/// Whether preconditioner `p` exists for a method that is not CG (its entry says whether the
-/// non-symmetric methods take it); the refusal names those that they do take.
-inline std::string precond_for_method(preconditioner p, krylov_method m) {
-  if (m == krylov_method::cg || m == krylov_method::automatic || entry_of(p).nonsymmetric_methods) return {};
+/// Whether preconditioner `p` serves method `m` with these options: what its entry refuses
+/// (AMG's F-cycle for CG; an inner solve for a method that is not flexible), and for a method
+/// that is not CG whether the non-symmetric methods take it; the refusal names those that do.
+inline std::string precond_for_method(preconditioner p, krylov_method m, const cg_options& opt) {
+  const preconditioner_entry& pe = entry_of(p);
+  if (pe.refuses)
+    if (std::string why = pe.refuses(m, opt); !why.empty()) return why;
+  if (!pe.fixed) return {};  // a changing M^-1: refuses() said which methods take it
+  if (m == krylov_method::cg || m == krylov_method::automatic || pe.nonsymmetric_methods) return {};
   std::vector<std::string_view> taken;
   for (const preconditioner_entry& e : preconditioners())
-    if (e.nonsymmetric_methods && e.kind != preconditioner::automatic) taken.push_back(e.name);
+    if (e.nonsymmetric_methods && e.fixed && e.kind != preconditioner::automatic) taken.push_back(e.name);
   std::string list;
   for (std::size_t i = 0; i < taken.size(); ++i)
     list += (i == 0 ? "" : i + 1 == taken.size() ? " or " : ", ") + std::string(taken[i]);
@@ -254,7 +259,7 @@ inline std::string what_happened(const solve_result& r) {
 inline cg_options fallback_options(cg_options o, const solve_result& first, bool auto_pc,
                                    const matrix_properties& props, bool gpu) {
   o.method = krylov_method::gmres;
-  if (auto_pc || !precond_for_method(o.precond, krylov_method::gmres).empty())
+  if (auto_pc || !precond_for_method(o.precond, krylov_method::gmres, o).empty())
     o.precond = auto_precond_for(krylov_method::gmres, preconditioner::automatic, props, gpu);
   if (o.max_iterations >= 0) o.max_iterations = std::max<std::int64_t>(0, o.max_iterations - first.iterations);
   return o;
@@ -302,7 +307,7 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
     return r;
   }
   if (!mc.refused.empty()) return r.message = mc.refused, r;
-  if (std::string why = precond_for_method(opt.precond, mc.method); !why.empty()) return r.message = why, r;
+  if (std::string why = precond_for_method(opt.precond, mc.method, opt); !why.empty()) return r.message = why, r;
   const bool auto_pc = opt.precond == preconditioner::automatic;
   opt.precond = auto_precond_for(mc.method, opt.precond, props, where[0] != '\0');
   opt.method = mc.method;

@@ -148,6 +148,10 @@ struct preconditioner_entry {
   std::string (*refuses)(krylov_method method, const cg_options& opt) = nullptr;
   host_builders host;      // form apart: the host builder, the oracle
   device_builders device;  // form apart: the GPU builder
+  /// Its GPU apply only queues kernels, so a method may capture it into a CUDA graph; false
+  /// (an inner solve, which reads its stopping test on the host): the methods run it on
+  /// their plain path.
+  bool capturable = true;
 };
 
 /// The only lists (in --help's order).
@@ -254,6 +258,8 @@ preconditioner_entry fsai_entry();
 preconditioner_entry ic0_entry();
 preconditioner_entry ilu0_entry();
 preconditioner_entry amg_entry();
+preconditioner_entry inner_gmres_entry();
+option_list inner_gmres_option_list();
 preconditioner_entry auto_entry();
 }  // namespace registry_detail
 

@@ -192,7 +192,7 @@ solve_result run_device_method(context& ctx, const device_csr<T, O>& a, const de
   else if (!refusal.empty())
     early.message = refusal;
   else
-    early.message = precond_for_method(opt.precond, method);
+    early.message = precond_for_method(opt.precond, method, opt);
   if (!early.message.empty()) return early;
   if (x.size() == 0 && a.rows() > 0) {
     x = device_vector<T>(ctx, a.rows());
@@ -201,7 +201,8 @@ solve_result run_device_method(context& ctx, const device_csr<T, O>& a, const de
   if (dopt.path == cg_path::persistent)
     throw not_supported(title + " runs on the graph or plain path; the persistent path is CG's");
   const spmv_operator<T> op(ctx, a, dopt.choice ? *dopt.choice : select_spmv(row_stats(ctx, a)));
-  const bool graph = dopt.path != cg_path::plain;
+  // A preconditioner that is an inner solve cannot be captured: the plain path then.
+  const bool graph = dopt.path != cg_path::plain && entry_of(opt.precond).capturable;
   auto be = make(op, graph);
   opt.method = method;
   solve_result r = krylov_solve(be, b, x, opt);

@@ -48,8 +48,9 @@ cg_options with(krylov_method m, preconditioner p) {
 }
 
 /// The methods a preconditioner's entry serves, on an SPD system: CG where M^-1 is
-/// symmetric, GMRES where the non-symmetric methods take it.
+/// symmetric, GMRES where the non-symmetric methods take it, FGMRES where M^-1 changes.
 std::vector<krylov_method> methods_for(const preconditioner_entry& e) {
+  if (!e.fixed) return {krylov_method::fgmres};  // an M^-1 that changes: the flexible method
   std::vector<krylov_method> m;
   if (e.symmetric_operator) m.push_back(krylov_method::cg);
   if (e.nonsymmetric_methods) m.push_back(krylov_method::gmres);
@@ -279,4 +280,37 @@ TEST(HostSolver, BuildsThePreconditionerOnceAndSolvesAsSolveHost) {
   // A preconditioner that does not exist for A is refused at setup, in the builder's words.
   csr_matrix<double> empty(2, 2, {0, 1, 1}, {0}, {1.0});
   EXPECT_THROW((host_solver<csr_matrix<double>>(empty, with(krylov_method::gmres, extra))), invalid_argument);
+}
+
+// One method preconditioning another: FGMRES with K iterations of GMRES(K) as M^-1, on a
+// non-symmetric system, on the host and the GPU; the methods that are not flexible refuse it.
+TEST(InnerGmres, PreconditionsFgmresOnTheHostAndTheGpu) {
+  std::mt19937 g(11);
+  const csr_matrix<double> a = test::random_nonsymmetric<double>(500, 6, g);
+  const std::vector<double> b = test::random_vector<double>(500, g);
+  for (preconditioner inner : {preconditioner::jacobi, preconditioner::ilu0}) {
+    cg_options o = with(krylov_method::fgmres, preconditioner::inner_gmres);
+    o.precond_opt.inner_iterations = 5;
+    o.precond_opt.inner_precond = inner;
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, o);
+    EXPECT_EQ(r.status, solve_status::converged) << r.message;
+    EXPECT_LT(test::true_relres(a, b, x), 1e-7);
+    EXPECT_TRUE(contains(r.precond.detail, std::string("preconditioned by ") + to_string(inner))) << r.precond.detail;
+    if (!cuda_available()) continue;
+    context ctx;
+    device_vector<double> dx;
+    const solve_result d = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, o);
+    EXPECT_EQ(d.status, solve_status::converged) << d.message;
+    EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-7);
+    EXPECT_TRUE(contains(d.method, "plain path")) << d.method;  // an inner solve is not captured
+  }
+  for (krylov_method m : {krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres, krylov_method::automatic}) {
+    cg_options o = with(m, preconditioner::inner_gmres);
+    o.force = true;  // CG on these values: the preconditioner's refusal, not the matrix's
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, o);
+    EXPECT_EQ(r.status, solve_status::invalid_input) << to_string(m);
+    EXPECT_TRUE(contains(r.message, "only a flexible method takes: use {method} fgmres")) << r.message;
+  }
 }

@@ -1,0 +1,151 @@
+// A method as a preconditioner: M^-1 r is K iterations of GMRES(K) on A z = r from z = 0,
+// preconditioned in turn by none, Jacobi, ILU(0) or AMG (Ginkgo's solver-as-operator; PETSc's
+// PCKSP). M^-1 changes with r, so only the flexible method takes it: FGMRES preconditioned by
+// GMRES, which restarts of GMRES alone cannot match on systems whose spectrum a short inner
+// polynomial clusters. The registry entry, its options, and its host builder (the oracle,
+// gmres_host) and GPU builder (gmres_device) are all here; the inner preconditioner is built
+// once, with the outer one, and kept across applications.
+#include <string>
+#include <vector>
+
+#include <la/solvers/device_solve.hpp>
+#include <la/solvers/gmres.hpp>
+#include <la/solvers/precond/detail/builders.hpp>
+#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/registry.hpp>
+
+namespace la {
+namespace {
+
+/// The inner solve's options: GMRES(K), K iterations (or fewer, where it meets 1e-12), from
+/// zero, with the inner preconditioner already built (`prebuilt`, `host_prebuilt`).
+cg_options inner_options(const precond_options& opt) {
+  cg_options o;
+  o.method = krylov_method::gmres;
+  o.restart = opt.inner_iterations;
+  o.max_iterations = opt.inner_iterations;
+  o.stagnation_window = 0;
+  o.rtol = 1e-12;
+  o.force = true;
+  o.precond = opt.inner_precond;
+  o.precond_opt = opt;
+  o.precond_opt.prebuilt.reset();
+  o.precond_opt.host_prebuilt.reset();
+  return o;
+}
+
+std::string describe(const precond_options& opt, const precond_report* inner) {
+  return "gmres(" + std::to_string(opt.inner_iterations) + "), " + std::to_string(opt.inner_iterations) +
+         " iterations an application, preconditioned by " + to_string(opt.inner_precond) +
+         (inner && !inner->detail.empty() ? " (" + inner->detail + ")" : "");
+}
+
+template <typename T>
+struct host_inner final : host_precond_operator<T> {
+  csr_matrix<T, count_t> a;
+  cg_options o;
+  std::shared_ptr<host_preconditioner<T>> inner;
+  void apply(const std::vector<T>& r, std::vector<T>& z) const override {
+    std::vector<T> x(r.size(), T(0));
+    (void)gmres_host(a, r, x, o, false);  // its status is not M^-1's: K iterations are the operator
+    z = std::move(x);
+  }
+};
+template <typename T>
+std::unique_ptr<host_precond_operator<T>> build_host(const csr_matrix<T, count_t>& a, const precond_options& opt) {
+  auto p = std::make_unique<host_inner<T>>();
+  p->a = a;
+  p->o = inner_options(opt);
+  if (form_of(opt.inner_precond) == precond_form::apart) {
+    p->inner = std::make_shared<host_preconditioner<T>>(p->a, opt.inner_precond, p->o.precond_opt);
+    p->o.precond_opt.host_prebuilt = p->inner;
+    p->o.precond_opt.prebuilt_value_size = sizeof(T);
+  }
+  p->rep.detail = describe(opt, p->inner ? &p->inner->report() : nullptr);
+  p->rep.bytes = double(a.nnz()) * (sizeof(T) + sizeof(index_t)) + (p->inner ? p->inner->report().bytes : 0);
+  return p;
+}
+
+template <typename T, typename O>
+struct device_inner final : device_precond_operator<T> {
+  context* ctx = nullptr;
+  const device_csr<T, O>* a = nullptr;
+  cg_options o;
+  std::shared_ptr<device_preconditioner<T>> inner;
+  void apply(const T* r, T* z, cudaStream_t s) const override {
+    const index_t n = a->rows();
+    if (s != ctx->stream()) LA_CUDA_TRY(cudaStreamSynchronize(s));  // r is ready for the inner solve's stream
+    const device_vector<T> b(device_buffer<T>::borrow(const_cast<T*>(r), static_cast<std::size_t>(n), ctx->device()));
+    device_vector<T> x(device_buffer<T>::borrow(z, static_cast<std::size_t>(n), ctx->device()));
+    LA_CUDA_TRY(cudaMemsetAsync(z, 0, sizeof(T) * static_cast<std::size_t>(n), ctx->stream()));
+    device_cg_options d;
+    d.path = cg_path::plain;
+    (void)gmres_device(*ctx, *a, b, x, o, d, false);
+    if (s != ctx->stream()) ctx->synchronize();
+  }
+};
+}  // namespace
+
+namespace precond_detail {
+template <typename T, typename O>
+impl_ptr<T> make_inner_gmres(context& ctx, const device_csr<T, O>& a, const precond_options& opt) {
+  auto p = std::make_unique<device_inner<T, O>>();
+  p->ctx = &ctx;
+  p->a = &a;
+  p->o = inner_options(opt);
+  if (form_of(opt.inner_precond) == precond_form::apart) {
+    p->inner = std::make_shared<device_preconditioner<T>>(ctx, a, opt.inner_precond, p->o.precond_opt);
+    p->o.precond_opt.prebuilt = p->inner;
+    p->o.precond_opt.prebuilt_value_size = sizeof(T);
+  }
+  p->rep.detail = describe(opt, p->inner ? &p->inner->report() : nullptr);
+  p->rep.bytes = p->inner ? p->inner->report().bytes : 0;
+  return p;
+}
+#define LA_INSTANTIATE(T, O) template impl_ptr<T> make_inner_gmres<T, O>(context&, const device_csr<T, O>&, const precond_options&);
+LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
+#undef LA_INSTANTIATE
+}  // namespace precond_detail
+
+namespace registry_detail {
+namespace {
+using on = option_scope::on;
+constexpr option_scope gmres_only{on::precond, "gmres", "{precond} gmres"};
+constexpr option_spec options[] = {
+    {"inner-iterations", option_type::integer, "10", 1, 200, "", "K",
+     "gmres as M^-1: the inner GMRES(K)'s iterations an application\n"
+     "(default 10)",
+     gmres_only, {}, "", [](cg_options& o, const option_value& v) { o.precond_opt.inner_iterations = static_cast<int>(v.number); }},
+    {"inner-precond", option_type::choice, "jacobi", 0, 0, "none|jacobi|ilu0|amg", "P",
+     "gmres as M^-1: the inner GMRES's preconditioner, built once\n"
+     "(default jacobi)",
+     gmres_only, {}, "",
+     [](cg_options& o, const option_value& v) { o.precond_opt.inner_precond = find_preconditioner(v.text)->kind; }},
+};
+static_assert(options_are_valid(options));
+
+/// M^-1 changes with r: the flexible methods alone take it.
+std::string refuses(krylov_method m, const cg_options&) {
+  if (m != krylov_method::automatic && entry_of(m).flexible) return {};
+  return "{precond} gmres (an inner solve) changes between applications, which only a flexible method "
+         "takes: use {method} fgmres";
+}
+}  // namespace
+
+option_list inner_gmres_option_list() { return {options, sizeof options / sizeof options[0]}; }
+
+preconditioner_entry inner_gmres_entry() {
+  constexpr preconditioner_entry e{"gmres", preconditioner::inner_gmres,
+                                   "K iterations of GMRES(K) on A z = r, themselves\n"
+                                   "preconditioned by {inner-precond} (for fgmres:\n"
+                                   "it changes between applications)",
+                                   false, false, false, false, false, false, false, true,
+                                   precond_form::apart, false, "GMRES as a preconditioner", "", refuses,
+                                   LA_HOST_BUILDERS(build_host), LA_DEVICE_BUILDERS(precond_detail::make_inner_gmres),
+                                   false};
+  static_assert(entry_is_valid(e));
+  return e;
+}
+}  // namespace registry_detail
+
+}  // namespace la
