@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,12 @@ class host_solver {
       build();
     }
     setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  /// What a solve reports as it runs (the progress hook, every residual); the setup stays.
+  void set_progress(std::function<void(const cg_progress&)> progress, bool record_history) {
+    opt_.progress = std::move(progress);
+    opt_.record_history = record_history;
   }
 
   /// Solves A x = b with the kept setup; x holds the initial guess (empty: zeros).

@@ -276,10 +276,10 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
 class Solver:
     """The setup once, then many solves: Solver(A, ...).solve(b) -> (x, info).
 
-    On the GPU the method's choice and the preconditioner are kept (la::device_solver), and
-    update_values(A) on the same pattern reruns only the numeric setup (AMG keeps its
-    aggregates and SpGEMM plans). On the CPU each solve builds its preconditioner again. The
-    options are solve()'s.
+    The method's choice and the preconditioner are kept across solves, on the GPU
+    (la::device_solver) and on the CPU (la::host_solver). update_values(A) on the same pattern
+    reruns only the numeric setup on the GPU (AMG keeps its aggregates and SpGEMM plans), the
+    whole setup on the CPU. The options are solve()'s.
     """
 
     def __init__(self, A, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", precond="auto", device="auto",
@@ -287,10 +287,9 @@ class Solver:
         self._m = _Matrix(A)
         self._words = _words(rtol, atol, maxiter, method, precond, options)
         self._gpu = _use_gpu(device, self._m)
-        self._s = None
         if self._gpu:
             _wait_for_cupy(self._m)
-            self._s = _call(_la.Solver, self._m.arg, self._m.code, self._m.offset_bytes, self._words)
+        self._s = _call(_la.Solver, self._m.arg, self._m.code, self._m.offset_bytes, self._words, self._gpu)
 
     @property
     def shape(self):
@@ -301,11 +300,7 @@ class Solver:
         b, x = _vectors(self._m, b, x0, self._gpu)
         _wait_for_cupy(self._m)
         pb, px = _pointers(b, x)
-        if self._s is not None:
-            d = _call(self._s.solve, pb, px, callback, bool(history))
-        else:
-            d = _call(_la.solve, self._m.arg, self._m.code, self._m.offset_bytes, pb, px, self._words, False,
-                      callback, bool(history))
+        d = _call(self._s.solve, pb, px, callback, bool(history))
         return _returned(d, self._gpu, x, full_output)
 
     def update_values(self, A):
@@ -318,12 +313,11 @@ class Solver:
         if not same:
             raise InvalidArgument("update_values needs a matrix of the same shape, type and pattern (and kind: "
                                   "scipy or CuPy) as the solver's; make a new Solver")
-        if self._s is not None:
-            _wait_for_cupy(m)
-            if m.on_device:
-                _call(self._s.update_values, m.a.data.data.ptr)
-            else:
-                _call(self._s.update_values, m.a.data)
+        _wait_for_cupy(m)
+        if m.on_device:
+            _call(self._s.update_values, m.a.data.data.ptr)
+        else:
+            _call(self._s.update_values, m.a.data)
         self._m = m
 
 

@@ -287,9 +287,11 @@ def test_solver_reuses_its_setup_and_takes_new_values():
     A = poisson2d(25)
     b = A @ np.ones(A.shape[0])
     s = la.Solver(A, precond="amg", device="cpu")
-    x1, info = s.solve(b)
-    x2, info2 = s.solve(2 * b)
+    x1, info, r1 = s.solve(b, full_output=True)
+    x2, info2, r2 = s.solve(2 * b, full_output=True)
     assert info == info2 == 0 and np.allclose(x2, 2 * x1, rtol=1e-6)
+    # One AMG setup for both solves (la::host_solver): each reports the same build.
+    assert r1.precond == r2.precond == "amg" and r1.precond_setup_seconds == r2.precond_setup_seconds > 0
     s.update_values(A * 4)
     x3, info = s.solve(b)
     assert info == 0 and np.allclose(x3, 0.25, rtol=1e-5)

@@ -1,0 +1,126 @@
+// la.Solver's extension class: the setup once, then many solves, on the GPU
+// (la::device_solver: the method's choice and the preconditioner kept, update_values rerunning
+// only the numeric setup) or on the host (la::host_solver: the same, its values fixed).
+#include <memory>
+#include <variant>
+
+#include <la/solvers/device_solver.hpp>
+#include <la/solvers/host_solver.hpp>
+
+#include "binding.hpp"
+
+namespace la::pybind_detail {
+namespace {
+/// A solver object: the setup once (la::device_solver on the GPU, la::host_solver on the
+/// host), then many solves.
+class solver {
+ public:
+  solver(matrix_arg m, char value, int offset_bytes, const option_pairs& options, bool gpu)
+      : m_(std::move(m)), value_(value), offset_bytes_(offset_bytes), opt_(parse_options(options)), gpu_(gpu) {
+    dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
+      const auto h = host_matrix<T, O>(m_);
+      without_gil([&] {
+        if (!gpu_) {
+          auto& s = state_.emplace<host_state<T, O>>();
+          s.a = h->matrix();
+          s.solver = std::make_unique<host_solver<csr_matrix<T, O>>>(s.a, opt_);
+          return 0;
+        }
+        auto& s = state_.emplace<st<T, O>>(m_.device);
+        s.a = device_matrix<T, O>(s.ctx, m_, h);
+        s.solver = std::make_unique<device_solver<T, O>>(s.ctx, s.a, opt_);
+        return 0;
+      });
+      return 0;
+    });
+  }
+  solve_result solve(const py::object& b, const py::object& x, const py::object& callback, bool history) {
+    const cg_options o = with_progress(opt_, callback);
+    return dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
+      const auto vb = vector_arg_of<T>(b, m_.on_device, "b");
+      auto vx = vector_arg_of<T>(x, m_.on_device, "x0", true);
+      return without_gil([&] {
+        if (!gpu_) {  // A copied in once; b and x copied in, x copied out, as la.solve's host path
+          auto& s = std::get<host_state<T, O>>(state_);
+          s.solver->set_progress(o.progress, history);
+          std::vector<T> hx = vector_of(vx.host);
+          solve_result res = s.solver->solve(vector_of(vb.host), hx);
+          s.solver->set_progress({}, false);
+          std::copy(hx.begin(), hx.end(), vx.data());
+          return res;
+        }
+        auto& s = std::get<st<T, O>>(state_);
+        s.solver->set_progress(o.progress, history);
+        const auto db = device_of(s.ctx, vb, m_.rows, m_.device);
+        auto dx = device_of(s.ctx, vx, m_.rows, m_.device);
+        solve_result res = s.solver->solve(db, dx);
+        s.solver->set_progress({}, false);
+        download_into_async(dx, vx);
+        s.ctx.synchronize();
+        return res;
+      });
+    });
+  }
+  void update_values(const py::object& data) {
+    dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
+      const auto v = vector_arg_of<T>(data, m_.on_device, "data");
+      LA_EXPECTS(v.device || v.size() == static_cast<std::size_t>(m_.nnz),
+                 "update_values: " + std::to_string(v.size()) + " values for a pattern of " +
+                     std::to_string(m_.nnz) + " entries");
+      without_gil([&] {
+        if (!gpu_) {  // the host keeps no numeric phase apart: the setup again, on the new values
+          auto& s = std::get<host_state<T, O>>(state_);
+          std::copy(v.host.data(), v.host.data() + v.size(), s.a.values().begin());
+          s.solver = std::make_unique<host_solver<csr_matrix<T, O>>>(s.a, opt_);
+          return 0;
+        }
+        auto& s = std::get<st<T, O>>(state_);
+        if (v.device) {  // the new values at their own address: a borrowed matrix over them
+          matrix_arg m = m_;
+          m.d_data = v.device;
+          s.a = device_matrix<T, O>(s.ctx, m, std::nullopt);
+        } else {
+          copies += 1;
+          s.a.values().copy_from_host_async(v.host.data(), v.size());
+          s.ctx.synchronize();
+        }
+        s.solver->update_values(s.a);
+        return 0;
+      });
+      return 0;
+    });
+  }
+
+ private:
+  template <typename T, typename O>
+  struct st {
+    explicit st(int device) : ctx(device) {}
+    context ctx;
+    device_csr<T, O> a;
+    std::unique_ptr<device_solver<T, O>> solver;
+  };
+  template <typename T, typename O>
+  struct host_state {
+    csr_matrix<T, O> a;
+    std::unique_ptr<host_solver<csr_matrix<T, O>>> solver;
+  };
+  matrix_arg m_;
+  char value_;
+  int offset_bytes_;
+  cg_options opt_;
+  bool gpu_;
+  std::variant<std::monostate, st<float, std::int32_t>, st<float, std::int64_t>, st<double, std::int32_t>,
+               st<double, std::int64_t>, host_state<float, std::int32_t>, host_state<float, std::int64_t>,
+               host_state<double, std::int32_t>, host_state<double, std::int64_t>>
+      state_;
+};
+}  // namespace
+
+void bind_solver(py::module_& mod) {
+  py::class_<solver>(mod, "Solver")
+      .def(py::init<matrix_arg, char, int, option_pairs, bool>())
+      .def("solve", [](solver& s, const py::object& b, const py::object& x, const py::object& cb,
+                       bool history) { return report_of(s.solve(b, x, cb, history)); })
+      .def("update_values", &solver::update_values);
+}
+}  // namespace la::pybind_detail
