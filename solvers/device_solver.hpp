@@ -35,24 +35,8 @@ class device_solver {
                                          std::to_string(a.cols()) + "; the Krylov solvers need a square matrix");
     const matrix_properties props =
         needs || opt_.precond == preconditioner::automatic ? properties_of(ctx, a) : matrix_properties{};
-    const method_choice mc = needs ? select_method(opt_.method, props, opt_.force) : method_choice{opt_.method, "asked for", {}};
-    if (!mc.refused.empty()) throw invalid_argument(mc.refused);
-    if (std::string why = precond_for_method(opt_.precond, mc.method, opt_); !why.empty()) throw invalid_argument(why);
-    opt_.method = mc.method;
-    forced_ = opt_.force;
-    opt_.force = true;  // checked here (and on new values): the solves skip the properties (a transpose)
-    why_ = mc.why;
-    const bool auto_pc = opt_.precond == preconditioner::automatic;
-    opt_.precond = auto_precond_for(mc.method, opt_.precond, props);
-    if (opt_.precond == preconditioner::automatic) opt_.precond = select_preconditioner(a.rows(), a.nnz());
-    try {
-      build();
-    } catch (const invalid_argument&) {
-      if (!auto_pc) throw;
-      // What auto picked does not exist for A: Jacobi, or none for CG, as solve_device's auto.
-      opt_.precond = mc.method == krylov_method::cg ? preconditioner::none : preconditioner::jacobi;
-      build();
-    }
+    forced_ = opt_.force;  // checked here and on new values: the solves skip the properties (a transpose)
+    why_ = detail::set_up(opt_, props, needs, true, [this] { build(); });
   }
 
   /// What a solve reports as it runs (the progress hook, every residual); the setup stays.

@@ -39,23 +39,7 @@ class host_solver {
       if constexpr (Matrix::kind == format::csr) props = properties_of(a, opt_.known_symmetric, true);
       else props = properties_of(to_csr<count_t>(a), opt_.known_symmetric, true);
     }
-    const method_choice mc = needs ? select_method(opt_.method, props, opt_.force) : method_choice{opt_.method, "asked for", {}};
-    if (!mc.refused.empty()) throw invalid_argument(mc.refused);
-    if (std::string why = precond_for_method(opt_.precond, mc.method, opt_); !why.empty()) throw invalid_argument(why);
-    opt_.method = mc.method;
-    opt_.force = true;  // checked here: the solves skip the properties
-    why_ = mc.why;
-    const bool auto_pc = opt_.precond == preconditioner::automatic;
-    opt_.precond = auto_precond_for(mc.method, opt_.precond, props, false);
-    if (opt_.precond == preconditioner::automatic) opt_.precond = select_preconditioner(props.rows, props.nnz, false);
-    try {
-      build();
-    } catch (const invalid_argument&) {
-      if (!auto_pc) throw;
-      // What auto picked does not exist for A: Jacobi, or none for CG, as solve_host's auto.
-      opt_.precond = mc.method == krylov_method::cg ? preconditioner::none : preconditioner::jacobi;
-      build();
-    }
+    why_ = detail::set_up(opt_, props, needs, false, [this] { build(); });
     setup_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
 

@@ -279,6 +279,32 @@ inline solve_result after_fallback(solve_result first, solve_result second) {
   return second;
 }
 
+/// What host_solver and device_solver share once they have A's properties (`needs`: the
+/// method's choice reads them): the method's choice and refusals (la::invalid_argument with the
+/// solvers' words), precond auto resolved by the rule for `gpu`, and build(), retried where
+/// auto's pick does not exist for A with Jacobi, or none for CG, as solve_by_method's auto.
+/// opt then holds the method and the preconditioner built (force set: checked here); returns
+/// why that method.
+template <typename Build>
+std::string set_up(cg_options& opt, const matrix_properties& props, bool needs, bool gpu, Build&& build) {
+  const method_choice mc = needs ? select_method(opt.method, props, opt.force) : method_choice{opt.method, "asked for", {}};
+  if (!mc.refused.empty()) throw invalid_argument(mc.refused);
+  if (std::string why = precond_for_method(opt.precond, mc.method, opt); !why.empty()) throw invalid_argument(why);
+  opt.method = mc.method;
+  opt.force = true;  // the solves skip the properties
+  const bool auto_pc = opt.precond == preconditioner::automatic;
+  opt.precond = auto_precond_for(mc.method, opt.precond, props, gpu);
+  if (opt.precond == preconditioner::automatic) opt.precond = select_preconditioner(props.rows, props.nnz, gpu);
+  try {
+    build();
+  } catch (const invalid_argument&) {
+    if (!auto_pc) throw;
+    opt.precond = mc.method == krylov_method::cg ? preconditioner::none : preconditioner::jacobi;
+    build();
+  }
+  return mc.why;
+}
+
 /// What solve_host and solve_device share: the method's choice from the matrix's properties
 /// (`properties()` computes them, on the host or the device, only when the choice needs
 /// them), the refusals (a matrix that is not square, CG on non-symmetric values, an SPD-only

@@ -95,13 +95,7 @@ struct method_solvers {
   }
   template <typename T, typename O>
   device_method_solver<T, O> device() const {
-    if constexpr (std::is_same_v<T, float>) {
-      if constexpr (sizeof(O) == 4) return f32;
-      else return f64;
-    } else {
-      if constexpr (sizeof(O) == 4) return d32;
-      else return d64;
-    }
+    return for_types<T, O>(f32, f64, d32, d64);
   }
 };
 /// The solvers of a method's function templates host<T> and device<T, O>, for its entry.

@@ -38,6 +38,19 @@ template <typename T, typename O>
 using device_builder = std::unique_ptr<device_precond_operator<T>> (*)(context&, const device_csr<T, O>&,
                                                                        const precond_options&);
 
+/// Of four things made for (float, int32), (float, int64), (double, int32), (double, int64),
+/// the one for T and O.
+template <typename T, typename O, typename F32, typename F64, typename D32, typename D64>
+constexpr auto for_types(F32 f32, F64 f64, D32 d32, D64 d64) {
+  if constexpr (std::is_same_v<T, float>) {
+    if constexpr (sizeof(O) == 4) return f32;
+    else return f64;
+  } else {
+    if constexpr (sizeof(O) == 4) return d32;
+    else return d64;
+  }
+}
+
 /// An entry's host builders, one for each value type (null: the family has none).
 struct host_builders {
   host_builder<float> f = nullptr;
@@ -57,13 +70,7 @@ struct device_builders {
   device_builder<double, std::int64_t> d64 = nullptr;
   template <typename T, typename O>
   device_builder<T, O> get() const {
-    if constexpr (std::is_same_v<T, float>) {
-      if constexpr (sizeof(O) == 4) return f32;
-      else return f64;
-    } else {
-      if constexpr (sizeof(O) == 4) return d32;
-      else return d64;
-    }
+    return for_types<T, O>(f32, f64, d32, d64);
   }
 };
 
