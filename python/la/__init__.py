@@ -10,7 +10,7 @@ conventions::
     x, info, r = la.solve(A, b, precond="amg", full_output=True)
     print(r.iterations, r.true_residual, r.method, r.precond)
 
-    solver = la.Solver(A, precond="amg")                 # the setup once (GPU)
+    solver = la.Solver(A, precond="amg")                 # the setup once (GPU or CPU)
     for b in many_right_hand_sides:
         x, info = solver.solve(b)
 
