@@ -27,7 +27,8 @@ enum class krylov_method {
   bicgstab,   // van der Vorst's BiCGSTAB: two products with A an iteration, short recurrences
   gmres,      // restarted GMRES(m): classical Gram-Schmidt with one reorthogonalization, Givens rotations
   fgmres,     // flexible GMRES(m): M^-1 may change between applications (keeps the m vectors M^-1 v)
-  // Values past fgmres: methods added at run time (registry.hpp, add_method).
+  direct,     // a dense factorization of A, on the host for now (solvers/direct/)
+  // Values past direct: methods added at run time (registry.hpp, add_method).
 };
 /// The method's registered name (registry.hpp's entries; "unknown" for a value none has).
 const char* to_string(krylov_method m) noexcept;

@@ -12,7 +12,7 @@ constexpr double max_int64 = static_cast<double>(std::numeric_limits<std::int64_
 
 // The general options; {entries} in a help is where the registry's list goes.
 constexpr option_spec general[] = {
-    {"method", option_type::choice, "auto", 0, 0, "", "M", "auto (default), cg, bicgstab, gmres or fgmres:\n{entries}", {}, {},
+    {"method", option_type::choice, "auto", 0, 0, "", "M", "auto (default), cg, bicgstab, gmres, fgmres or direct:\n{entries}", {}, {},
      "", [](cg_options& o, const option_value& v) { o.method = find_method(v.text)->kind; }, option_spec::names::methods},
     {"restart", option_type::integer, "30", 1, 500, "", "M", "gmres/fgmres: the basis size m, 1 to 500 (default 30)",
      {on::method, "gmres|fgmres|auto", "{method} gmres or fgmres (or auto, when it picks gmres)"}, {}, "",

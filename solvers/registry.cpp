@@ -29,7 +29,9 @@ std::vector<method_entry>& method_list() {
   static std::vector<method_entry> list = [] {
     std::size_t n = 0;
     const method_entry* e = registry_detail::method_entries(n);
-    return std::vector<method_entry>(e, e + n);
+    std::vector<method_entry> all(e, e + n);
+    all.push_back(registry_detail::direct_entry());
+    return all;
   }();
   return list;
 }
@@ -113,7 +115,7 @@ krylov_method add_method(method_entry e, const option_spec* options, std::size_t
   LA_EXPECTS(!e.help.empty() && s.hf && s.hd && s.f32 && s.f64 && s.d32 && s.d64,
              "add_method: '" + std::string(e.name) + "' needs help and host and GPU solvers for float and double");
   check_new_options("add_method", options, count);
-  int next = static_cast<int>(krylov_method::fgmres) + 1;
+  int next = static_cast<int>(krylov_method::direct) + 1;
   for (const method_entry& x : methods()) next = std::max(next, static_cast<int>(x.kind) + 1);
   e.kind = static_cast<krylov_method>(next);
   method_list().push_back(e);

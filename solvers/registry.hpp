@@ -115,7 +115,9 @@ struct method_entry {
   bool several_gpus;      // runs on a team of GPUs (--gpus, --mpi)
   bool flexible;          // takes an M^-1 that changes between applications
   bool short_recurrence;  // memory independent of the iteration count
-  method_solvers solvers; // a method added at run time: its solvers (la's own leave them null)
+  method_solvers solvers; // its solvers on CSR (la's Krylov methods leave them null: method.hpp
+                          // and device_solve.cu dispatch them over every format and backend)
+  bool on_gpu = true;     // solves on the GPU (direct: on the host only, for now)
 };
 
 struct preconditioner_entry {
@@ -252,6 +254,7 @@ preconditioner_entry fsai_entry();
 preconditioner_entry ic0_entry();
 preconditioner_entry ilu0_entry();
 preconditioner_entry amg_entry();
+method_entry direct_entry();  // solvers/direct/method.cpp
 preconditioner_entry inner_gmres_entry();
 option_list inner_gmres_option_list();
 preconditioner_entry auto_entry();

@@ -1,0 +1,185 @@
+// The direct method (`--method direct`, method='direct'): A's dense form factored on the host
+// (Cholesky where A looks SPD, else LU with partial pivoting: dense_host.hpp), solved, refined
+// with residuals of the sparse A in wider_t, and reported with its backward error and a
+// condition estimate. Exit 0 means ||b - A x|| met the tolerance, as for every method; a
+// singular A is a breakdown naming the column. The GPU's factorization is not built yet: on
+// the GPU the method says so.
+#include <chrono>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <la/formats/convert.hpp>
+#include <la/memory.hpp>
+#include <la/solvers/direct/dense_host.hpp>
+#include <la/solvers/method.hpp>
+#include <la/solvers/registry.hpp>
+
+namespace la {
+namespace {
+using clock_type = std::chrono::steady_clock;
+double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+
+/// r = b - A x in wider_t; returns ||r||_2 (and ||r||_inf in rinf).
+template <typename T>
+double residual(const csr_matrix<T, count_t>& a, const std::vector<T>& b, const std::vector<T>& x, std::vector<T>& r,
+                double& rinf) {
+  using W = wider_t<T>;
+  W s2 = 0;
+  rinf = 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    W s = b[static_cast<std::size_t>(i)];
+    for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) s -= static_cast<W>(a.values()[k]) * x[a.col_idx()[k]];
+    r[static_cast<std::size_t>(i)] = static_cast<T>(s);
+    s2 += s * s;
+    rinf = std::max(rinf, static_cast<double>(std::abs(s)));
+  }
+  return static_cast<double>(std::sqrt(s2));
+}
+
+template <typename T>
+double inf_norm(const std::vector<T>& v) {
+  double m = 0;
+  for (const T& x : v) m = std::max(m, std::abs(static_cast<double>(x)));
+  return m;
+}
+
+template <typename T>
+solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& b, std::vector<T>& x,
+                         const cg_options& o) {
+  const auto t0 = clock_type::now();
+  solve_result r;
+  r.solver = krylov_method::direct;
+  const index_t n = a.rows();
+  r.method = "direct, host, dense " + std::to_string(n) + " x " + std::to_string(n);
+  r.true_residual = std::nan("");
+  if (b.size() != static_cast<std::size_t>(n) || (!x.empty() && x.size() != b.size())) {
+    r.message = "right-hand side has " + std::to_string(b.size()) + " entries and the initial guess " +
+                std::to_string(x.size()) + ", matrix has " + std::to_string(n) + " rows";
+    return r;
+  }
+  for (std::size_t k = 0; k < a.values().size(); ++k)
+    if (!std::isfinite(static_cast<double>(a.values()[k]))) {
+      r.status = solve_status::non_finite;
+      r.message = "matrix holds a non-finite value at stored entry " + std::to_string(k + 1) + " (1-based)";
+      return r;
+    }
+  for (std::size_t i = 0; i < b.size(); ++i)
+    if (!std::isfinite(static_cast<double>(b[i]))) {
+      r.status = solve_status::non_finite;
+      r.message = "right-hand side holds a non-finite value at entry " + std::to_string(i + 1) + " (1-based)";
+      return r;
+    }
+  check_host_memory(2.0 * double(n) * double(n) * sizeof(T), "the direct solve (A's dense form and its factors)");
+  // The factorization: Cholesky where A looks SPD (symmetric values, positive diagonal), else
+  // (or where Cholesky meets a pivot that is not positive) LU with partial pivoting.
+  const matrix_properties props = properties_of(a, false, true);
+  dense_matrix<T> f = to_dense(a);
+  std::vector<index_t> piv;
+  bool chol = false;
+  std::string how = "LU with partial pivoting";
+  if (props.looks_spd()) {
+    chol = cholesky_factor(f).ok();
+    if (chol) how = "Cholesky";
+    else f = to_dense(a), how = "LU with partial pivoting (Cholesky met a pivot that is not positive)";
+  }
+  if (!chol) {
+    const dense_factor_status st = lu_factor(f, piv);
+    if (!st.ok()) {
+      r.status = solve_status::breakdown;
+      r.setup_seconds = since(t0);
+      r.message = "A is singular: " + how + " finds no nonzero pivot in column " + std::to_string(st.bad_column) +
+                  " (every entry at or below the diagonal there is zero after the earlier eliminations)";
+      return r;
+    }
+  }
+  r.setup_seconds = since(t0);
+  const auto t1 = clock_type::now();
+  auto solve = [&](T* v) {
+    if (chol) cholesky_solve(f, v);
+    else lu_solve(f, piv, v);
+  };
+  auto solve_t = [&](T* v) {  // A^T = A for Cholesky
+    if (chol) cholesky_solve(f, v);
+    else lu_transpose_solve(f, piv, v);
+  };
+  x = b;
+  solve(x.data());
+  // Refinement: x += A^-1 (b - A x), the residual in wider_t, while it halves the residual.
+  std::vector<T> res(b.size());
+  double rinf = 0, rn = residual(a, b, x, res, rinf);
+  const double bn = [&] {
+    double s = 0;
+    for (const T& v : b) s += static_cast<double>(v) * v;
+    return std::sqrt(s);
+  }();
+  int steps = 0;
+  for (; steps < 3 && rn > 0; ++steps) {
+    std::vector<T> y = x;
+    std::vector<T> d = res;
+    solve(d.data());
+    for (std::size_t i = 0; i < y.size(); ++i) y[i] += d[i];
+    double yinf = 0;
+    std::vector<T> ry(b.size());
+    const double yn = residual(a, b, y, ry, yinf);
+    if (!(yn < 0.5 * rn)) break;
+    x = std::move(y), res = std::move(ry), rn = yn, rinf = yinf;
+  }
+  // ||A||_inf and ||A||_1 from the sparse A; the condition estimate from the factors.
+  std::vector<double> col(static_cast<std::size_t>(n), 0);
+  double ainf = 0;
+  for (index_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      const double v = std::abs(static_cast<double>(a.values()[k]));
+      s += v, col[static_cast<std::size_t>(a.col_idx()[k])] += v;
+    }
+    ainf = std::max(ainf, s);
+  }
+  const double a1 = col.empty() ? 0 : *std::max_element(col.begin(), col.end());
+  const double cond = a1 * inverse_norm1_estimate<T>(n, solve, solve_t);
+  const double backward = rinf / (ainf * inf_norm(x) + inf_norm(b));
+  r.iterate_seconds = since(t1);
+  r.iterations = steps;
+  r.residual = r.true_residual = bn > 0 ? rn / bn : 0;
+  const double target = std::max(o.rtol * bn, o.atol);
+  const std::string report = how + ", " + std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") +
+                             ": backward error " + short_number(bn > 0 ? backward : 0) +
+                             ", condition estimate " + short_number(cond);
+  if (rn <= target) {
+    r.status = solve_status::converged;
+    r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + report;
+  } else {
+    r.status = solve_status::precision_limit;
+    r.message = "||b - Ax|| / ||b|| = " + short_number(r.residual) + " misses the tolerance after refinement; " + report +
+                " (the tolerance is below what the precision resolves for this condition)";
+  }
+  return r;
+}
+
+template <typename T, typename O>
+solve_result direct_device(context&, const device_csr<T, O>&, const device_vector<T>&, device_vector<T>&,
+                           const cg_options&) {
+  solve_result r;
+  r.solver = krylov_method::direct;
+  r.method = "gpu";
+  r.message = "{method} direct runs on the host for now (the GPU factorization is not built yet): use {device} cpu";
+  return r;
+}
+}  // namespace
+
+namespace registry_detail {
+method_entry direct_entry() {
+  return {"direct", krylov_method::direct,
+          "A's dense form factored on the host: Cholesky\n"
+          "where A looks SPD, else LU with partial pivoting;\n"
+          "refined in wider precision, with the backward\n"
+          "error and a condition estimate reported, a\n"
+          "singular A named by its column. For systems of up\n"
+          "to a few thousand rows (n^2 memory, n^3 work); not\n"
+          "yet on the GPU",
+          false, false, false, true, LA_METHOD_SOLVERS(direct_host, direct_device), false};
+}
+}  // namespace registry_detail
+
+}  // namespace la

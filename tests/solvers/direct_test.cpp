@@ -1,0 +1,178 @@
+// The dense factorizations on the host (solvers/direct/dense_host.hpp) against Eigen's, on
+// random matrices of awkward sizes, singular and indefinite ones, and the condition estimate
+// against the true ||A||_1 ||A^-1||_1; then the direct method through solve_host on real
+// systems (the ones the Krylov methods fail on among them), a singular one named by column,
+// and its refusal on the GPU.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <la/solvers/device_solve.hpp>
+#include <la/solvers/direct/dense_host.hpp>
+#include <la/solvers/method.hpp>
+
+#include "test_util.hpp"
+
+using namespace la;
+
+namespace {
+using Mat = Eigen::MatrixXd;
+
+dense_matrix<double> from_eigen(const Mat& m) {
+  dense_matrix<double> d(static_cast<index_t>(m.rows()), static_cast<index_t>(m.cols()));
+  for (index_t i = 0; i < d.rows(); ++i)
+    for (index_t j = 0; j < d.cols(); ++j) d(i, j) = m(i, j);
+  return d;
+}
+Mat random_matrix(int n, std::mt19937& g) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  Mat m(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) m(i, j) = u(g);
+  return m;
+}
+cg_options direct() {
+  cg_options o;
+  o.method = krylov_method::direct;
+  o.rtol = 1e-12;
+  return o;
+}
+}  // namespace
+
+TEST(DenseLu, SolvesAsEigenOnAwkwardSizes) {
+  std::mt19937 g(5);
+  for (int n : {1, 31, 33, 200}) {
+    const Mat a = random_matrix(n, g);
+    const Eigen::VectorXd b = Eigen::VectorXd::Random(n);
+    dense_matrix<double> f = from_eigen(a);
+    std::vector<index_t> piv;
+    ASSERT_TRUE(lu_factor(f, piv).ok()) << n;
+    // Two right-hand sides at once: b and 2b.
+    std::vector<double> x(2 * static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) x[i] = b(i), x[n + i] = 2 * b(i);
+    lu_solve(f, piv, x.data(), 2);
+    const Eigen::VectorXd want = a.partialPivLu().solve(b);
+    const double cond = a.norm() * a.inverse().norm();
+    for (int i = 0; i < n; ++i) {
+      EXPECT_NEAR(x[i], want(i), 1e-14 * cond * (1 + std::abs(want(i)))) << n << " row " << i;
+      EXPECT_NEAR(x[n + i], 2 * want(i), 2e-14 * cond * (1 + std::abs(want(i)))) << n << " row " << i;
+    }
+    // The transposed solve.
+    std::vector<double> y(b.data(), b.data() + n);
+    lu_transpose_solve(f, piv, y.data());
+    const Eigen::VectorXd want_t = a.transpose().partialPivLu().solve(b);
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(y[i], want_t(i), 1e-14 * cond * (1 + std::abs(want_t(i)))) << n;
+  }
+}
+
+TEST(DenseCholesky, SolvesAsEigenAndStopsWhereNotPositive) {
+  std::mt19937 g(6);
+  for (int n : {1, 31, 33, 200}) {
+    const Mat r = random_matrix(n, g);
+    const Mat a = r * r.transpose() + n * Mat::Identity(n, n);
+    const Eigen::VectorXd b = Eigen::VectorXd::Random(n);
+    dense_matrix<double> f = from_eigen(a);
+    ASSERT_TRUE(cholesky_factor(f).ok()) << n;
+    std::vector<double> x(b.data(), b.data() + n);
+    cholesky_solve(f, x.data());
+    const Eigen::VectorXd want = a.llt().solve(b);
+    for (int i = 0; i < n; ++i) EXPECT_NEAR(x[i], want(i), 1e-12 * (1 + std::abs(want(i)))) << n;
+  }
+  // Indefinite: diag(1, 1, -1, 1) stops at column 3.
+  dense_matrix<double> d(4, 4);
+  for (index_t i = 0; i < 4; ++i) d(i, i) = i == 2 ? -1 : 1;
+  EXPECT_EQ(cholesky_factor(d).bad_column, 3);
+}
+
+TEST(DenseLu, NamesTheColumnOfASingularMatrix) {
+  // Column 3 is twice column 1: after two eliminations column 3 has nothing left.
+  std::mt19937 g(7);
+  Mat a = random_matrix(5, g);
+  a.col(2) = 2 * a.col(0);
+  dense_matrix<double> f = from_eigen(a);
+  std::vector<index_t> piv;
+  const dense_factor_status s = lu_factor(f, piv);
+  // Rounding may leave a pivot of rounding size there instead of an exact zero.
+  if (s.ok()) EXPECT_LT(std::abs(f(2, 2)), 1e-13 * a.cwiseAbs().maxCoeff());
+  else EXPECT_EQ(s.bad_column, 3);
+  dense_matrix<double> z(3, 3);
+  z(0, 0) = 1, z(1, 0) = 2, z(2, 2) = 3;  // column 2 is zero
+  EXPECT_EQ(lu_factor(z, piv).bad_column, 2);
+  dense_matrix<double> empty(0, 0);
+  EXPECT_TRUE(lu_factor(empty, piv).ok());
+}
+
+TEST(DenseLu, ConditionEstimateIsWithinAFactorThreeOfTheTruth) {
+  std::mt19937 g(8);
+  std::vector<Mat> cases{random_matrix(31, g), random_matrix(100, g)};
+  Mat h(8, 8);  // Hilbert: condition about 3e10
+  for (int i = 0; i < 8; ++i)
+    for (int j = 0; j < 8; ++j) h(i, j) = 1.0 / (i + j + 1);
+  cases.push_back(h);
+  for (const Mat& a : cases) {
+    const int n = static_cast<int>(a.rows());
+    dense_matrix<double> f = from_eigen(a);
+    std::vector<index_t> piv;
+    ASSERT_TRUE(lu_factor(f, piv).ok());
+    const double est = inverse_norm1_estimate<double>(
+        n, [&](double* v) { lu_solve(f, piv, v); }, [&](double* v) { lu_transpose_solve(f, piv, v); });
+    const double truth = a.inverse().cwiseAbs().colwise().sum().maxCoeff();
+    EXPECT_LE(est, truth * (1 + 1e-6)) << n;  // a lower bound
+    EXPECT_GE(est, truth / 3) << n;
+  }
+}
+
+// The method through solve_host: real systems (rajat19 and west2021, where the Krylov
+// methods fail; an SPD one through Cholesky), to a true residual of 1e-12 or better.
+TEST(DirectMethod, SolvesRealSystemsOnTheHost) {
+  for (const char* name : {"west0479.mtx", "impcol_a.mtx", "rajat19.mtx", "west2021.mtx", "bcsstk09.mtx"}) {
+    const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
+    std::vector<double> ones(static_cast<std::size_t>(a.cols()), 1.0), b(ones.size());
+    reference::spmv(1.0, a, ones, 0.0, b);
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, direct());
+    EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;
+    EXPECT_EQ(r.solver, krylov_method::direct);
+    EXPECT_LT(test::true_relres(a, b, x), 1e-12) << name;
+    EXPECT_NE(r.message.find("backward error"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find(std::string(name) == "bcsstk09.mtx" ? "Cholesky" : "LU with partial pivoting"),
+              std::string::npos)
+        << r.message;
+  }
+}
+
+TEST(DirectMethod, SaysWhatItCannotSolve) {
+  // ca-GrQc is structurally singular: a breakdown naming the column.
+  const csr_matrix<double> g = test::system_matrix("ca-GrQc.mtx", test::data_dir());
+  std::vector<double> x;
+  const solve_result s = solve_host(g, std::vector<double>(static_cast<std::size_t>(g.rows()), 1.0), x, direct());
+  EXPECT_EQ(s.status, solve_status::breakdown);
+  EXPECT_NE(s.message.find("A is singular"), std::string::npos) << s.message;
+  EXPECT_NE(s.message.find("column"), std::string::npos) << s.message;
+  // NaN in b; a zero b (x = 0); float.
+  const csr_matrix<double> a = test::poisson_2d<double>(6);
+  std::vector<double> b(36, 1.0);
+  b[7] = std::nan("");
+  x.clear();
+  EXPECT_EQ(solve_host(a, b, x, direct()).status, solve_status::non_finite);
+  x.clear();
+  const solve_result z = solve_host(a, std::vector<double>(36, 0.0), x, direct());
+  EXPECT_EQ(z.status, solve_status::converged) << z.message;
+  for (double v : x) EXPECT_EQ(v, 0.0);
+  std::vector<float> xf;
+  cg_options of = direct();
+  of.rtol = 1e-6;
+  const solve_result f = solve_host(test::poisson_2d<float>(6), std::vector<float>(36, 1.0f), xf, of);
+  EXPECT_EQ(f.status, solve_status::converged) << f.message;
+  // On the GPU it is not built yet, and says so in the options' words.
+  if (!cuda_available()) return;
+  context ctx;
+  device_vector<double> dx;
+  const solve_result d = solve_device(ctx, to_device(ctx, a), to_device(ctx, std::vector<double>(36, 1.0)), dx, direct());
+  EXPECT_EQ(d.status, solve_status::invalid_input);
+  EXPECT_NE(d.message.find("{device} cpu"), std::string::npos) << d.message;
+}
