@@ -101,44 +101,39 @@ std::optional<preconditioner> parse_preconditioner(const std::string& s) {
 }
 
 namespace {
-void check_new_options(const char* who, const option_spec* options, std::size_t count) {
+/// Appends e to `list` as the next kind past la's own (`last_own`) and its options to the
+/// option list, after the checks every registration shares.
+template <typename Entry, typename Kind>
+Kind append_entry(std::vector<Entry>& list, Entry e, Kind last_own, const char* who, const option_spec* options,
+                  std::size_t count) {
+  LA_EXPECTS(!e.name.empty() && e.name.data()[e.name.size()] == '\0',
+             std::string(who) + ": the entry needs a name (a string literal)");
+  for (const Entry& x : list)
+    LA_EXPECTS(x.name != e.name, std::string(who) + ": '" + std::string(e.name) + "' is listed already");
   for (std::size_t i = 0; i < count; ++i)
     LA_EXPECTS(!find_option(options[i].name), std::string(who) + ": an option named '" + std::string(options[i].name) +
                                                   "' is listed already");
+  int next = static_cast<int>(last_own) + 1;
+  for (const Entry& x : list) next = std::max(next, static_cast<int>(x.kind) + 1);
+  e.kind = static_cast<Kind>(next);
+  list.push_back(e);
+  option_list_of_all().insert(option_list_of_all().end(), options, options + count);
+  return e.kind;
 }
 }  // namespace
 
 krylov_method add_method(method_entry e, const option_spec* options, std::size_t count) {
-  LA_EXPECTS(!e.name.empty() && e.name.data()[e.name.size()] == '\0', "add_method: the entry needs a name (a string literal)");
-  LA_EXPECTS(!find_method(e.name), "add_method: a method named '" + std::string(e.name) + "' is listed already");
   const method_solvers& s = e.solvers;
   LA_EXPECTS(!e.help.empty() && s.hf && s.hd && s.f32 && s.f64 && s.d32 && s.d64,
              "add_method: '" + std::string(e.name) + "' needs help and host and GPU solvers for float and double");
-  check_new_options("add_method", options, count);
-  int next = static_cast<int>(krylov_method::direct) + 1;
-  for (const method_entry& x : methods()) next = std::max(next, static_cast<int>(x.kind) + 1);
-  e.kind = static_cast<krylov_method>(next);
-  method_list().push_back(e);
-  option_list_of_all().insert(option_list_of_all().end(), options, options + count);
-  return e.kind;
+  return append_entry(method_list(), e, krylov_method::direct, "add_method", options, count);
 }
 
 preconditioner add_preconditioner(preconditioner_entry e, const option_spec* options, std::size_t count) {
-  LA_EXPECTS(!e.name.empty() && e.name.data()[e.name.size()] == '\0',
-             "add_preconditioner: the entry needs a name (a string literal)");
-  LA_EXPECTS(!find_preconditioner(e.name), "add_preconditioner: a preconditioner named '" + std::string(e.name) +
-                                               "' is listed already");
   LA_EXPECTS(e.form == precond_form::apart && entry_is_valid(e),
              "add_preconditioner: '" + std::string(e.name) +
                  "' needs a title, help, and host and device builders for float and double (form apart)");
-  check_new_options("add_preconditioner", options, count);
-  // Kinds past la's own, in the order of registration.
-  int next = static_cast<int>(preconditioner::automatic) + 1;
-  for (const preconditioner_entry& x : preconditioners()) next = std::max(next, static_cast<int>(x.kind) + 1);
-  e.kind = static_cast<preconditioner>(next);
-  precond_list().push_back(e);
-  option_list_of_all().insert(option_list_of_all().end(), options, options + count);
-  return e.kind;
+  return append_entry(precond_list(), e, preconditioner::automatic, "add_preconditioner", options, count);
 }
 
 const method_entry* find_method(std::string_view name) {
@@ -203,6 +198,11 @@ std::string python_name(const option_spec& s) {
 }
 
 std::string render_names(std::string_view text, const std::function<std::string(std::string_view)>& spell) {
+  return render_names_with_values(text, [&](std::string_view name, std::string_view, std::size_t&) { return spell(name); });
+}
+
+std::string render_names_with_values(
+    std::string_view text, const std::function<std::string(std::string_view, std::string_view, std::size_t&)>& spell) {
   std::string out;
   for (std::size_t i = 0; i < text.size();) {
     const std::size_t open = text.find('{', i);
@@ -216,8 +216,9 @@ std::string render_names(std::string_view text, const std::function<std::string(
     // A declared option, or `device`: where a solve runs, an option each front end owns
     // (--device, device=) that choose_device's message names.
     if (!name.empty() && (find_option(name) || name == "device")) {
-      out += spell(name);
-      i = close + 1;
+      std::size_t used = 0;
+      out += spell(name, text.substr(close + 1), used);
+      i = close + 1 + used;
     } else {
       out += '{';
       i = open + 1;

@@ -207,6 +207,11 @@ std::string python_name(const option_spec& s);
 /// options this way; the CLI renders "--name", Python "name=", a C++ caller may show them as
 /// they are or render them in its own words.
 std::string render_names(std::string_view text, const std::function<std::string(std::string_view)>& spell);
+/// As render_names, for a spelling that takes the word after a marker too ("{matching} on" as
+/// matching='on'): spell(name, rest, used) gets the text after the marker and sets `used` to
+/// how many of its characters the spelling replaced.
+std::string render_names_with_values(
+    std::string_view text, const std::function<std::string(std::string_view name, std::string_view rest, std::size_t& used)>& spell);
 
 /// Checks a set of entries at compile time: names and help present, defaults inside their
 /// range, a setter for each (static_assert(options_are_valid(list)) in each family's file).

@@ -12,20 +12,13 @@
 #include <string>
 
 #include <la/error.hpp>
-#include <la/solvers/registry.hpp>
-
 #include "args.hpp"
 #include "common.hpp"
+#include "solve_options.hpp"
 
 namespace la::cli {
 
 inline constexpr int exit_ok = 0, exit_not_good = 1, exit_usage = 2, exit_device = 3;
-
-/// A library message in the CLI's words: each option it names as {name} (registry.hpp) as
-/// its flag, --name.
-inline std::string flagged(const char* text) {
-  return render_names(text, [](std::string_view n) { return "--" + std::string(n); });
-}
 
 template <typename F>
 int run_command(const std::string& cmd, F&& f) {
@@ -33,25 +26,25 @@ int run_command(const std::string& cmd, F&& f) {
   try {
     return f();
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "la %s: %s (see 'la %s --help')\n", c, flagged(e.what()).c_str(), c);
+    std::fprintf(stderr, "la %s: %s (see 'la %s --help')\n", c, cli_words(e.what()).c_str(), c);
     return exit_usage;
   } catch (const no_gpu_error& e) {
-    std::fprintf(stderr, "la %s: %s\n", c, flagged(e.what()).c_str());
+    std::fprintf(stderr, "la %s: %s\n", c, cli_words(e.what()).c_str());
     return exit_device;
   } catch (const device_error& e) {  // CUDA runtime, cuBLAS, cuSPARSE
-    std::fprintf(stderr, "la %s: %s\n", c, flagged(e.what()).c_str());
+    std::fprintf(stderr, "la %s: %s\n", c, cli_words(e.what()).c_str());
     return exit_device;
   } catch (const offset_overflow& e) {
-    std::fprintf(stderr, "la %s: error: %s: pass --offsets 64 (or auto)\n", c, flagged(e.what()).c_str());
+    std::fprintf(stderr, "la %s: error: %s: pass --offsets 64 (or auto)\n", c, cli_words(e.what()).c_str());
     return exit_usage;
   } catch (const error& e) {
-    std::fprintf(stderr, "la %s: error: %s\n", c, flagged(e.what()).c_str());
+    std::fprintf(stderr, "la %s: error: %s\n", c, cli_words(e.what()).c_str());
     return exit_usage;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "la %s: error: out of host memory\n", c);
     return exit_usage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "la %s: internal error: %s\n", c, flagged(e.what()).c_str());
+    std::fprintf(stderr, "la %s: internal error: %s\n", c, cli_words(e.what()).c_str());
     return exit_device;
   }
 }

@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -17,43 +18,18 @@ bool word_char(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
 /// A library message in Python's words: each option it names as {name} (registry.hpp) as its
 /// keyword; keyword='value' where one of the option's values follows, keyword=True for a flag.
 std::string python_words(const std::string& text) {
-  std::string out;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const std::size_t open = text.find('{', i);
-    if (open == std::string::npos) {
-      out.append(text, i, std::string::npos);
-      break;
-    }
-    const std::size_t close = text.find('}', open);
-    const std::string name = close == std::string::npos ? std::string() : text.substr(open + 1, close - open - 1);
-    const option_spec* s = name.empty() ? nullptr : find_option(name);
-    if (!s && name != "device") {  // not a marker: a brace of the text
-      out.append(text, i, open + 1 - i);
-      i = open + 1;
-      continue;
-    }
-    out.append(text, i, open - i);
-    const std::string kw = s ? python_name(*s) : name;
-    i = close + 1;
-    if (s && s->type == option_type::flag) {
-      out += kw + "=True";
-      continue;
-    }
-    std::size_t end = i + 1;
-    while (end < text.size() && word_char(text[end])) ++end;
-    const std::string value = i < text.size() && text[i] == ' ' && end > i + 1 ? text.substr(i + 1, end - i - 1) : "";
+  return render_names_with_values(text, [](std::string_view name, std::string_view rest, std::size_t& used) {
+    const option_spec* s = find_option(name);  // null: device, which Python owns
+    const std::string kw = s ? python_name(*s) : std::string(name);
+    if (s && s->type == option_type::flag) return kw + "=True";
+    std::size_t end = 1;
+    while (end < rest.size() && word_char(rest[end])) ++end;
+    const std::string value = !rest.empty() && rest[0] == ' ' && end > 1 ? std::string(rest.substr(1, end - 1)) : "";
     const std::vector<std::string> values = s ? choices_of(*s) : std::vector<std::string>{"auto", "cpu", "gpu"};
-    bool listed = false;
-    for (const std::string& c : values) listed = listed || c == value;
-    if (listed) {
-      out += kw + "='" + value + "'";
-      i = end;
-    } else {
-      out += kw;
-    }
-  }
-  return out;
+    if (value.empty() || std::find(values.begin(), values.end(), value) == values.end()) return kw;
+    used = end;
+    return kw + "='" + value + "'";
+  });
 }
 }  // namespace
 

@@ -324,7 +324,6 @@ class amg_impl final : public device_preconditioner<T>::impl {
 
   void describe() {
     precond_report& rep = this->rep;
-    rep.kind = preconditioner::amg;
     double nnz = static_cast<double>(a0_->nnz()), rows = 0, bytes = 0;
     std::string sizes;
     for (std::size_t l = 0; l < levels_.size(); ++l) {

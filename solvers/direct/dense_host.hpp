@@ -147,15 +147,6 @@ void cholesky_solve(const dense_matrix<T>& l, T* x, index_t count = 1) {
   }
 }
 
-/// ||A||_1 (the largest column sum of |a_ij|).
-template <typename T>
-double norm1(const dense_matrix<T>& a) {
-  std::vector<double> s(static_cast<std::size_t>(a.cols()), 0);
-  for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t j = 0; j < a.cols(); ++j) s[static_cast<std::size_t>(j)] += std::abs(static_cast<double>(a(i, j)));
-  return s.empty() ? 0 : *std::max_element(s.begin(), s.end());
-}
-
 /// An estimate of ||A^-1||_1 from the solves x = A^-1 x and x = A^-T x (Hager's method with
 /// Higham's refinements, as LAPACK's dlacn2: at most 5 pairs of solves, and the alternative
 /// vector that catches what the iteration misses). A lower bound, usually within a factor 3.

@@ -58,16 +58,10 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
                 std::to_string(x.size()) + ", matrix has " + std::to_string(n) + " rows";
     return r;
   }
-  for (std::size_t k = 0; k < a.values().size(); ++k)
-    if (!std::isfinite(static_cast<double>(a.values()[k]))) {
+  for (const std::string& why : {detail::first_non_finite(a.values(), "matrix"), detail::first_non_finite(b, "right-hand side")})
+    if (!why.empty()) {
       r.status = solve_status::non_finite;
-      r.message = "matrix holds a non-finite value at stored entry " + std::to_string(k + 1) + " (1-based)";
-      return r;
-    }
-  for (std::size_t i = 0; i < b.size(); ++i)
-    if (!std::isfinite(static_cast<double>(b[i]))) {
-      r.status = solve_status::non_finite;
-      r.message = "right-hand side holds a non-finite value at entry " + std::to_string(i + 1) + " (1-based)";
+      r.message = why;
       return r;
     }
   check_host_memory(2.0 * double(n) * double(n) * sizeof(T), "the direct solve (A's dense form and its factors)");

@@ -113,7 +113,6 @@ struct block_jacobi_impl final : device_preconditioner<T>::impl {
     const unsigned long long b = read_flag(ctx, bad);
     if (b != no_row)
       throw invalid_argument(detail::block_not_spd_message(st[b], st[b + 1]));
-    this->rep.kind = preconditioner::block_jacobi;
     this->rep.detail = std::to_string(blocks) + " blocks of up to " + std::to_string(largest) + " rows";
     this->rep.bytes = double(of.back()) * sizeof(T) + double(n + 2 * st.size()) * sizeof(index_t) + 8.0 * of.size();
   }

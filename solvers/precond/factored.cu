@@ -205,7 +205,6 @@ struct factored_impl final : device_preconditioner<T>::impl {
               std::to_string(steps) + " " + short_number(e_jacobi);
     }
     ctx.synchronize();
-    this->rep.kind = ilu ? preconditioner::ilu0 : preconditioner::ic0;
     this->rep.shift = shift;
     this->rep.detail = detail::factor_detail(ilu, f, sweeps, solve, steps, shift, attempts, ilu ? lo.nnz() + up.nnz() - n : lo.nnz()) + note;
     if (kept > 0)

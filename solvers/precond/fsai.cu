@@ -222,7 +222,6 @@ struct fsai_impl final : device_preconditioner<T>::impl {
     g_plan.emplace(ctx, spmv_view(g));
     gt_plan.emplace(ctx, transposed_view(gt));
     t = ctx.allocate<T>(static_cast<std::size_t>(n));
-    this->rep.kind = preconditioner::fsai;
     this->rep.detail = std::string("pattern ") + to_string(opt.pattern) + ", " + std::to_string(g.nnz()) +
                        " nonzeros in G, " + std::to_string(cuts.size() - 1) + " setup batch" +
                        (cuts.size() > 2 ? "es" : "") + (warp_rows ? ", a warp a row" : ", a thread a row") +

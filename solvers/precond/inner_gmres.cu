@@ -5,6 +5,7 @@
 // polynomial clusters. The registry entry, its options, and its host builder (the oracle,
 // gmres_host) and GPU builder (gmres_device) are all here; the inner preconditioner is built
 // once, with the outer one, and kept across applications.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -46,9 +47,8 @@ struct host_inner final : host_precond_operator<T> {
   cg_options o;
   std::shared_ptr<host_preconditioner<T>> inner;
   void apply(const std::vector<T>& r, std::vector<T>& z) const override {
-    std::vector<T> x(r.size(), T(0));
-    (void)gmres_host(a, r, x, o, false);  // its status is not M^-1's: K iterations are the operator
-    z = std::move(x);
+    std::fill(z.begin(), z.end(), T(0));  // the inner solve starts from zero, in z itself
+    (void)gmres_host(a, r, z, o, false);  // its status is not M^-1's: K iterations are the operator
   }
 };
 template <typename T>
@@ -71,6 +71,7 @@ struct device_inner final : device_precond_operator<T> {
   context* ctx = nullptr;
   const device_csr<T, O>* a = nullptr;
   cg_options o;
+  device_cg_options d;  // the plain path, and the SpMV kernel chosen once at the build
   std::shared_ptr<device_preconditioner<T>> inner;
   void apply(const T* r, T* z, cudaStream_t s) const override {
     const index_t n = a->rows();
@@ -78,8 +79,6 @@ struct device_inner final : device_precond_operator<T> {
     const device_vector<T> b(device_buffer<T>::borrow(const_cast<T*>(r), static_cast<std::size_t>(n), ctx->device()));
     device_vector<T> x(device_buffer<T>::borrow(z, static_cast<std::size_t>(n), ctx->device()));
     LA_CUDA_TRY(cudaMemsetAsync(z, 0, sizeof(T) * static_cast<std::size_t>(n), ctx->stream()));
-    device_cg_options d;
-    d.path = cg_path::plain;
     (void)gmres_device(*ctx, *a, b, x, o, d, false);
     if (s != ctx->stream()) ctx->synchronize();
   }
@@ -93,6 +92,8 @@ impl_ptr<T> make_inner_gmres(context& ctx, const device_csr<T, O>& a, const prec
   p->ctx = &ctx;
   p->a = &a;
   p->o = inner_options(opt);
+  p->d.path = cg_path::plain;
+  p->d.choice = select_spmv(row_stats(ctx, a));  // once: each application would read A's rows again
   if (form_of(opt.inner_precond) == precond_form::apart) {
     p->inner = std::make_shared<device_preconditioner<T>>(ctx, a, opt.inner_precond, p->o.precond_opt);
     p->o.precond_opt.prebuilt = p->inner;
