@@ -117,7 +117,7 @@ struct method_entry {
   bool short_recurrence;  // memory independent of the iteration count
   method_solvers solvers; // its solvers on CSR (la's Krylov methods leave them null: method.hpp
                           // and device_solve.cu dispatch them over every format and backend)
-  bool on_gpu = true;     // solves on the GPU (direct: on the host only, for now)
+  bool on_gpu = true;     // solves on the GPU
 };
 
 struct preconditioner_entry {

@@ -8,6 +8,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "common.hpp"
+#include <la/kernels/detail/vendor/gesv_suite.hpp>
 #include <la/kernels/detail/vendor/spmv_suite.hpp>
 
 namespace la::cli {
@@ -34,6 +35,63 @@ const char* usage =
     "Exit status: 0 every kernel validated, 1 one failed validation, 2 bad usage or input,\n"
     "3 no usable GPU, or a CUDA or internal failure.\n";
 
+const char* gesv_usage =
+    "usage: la bench gesv [--sizes N,N,...] [--reps N] [--only lu|cholesky] [--no-mixed] [--out FILE.csv]\n"
+    "       la bench dgemm [--sizes N,N,...] [--reps N] [--out FILE.csv]\n"
+    "\n"
+    "gesv: la's dense LU (getrf) and Cholesky (potrf) on the fp64 Tensor Cores beside cuSOLVER's,\n"
+    "and la's mixed-precision solves (float factors with 3xTF32, TF32 or float updates, refined\n"
+    "to fp64) beside cuSOLVER's fp64 getrf+getrs and its iterative-refinement solver IRS (float\n"
+    "and TF32), on random matrices (uniform in [-1, 1); SPD: symmetric plus n I) in one process.\n"
+    "Every solve is validated by its backward error ||b - Ax||_inf / (||A||_inf ||x||_inf +\n"
+    "||b||_inf) computed the same way (cuBLAS DGEMV) for every row: 1e-14 or better, or the row\n"
+    "says NO. Times are wall clock around device syncs, median of --reps runs after a warm-up\n"
+    "(one run from n = 16384, two from 4096); la's factorization time includes copying A.\n"
+    "dgemm: every fp64 GEMM rung beside cuBLAS DGEMM on n x n x n, validated against it.\n"
+    "  --sizes LIST    n values (default gesv: 32,64,128,256,512,1024,2048,4096,8192,16384;\n"
+    "                  dgemm: 1024,2048,4096,8192)\n"
+    "  --reps N        timed runs below n = 4096 (default 5)\n"
+    "  --only K        lu or cholesky alone\n"
+    "  --no-mixed      leave out the mixed-precision rows\n"
+    "  --out FILE      also write the rows as CSV\n"
+    "Exit status: 0 every row validated, 1 one failed, 2 bad usage, 3 no usable GPU.\n";
+
+int cmd_bench_dense(int argc, char** argv, bool gesv) {
+  args a(argc, argv, 3, {"--sizes", "--reps", "--only", "--out"}, {"--no-mixed", "--quiet"});
+  if (a.help()) return std::printf("%s", gesv_usage), 0;
+  gesv_bench_options o;
+  const std::string sizes = a.get("--sizes", gesv ? "32,64,128,256,512,1024,2048,4096,8192,16384" : "1024,2048,4096,8192");
+  for (std::size_t p = 0; p < sizes.size();) {
+    const std::size_t q = std::min(sizes.find(',', p), sizes.size());
+    const std::string item = sizes.substr(p, q - p);
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end || v < 1 || v > 200000) throw usage_error("--sizes: '" + item + "' is not a size from 1 to 200000");
+    o.sizes.push_back(static_cast<index_t>(v));
+    p = q + 1;
+  }
+  o.reps = static_cast<int>(a.get_int("--reps", 5, 1, 1000));
+  const std::string only = a.get_choice("--only", "both", {"lu", "cholesky", "both"});
+  o.lu = only != "cholesky", o.cholesky = only != "lu";
+  o.mixed = !a.has("--no-mixed");
+  o.progress = !a.has("--quiet") && isatty(2);
+  const std::string out = a.get("--out", "");
+  require_gpu();
+  context ctx;
+  vendor_handles vh(ctx);
+  int clock_khz = 0;
+  (void)cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, ctx.device());
+  // fp64 Tensor Cores: 256 flops a clock a multiprocessor on compute capability 9.0 (64 on 8.0).
+  const double per_sm = ctx.properties().major >= 9 ? 256 : 64;
+  const double peak = per_sm * ctx.sm_count() * clock_khz * 1e3 / 1e12;
+  const std::vector<gesv_row> rows = gesv ? bench_gesv(ctx, vh, o) : bench_dgemm(ctx, vh, o);
+  print_gesv_table(rows, ctx.properties().name, peak);
+  if (!out.empty()) write_gesv_csv(rows, out, ctx.properties().name);
+  for (const auto& r : rows)
+    if (!r.ok) return 1;
+  return 0;
+}
+
 template <typename T>
 void bench_one(context& ctx, vendor_handles& vh, const args& a, const std::string& m, const spmv_bench_options& opt,
                std::vector<spmv_row>& rows) {
@@ -49,10 +107,12 @@ void bench_one(context& ctx, vendor_handles& vh, const args& a, const std::strin
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
+  if (argc >= 3 && (std::string(argv[2]) == "gesv" || std::string(argv[2]) == "dgemm"))
+    return cmd_bench_dense(argc, argv, std::string(argv[2]) == "gesv");
   if (argc < 3 || std::string(argv[2]) != "spmv") {
     if (argc >= 3 && (std::string(argv[2]) == "--help" || std::string(argv[2]) == "-h"))
-      return std::printf(usage, reader_usage), 0;
-    throw usage_error("expected 'la bench spmv ...' (the benchmark suites: spmv)");
+      return std::printf(usage, reader_usage), std::printf("\n%s", gesv_usage), 0;
+    throw usage_error("expected 'la bench spmv|gesv|dgemm ...' (the benchmark suites)");
   }
   args a(argc, argv, 3, {"--precision", "--reps", "--out", "--threads", "--offsets"}, {"--generated", "--quiet"});
   if (a.help()) return std::printf(usage, reader_usage), 0;

@@ -171,6 +171,41 @@ device_dense<__half> to_half(context& ctx, const device_dense<float>& a);
 /// Rounds a float matrix to bfloat16 (round to nearest), on the device.
 device_dense<__nv_bfloat16> to_bf16(context& ctx, const device_dense<float>& a);
 
+/// The fp64 rung: double inputs and accumulation on the fp64 Tensor Cores (mma.sync f64,
+/// SASS DMMA), C = alpha*A*B + beta*C, row-major, any M, N, K (kernels/gemm/dmma.cu). A
+/// separate list from gemm_variants(), whose launchers all write float C.
+struct dgemm_args {
+  index_t m = 0, n = 0, k = 0;
+  const double* a = nullptr;
+  index_t lda = 0;
+  const double* b = nullptr;
+  index_t ldb = 0;
+  double* c = nullptr;
+  index_t ldc = 0;
+  double alpha = 1, beta = 0;
+  /// Only the tiles that hold an element on or below C's diagonal are computed (those wholly
+  /// above it are left as they were): a symmetric trailing update, as SYRK's lower triangle.
+  bool lower_only = false;
+};
+struct dgemm_variant {
+  std::string_view name;  // stable id: tests, benchmarks, `la gemm --algo`
+  bool teaching;          // a lower rung: auto never picks it while the faster one runs
+  bool (*can_implement)(const gemm_problem&);  // includes the device's compute capability
+  void (*run)(const dgemm_args&, cudaStream_t);
+};
+/// Every fp64 variant, in ladder order: dmma_m8n8k4 (8.0+), dmma_m16n8k16 (9.0+).
+const std::vector<dgemm_variant>& dgemm_variants();
+/// The variant of that name; throws la::invalid_argument listing the valid names.
+const dgemm_variant& find_dgemm(std::string_view name);
+/// The fastest variant the current device runs; throws la::not_supported before 8.0.
+const dgemm_variant& select_dgemm(const gemm_problem& p);
+/// Queues g on s. algo: a variant name or "auto". The operands may be views into one
+/// matrix (a factorization's blocks); C must not overlap A or B.
+void dgemm(const dgemm_args& g, cudaStream_t s, std::string_view algo = "auto");
+/// C = alpha*A*B + beta*C in double on the fp64 Tensor Cores, queued on ctx's stream.
+void gemm(context& ctx, const device_dense<double>& a, const device_dense<double>& b, device_dense<double>& c,
+          double alpha, double beta, std::string_view algo = "auto");
+
 namespace detail {
 /// Splits of K that the split-K variants use for this problem (>= 1).
 int split_k_count(const gemm_problem& p);

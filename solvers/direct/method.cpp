@@ -2,14 +2,17 @@
 // (Cholesky where A looks SPD, else LU with partial pivoting: dense_host.hpp), solved, refined
 // with residuals of the sparse A in wider_t, and reported with its backward error and a
 // condition estimate. Exit 0 means ||b - A x|| met the tolerance, as for every method; a
-// singular A is a breakdown naming the column. The GPU's factorization is not built yet: on
-// the GPU the method says so.
+// singular A is a breakdown naming the column. On the GPU the same through la::dense_solver
+// (dense_device.cu): LU or Cholesky on la's GEMM, the residual and backward error in double.
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <la/formats/convert.hpp>
+#include <la/formats/device_convert.hpp>
+#include <la/solvers/dense_solver.hpp>
 #include <la/memory.hpp>
 #include <la/solvers/direct/dense_host.hpp>
 #include <la/solvers/method.hpp>
@@ -152,12 +155,80 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
 }
 
 template <typename T, typename O>
-solve_result direct_device(context&, const device_csr<T, O>&, const device_vector<T>&, device_vector<T>&,
-                           const cg_options&) {
+solve_result direct_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
+                           const cg_options& o) {
+  const auto t0 = clock_type::now();
   solve_result r;
   r.solver = krylov_method::direct;
-  r.method = "gpu";
-  r.message = "{method} direct runs on the host for now (the GPU factorization is not built yet): use {device} cpu";
+  const index_t n = a.rows();
+  r.method = "direct, gpu, dense " + std::to_string(n) + " x " + std::to_string(n);
+  r.true_residual = std::nan("");
+  if (b.size() != n || (x.size() != 0 && x.size() != b.size())) {
+    r.message = "right-hand side has " + std::to_string(b.size()) + " entries and the initial guess " +
+                std::to_string(x.size()) + ", matrix has " + std::to_string(n) + " rows";
+    return r;
+  }
+  std::vector<T> hb(static_cast<std::size_t>(n));
+  if (n > 0)
+    LA_CUDA_TRY(cudaMemcpyAsync(hb.data(), b.data(), sizeof(T) * n, cudaMemcpyDeviceToHost, ctx.stream()));
+  ctx.synchronize();
+  if (const std::string why = detail::first_non_finite(hb, "right-hand side"); !why.empty()) {
+    r.status = solve_status::non_finite;
+    r.message = why;
+    return r;
+  }
+  // A's dense form (n^2), its copy in the solver and the padded factors: refused up front
+  // in the direct method's words when they cannot fit.
+  const index_t padded = (n + 63) / 64 * 64;
+  check_device_memory(ctx, (2.0 * double(n) * n + double(padded) * padded) * sizeof(T),
+                      "the direct solve (A's dense form, its copy and the factors, " + std::to_string(n) + " x " +
+                          std::to_string(n) + ")");
+  std::unique_ptr<dense_solver<T>> s;
+  {
+    device_dense<T> d = to_dense(ctx, a);
+    try {
+      s = std::make_unique<dense_solver<T>>(ctx, d);
+    } catch (const invalid_argument& e) {
+      r.status = solve_status::non_finite;
+      r.message = std::string("the matrix: ") + e.what();
+      return r;
+    }
+  }
+  r.method += ", " + s->description();
+  if (!s->ok()) {
+    r.status = solve_status::breakdown;
+    r.setup_seconds = since(t0);
+    r.message = "A is singular: " + std::string(s->cholesky() ? "Cholesky" : "LU with partial pivoting") +
+                " finds no nonzero pivot in column " + std::to_string(s->status().bad_column) +
+                " (every entry at or below the diagonal there is zero after the earlier eliminations)";
+    return r;
+  }
+  r.setup_seconds = since(t0);
+  const auto t1 = clock_type::now();
+  if (x.size() != n) x = device_vector<T>(ctx, n);
+  if (n > 0)
+    LA_CUDA_TRY(cudaMemcpyAsync(x.data(), b.data(), sizeof(T) * n, cudaMemcpyDeviceToDevice, ctx.stream()));
+  const dense_solve_report rep = s->solve(x);
+  const double cond = s->condition_estimate();
+  r.iterate_seconds = since(t1);
+  r.iterations = rep.refinement_steps;
+  const double bn = std::sqrt([&] {
+    double v = 0;
+    for (const T& e : hb) v += static_cast<double>(e) * e;
+    return v;
+  }());
+  r.residual = r.true_residual = rep.relative_residual;
+  const std::string report = s->description() + ", " + std::to_string(rep.refinement_steps) + " refinement step" +
+                             (rep.refinement_steps == 1 ? "" : "s") + ": backward error " +
+                             short_number(rep.backward_error) + ", condition estimate " + short_number(cond);
+  if (rep.relative_residual * bn <= std::max(o.rtol * bn, o.atol)) {
+    r.status = solve_status::converged;
+    r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + report;
+  } else {
+    r.status = solve_status::precision_limit;
+    r.message = "||b - Ax|| / ||b|| = " + short_number(r.residual) + " misses the tolerance; " + report +
+                " (the tolerance is below what the precision resolves for this condition)";
+  }
   return r;
 }
 }  // namespace
@@ -165,14 +236,13 @@ solve_result direct_device(context&, const device_csr<T, O>&, const device_vecto
 namespace registry_detail {
 method_entry direct_entry() {
   return {"direct", krylov_method::direct,
-          "A's dense form factored on the host: Cholesky\n"
-          "where A looks SPD, else LU with partial pivoting;\n"
-          "refined in wider precision, with the backward\n"
-          "error and a condition estimate reported, a\n"
-          "singular A named by its column. For systems of up\n"
-          "to a few thousand rows (n^2 memory, n^3 work); not\n"
-          "yet on the GPU",
-          false, false, false, true, LA_METHOD_SOLVERS(direct_host, direct_device), false};
+          "A's dense form factored on the GPU (fp64 Tensor\n"
+          "Cores) or the host: Cholesky where A looks SPD,\n"
+          "else LU with partial pivoting; the backward error\n"
+          "and a condition estimate reported, a singular A\n"
+          "named by its column. For systems of up to tens of\n"
+          "thousands of rows (n^2 memory, n^3 work)",
+          false, false, false, true, LA_METHOD_SOLVERS(direct_host, direct_device), true};
 }
 }  // namespace registry_detail
 

@@ -2,7 +2,7 @@
 // random matrices of awkward sizes, singular and indefinite ones, and the condition estimate
 // against the true ||A||_1 ||A^-1||_1; then the direct method through solve_host on real
 // systems (the ones the Krylov methods fail on among them), a singular one named by column,
-// and its refusal on the GPU.
+// and the same on the GPU.
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -168,11 +168,36 @@ TEST(DirectMethod, SaysWhatItCannotSolve) {
   of.rtol = 1e-6;
   const solve_result f = solve_host(test::poisson_2d<float>(6), std::vector<float>(36, 1.0f), xf, of);
   EXPECT_EQ(f.status, solve_status::converged) << f.message;
-  // On the GPU it is not built yet, and says so in the options' words.
-  if (!cuda_available()) return;
+}
+
+// The method on the GPU (la::dense_solver behind it): the same real systems, the singular one
+// named by column, NaN refused, and the report's words.
+TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
+  LA_SKIP_WITHOUT_GPU();
   context ctx;
+  for (const char* name : {"west0479.mtx", "impcol_a.mtx", "rajat19.mtx", "west2021.mtx", "bcsstk09.mtx"}) {
+    const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
+    std::vector<double> ones(static_cast<std::size_t>(a.cols()), 1.0), b(ones.size());
+    reference::spmv(1.0, a, ones, 0.0, b);
+    device_vector<double> dx;
+    const solve_result r = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, direct());
+    EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;
+    EXPECT_EQ(r.solver, krylov_method::direct);
+    EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-12) << name;
+    EXPECT_NE(r.message.find("backward error"), std::string::npos) << r.message;
+    EXPECT_NE(r.method.find(std::string(name) == "bcsstk09.mtx" ? "Cholesky" : "LU with partial pivoting"), std::string::npos)
+        << r.method;
+  }
+  const csr_matrix<double> g = test::system_matrix("ca-GrQc.mtx", test::data_dir());
   device_vector<double> dx;
-  const solve_result d = solve_device(ctx, to_device(ctx, a), to_device(ctx, std::vector<double>(36, 1.0)), dx, direct());
-  EXPECT_EQ(d.status, solve_status::invalid_input);
-  EXPECT_NE(d.message.find("{device} cpu"), std::string::npos) << d.message;
+  const solve_result s = solve_device(ctx, to_device(ctx, g), to_device(ctx, std::vector<double>(static_cast<std::size_t>(g.rows()), 1.0)),
+                                      dx, direct());
+  EXPECT_EQ(s.status, solve_status::breakdown) << s.message;
+  EXPECT_NE(s.message.find("A is singular"), std::string::npos) << s.message;
+  EXPECT_NE(s.message.find("column"), std::string::npos) << s.message;
+  const csr_matrix<double> a = test::poisson_2d<double>(6);
+  std::vector<double> b(36, 1.0);
+  b[7] = std::nan("");
+  device_vector<double> dy;
+  EXPECT_EQ(solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dy, direct()).status, solve_status::non_finite);
 }

@@ -247,7 +247,7 @@ TEST(MethodSweep, EveryMethodSolvesOnTheGpu) {
   const long long before = test::extra_method_device_runs();
   for (const method_entry& e : methods())
     for (preconditioner p : {preconditioner::jacobi, preconditioner::amg}) {
-      if (!e.on_gpu) continue;  // direct: on the host only (direct_test checks its refusal)
+      if (!e.on_gpu) continue;
       device_vector<double> dx;
       const solve_result r = solve_device(ctx, da, db, dx, with(e.kind, p));
       EXPECT_EQ(r.status, solve_status::converged) << e.name << " with " << to_string(p) << ": " << r.message;

@@ -1,0 +1,259 @@
+// The fp64 rung of the GEMM ladder: double inputs, double accumulation, on the fp64 Tensor
+// Cores through mma.sync (SASS DMMA). Two instruction shapes, one kernel:
+//  - dmma_m8n8k4: mma.m8n8k4.f64 (compute capability 8.0 and up), the teaching form;
+//  - dmma_m16n8k16: mma.m16n8k16.f64 (9.0 and up), 8x the work per instruction.
+// Block tile 128 x 128 x 16 of 8 warps (2 x 4), each warp 64 x 32; operands global -> shared
+// with cp.async in a 3-deep ring where rows are 16-byte aligned (else element loads). Shared
+// rows are padded so one fragment load of a warp takes the minimum of two wavefronts: A's
+// rows by 4 doubles (row stride = 8 banks mod 32), B's by 8 (16 banks). The accumulators go
+// straight from registers to C (alpha, beta; beta == 0 never reads C). lower_only skips the
+// tiles wholly above C's diagonal (the symmetric trailing update of a Cholesky factorization).
+#include <algorithm>
+#include <string>
+
+#include <la/kernels/gemm/detail/common.cuh>
+#include <la/kernels/gemm/gemm.hpp>
+
+namespace la {
+namespace {
+using gemm_detail::ceil_div;
+using gemm_detail::cp_async16;
+using gemm_detail::cp_async_commit;
+using gemm_detail::cp_async_wait;
+
+/// mma.m8n8k4.f64: A 8x4 row-major, one double a lane; B 4x8, one; C 8x8, two.
+struct mma_884 {
+  static constexpr int M = 8, N = 8, K = 4, AR = 1, BR = 1, CR = 2;
+  __device__ static int a_m(int, int l) { return l >> 2; }
+  __device__ static int a_k(int, int l) { return l & 3; }
+  __device__ static int b_k(int, int l) { return l & 3; }
+  __device__ static int c_m(int, int l) { return l >> 2; }
+  __device__ static int c_n(int r, int l) { return 2 * (l & 3) + r; }
+  __device__ static void mma(double* c, const double* a, const double* b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                 : "+d"(c[0]), "+d"(c[1])
+                 : "d"(a[0]), "d"(b[0]));
+#endif
+  }
+};
+
+/// mma.m16n8k16.f64 (9.0): A 16x16, eight doubles a lane (rows g and g+8, columns t + 4j); B
+/// 16x8, four (rows t + 4j); C 16x8, four (rows g and g+8, columns 2t and 2t+1).
+struct mma_16816 {
+  static constexpr int M = 16, N = 8, K = 16, AR = 8, BR = 4, CR = 4;
+  __device__ static int a_m(int r, int l) { return (l >> 2) + 8 * (r & 1); }
+  __device__ static int a_k(int r, int l) { return (l & 3) + 4 * (r >> 1); }
+  __device__ static int b_k(int r, int l) { return (l & 3) + 4 * r; }
+  __device__ static int c_m(int r, int l) { return (l >> 2) + 8 * (r >> 1); }
+  __device__ static int c_n(int r, int l) { return 2 * (l & 3) + (r & 1); }
+  __device__ static void mma(double* c, const double* a, const double* b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+          "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#endif
+  }
+};
+
+constexpr int BM = 128, BN = 128, BK = 16, STAGES = 3, WARPS_M = 2, WARPS_N = 4, THREADS = 32 * WARPS_M * WARPS_N;
+constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
+constexpr int LDA = BK + 4, LDB = BN + 8;
+constexpr int A_STAGE = BM * LDA, B_STAGE = BK * LDB;
+constexpr std::size_t SMEM = sizeof(double) * STAGES * (A_STAGE + B_STAGE);
+static_assert((BM * BK / 2) % THREADS == 0 && (BK * BN / 2) % THREADS == 0, "dmma: whole 16-byte chunks per thread");
+
+/// Tile kt of A (BM x BK) and B (BK x BN) into shared stage buffers: 16-byte cp.async where
+/// Aligned (every row 16-byte aligned, K and N even, so a chunk is all in or all out), else
+/// element by element; zeros outside the matrices.
+template <bool Aligned>
+__device__ __forceinline__ void load_tile(const dgemm_args& g, double* as, double* bs, index_t m0, index_t n0, index_t k0) {
+  constexpr int A_CH = BM * BK / 2 / THREADS, B_CH = BK * BN / 2 / THREADS;
+#pragma unroll
+  for (int i = 0; i < A_CH; ++i) {
+    const int c = threadIdx.x + i * THREADS;
+    const int r = c / (BK / 2), kc = 2 * (c % (BK / 2));
+    const index_t gr = m0 + r, gk = k0 + kc;
+    double* dst = as + r * LDA + kc;
+    if constexpr (Aligned) {
+      const bool in = gr < g.m && gk < g.k;
+      cp_async16(dst, in ? g.a + static_cast<long>(gr) * g.lda + gk : g.a, in);
+    } else {
+      dst[0] = gr < g.m && gk < g.k ? g.a[static_cast<long>(gr) * g.lda + gk] : 0.0;
+      dst[1] = gr < g.m && gk + 1 < g.k ? g.a[static_cast<long>(gr) * g.lda + gk + 1] : 0.0;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < B_CH; ++i) {
+    const int c = threadIdx.x + i * THREADS;
+    const int r = c / (BN / 2), nc = 2 * (c % (BN / 2));
+    const index_t gk = k0 + r, gn = n0 + nc;
+    double* dst = bs + r * LDB + nc;
+    if constexpr (Aligned) {
+      const bool in = gk < g.k && gn < g.n;
+      cp_async16(dst, in ? g.b + static_cast<long>(gk) * g.ldb + gn : g.b, in);
+    } else {
+      dst[0] = gk < g.k && gn < g.n ? g.b[static_cast<long>(gk) * g.ldb + gn] : 0.0;
+      dst[1] = gk < g.k && gn + 1 < g.n ? g.b[static_cast<long>(gk) * g.ldb + gn + 1] : 0.0;
+    }
+  }
+}
+
+template <class I, bool Aligned>
+__global__ void __launch_bounds__(THREADS, 1) dmma_kernel(dgemm_args g) {
+  constexpr int FM = WM / I::M, FN = WN / I::N;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  double* const as = reinterpret_cast<double*>(smem_raw);
+  double* const bs = as + STAGES * A_STAGE;
+  const int2 tile = gemm_detail::grouped_tile();
+  const index_t m0 = static_cast<index_t>(tile.x) * BM, n0 = static_cast<index_t>(tile.y) * BN;
+  if (g.lower_only && n0 > m0 + BM - 1) return;  // every column right of every row: above the diagonal
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+  double acc[FM][FN][I::CR];
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j)
+#pragma unroll
+      for (int r = 0; r < I::CR; ++r) acc[i][j][r] = 0.0;
+
+  const int kt_count = ceil_div(g.k, BK);
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < kt_count) load_tile<Aligned>(g, as + s * A_STAGE, bs + s * B_STAGE, m0, n0, static_cast<index_t>(s) * BK);
+    cp_async_commit();
+  }
+  for (int kt = 0; kt < kt_count; ++kt) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();  // tile kt is in; every warp is done with the stage refilled below
+    const int next = kt + STAGES - 1;
+    if (next < kt_count)
+      load_tile<Aligned>(g, as + (next % STAGES) * A_STAGE, bs + (next % STAGES) * B_STAGE, m0, n0,
+                         static_cast<index_t>(next) * BK);
+    cp_async_commit();
+    const double* a_s = as + (kt % STAGES) * A_STAGE;
+    const double* b_s = bs + (kt % STAGES) * B_STAGE;
+#pragma unroll
+    for (int kk = 0; kk < BK; kk += I::K) {
+      double bf[FN][I::BR];
+#pragma unroll
+      for (int j = 0; j < FN; ++j)
+#pragma unroll
+        for (int r = 0; r < I::BR; ++r) bf[j][r] = b_s[(kk + I::b_k(r, lane)) * LDB + wn0 + j * I::N + (lane >> 2)];
+#pragma unroll
+      for (int i = 0; i < FM; ++i) {
+        double af[I::AR];
+#pragma unroll
+        for (int r = 0; r < I::AR; ++r) af[r] = a_s[(wm0 + i * I::M + I::a_m(r, lane)) * LDA + kk + I::a_k(r, lane)];
+#pragma unroll
+        for (int j = 0; j < FN; ++j) I::mma(acc[i][j], af, bf[j]);
+      }
+    }
+  }
+  cp_async_wait<0>();
+#pragma unroll
+  for (int i = 0; i < FM; ++i)
+#pragma unroll
+    for (int j = 0; j < FN; ++j)
+#pragma unroll
+      for (int r = 0; r < I::CR; ++r) {
+        const index_t row = m0 + wm0 + i * I::M + I::c_m(r, lane), col = n0 + wn0 + j * I::N + I::c_n(r, lane);
+        if (row < g.m && col < g.n) {
+          double* p = g.c + static_cast<long>(row) * g.ldc + col;
+          *p = g.beta == 0.0 ? g.alpha * acc[i][j][r] : g.alpha * acc[i][j][r] + g.beta * *p;
+        }
+      }
+}
+
+__global__ void dscale_kernel(double* c, index_t ldc, index_t m, index_t n, double beta) {
+  const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= static_cast<long>(m) * n) return;
+  double* p = c + (e / n) * ldc + e % n;
+  *p = beta == 0.0 ? 0.0 : beta * *p;
+}
+
+template <class I>
+void run_dmma(const dgemm_args& g, cudaStream_t s) {
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) {  // alpha * 0 + beta * C
+    dscale_kernel<<<ceil_div(static_cast<long>(g.m) * g.n, 256), 256, 0, s>>>(g.c, g.ldc, g.m, g.n, g.beta);
+    LA_CHECK_LAUNCH(s);
+    return;
+  }
+  const bool aligned = g.k % 2 == 0 && g.n % 2 == 0 && gemm_detail::aligned16(g.a, g.lda, 8) &&
+                       gemm_detail::aligned16(g.b, g.ldb, 8);
+  const dim3 grid(ceil_div(g.n, BN), ceil_div(g.m, BM));
+  if (aligned) {
+    gemm_detail::raise_smem_limit_once<dmma_kernel<I, true>, SMEM>();
+    dmma_kernel<I, true><<<grid, THREADS, SMEM, s>>>(g);
+  } else {
+    gemm_detail::raise_smem_limit_once<dmma_kernel<I, false>, SMEM>();
+    dmma_kernel<I, false><<<grid, THREADS, SMEM, s>>>(g);
+  }
+  LA_CHECK_LAUNCH(s);
+}
+
+int current_major() {
+  int dev = 0, major = 0;
+  LA_CUDA_TRY(cudaGetDevice(&dev));
+  LA_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  return major;
+}
+bool fits(const gemm_problem& p) {
+  return p.m >= 0 && p.n >= 0 && p.k >= 0 && ceil_div(p.m, BM) <= 65535;
+}
+bool can_884(const gemm_problem& p) { return fits(p) && current_major() >= 8; }
+bool can_16816(const gemm_problem& p) { return fits(p) && current_major() >= 9; }
+}  // namespace
+
+const std::vector<dgemm_variant>& dgemm_variants() {
+  static const std::vector<dgemm_variant> list = {
+      {"dmma_m8n8k4", true, can_884, run_dmma<mma_884>},
+      {"dmma_m16n8k16", false, can_16816, run_dmma<mma_16816>},
+  };
+  return list;
+}
+
+const dgemm_variant& find_dgemm(std::string_view name) {
+  for (const auto& v : dgemm_variants())
+    if (v.name == name) return v;
+  std::string names;
+  for (const auto& v : dgemm_variants()) names += (names.empty() ? "" : ", ") + std::string(v.name);
+  throw invalid_argument("unknown fp64 GEMM algorithm '" + std::string(name) + "'; choose auto or one of: " + names);
+}
+
+const dgemm_variant& select_dgemm(const gemm_problem& p) {
+  const dgemm_variant& big = find_dgemm("dmma_m16n8k16");
+  if (big.can_implement(p)) return big;
+  const dgemm_variant& small = find_dgemm("dmma_m8n8k4");
+  if (small.can_implement(p)) return small;
+  throw not_supported("the fp64 GEMM needs fp64 Tensor Cores (compute capability 8.0 or newer)");
+}
+
+void dgemm(const dgemm_args& g, cudaStream_t s, std::string_view algo) {
+  const gemm_problem p{g.m, g.n, g.k};
+  const dgemm_variant& v = algo == "auto" ? select_dgemm(p) : find_dgemm(algo);
+  LA_EXPECTS(v.can_implement(p), "gemm: algorithm '" + std::string(v.name) + "' cannot run " + std::to_string(p.m) +
+                                     "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " on this device");
+  v.run(g, s);
+}
+
+void gemm(context& ctx, const device_dense<double>& a, const device_dense<double>& b, device_dense<double>& c,
+          double alpha, double beta, std::string_view algo) {
+  LA_EXPECTS(a.cols() == b.rows(), "gemm: A is " + std::to_string(a.rows()) + "x" + std::to_string(a.cols()) +
+                                       " but B is " + std::to_string(b.rows()) + "x" + std::to_string(b.cols()));
+  LA_EXPECTS(c.rows() == a.rows() && c.cols() == b.cols(),
+             "gemm: C is " + std::to_string(c.rows()) + "x" + std::to_string(c.cols()) + ", expected " +
+                 std::to_string(a.rows()) + "x" + std::to_string(b.cols()));
+  dgemm_args g;
+  g.m = a.rows(), g.n = b.cols(), g.k = a.cols();
+  g.a = a.view().values, g.lda = a.ld(), g.b = b.view().values, g.ldb = b.ld(), g.c = c.view().values, g.ldc = c.ld();
+  g.alpha = alpha, g.beta = beta;
+  dgemm(g, ctx.stream(), algo);
+}
+
+}  // namespace la

@@ -1,0 +1,109 @@
+// Dense direct solves on the GPU: LU with partial pivoting and Cholesky, factored once and
+// solved for many right-hand sides, on la's own GEMM (the fp64 Tensor Core rung for double).
+//
+//   la::dense_solver<double> s(ctx, a);         // a: device_dense<double> or dense_matrix<double>, n x n
+//   if (!s.ok()) ... s.status().bad_column ...  // singular: the first column without a pivot
+//   la::dense_solve_report r = s.solve(b);      // b: n x k device_dense (or device_vector), x in place
+//   double kappa = s.condition_estimate();      // ||A||_1 ||A^-1||_1, LAPACK's gecon estimate
+//
+// Mixed precision (double only): dense_solver_options::factor_precision "tf32x3", "fp32" or
+// "tf32" factors a float copy (Tensor Cores for the trailing updates where named) and refines
+// the solution in double against A until the backward error meets refine_tolerance; where
+// refinement stalls it refactors in fp64 and the report says so.
+//
+// The algorithms (solvers/direct/dense_device.cu): right-looking blocked factorizations on an
+// n rounded up to the panel width (the padding is an identity block, so every GEMM is whole
+// and aligned). LU's panel is one cooperative kernel (the column's pivot found across the
+// grid, the rows swapped and updated in shared memory); a block's triangular solve is its
+// inverse times the block (a GEMM); the trailing update is the GEMM registry's. Cholesky
+// factors its diagonal blocks in one kernel each and updates only the lower triangle.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <la/context.hpp>
+#include <la/formats/dense.hpp>
+#include <la/solvers/direct/dense_host.hpp>
+#include <la/vector.hpp>
+
+namespace la {
+
+enum class dense_factorization {
+  automatic,  // Cholesky when A is symmetric with a positive diagonal (LU where a pivot is not positive)
+  lu,         // LU with partial pivoting (getrf)
+  cholesky,   // A = L L^T (potrf); A not positive definite is a status naming the column
+};
+
+struct dense_solver_options {
+  dense_factorization factorization = dense_factorization::automatic;
+  /// The factorization's arithmetic. "working": T's own (double on the fp64 Tensor Cores,
+  /// float on float's GEMM). For double, mixed precision: "tf32x3" (float factors, trailing
+  /// updates on TF32 Tensor Cores at float's accuracy; compute capability 9.0), "tf32" (TF32
+  /// Tensor Cores, 10-bit products: fastest, more refinement steps), "fp32" (float GEMM).
+  std::string factor_precision = "working";
+  /// Panel width (0: chosen from n and the device: 64, smaller where a panel would not fit
+  /// in shared memory).
+  index_t block = 0;
+  /// Mixed precision: the backward error ||b - Ax||_inf / (||A||_inf ||x||_inf + ||b||_inf)
+  /// the refinement stops at, and its step limit.
+  double refine_tolerance = 2e-16;
+  int max_refinement = 20;
+  /// The GEMM variant for double's updates ("auto": the fastest fp64 rung; a dgemm_variants() name).
+  std::string gemm = "auto";
+};
+
+/// What a solve did: the precision the factors were in, the refinement steps, the worst
+/// backward error over the right-hand sides, and whether it fell back to fp64.
+struct dense_solve_report {
+  std::string precision;
+  int refinement_steps = 0;
+  double backward_error = 0;
+  double relative_residual = 0;  // the worst column's ||b - Ax||_2 / ||b||_2, in double
+  bool refactored = false;  // mixed precision stalled; factored again in fp64
+  std::string message;      // one line for a person
+  double seconds = 0;
+};
+
+template <typename T>
+class dense_solver {
+ public:
+  /// Factors A (n x n, on ctx's device; kept for refinement and residuals). A non-square A
+  /// or one with NaN/inf is la::invalid_argument; memory that does not fit is la::out_of_memory
+  /// before anything is allocated.
+  dense_solver(context& ctx, const device_dense<T>& a, dense_solver_options o = {});
+  /// The same from a host matrix (copied to the device).
+  dense_solver(context& ctx, const dense_matrix<T>& a, dense_solver_options o = {});
+  ~dense_solver();
+  dense_solver(dense_solver&&) noexcept;
+  dense_solver& operator=(dense_solver&&) noexcept;
+
+  index_t size() const noexcept;
+  /// 0, or the first column (1-based) without a nonzero pivot (LU) or a positive one (Cholesky asked by name).
+  dense_factor_status status() const noexcept;
+  bool ok() const noexcept { return status().ok(); }
+  bool cholesky() const noexcept;
+  /// "Cholesky" or "LU with partial pivoting", with the precision: for reports.
+  std::string description() const;
+  double factor_seconds() const noexcept;
+  /// The panel width used.
+  index_t block() const noexcept;
+
+  /// X = A^-1 B in place, B n x k (packed) on ctx's device. Throws la::invalid_argument on a
+  /// wrong shape, and when A is singular (status(); check ok() first).
+  dense_solve_report solve(device_dense<T>& b);
+  dense_solve_report solve(device_vector<T>& b);
+  /// ||A||_1 times an estimate of ||A^-1||_1 (Hager and Higham, as LAPACK's gecon): a lower
+  /// bound on the 1-norm condition number, usually within a factor 3. Infinity when singular.
+  double condition_estimate();
+
+  struct impl;
+
+ private:
+  std::unique_ptr<impl> p_;
+};
+
+extern template class dense_solver<float>;
+extern template class dense_solver<double>;
+
+}  // namespace la

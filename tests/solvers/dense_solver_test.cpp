@@ -1,0 +1,277 @@
+// la::dense_solver (the GPU's LU and Cholesky, solvers/dense_solver.hpp) against Eigen and the
+// host oracle (dense_host.hpp): awkward sizes (1, 31, 33, 1000, several panels, a partial
+// last one), float and double, one and many right-hand sides, an ill-conditioned matrix, a
+// singular one named by column, Cholesky on an indefinite one, the condition estimate
+// against the truth, mixed precision refined to fp64 and its fall back to fp64 when it
+// stalls, bad input, and bit-identical reruns. Every check recomputes the residual on the
+// host (the report could be wrong). GPU tests skip without a GPU.
+#include <gtest/gtest.h>
+
+#include <Eigen/Dense>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include <la/solvers/dense_solver.hpp>
+
+#include "test_util.hpp"
+
+using namespace la;
+
+namespace {
+using Mat = Eigen::MatrixXd;
+
+Mat random_matrix(int n, std::mt19937& g) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  Mat m(n, n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) m(i, j) = u(g);
+  return m;
+}
+template <typename T>
+dense_matrix<T> to_la(const Mat& m) {
+  dense_matrix<T> d(static_cast<index_t>(m.rows()), static_cast<index_t>(m.cols()));
+  for (index_t i = 0; i < d.rows(); ++i)
+    for (index_t j = 0; j < d.cols(); ++j) d(i, j) = static_cast<T>(m(i, j));
+  return d;
+}
+/// B (n x k) uploaded row-major.
+template <typename T>
+device_dense<T> upload(context& ctx, const Mat& b) {
+  return to_device(ctx, to_la<T>(b));
+}
+template <typename T>
+Mat download(context& ctx, const device_dense<T>& x) {
+  const dense_matrix<T> h = to_host(ctx, x);
+  Mat m(h.rows(), h.cols());
+  for (index_t i = 0; i < h.rows(); ++i)
+    for (index_t j = 0; j < h.cols(); ++j) m(i, j) = h(i, j);
+  return m;
+}
+/// The worst column's backward error ||b - Ax||_inf / (||A||_inf ||x||_inf + ||b||_inf), in long double.
+double backward_error(const Mat& a, const Mat& x, const Mat& b) {
+  double worst = 0;
+  const double ainf = a.cwiseAbs().rowwise().sum().maxCoeff();
+  for (int c = 0; c < b.cols(); ++c) {
+    long double rmax = 0;
+    for (int i = 0; i < a.rows(); ++i) {
+      long double s = b(i, c);
+      for (int j = 0; j < a.cols(); ++j) s -= static_cast<long double>(a(i, j)) * x(j, c);
+      rmax = std::max(rmax, std::abs(s));
+    }
+    worst = std::max(worst, static_cast<double>(rmax) / (ainf * x.col(c).cwiseAbs().maxCoeff() + b.col(c).cwiseAbs().maxCoeff()));
+  }
+  return worst;
+}
+}  // namespace
+
+TEST(DenseSolver, LuSolvesAsEigenOnAwkwardSizes) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(11);
+  for (int n : {1, 31, 33, 130, 1000})
+    for (int k : {1, 3, 20}) {  // 20: the solves' updates through the GEMM
+      const Mat a = random_matrix(n, g);
+      const Mat b = Mat::Random(n, k);
+      dense_solver<double> s(ctx, to_la<double>(a));
+      ASSERT_TRUE(s.ok()) << n;
+      EXPECT_FALSE(s.cholesky());
+      device_dense<double> x = upload<double>(ctx, b);
+      const dense_solve_report r = s.solve(x);
+      const Mat got = download(ctx, x);
+      const double be = backward_error(a, got, b);
+      EXPECT_LT(be, 1e-15) << "n " << n << " k " << k;
+      EXPECT_LT(r.backward_error, 1e-15);
+      EXPECT_NEAR(r.backward_error, be, 1e-16 + 0.5 * be) << "the report's backward error is not the host's";
+      const Mat want = a.partialPivLu().solve(b);
+      const double cond = a.norm() * a.inverse().norm();
+      EXPECT_LT((got - want).norm(), 1e-13 * cond * (1 + want.norm())) << n;
+    }
+}
+
+TEST(DenseSolver, FloatLuAndCholesky) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(12);
+  for (int n : {1, 33, 257}) {
+    const Mat r = random_matrix(n, g);
+    const Mat spd = r * r.transpose() + n * Mat::Identity(n, n);
+    for (const Mat* a : {&r, &spd}) {
+      const Mat b = Mat::Random(n, 2);
+      dense_solver<float> s(ctx, to_la<float>(*a));
+      ASSERT_TRUE(s.ok());
+      if (n > 1) EXPECT_EQ(s.cholesky(), a == &spd) << n;
+      device_dense<float> x = upload<float>(ctx, b);
+      const dense_solve_report rep = s.solve(x);
+      // float factors, residual and refinement in double: float's accuracy at least.
+      EXPECT_LT(backward_error(*a, download(ctx, x), b), 1e-6) << n;
+      EXPECT_LT(rep.backward_error, 1e-6);
+    }
+  }
+}
+
+TEST(DenseSolver, CholeskyWhereSpdAndLuWhereIndefinite) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(13);
+  for (int n : {31, 200}) {
+    const Mat r = random_matrix(n, g);
+    const Mat spd = r * r.transpose() + Mat::Identity(n, n);
+    dense_solver<double> s(ctx, to_la<double>(spd));
+    ASSERT_TRUE(s.ok());
+    EXPECT_TRUE(s.cholesky()) << s.description();
+    const Mat b = Mat::Random(n, 1);
+    device_dense<double> x = upload<double>(ctx, b);
+    s.solve(x);
+    EXPECT_LT(backward_error(spd, download(ctx, x), b), 1e-15);
+    // Symmetric with a positive diagonal but indefinite: automatic falls back to LU; asked by name, a status.
+    Mat ind = spd;
+    ind(n / 2, n / 2) = -ind(n / 2, n / 2) * 0 + 1e-3;
+    ind(n / 2, n / 2 + 1) = ind(n / 2 + 1, n / 2) = 1e3;
+    dense_solver<double> t(ctx, to_la<double>(ind));
+    ASSERT_TRUE(t.ok());
+    EXPECT_FALSE(t.cholesky()) << t.description();
+    device_dense<double> y = upload<double>(ctx, b);
+    t.solve(y);
+    EXPECT_LT(backward_error(ind, download(ctx, y), b), 1e-15);
+    dense_solver_options o;
+    o.factorization = dense_factorization::cholesky;
+    dense_solver<double> u(ctx, to_la<double>(ind), o);
+    EXPECT_FALSE(u.ok());
+    EXPECT_GE(u.status().bad_column, n / 2 + 1) << "Cholesky stops at the first pivot that is not positive";
+  }
+}
+
+TEST(DenseSolver, NamesTheColumnOfASingularMatrixAsTheHostOracle) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(14);
+  for (int n : {5, 100}) {
+    for (int zero : {0, n / 2, n - 1}) {
+      Mat a = random_matrix(n, g);
+      a.col(zero).setZero();
+      dense_solver<double> s(ctx, to_la<double>(a));
+      dense_matrix<double> h = to_la<double>(a);
+      std::vector<index_t> piv;
+      const dense_factor_status want = lu_factor(h, piv);
+      EXPECT_FALSE(s.ok());
+      EXPECT_EQ(s.status().bad_column, want.bad_column) << n << " zero column " << zero;
+      EXPECT_EQ(s.status().bad_column, zero + 1);
+      device_dense<double> x = upload<double>(ctx, Mat::Random(n, 1));
+      EXPECT_THROW(s.solve(x), invalid_argument);
+      EXPECT_TRUE(std::isinf(s.condition_estimate()));
+    }
+  }
+}
+
+TEST(DenseSolver, ConditionEstimateIsWithinAFactorThreeOfTheTruth) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(15);
+  std::vector<Mat> cases{random_matrix(31, g), random_matrix(300, g)};
+  Mat h(10, 10);  // Hilbert: condition about 1.6e13
+  for (int i = 0; i < 10; ++i)
+    for (int j = 0; j < 10; ++j) h(i, j) = 1.0 / (i + j + 1);
+  cases.push_back(h);
+  const Mat r = random_matrix(70, g);
+  cases.push_back(r * r.transpose() + Mat::Identity(70, 70));  // through Cholesky
+  for (const Mat& a : cases) {
+    dense_solver<double> s(ctx, to_la<double>(a));
+    ASSERT_TRUE(s.ok());
+    const double truth = a.cwiseAbs().colwise().sum().maxCoeff() * a.inverse().cwiseAbs().colwise().sum().maxCoeff();
+    const double est = s.condition_estimate();
+    EXPECT_LE(est, truth * (1 + 1e-3)) << a.rows();
+    EXPECT_GE(est, truth / 3) << a.rows();
+  }
+}
+
+TEST(DenseSolver, MixedPrecisionRefinesToFp64AndFallsBackWhereItStalls) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(16);
+  const int n = 1000;
+  const Mat a = random_matrix(n, g);
+  const Mat b = Mat::Random(n, 2);
+  for (const char* prec : {"fp32", "tf32x3", "tf32"}) {
+    dense_solver_options o;
+    o.factor_precision = prec;
+    dense_solver<double> s(ctx, to_la<double>(a), o);
+    ASSERT_TRUE(s.ok());
+    device_dense<double> x = upload<double>(ctx, b);
+    const dense_solve_report r = s.solve(x);
+    EXPECT_FALSE(r.refactored) << prec << ": " << r.message;
+    EXPECT_GT(r.refinement_steps, 0) << prec;
+    EXPECT_LT(backward_error(a, download(ctx, x), b), 1e-15) << prec << ": " << r.message;
+  }
+  // Condition about 1e14 (graded singular values): float factors cannot resolve it, so the
+  // refinement stalls, the solver refactors in fp64 and says so.
+  Mat u = Mat(Eigen::HouseholderQR<Mat>(random_matrix(200, g)).householderQ());
+  Mat v = Mat(Eigen::HouseholderQR<Mat>(random_matrix(200, g)).householderQ());
+  Eigen::VectorXd sv(200);
+  for (int i = 0; i < 200; ++i) sv(i) = std::pow(10.0, -14.0 * i / 199);
+  const Mat ill = u * sv.asDiagonal() * v.transpose();
+  dense_solver_options o;
+  o.factor_precision = "tf32";
+  dense_solver<double> s(ctx, to_la<double>(ill), o);
+  const Mat bi = Mat::Random(200, 1);
+  device_dense<double> x = upload<double>(ctx, bi);
+  const dense_solve_report r = s.solve(x);
+  EXPECT_TRUE(r.refactored) << r.message;
+  EXPECT_NE(r.message.find("refactored in fp64"), std::string::npos) << r.message;
+  EXPECT_LT(backward_error(ill, download(ctx, x), bi), 1e-15) << r.message;
+  // A badly scaled matrix (entries near 1e200, beyond float's range) still factors in float.
+  const Mat big = a * 1e200;
+  dense_solver_options f;
+  f.factor_precision = "fp32";
+  dense_solver<double> sb(ctx, to_la<double>(big), f);
+  device_dense<double> xb = upload<double>(ctx, b);
+  const dense_solve_report rb = sb.solve(xb);
+  EXPECT_FALSE(rb.refactored) << rb.message;
+  EXPECT_LT(rb.backward_error, 1e-15) << rb.message;
+}
+
+TEST(DenseSolver, RefusesBadInputAndRerunsBitIdentically) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  EXPECT_THROW(dense_solver<double>(ctx, dense_matrix<double>(3, 4)), invalid_argument);
+  Mat a = Mat::Identity(4, 4);
+  a(1, 2) = std::nan("");
+  EXPECT_THROW(dense_solver<double>(ctx, to_la<double>(a)), invalid_argument);
+  dense_solver_options bad;
+  bad.factor_precision = "fp8";
+  EXPECT_THROW(dense_solver<double>(ctx, to_la<double>(Mat::Identity(4, 4)), bad), invalid_argument);
+  bad.factor_precision = "working";
+  bad.block = 7;
+  EXPECT_THROW(dense_solver<double>(ctx, to_la<double>(Mat::Identity(4, 4)), bad), invalid_argument);
+  std::mt19937 g(17);
+  const Mat m = random_matrix(333, g);
+  const Mat b = Mat::Random(333, 1);
+  dense_solver<double> s(ctx, to_la<double>(m));
+  device_dense<double> x1 = upload<double>(ctx, b), x2 = upload<double>(ctx, b);
+  s.solve(x1);
+  dense_solver<double> t(ctx, to_la<double>(m));
+  t.solve(x2);
+  EXPECT_EQ(download(ctx, x1), download(ctx, x2));
+  device_dense<double> wrong(ctx, 5, 1);
+  EXPECT_THROW(s.solve(wrong), invalid_argument);
+  dense_solver<double> empty(ctx, dense_matrix<double>(0, 0));
+  EXPECT_TRUE(empty.ok());
+}
+
+TEST(DenseSolver, SmallBlocksGiveTheSameAnswerAsTheDefault) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(18);
+  const Mat a = random_matrix(77, g);
+  const Mat b = Mat::Random(77, 1);
+  for (index_t nb : {2, 8, 16, 64}) {
+    dense_solver_options o;
+    o.block = nb;
+    dense_solver<double> s(ctx, to_la<double>(a), o);
+    EXPECT_EQ(s.block(), nb);
+    device_dense<double> x = upload<double>(ctx, b);
+    s.solve(x);
+    EXPECT_LT(backward_error(a, download(ctx, x), b), 1e-15) << nb;
+  }
+}
