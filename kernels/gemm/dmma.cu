@@ -2,7 +2,7 @@
 // Cores through mma.sync (SASS DMMA). Two instruction shapes, one kernel:
 //  - dmma_m8n8k4: mma.m8n8k4.f64 (compute capability 8.0 and up), the teaching form;
 //  - dmma_m16n8k16: mma.m16n8k16.f64 (9.0 and up), 8x the work per instruction.
-// Block tile 128 x 128 x 16 of 8 warps (2 x 4), each warp 64 x 32; operands global -> shared
+// Block tile 128 x 128 x 32 of 8 warps (2 x 4), each warp 64 x 32; operands global -> shared
 // with cp.async in a 3-deep ring where rows are 16-byte aligned (else element loads). Shared
 // rows are padded so one fragment load of a warp takes the minimum of two wavefronts: A's
 // rows by 4 doubles (row stride = 8 banks mod 32), B's by 8 (16 banks). The accumulators go
@@ -59,7 +59,7 @@ struct mma_16816 {
   }
 };
 
-constexpr int BM = 128, BN = 128, BK = 16, STAGES = 3, WARPS_M = 2, WARPS_N = 4, THREADS = 32 * WARPS_M * WARPS_N;
+constexpr int BM = 128, BN = 128, BK = 32, STAGES = 3, WARPS_M = 2, WARPS_N = 4, THREADS = 32 * WARPS_M * WARPS_N;
 constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;
 constexpr int LDA = BK + 4, LDB = BN + 8;
 constexpr int A_STAGE = BM * LDA, B_STAGE = BK * LDB;

@@ -175,14 +175,16 @@ __global__ void __launch_bounds__(threads) lu_panel_kernel(T* F, index_t ld, ind
     base[static_cast<long>(r0 + e / nb) * ld + e % nb] = tile[(e / nb) * sld + e % nb];
 }
 
-/// The panel's swaps (piv[j0..j0+nb), global rows) applied in order to every column outside
-/// [j0, j0+nb): one thread a column.
+/// The swaps piv[j0..j0+count) (global rows) applied in order to the columns [c_begin,
+/// c_end) outside [skip_begin, skip_end) (a range inside it, whose rows the panel swapped
+/// itself): one thread a column.
 template <typename T>
-__global__ void laswp_kernel(T* F, index_t ld, index_t N, index_t j0, int nb, const index_t* piv) {
-  index_t col = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (col >= N - nb) return;
-  if (col >= j0) col += nb;
-  for (int c = 0; c < nb; ++c) {
+__global__ void laswp_kernel(T* F, index_t ld, index_t j0, index_t count, const index_t* piv, index_t c_begin, index_t c_end,
+                             index_t skip_begin, index_t skip_end) {
+  index_t col = c_begin + static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (col >= c_end - (skip_end - skip_begin)) return;
+  if (col >= skip_begin) col += skip_end - skip_begin;
+  for (index_t c = 0; c < count; ++c) {
     const index_t p = piv[j0 + c], r = j0 + c;
     if (p != r) {
       T* a = F + static_cast<long>(r) * ld + col;
@@ -445,6 +447,7 @@ int smem_optin(const context& ctx) {
 template <typename F>
 struct factors {
   index_t n = 0, N = 0, nb = 0;
+  index_t outer = 0;  // the outer panel's width: a multiple of nb
   bool chol = false;
   int info = 0;
   std::string gemm;  // F = double: a dgemm name or auto; F = float: a gemm_variants() name or auto
@@ -490,9 +493,12 @@ void factor_lu(context& ctx, factors<F>& fa) {
   const index_t nblk = N / nb;
   fa.inv_l = alloc<F>(ctx, static_cast<std::size_t>(N) * nb);
   fa.inv_u = alloc<F>(ctx, static_cast<std::size_t>(N) * nb);
-  auto work = alloc<F>(ctx, static_cast<std::size_t>(nb) * std::max<index_t>(N - nb, 1));
+  auto work = alloc<F>(ctx, static_cast<std::size_t>(nb) * N);
   // The panel's grid: as many resident blocks as its rows need, each a share of the rows in shared memory.
-  const int smax = smem_optin(ctx);
+  // The dynamic limit is the opt-in maximum less the kernel's static shared memory.
+  cudaFuncAttributes fattr{};
+  LA_CUDA_TRY(cudaFuncGetAttributes(&fattr, lu_panel_kernel<F>));
+  const int smax = smem_optin(ctx) - static_cast<int>(fattr.sharedSizeBytes);
   LA_CUDA_TRY(cudaFuncSetAttribute(lu_panel_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
   int per_sm = 0;
   const int sm = ctx.sm_count();
@@ -502,45 +508,75 @@ void factor_lu(context& ctx, factors<F>& fa) {
   auto srow = alloc<F>(ctx, static_cast<std::size_t>(nb));
   const int tri_smem = static_cast<int>(sizeof(F) * (nb * nb + nb * (nb + 1)));
   LA_CUDA_TRY(cudaFuncSetAttribute(tri_inverse_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, tri_smem));
-  for (index_t j = 0; j < N; j += nb) {
-    const index_t rows = N - j;
-    int blocks = static_cast<int>(std::min<index_t>(sm, (rows + 63) / 64));
-    int rpb = static_cast<int>((rows + blocks - 1) / blocks);
-    std::size_t smem = sizeof(F) * (static_cast<std::size_t>(rpb) * (nb + 1) + nb);
-    LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lu_panel_kernel<F>, threads, smem));
-    if (per_sm < 1 || static_cast<int>(smem) > smax)
-      throw not_supported("the LU panel of " + std::to_string(rows) + " rows x " + std::to_string(nb) +
-                          " does not fit the device's shared memory; pass a smaller block");
-    F* fp = fa.f.data();
-    index_t ld = N;
-    index_t j0 = j, rws = rows;
-    int nbi = static_cast<int>(nb);
-    index_t* pv = piv.data();
-    F* cv = cand_v.data();
-    index_t* cr = cand_r.data();
-    F* pr = prow.data();
-    F* sr = srow.data();
-    int* inf = info.data();
-    void* args[] = {&fp, &ld, &j0, &rws, &nbi, &rpb, &pv, &cv, &cr, &pr, &sr, &inf};
-    LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(lu_panel_kernel<F>), dim3(blocks), dim3(threads), args,
-                                            smem, s));
-    if (N > nb) {
-      laswp_kernel<F><<<blocks_for(N - nb), threads, 0, s>>>(fa.f.data(), N, N, j, nbi, piv.data());
-      LA_LAUNCH_CHECK(s);
-    }
-    tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, true, fa.inv_l.data());
+  // Two levels: panels of nb columns factored and applied inside an outer panel of NB
+  // columns; the trailing matrix right of the outer panel is updated once per outer panel,
+  // with K = NB (a GEMM of K = nb would be bound by reading and writing C).
+  const index_t NB = fa.outer;
+  const int nbi = static_cast<int>(nb);
+  auto laswp = [&](index_t j0, index_t count, index_t c_begin, index_t c_end, index_t skip_begin, index_t skip_end) {
+    const index_t cols = (c_end - c_begin) - (skip_end - skip_begin);
+    if (cols <= 0) return;
+    laswp_kernel<F><<<blocks_for(cols), threads, 0, s>>>(fa.f.data(), N, j0, count, piv.data(), c_begin, c_end, skip_begin,
+                                                         skip_end);
     LA_LAUNCH_CHECK(s);
-    const index_t n2 = N - j - nb;
-    if (n2 > 0) {
-      F* a12 = fa.f.data() + static_cast<long>(j) * N + j + nb;
-      block_gemm<F>(ctx, fa.gemm, nb, n2, nb, fa.inv_l.data() + static_cast<long>(j / nb) * nb * nb, nb, a12, N, work.data(),
-                    n2, F(1), F(0), false);
-      copy_block_kernel<F><<<blocks_for(long(nb) * n2), threads, 0, s>>>(work.data(), n2, a12, N, nb, n2, false);
+  };
+  // rows [r0, r0 + nb) x cols [c0, c1) = L_b^-1 (those rows), L_b the unit lower block at b.
+  auto trsm_rows = [&](index_t b, index_t c0, index_t c1) {
+    F* a12 = fa.f.data() + static_cast<long>(b) * N + c0;
+    const index_t w = c1 - c0;
+    block_gemm<F>(ctx, fa.gemm, nb, w, nb, fa.inv_l.data() + static_cast<long>(b / nb) * nb * nb, nb, a12, N, work.data(), w,
+                  F(1), F(0), false);
+    copy_block_kernel<F><<<blocks_for(long(nb) * w), threads, 0, s>>>(work.data(), w, a12, N, nb, w, false);
+    LA_LAUNCH_CHECK(s);
+  };
+  for (index_t J = 0; J < N; J += NB) {
+    const index_t JE = std::min(N, J + NB);
+    for (index_t j = J; j < JE; j += nb) {
+      const index_t rows = N - j;
+      const int blocks = static_cast<int>(std::min<index_t>(sm, (rows + 63) / 64));
+      int rpb = static_cast<int>((rows + blocks - 1) / blocks);
+      const std::size_t smem = sizeof(F) * (static_cast<std::size_t>(rpb) * (nb + 1) + nb);
+      if (static_cast<int>(smem) > smax)
+        throw not_supported("the LU panel of " + std::to_string(rows) + " rows x " + std::to_string(nb) +
+                            " does not fit the device's shared memory; pass a smaller block");
+      LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lu_panel_kernel<F>, threads, smem));
+      if (per_sm < 1) throw not_supported("the LU panel kernel cannot be resident on this device");
+      F* fp = fa.f.data();
+      index_t ld = N, j0 = j, rws = rows;
+      int nbv = nbi;
+      index_t* pv = piv.data();
+      F* cv = cand_v.data();
+      index_t* cr = cand_r.data();
+      F* pr = prow.data();
+      F* sr = srow.data();
+      int* inf = info.data();
+      void* args[] = {&fp, &ld, &j0, &rws, &nbv, &rpb, &pv, &cv, &cr, &pr, &sr, &inf};
+      LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(lu_panel_kernel<F>), dim3(blocks), dim3(threads), args,
+                                              smem, s));
+      laswp(j, nb, J, JE, j, j + nb);
+      tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, true, fa.inv_l.data());
       LA_LAUNCH_CHECK(s);
-      const F* a21 = fa.f.data() + static_cast<long>(j + nb) * N + j;
-      block_gemm<F>(ctx, fa.gemm, n2, n2, nb, a21, N, a12, N, fa.f.data() + static_cast<long>(j + nb) * N + j + nb, N, F(-1),
-                    F(1), false);
+      const index_t n2 = JE - j - nb;  // the outer panel's columns right of this one
+      if (n2 > 0) {
+        trsm_rows(j, j + nb, JE);
+        block_gemm<F>(ctx, fa.gemm, N - j - nb, n2, nb, fa.f.data() + static_cast<long>(j + nb) * N + j, N,
+                      fa.f.data() + static_cast<long>(j) * N + j + nb, N, fa.f.data() + static_cast<long>(j + nb) * N + j + nb,
+                      N, F(-1), F(1), false);
+      }
     }
+    laswp(J, JE - J, 0, N, J, JE);
+    if (JE == N) continue;
+    // U12 = L11^-1 A12 over the outer panel's rows, block by block; then A22 -= L21 U12.
+    for (index_t b = J; b < JE; b += nb) {
+      trsm_rows(b, JE, N);
+      if (b + nb < JE)
+        block_gemm<F>(ctx, fa.gemm, JE - b - nb, N - JE, nb, fa.f.data() + static_cast<long>(b + nb) * N + b, N,
+                      fa.f.data() + static_cast<long>(b) * N + JE, N, fa.f.data() + static_cast<long>(b + nb) * N + JE, N, F(-1),
+                      F(1), false);
+    }
+    block_gemm<F>(ctx, fa.gemm, N - JE, N - JE, JE - J, fa.f.data() + static_cast<long>(JE) * N + J, N,
+                  fa.f.data() + static_cast<long>(J) * N + JE, N, fa.f.data() + static_cast<long>(JE) * N + JE, N, F(-1), F(1),
+                  false);
   }
   tri_inverse_kernel<F><<<static_cast<unsigned>(nblk), 64, tri_smem, s>>>(fa.f.data(), N, static_cast<int>(nb), 0, false,
                                                                           false, fa.inv_u.data());
@@ -567,31 +603,47 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
   LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(int), s));
   fa.inv_l = alloc<F>(ctx, static_cast<std::size_t>(N) * nb);
   auto inv_t = alloc<F>(ctx, static_cast<std::size_t>(nb * nb));
-  auto work = alloc<F>(ctx, static_cast<std::size_t>(nb) * std::max<index_t>(N - nb, 1));
-  auto work_t = alloc<F>(ctx, static_cast<std::size_t>(nb) * std::max<index_t>(N - nb, 1));
+  auto work = alloc<F>(ctx, static_cast<std::size_t>(nb) * N);
+  auto work_t = alloc<F>(ctx, static_cast<std::size_t>(fa.outer) * N);
   const int nbi = static_cast<int>(nb);
   const int pot_smem = static_cast<int>(sizeof(F) * nb * (nb + 1));
   const int tri_smem = static_cast<int>(sizeof(F) * (nb * nb + nb * (nb + 1)));
   LA_CUDA_TRY(cudaFuncSetAttribute(potrf_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, pot_smem));
   LA_CUDA_TRY(cudaFuncSetAttribute(tri_inverse_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, tri_smem));
-  for (index_t j = 0; j < N; j += nb) {
-    potrf_kernel<F><<<1, threads, pot_smem, s>>>(fa.f.data(), N, j, nbi, info.data());
+  // Two levels, as LU: the nb-wide blocks update only the outer panel's columns; the
+  // trailing matrix right of it is updated once per outer panel with K = NB.
+  const index_t NB = fa.outer;
+  const bool lower = std::is_same_v<F, double>;
+  for (index_t J = 0; J < N; J += NB) {
+    const index_t JE = std::min(N, J + NB);
+    for (index_t j = J; j < JE; j += nb) {
+      potrf_kernel<F><<<1, threads, pot_smem, s>>>(fa.f.data(), N, j, nbi, info.data());
+      LA_LAUNCH_CHECK(s);
+      tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, false, fa.inv_l.data());
+      LA_LAUNCH_CHECK(s);
+      const index_t m2 = N - j - nb;
+      if (m2 == 0) continue;
+      copy_block_kernel<F><<<blocks_for(long(nb) * nb), threads, 0, s>>>(fa.inv_l.data() + static_cast<long>(j / nb) * nb * nb,
+                                                                         nb, inv_t.data(), nb, nb, nb, true);
+      LA_LAUNCH_CHECK(s);
+      F* a21 = fa.f.data() + static_cast<long>(j + nb) * N + j;
+      block_gemm<F>(ctx, fa.gemm, m2, nb, nb, a21, N, inv_t.data(), nb, work.data(), nb, F(1), F(0), false);
+      copy_block_kernel<F><<<blocks_for(long(m2) * nb), threads, 0, s>>>(work.data(), nb, a21, N, m2, nb, false);
+      LA_LAUNCH_CHECK(s);
+      const index_t w2 = JE - j - nb;
+      if (w2 == 0) continue;
+      copy_block_kernel<F><<<blocks_for(long(w2) * nb), threads, 0, s>>>(work.data(), nb, work_t.data(), w2, w2, nb, true);
+      LA_LAUNCH_CHECK(s);
+      block_gemm<F>(ctx, fa.gemm, m2, w2, nb, work.data(), nb, work_t.data(), w2,
+                    fa.f.data() + static_cast<long>(j + nb) * N + j + nb, N, F(-1), F(1), lower);
+    }
+    const index_t mo = N - JE, kw = JE - J;
+    if (mo == 0) continue;
+    const F* l21 = fa.f.data() + static_cast<long>(JE) * N + J;
+    copy_block_kernel<F><<<blocks_for(long(mo) * kw), threads, 0, s>>>(l21, N, work_t.data(), mo, mo, kw, true);
     LA_LAUNCH_CHECK(s);
-    tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, false, fa.inv_l.data());
-    LA_LAUNCH_CHECK(s);
-    const index_t m2 = N - j - nb;
-    if (m2 == 0) continue;
-    copy_block_kernel<F><<<blocks_for(nb * nb), threads, 0, s>>>(fa.inv_l.data() + static_cast<long>(j / nb) * nb * nb, nb,
-                                                                 inv_t.data(), nb, nb, nb, true);
-    LA_LAUNCH_CHECK(s);
-    F* a21 = fa.f.data() + static_cast<long>(j + nb) * N + j;
-    block_gemm<F>(ctx, fa.gemm, m2, nb, nb, a21, N, inv_t.data(), nb, work.data(), nb, F(1), F(0), false);
-    copy_block_kernel<F><<<blocks_for(long(m2) * nb), threads, 0, s>>>(work.data(), nb, a21, N, m2, nb, false);
-    LA_LAUNCH_CHECK(s);
-    copy_block_kernel<F><<<blocks_for(long(m2) * nb), threads, 0, s>>>(work.data(), nb, work_t.data(), m2, m2, nb, true);
-    LA_LAUNCH_CHECK(s);
-    block_gemm<F>(ctx, fa.gemm, m2, m2, nb, work.data(), nb, work_t.data(), m2,
-                  fa.f.data() + static_cast<long>(j + nb) * N + j + nb, N, F(-1), F(1), std::is_same_v<F, double>);
+    block_gemm<F>(ctx, fa.gemm, mo, mo, kw, l21, N, work_t.data(), mo, fa.f.data() + static_cast<long>(JE) * N + JE, N, F(-1),
+                  F(1), lower);
   }
   LA_CUDA_TRY(cudaMemcpyAsync(&fa.info, info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
   LA_CUDA_TRY(cudaStreamSynchronize(s));
@@ -661,6 +713,10 @@ void factor_solve(context& ctx, const factors<F>& fa, F* X, index_t k, bool tran
   }
 }
 
+/// The outer panel's width (rounded down to a multiple of the inner block): the trailing
+/// update's K.
+constexpr index_t outer_width = 256;
+
 index_t choose_block(const context& ctx, index_t n, index_t asked, std::size_t elem) {
   if (asked > 0) {
     LA_EXPECTS(asked % 2 == 0 && asked >= 2 && asked <= 64, "dense_solver: block must be even, from 2 to 64; got " + std::to_string(asked));
@@ -698,6 +754,7 @@ struct dense_solver<T>::impl {
     fa.n = n;
     fa.nb = nb;
     fa.N = (n + nb - 1) / nb * nb;
+    fa.outer = nb * std::max<index_t>(1, outer_width / nb);
     fa.gemm = gemm_algo;
     check_device_memory(c, double(fa.N) * fa.N * sizeof(F) + 4.0 * fa.N * nb * sizeof(F),
                         "the dense factors (" + std::to_string(fa.N) + " x " + std::to_string(fa.N) + ")");
@@ -771,8 +828,10 @@ void measure(typename dense_solver<T>::impl& p) {
   LA_LAUNCH_CHECK(s);
   col_norms_kernel<T><<<blocks_for(n), threads, 0, s>>>(p.a.data(), n, n, cols.data(), cmax.data());
   LA_LAUNCH_CHECK(s);
-  symmetric_kernel<T><<<blocks_for(long(n) * n), threads, 0, s>>>(p.a.data(), n, n, flags.data() + 1);
-  LA_LAUNCH_CHECK(s);
+  if (p.opt.factorization == dense_factorization::automatic) {  // only automatic looks for symmetry
+    symmetric_kernel<T><<<blocks_for(long(n) * n), threads, 0, s>>>(p.a.data(), n, n, flags.data() + 1);
+    LA_LAUNCH_CHECK(s);
+  }
   std::vector<double> hr(static_cast<std::size_t>(n)), hc(static_cast<std::size_t>(n)), hm(static_cast<std::size_t>(n));
   unsigned long long hf[2] = {0, 0};
   LA_CUDA_TRY(cudaMemcpyAsync(hr.data(), rows.data(), sizeof(double) * n, cudaMemcpyDeviceToHost, s));
@@ -841,7 +900,8 @@ template <typename T>
 index_t dense_solver<T>::block() const noexcept { return p_->nb; }
 template <typename T>
 std::string dense_solver<T>::description() const {
-  return p_->how + " (" + p_->precision + ", block " + std::to_string(p_->nb) + ")";
+  return p_->how + " (" + p_->precision + ", blocks " + std::to_string(p_->nb) + " in " +
+         std::to_string(p_->nb * std::max<index_t>(1, outer_width / p_->nb)) + ")";
 }
 
 template <typename T>

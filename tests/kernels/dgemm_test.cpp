@@ -76,6 +76,7 @@ TEST(Dgemm, EveryVariantMatchesTheLongDoubleReference) {
           args.m = s.m, args.n = s.n, args.k = s.k, args.a = da.data(), args.lda = lda, args.b = db.data(), args.ldb = ldb;
           args.c = dc.data(), args.ldc = ldc, args.alpha = 1.25, args.beta = beta;
           dgemm(args, ctx.stream(), v.name);
+          ctx.synchronize();  // the context's stream does not wait for the legacy stream's copies
           std::vector<double> got(c.size());
           LA_CUDA_TRY(cudaMemcpy(got.data(), dc.data(), got.size() * 8, cudaMemcpyDeviceToHost));
           std::vector<double> want = c, mag;
@@ -112,6 +113,7 @@ TEST(Dgemm, LowerOnlyLeavesTheTilesAboveTheDiagonalAndRerunsAreBitIdentical) {
     args.m = n, args.n = n, args.k = k, args.a = da.data(), args.lda = k, args.b = db.data(), args.ldb = n;
     args.c = dc.data(), args.ldc = n, args.alpha = -1, args.beta = 1, args.lower_only = true;
     dgemm(args, ctx.stream());
+    ctx.synchronize();
     runs.emplace_back(c.size());
     LA_CUDA_TRY(cudaMemcpy(runs.back().data(), dc.data(), c.size() * 8, cudaMemcpyDeviceToHost));
   }
