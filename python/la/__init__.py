@@ -243,17 +243,122 @@ def _returned(d, gpu, x, full_output):
     return (x, info_, r) if full_output else (x, info_)
 
 
+_DENSE_OPTIONS = ("direct_factorization", "direct_precision", "condition")
+
+
+def _is_dense(A):
+    """A dense 2-D numpy or CuPy array (not a sparse matrix)."""
+    if _is_cupy_array(A) and not _is_cupy_sparse(A):
+        return getattr(A, "ndim", 0) == 2
+    return isinstance(A, _np.ndarray) and A.ndim == 2
+
+
+def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
+    """la.solve's dense direct path: la::dense_solver on the GPU (numpy arrays copied there, CuPy
+    arrays used in place), the host oracle with device='cpu'. b: (n,) or (n, k)."""
+    import time
+    unknown = [k for k in options if k not in _DENSE_OPTIONS]
+    if unknown:
+        raise TypeError("unexpected keyword argument '%s' for a dense A (the direct method's options: %s)"
+                        % (unknown[0], ", ".join(_DENSE_OPTIONS)))
+    fact = options.get("direct_factorization", "auto")
+    prec = options.get("direct_precision", "fp64")
+    if fact not in ("auto", "lu", "cholesky"):
+        raise InvalidArgument("direct_factorization must be 'auto', 'lu' or 'cholesky', got %r" % (fact,))
+    if prec not in ("fp64", "tf32x3", "tf32", "fp32"):
+        raise InvalidArgument("direct_precision must be 'fp64', 'tf32x3', 'tf32' or 'fp32', got %r" % (prec,))
+    cond = bool(options.get("condition", True))
+    if device not in ("auto", "gpu", "cpu"):
+        raise InvalidArgument("device must be 'auto', 'gpu' or 'cpu', got %r" % (device,))
+    n = A.shape[0]
+    if A.shape[0] != A.shape[1]:
+        raise InvalidArgument("A is %d x %d; the direct method needs a square matrix" % A.shape)
+    on_gpu_input = _is_cupy_array(A)
+    dtype = _value_dtype(A.dtype)
+    t0 = time.perf_counter()
+    if on_gpu_input:
+        cupy, _ = _cupy()
+        if device == "cpu":
+            raise InvalidArgument("device='cpu' takes numpy input; A is a CuPy array (A.get() copies it to the host)")
+        if not _is_cupy_array(b):
+            raise InvalidArgument("A is a CuPy array, so b must be a CuPy array on the same GPU")
+        a = cupy.ascontiguousarray(A, dtype=dtype)
+        if b.shape[0] != n or b.ndim not in (1, 2):
+            raise InvalidArgument("A is %d x %d but b has shape %s" % (n, n, tuple(b.shape)))
+        x = cupy.array(b, dtype=dtype, copy=True, order="C")
+        cupy.cuda.get_current_stream().synchronize()
+        d = _call(_la.dense_solve_gpu, a.data.ptr, n, n, x.data.ptr, 1 if x.ndim == 1 else x.shape[1],
+                  "f" if dtype == _np.float32 else "d", a.data.device.id, fact,
+                  "working" if prec == "fp64" else prec, cond)
+        gpu = True
+    else:
+        if _is_cupy_array(b):
+            raise InvalidArgument("A is a numpy array, so b must be a numpy array")
+        a = _np.ascontiguousarray(A, dtype=dtype)
+        _real(a, "A")
+        b = _np.asarray(b)
+        _real(b, "b")
+        if b.shape[0] != n or b.ndim not in (1, 2):
+            raise InvalidArgument("A is %d x %d but b has shape %s" % (n, n, tuple(b.shape)))
+        x = _np.array(b, dtype=dtype, copy=True, order="C")
+        if not (_np.isfinite(a).all() and _np.isfinite(x).all()):
+            raise InvalidArgument("A or b holds NaN or infinite values")
+        gpu = device == "gpu" or (device == "auto" and _la.cuda_available() and n >= 200)
+        if device == "gpu" and not _la.cuda_available():
+            raise NoGpuError("device='gpu': " + _la.cuda_status() + "; use device='cpu' or 'auto'")
+        if gpu:
+            d = _call(_la.dense_solve_gpu_from_host, a, x, fact, "working" if prec == "fp64" else prec, cond)
+        else:
+            if prec != "fp64":
+                raise InvalidArgument("direct_precision=%r runs on the GPU; on the CPU the factors are in A's precision"
+                                      % (prec,))
+            d = _call(_la.dense_solve_host, a, x, fact, cond)
+    bnorm = float(_np.linalg.norm(b.get() if on_gpu_input else b)) if atol > 0 else 1.0
+    r = SolveResult({}, "gpu" if gpu else "cpu")
+    r.call_seconds = time.perf_counter() - t0
+    r.method, r.where, r.precond, r.precond_detail, r.history = "direct", d["description"], "none", "", []
+    r.method_choice = "asked for" if method == "direct" else "a dense A: the direct method"
+    r.precond_setup_seconds, r.precond_bytes, r.analysis_seconds = 0.0, 0, 0.0
+    r.setup_seconds, r.iterate_seconds = d["factor_seconds"], d["solve_seconds"]
+    r.iterations = int(d["refinement_steps"])
+    if d["singular_column"]:
+        r.status, r.converged = "breakdown", False
+        r.residual = r.true_residual = float("nan")
+        r.message = ("A is singular: %s finds no %s pivot in column %d"
+                     % ("Cholesky" if d["cholesky"] else "LU with partial pivoting",
+                        "positive" if d["cholesky"] else "nonzero", d["singular_column"]))
+        return (x, -1, r) if full_output else (x, -1)
+    r.residual = r.true_residual = float(d["relative_residual"])
+    target = max(rtol, atol / bnorm if bnorm > 0 else 0.0)
+    r.converged = r.true_residual <= target
+    r.status = "converged" if r.converged else "precision_limit"
+    r.message = ("%s: relative residual %.2e, backward error %.2e, %d refinement step%s%s%s"
+                 % (d["description"], r.true_residual, d["backward_error"], r.iterations,
+                    "" if r.iterations == 1 else "s",
+                    ", condition estimate %.2e" % d["condition"] if d["condition"] == d["condition"] else "",
+                    "; mixed precision stalled, refactored in fp64" if d["refactored"] else ""))
+    info_ = 0 if r.converged else 1
+    return (x, info_, r) if full_output else (x, info_)
+
+
 def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", precond="auto", device="auto",
           callback=None, full_output=False, history=False, **options):
     """Solves A x = b; returns (x, info), or (x, info, SolveResult) with full_output=True.
 
-    A: a scipy.sparse matrix or array (CSR, CSC, COO, ...: converted to CSR once), a dense 2-D
-    array, or a cupyx.scipy.sparse.csr_matrix (used in place on its GPU). b: numpy (or CuPy for
+    A: a scipy.sparse matrix or array (CSR, CSC, COO, ...: converted to CSR once), a
+    cupyx.scipy.sparse.csr_matrix (used in place on its GPU), or a dense 2-D numpy or CuPy
+    array: with method auto or direct a dense A is factored (LU with partial pivoting, or
+    Cholesky where A is symmetric with a positive diagonal) on the GPU (la::dense_solver; CuPy
+    arrays in place) or, with device='cpu' or below 200 rows, on the CPU; b may then have
+    several columns (n, k). Its options: direct_factorization ('auto', 'lu', 'cholesky'),
+    direct_precision ('fp64'; or 'tf32x3', 'tf32', 'fp32': float factors refined to fp64,
+    falling back to fp64 where refinement stalls), condition (True: the 1-norm condition
+    estimate in the message). info is 0 when the relative residual meets rtol, -1 singular. b: numpy (or CuPy for
     CuPy A); x comes back in the same kind. info: 0 converged; > 0 the iterations where it
     stopped without converging; -1 a breakdown or non-finite values (scipy's convention).
     rtol, atol, maxiter: stop when ||b - Ax|| <= max(rtol ||b||, atol), or after maxiter
     iterations (None: 2n for cg, max(2n, 20000) for the others). method: auto (CG for symmetric positive-diagonal values, else BiCGSTAB), cg, bicgstab,
-    gmres, fgmres, direct (A's dense form factored on the CPU: device='cpu'). precond: auto, none, jacobi, block-jacobi, fsai, ic0, ilu0, amg, gmres (an
+    gmres, fgmres, direct (A's dense form factored: LU or Cholesky, on the GPU or the CPU). precond: auto, none, jacobi, block-jacobi, fsai, ic0, ilu0, amg, gmres (an
     inner GMRES, for fgmres).
     device: auto (the GPU when there is one), gpu, cpu. callback(iteration, residual) is called
     between chunks of iterations (not every iteration: the GPU runs chunks without the host);
@@ -263,6 +368,10 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     amg_strength, amg_degree, amg_coarse, amg_levels, amg_cycle, amg_smoother, inner_iterations,
     inner_precond.
     """
+    if _is_dense(A) and method in ("auto", "direct") and (method == "direct" or not (set(options) - set(_DENSE_OPTIONS))):
+        # A dense array: the dense direct method (a dense A is n^2 memory already; factoring it
+        # is what a dense solve costs). method='cg' etc. still take it as a sparse matrix.
+        return _dense_solve(A, b, rtol, atol, device, full_output, options, method)
     m = _Matrix(A)
     words = _words(rtol, atol, maxiter, method, precond, options)
     gpu = _use_gpu(device, m)

@@ -39,6 +39,7 @@ void bind_registry(pybind11::module_& mod);  // registry.cpp: the option and ent
 
 namespace la::pybind_detail {
 void bind_solver(py::module_& mod);  // solver.cpp: la.Solver
+void bind_dense(py::module_& mod);   // dense.cpp: la.solve on dense arrays
 }
 using namespace la::pybind_detail;
 
@@ -122,6 +123,7 @@ PYBIND11_MODULE(_la, mod) {
       "Solves A x = b in place of x (see la.solve).");
 
   bind_solver(mod);
+  bind_dense(mod);
 
   mod.def(
       "read_matrix_market",

@@ -417,3 +417,69 @@ def test_cupy_input_is_used_in_place():
         la.solve(dA, np.ones(A.shape[0]))
     with pytest.raises(ValueError, match="cpu"):
         la.solve(dA, db, device="cpu")
+
+
+# ---- dense A: the direct method ---------------------------------------------------------------
+
+def test_dense_arrays_are_solved_directly_on_the_cpu():
+    rng = np.random.default_rng(3)
+    for n in (1, 31, 33, 150):
+        A = rng.uniform(-1, 1, (n, n)) + (2.0 * np.eye(n) if n == 1 else 0)
+        b = rng.uniform(-1, 1, n)
+        x, info, r = la.solve(A, b, device="cpu", full_output=True)
+        assert info == 0 and r.method == "direct" and r.device == "cpu", r.message
+        assert rel_residual(A, x, b) < 1e-12
+        np.testing.assert_allclose(x, np.linalg.solve(A, b), rtol=1e-7, atol=1e-9)
+        assert "backward error" in r.message and "condition estimate" in r.message
+    A = rng.uniform(-1, 1, (40, 40))
+    B = rng.uniform(-1, 1, (40, 3))
+    X, info = la.solve(A, B, device="cpu")  # several right-hand sides at once
+    assert info == 0 and X.shape == (40, 3) and np.allclose(A @ X, B, atol=1e-10)
+    S = A @ A.T + 40 * np.eye(40)
+    S = (S + S.T) / 2
+    x, info, r = la.solve(S, B[:, 0], device="cpu", full_output=True)
+    assert info == 0 and "Cholesky" in r.where
+    Z = A.copy()
+    Z[:, 5] = 0
+    x, info, r = la.solve(Z, B[:, 0], device="cpu", full_output=True)
+    assert info == -1 and r.status == "breakdown" and "column 6" in r.message
+    with pytest.raises(la.InvalidArgument, match="direct_precision"):
+        la.solve(A, B[:, 0], device="cpu", direct_precision="fp8")
+    with pytest.raises(la.InvalidArgument, match="square"):
+        la.solve(A[:, :39], B[:, 0], device="cpu")
+    with pytest.raises(la.InvalidArgument, match="NaN"):
+        bad = A.copy()
+        bad[2, 3] = np.nan
+        la.solve(bad, B[:, 0], device="cpu")
+    with pytest.raises(TypeError, match="direct method's options"):
+        la.solve(A, B[:, 0], device="cpu", method="direct", restart=5)
+    # An iterative method asked by name still takes a dense A as a sparse one.
+    x, info, r = la.solve(S, B[:, 0], device="cpu", method="cg", full_output=True)
+    assert info == 0 and r.method == "cg"
+
+
+@pytest.mark.skipif(gpu_reason() is not None, reason=str(gpu_reason()))
+def test_dense_arrays_on_the_gpu_in_every_precision():
+    rng = np.random.default_rng(4)
+    n = 700
+    A = rng.uniform(-1, 1, (n, n))
+    b = rng.uniform(-1, 1, n)
+    for prec in ("fp64", "tf32x3", "fp32", "tf32"):
+        x, info, r = la.solve(A, b, device="gpu", direct_precision=prec, full_output=True)
+        assert info == 0 and r.device == "gpu", (prec, r.message)
+        assert rel_residual(A, x, b) < 1e-12, (prec, r.message)
+    X, info = la.solve(A.astype(np.float32), rng.uniform(-1, 1, (n, 4)).astype(np.float32), rtol=1e-5, device="gpu")
+    assert info == 0 and X.dtype == np.float32 and X.shape == (n, 4)
+
+
+@pytest.mark.skipif(cupy_reason() is not None, reason=str(cupy_reason()))
+def test_dense_cupy_arrays_are_solved_in_place_on_their_gpu():
+    import cupy
+    rng = np.random.default_rng(5)
+    A = rng.uniform(-1, 1, (300, 300))
+    b = rng.uniform(-1, 1, 300)
+    copies = la._la.copies()
+    x, info, r = la.solve(cupy.asarray(A), cupy.asarray(b), full_output=True)
+    assert info == 0 and isinstance(x, cupy.ndarray) and r.device == "gpu"
+    assert la._la.copies() == copies  # nothing copied by the binding
+    assert rel_residual(A, cupy.asnumpy(x), b) < 1e-12

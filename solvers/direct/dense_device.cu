@@ -45,11 +45,11 @@ __device__ __forceinline__ T abs_of(T v) {
 
 /// dst (N x N) = src (n x n, lds) converted, identity in the padding.
 template <typename In, typename Out>
-__global__ void pad_copy_kernel(const In* src, index_t lds, index_t n, Out* dst, index_t N, Out scale) {
+__global__ void pad_copy_kernel(const In* src, index_t lds, index_t n, Out* dst, index_t N, double scale) {
   const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= static_cast<long>(N) * N) return;
   const index_t i = static_cast<index_t>(e / N), j = static_cast<index_t>(e % N);
-  dst[e] = i < n && j < n ? static_cast<Out>(src[static_cast<long>(i) * lds + j] * scale) : Out(i == j ? 1 : 0);
+  dst[e] = i < n && j < n ? static_cast<Out>(static_cast<double>(src[static_cast<long>(i) * lds + j]) * scale) : Out(i == j ? 1 : 0);
 }
 
 /// dst[i][j] (ldd) = src[i][j] (lds) for rows x cols; transposed: dst[j][i].
@@ -760,8 +760,7 @@ struct dense_solver<T>::impl {
                         "the dense factors (" + std::to_string(fa.N) + " x " + std::to_string(fa.N) + ")");
     fa.f = alloc<F>(c, static_cast<std::size_t>(fa.N) * fa.N);
     auto fill = [&] {
-      pad_copy_kernel<T, F><<<blocks_for(long(fa.N) * fa.N), threads, 0, c.stream()>>>(a.data(), n, n, fa.f.data(), fa.N,
-                                                                                      static_cast<F>(sc));
+      pad_copy_kernel<T, F><<<blocks_for(long(fa.N) * fa.N), threads, 0, c.stream()>>>(a.data(), n, n, fa.f.data(), fa.N, sc);
       LA_LAUNCH_CHECK(c.stream());
     };
     fill();
