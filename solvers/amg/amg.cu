@@ -6,8 +6,8 @@
 // strength graph and the distance-2 MIS aggregates (aggregate.cu); the tentative prolongator
 // (nodes sorted by aggregate, stably, so each aggregate's norm is summed in node order); S =
 // I - omega D^-1 A on A's pattern and P = S T, R = P^T (the device CSR->CSC conversion), A P
-// and R (A P) by la's SpGEMM; the coarsest operator inverted densely on the device (one
-// block, Gauss-Jordan with partial pivoting in double). The aggregates and the SpGEMM plans
+// and R (A P) by la's SpGEMM; the coarsest operator inverted densely on the device
+// (la::dense_solver's LU with partial pivoting in double, solved for the identity). The aggregates and the SpGEMM plans
 // are kept, so update_values reruns only the numeric phases.
 //
 // The cycle: a level's Chebyshev steps, residual, restriction and correction are each one
@@ -18,6 +18,7 @@
 
 #include <la/kernels/spgemm/spgemm.hpp>
 #include <la/solvers/amg/hierarchy.hpp>
+#include <la/solvers/dense_solver.hpp>
 #include <la/solvers/amg/detail/kernels.cuh>
 #include <la/solvers/precond/detail/device.cuh>
 
@@ -285,8 +286,6 @@ class amg_impl final : public device_preconditioner<T>::impl {
     if (dense_ && n > 0) {
       cudaStream_t s = ctx_.stream();
       auto m = ctx_.allocate<double>(static_cast<std::size_t>(n) * 2 * n);
-      auto singular = ctx_.allocate<int>(1);
-      LA_CUDA_TRY(cudaMemsetAsync(singular.data(), 0, sizeof(int), s));
       if (l == 0) {
         // A one-level hierarchy: the matrix itself, with 64-bit offsets for the densifier.
         const auto& a = *a0_;
@@ -297,13 +296,22 @@ class amg_impl final : public device_preconditioner<T>::impl {
       const auto av = std::as_const(levels_[l].a).view();
       densify<<<grid_for(static_cast<long long>(n) * 2 * n), block_threads, 0, s>>>(av, m.data());
       scatter_dense<<<grid_for(n), block_threads, 0, s>>>(av, m.data());
-      gauss_jordan<<<1, 1024, n * sizeof(double), s>>>(m.data(), n, singular.data());
-      LA_CUDA_TRY(cudaGetLastError());
-      int bad = 0;
-      LA_CUDA_TRY(cudaMemcpyAsync(&bad, singular.data(), sizeof bad, cudaMemcpyDeviceToHost, s));
-      ctx_.synchronize();
-      LA_EXPECTS(!bad, "amg: the coarsest operator (" + std::to_string(n) +
-                           " rows) is singular, so the V-cycle has no coarse solve");
+      // The inverse through la::dense_solver (LU with partial pivoting on the GEMM ladder):
+      // A^-1 = A^-1 I, the n right-hand sides the identity of [A | I].
+      {
+        const device_dense<double> av_dense(n, n, 2 * n, device_buffer<double>::borrow(m.data(), static_cast<std::size_t>(n) * 2 * n, ctx_.device()));
+        dense_solver_options dopt;
+        dopt.factorization = dense_factorization::lu;
+        dense_solver<double> lu(ctx_, av_dense, dopt);
+        LA_EXPECTS(lu.ok(), "amg: the coarsest operator (" + std::to_string(n) + " rows) is singular (no pivot in column " +
+                                std::to_string(lu.status().bad_column) + "), so the V-cycle has no coarse solve");
+        device_dense<double> x(ctx_, n, n);
+        LA_CUDA_TRY(cudaMemcpy2DAsync(x.view().values, sizeof(double) * n, m.data() + n, sizeof(double) * 2 * n,
+                                      sizeof(double) * n, n, cudaMemcpyDeviceToDevice, s));
+        lu.solve(x);
+        LA_CUDA_TRY(cudaMemcpy2DAsync(m.data() + n, sizeof(double) * 2 * n, x.view().values, sizeof(double) * n,
+                                      sizeof(double) * n, n, cudaMemcpyDeviceToDevice, s));
+      }
       inverse_ = ctx_.allocate<T>(static_cast<std::size_t>(n) * n);
       take_inverse<<<grid_for(static_cast<long long>(n) * n), block_threads, 0, s>>>(m.data(), n, inverse_.data());
       LA_CUDA_TRY(cudaGetLastError());

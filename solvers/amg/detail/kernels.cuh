@@ -222,7 +222,7 @@ __global__ void smoother_operator(csr_view<const T, O> a, const T* dinv, double 
     s[k] = static_cast<T>((a.col_idx[k] == i ? 1.0 : 0.0) - omega * static_cast<double>(dinv[i]) * a.values[k]);
 }
 
-/// The n x n operator densely, as [A | I] (n x 2n, double), for Gauss-Jordan.
+/// The n x n operator densely, as [A | I] (n x 2n, double): the coarse inverse's input.
 template <typename T>
 __global__ void densify(csr_view<const T, W> a, double* m) {
   const index_t n = a.rows;
@@ -233,58 +233,6 @@ __global__ void scatter_dense(csr_view<const T, W> a, double* m) {
   const index_t n = a.rows;
   LA_GRID_STRIDE(i, n)
   for (W k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) m[i * 2 * n + a.col_idx[k]] = a.values[k];
-}
-/// Gauss-Jordan with partial pivoting on [A | I] in one block (1024 threads): [I | A^-1].
-/// *singular = 1 when a pivot is zero. The pivot is the first row of largest magnitude.
-__global__ void __launch_bounds__(1024) gauss_jordan(double* m, index_t n, int* singular) {
-  __shared__ double best[1024];
-  __shared__ index_t where[1024];
-  __shared__ double factor_of_c;
-  extern __shared__ double col[];  // column c before the elimination, n entries
-  const index_t w = 2 * n;
-  for (index_t c = 0; c < n; ++c) {
-    double b = -1;
-    index_t at = n;
-    for (index_t r = c + threadIdx.x; r < n; r += blockDim.x)
-      if (fabs(m[r * w + c]) > b) b = fabs(m[r * w + c]), at = r;
-    best[threadIdx.x] = b, where[threadIdx.x] = at;
-    __syncthreads();
-    for (int o = blockDim.x / 2; o > 0; o /= 2) {
-      if (threadIdx.x < o) {
-        const double ob = best[threadIdx.x + o];
-        const index_t oa = where[threadIdx.x + o];
-        if (ob > best[threadIdx.x] || (ob == best[threadIdx.x] && oa < where[threadIdx.x]))
-          best[threadIdx.x] = ob, where[threadIdx.x] = oa;
-      }
-      __syncthreads();
-    }
-    const index_t p = where[0];
-    if (!(best[0] > 0) || !isfinite(best[0])) {
-      if (threadIdx.x == 0) *singular = 1;
-      return;
-    }
-    if (p != c)
-      for (index_t k = threadIdx.x; k < w; k += blockDim.x) {
-        const double t = m[c * w + k];
-        m[c * w + k] = m[p * w + k], m[p * w + k] = t;
-      }
-    __syncthreads();
-    if (threadIdx.x == 0) factor_of_c = 1 / m[c * w + c];
-    __syncthreads();
-    for (index_t k = threadIdx.x; k < w; k += blockDim.x) m[c * w + k] *= factor_of_c;
-    for (index_t r = threadIdx.x; r < n; r += blockDim.x) col[r] = m[r * w + c];
-    __syncthreads();
-    // A warp a row, its lanes along the columns from c on (the ones left of c are zero in the
-    // pivot row): coalesced, and no index division.
-    const double* pivot = m + static_cast<std::size_t>(c) * w;
-    for (index_t r = threadIdx.x / 32; r < n; r += blockDim.x / 32) {
-      const double f = col[r];
-      if (r == c || f == 0) continue;
-      double* row = m + static_cast<std::size_t>(r) * w;
-      for (index_t k = c + threadIdx.x % 32; k < w; k += 32) row[k] -= f * pivot[k];
-    }
-    __syncthreads();
-  }
 }
 template <typename T>
 __global__ void take_inverse(const double* m, index_t n, T* inv) {
