@@ -98,7 +98,7 @@ TEST(DenseSolver, FloatLuAndCholesky) {
     const Mat r = random_matrix(n, g);
     Mat spd = r * r.transpose() + n * Mat::Identity(n, n);
     spd = Mat(0.5 * (spd + spd.transpose()));  // exactly symmetric: automatic looks for symmetry
-    for (const Mat* a : {&r, &spd}) {
+    for (const Mat* a : {static_cast<const Mat*>(&r), static_cast<const Mat*>(&spd)}) {
       const Mat b = Mat::Random(n, 2);
       dense_solver<float> s(ctx, to_la<float>(*a));
       ASSERT_TRUE(s.ok());
