@@ -279,6 +279,25 @@ inline solve_result after_fallback(solve_result first, solve_result second) {
   return second;
 }
 
+/// The most rows for which auto, its Krylov methods having stopped short, solves by the
+/// dense direct method: n^2 values three times (A's dense form, its copy, the factors) in
+/// GPU memory (32,768 rows: 26 GB), and on the host, where LU is O(n^3) on a few cores,
+/// 16,384 (bayer10's 13,436 rows took 5.4 s on 2 cores, its sparse columns skipped).
+inline index_t auto_direct_rows(bool gpu) { return gpu ? 32768 : 16384; }
+/// Whether auto continues with the direct method: the Krylov result did not converge (an
+/// iteration limit only when it was the default one, not the caller's; not where a
+/// preconditioner asked for by name does not exist, which the caller hears about), and A fits.
+inline bool direct_after_krylov(krylov_method asked, const cg_options& opt, const solve_result& r, index_t rows, bool gpu) {
+  if (asked != krylov_method::automatic || rows > auto_direct_rows(gpu) || r.precond_failed) return false;
+  switch (r.status) {
+    case solve_status::breakdown:
+    case solve_status::stagnation:
+    case solve_status::precision_limit: return true;
+    case solve_status::max_iterations: return opt.max_iterations < 0;
+    default: return false;  // converged, invalid input, non-finite input or solution
+  }
+}
+
 /// What host_solver and device_solver share once they have A's properties (`needs`: the
 /// method's choice reads them): the method's choice and refusals (la::invalid_argument with the
 /// solvers' words), precond auto resolved by the rule for `gpu`, and build(), retried where
@@ -363,6 +382,24 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
            std::to_string(opt.restart) + ") continued";
     if (!continues_from_iterate(r)) keep_guess(true);
     r = after_fallback(std::move(r), run(fallback_options(opt, r, auto_pc, props, where[0] != '\0')));
+  }
+  if (direct_after_krylov(asked, opt, r, rows, where[0] != '\0')) {
+    // auto's Krylov methods did not solve it and A's dense form fits: the direct method,
+    // which solves every non-singular system it can hold (bayer10, rajat19, west2021: the
+    // Krylov methods fail where a dense LU takes milliseconds; bench/RESULTS.md).
+    const solve_result first = r;
+    cg_options d = opt;
+    d.method = krylov_method::direct;
+    keep_guess(true);
+    r = run(d);
+    then += "; " + std::string(to_string(first.solver)) + " stopped (" + to_string(first.status) + " after " +
+            std::to_string(first.iterations) + " iterations), and A's dense form fits (" + std::to_string(rows) +
+            " rows), so auto solved it directly";
+    r.message = "auto's " + first.method + " stopped: " + first.message + "; solved directly: " + r.message;
+    r.method = first.method + " then " + r.method;
+    r.handed_over_from = first.solver;
+    r.setup_seconds += first.setup_seconds;
+    r.iterate_seconds += first.iterate_seconds;
   }
   r.solver_choice = mc.why + then;
   r.analysis_seconds = analysis_seconds;

@@ -122,6 +122,12 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
     if (!(yn < 0.5 * rn)) break;
     x = std::move(y), res = std::move(ry), rn = yn, rinf = yinf;
   }
+  if (const std::string bad = detail::first_non_finite(x, "solution"); !bad.empty()) {
+    r.status = solve_status::non_finite;
+    r.iterate_seconds = since(t1);
+    r.message = "x = A^-1 b does not fit in the working precision (" + bad + "); scale b (or A) towards 1";
+    return r;
+  }
   // ||A||_inf and ||A||_1 from the sparse A; the condition estimate from the factors.
   std::vector<double> col(static_cast<std::size_t>(n), 0);
   double ainf = 0;
@@ -209,6 +215,17 @@ solve_result direct_device(context& ctx, const device_csr<T, O>& a, const device
   if (n > 0)
     LA_CUDA_TRY(cudaMemcpyAsync(x.data(), b.data(), sizeof(T) * n, cudaMemcpyDeviceToDevice, ctx.stream()));
   const dense_solve_report rep = s->solve(x);
+  {
+    std::vector<T> hx(static_cast<std::size_t>(n));
+    if (n > 0) LA_CUDA_TRY(cudaMemcpyAsync(hx.data(), x.data(), sizeof(T) * n, cudaMemcpyDeviceToHost, ctx.stream()));
+    ctx.synchronize();
+    if (const std::string bad = detail::first_non_finite(hx, "solution"); !bad.empty()) {
+      r.status = solve_status::non_finite;
+      r.iterate_seconds = since(t1);
+      r.message = "x = A^-1 b does not fit in the working precision (" + bad + "); scale b (or A) towards 1";
+      return r;
+    }
+  }
   const double cond = s->condition_estimate();
   r.iterate_seconds = since(t1);
   r.iterations = rep.refinement_steps;
