@@ -287,8 +287,9 @@ inline index_t auto_direct_rows(bool gpu) { return gpu ? 32768 : 16384; }
 /// Whether auto continues with the direct method: the Krylov result did not converge (an
 /// iteration limit only when it was the default one, not the caller's; not where a
 /// preconditioner asked for by name does not exist, which the caller hears about), and A fits.
-inline bool direct_after_krylov(krylov_method asked, const cg_options& opt, const solve_result& r, index_t rows, bool gpu) {
-  if (asked != krylov_method::automatic || rows > auto_direct_rows(gpu) || r.precond_failed) return false;
+inline bool direct_after_krylov(krylov_method asked, const cg_options& opt, const solve_result& r, index_t rows, bool gpu,
+                                bool auto_precond) {
+  if (asked != krylov_method::automatic || rows > auto_direct_rows(gpu) || (r.precond_failed && !auto_precond)) return false;
   switch (r.status) {
     case solve_status::breakdown:
     case solve_status::stagnation:
@@ -383,7 +384,7 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
     if (!continues_from_iterate(r)) keep_guess(true);
     r = after_fallback(std::move(r), run(fallback_options(opt, r, auto_pc, props, where[0] != '\0')));
   }
-  if (direct_after_krylov(asked, opt, r, rows, where[0] != '\0')) {
+  if (direct_after_krylov(asked, opt, r, rows, where[0] != '\0', auto_pc)) {
     // auto's Krylov methods did not solve it and A's dense form fits: the direct method,
     // which solves every non-singular system it can hold (bayer10, rajat19, west2021: the
     // Krylov methods fail where a dense LU takes milliseconds; bench/RESULTS.md).

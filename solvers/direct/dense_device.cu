@@ -6,7 +6,7 @@
 //   1. lu_panel_kernel (cooperative): rows j..N of the panel live in the blocks' shared memory;
 //      for each column the pivot is the largest |value| over the grid (ties: the lowest row,
 //      so reruns are bit-identical), the two rows are swapped through global buffers, the rows
-//      below are scaled and updated. Two grid barriers a column.
+//      below are scaled and updated. One grid barrier a column.
 //   2. laswp_kernel: the panel's swaps applied to the columns left and right of it.
 //   3. tri_inverse_kernel: L11^-1 (unit lower); then U12 = L11^-1 A12 as a GEMM into a
 //      workspace, copied back.
@@ -83,10 +83,16 @@ __global__ void permute_rows_kernel(const T* in, T* out, const index_t* perm, in
 
 // ---- LU's panel ---------------------------------------------------------------------------
 
+/// cand_val/cand_row: 2 x gridDim (one set a column parity), cand_rows: 2 x gridDim x nb (each
+/// block's candidate row), crow: 2 x nb (row c as it was, written by the block that owns it).
+/// One grid barrier a column: every block publishes its candidate's whole row and the owner of
+/// row c publishes that row, so after the barrier each block has what the swap needs; the
+/// parity double-buffers them (column c+2 writes only after column c+1's barrier, which every
+/// block reaches after it has read column c's).
 template <typename T>
 __global__ void __launch_bounds__(threads) lu_panel_kernel(T* F, index_t ld, index_t j0, index_t rows, int nb, int rpb,
-                                                           index_t* piv, T* cand_val, index_t* cand_row, T* prow,
-                                                           T* srow, int* info) {
+                                                           index_t* piv, T* cand_val, index_t* cand_row, T* cand_rows,
+                                                           T* crow, int* info) {
   cgx::grid_group grid = cgx::this_grid();
   extern __shared__ __align__(16) unsigned char raw[];
   const int sld = nb + 1;  // odd: a column's values fall in different banks
@@ -94,8 +100,9 @@ __global__ void __launch_bounds__(threads) lu_panel_kernel(T* F, index_t ld, ind
   T* u = tile + static_cast<long>(rpb) * sld;
   __shared__ T red_v[threads / 32];
   __shared__ index_t red_r[threads / 32];
-  __shared__ index_t s_p;
+  __shared__ index_t s_p, s_best_row;
   __shared__ T s_pv;
+  __shared__ int s_w;
   const index_t r0 = static_cast<index_t>(blockIdx.x) * rpb;
   const int nr = static_cast<int>(std::max<index_t>(0, std::min<index_t>(rows - r0, rpb)));
   T* base = F + static_cast<long>(j0) * ld + j0;
@@ -103,7 +110,9 @@ __global__ void __launch_bounds__(threads) lu_panel_kernel(T* F, index_t ld, ind
     tile[(e / nb) * sld + e % nb] = base[static_cast<long>(r0 + e / nb) * ld + e % nb];
   __syncthreads();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const unsigned G = gridDim.x;
   for (int c = 0; c < nb; ++c) {
+    const int par = c & 1;
     // The block's candidate: the largest |value| in column c at or below row c, lowest row on ties.
     T best = T(-1);
     index_t br = -1;
@@ -122,42 +131,48 @@ __global__ void __launch_bounds__(threads) lu_panel_kernel(T* F, index_t ld, ind
     if (threadIdx.x == 0) {
       for (int w = 1; w < threads / 32; ++w)
         if (red_v[w] > best || (red_v[w] == best && red_r[w] >= 0 && (br < 0 || red_r[w] < br))) best = red_v[w], br = red_r[w];
-      cand_val[blockIdx.x] = best, cand_row[blockIdx.x] = br;
+      cand_val[par * G + blockIdx.x] = best, cand_row[par * G + blockIdx.x] = br;
+      s_best_row = br;
     }
+    __syncthreads();
+    if (s_best_row >= 0)
+      for (int k = threadIdx.x; k < nb; k += blockDim.x)
+        cand_rows[(static_cast<long>(par) * G + blockIdx.x) * nb + k] = tile[(s_best_row - r0) * sld + k];
+    if (c >= r0 && c < r0 + nr)
+      for (int k = threadIdx.x; k < nb; k += blockDim.x) crow[par * nb + k] = tile[(c - r0) * sld + k];
     grid.sync();
     if (warp == 0) {  // every block picks the same pivot from the candidates
       best = T(-1), br = -1;
-      for (unsigned b = lane; b < gridDim.x; b += 32) {
-        const T v = cand_val[b];
-        const index_t r = cand_row[b];
-        if (v > best || (v == best && r >= 0 && (br < 0 || r < br))) best = v, br = r;
+      int wb = -1;
+      for (unsigned b = lane; b < G; b += 32) {
+        const T v = cand_val[par * G + b];
+        const index_t r = cand_row[par * G + b];
+        if (v > best || (v == best && r >= 0 && (br < 0 || r < br))) best = v, br = r, wb = static_cast<int>(b);
       }
       for (int o = 16; o > 0; o >>= 1) {
         const T ov = __shfl_down_sync(0xffffffffu, best, o);
         const index_t orr = __shfl_down_sync(0xffffffffu, br, o);
-        if (ov > best || (ov == best && orr >= 0 && (br < 0 || orr < br))) best = ov, br = orr;
+        const int ow = __shfl_down_sync(0xffffffffu, wb, o);
+        if (ov > best || (ov == best && orr >= 0 && (br < 0 || orr < br))) best = ov, br = orr, wb = ow;
       }
-      if (lane == 0) s_p = best > T(0) ? br : c, s_pv = best;
+      if (lane == 0) s_p = best > T(0) ? br : c, s_pv = best, s_w = wb;
     }
     __syncthreads();
     const index_t p = s_p;
     const bool singular = !(s_pv > T(0));
-    if (p >= r0 && p < r0 + nr)
-      for (int k = threadIdx.x; k < nb; k += blockDim.x) prow[k] = tile[(p - r0) * sld + k];
-    if (p != c && c >= r0 && c < r0 + nr)
-      for (int k = threadIdx.x; k < nb; k += blockDim.x) srow[k] = tile[(c - r0) * sld + k];
     if (blockIdx.x == 0 && threadIdx.x == 0) {
       piv[j0 + c] = j0 + p;
       if (singular && *info == 0) *info = static_cast<int>(j0 + c + 1);
     }
-    grid.sync();
-    for (int k = threadIdx.x; k < nb; k += blockDim.x) {
-      u[k] = prow[k];
-      if (p != c && c >= r0 && c < r0 + nr) tile[(c - r0) * sld + k] = prow[k];
-      if (p != c && p >= r0 && p < r0 + nr) tile[(p - r0) * sld + k] = srow[k];
-    }
-    __syncthreads();
     if (!singular) {
+      const T* prow = cand_rows + (static_cast<long>(par) * G + s_w) * nb;
+      for (int k = threadIdx.x; k < nb; k += blockDim.x) {
+        const T pv = prow[k];
+        u[k] = pv;
+        if (p != c && c >= r0 && c < r0 + nr) tile[(c - r0) * sld + k] = pv;
+        if (p != c && p >= r0 && p < r0 + nr) tile[(p - r0) * sld + k] = crow[par * nb + k];
+      }
+      __syncthreads();
       const T inv = T(1) / u[c];
       for (int r = threadIdx.x; r < nr; r += blockDim.x)
         if (r0 + r > c) tile[r * sld + c] *= inv;
@@ -502,10 +517,10 @@ void factor_lu(context& ctx, factors<F>& fa) {
   LA_CUDA_TRY(cudaFuncSetAttribute(lu_panel_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
   int per_sm = 0;
   const int sm = ctx.sm_count();
-  auto cand_v = alloc<F>(ctx, static_cast<std::size_t>(sm) * 4);
-  auto cand_r = alloc<index_t>(ctx, static_cast<std::size_t>(sm) * 4);
-  auto prow = alloc<F>(ctx, static_cast<std::size_t>(nb));
-  auto srow = alloc<F>(ctx, static_cast<std::size_t>(nb));
+  auto cand_v = alloc<F>(ctx, static_cast<std::size_t>(sm) * 2);
+  auto cand_r = alloc<index_t>(ctx, static_cast<std::size_t>(sm) * 2);
+  auto cand_rows = alloc<F>(ctx, static_cast<std::size_t>(sm) * 2 * nb);
+  auto crow = alloc<F>(ctx, static_cast<std::size_t>(nb) * 2);
   const int tri_smem = static_cast<int>(sizeof(F) * (nb * nb + nb * (nb + 1)));
   LA_CUDA_TRY(cudaFuncSetAttribute(tri_inverse_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, tri_smem));
   // Two levels: panels of nb columns factored and applied inside an outer panel of NB
@@ -547,8 +562,8 @@ void factor_lu(context& ctx, factors<F>& fa) {
       index_t* pv = piv.data();
       F* cv = cand_v.data();
       index_t* cr = cand_r.data();
-      F* pr = prow.data();
-      F* sr = srow.data();
+      F* pr = cand_rows.data();
+      F* sr = crow.data();
       int* inf = info.data();
       void* args[] = {&fp, &ld, &j0, &rws, &nbv, &rpb, &pv, &cv, &cr, &pr, &sr, &inf};
       LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(lu_panel_kernel<F>), dim3(blocks), dim3(threads), args,

@@ -201,3 +201,34 @@ TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
   device_vector<double> dy;
   EXPECT_EQ(solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dy, direct()).status, solve_status::non_finite);
 }
+
+// auto: where its Krylov methods stop short on a system whose dense form fits, the direct
+// method solves it, and the report says what happened (host and GPU).
+TEST(DirectMethod, AutoSolvesDirectlyWhereItsKrylovMethodsStopShort) {
+  for (const char* name : {"rajat19.mtx", "west2021.mtx"}) {
+    const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
+    std::vector<double> ones(static_cast<std::size_t>(a.cols()), 1.0), b(ones.size());
+    reference::spmv(1.0, a, ones, 0.0, b);
+    cg_options o;
+    o.method = krylov_method::automatic;
+    o.rtol = 1e-10;
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, o);
+    EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;
+    EXPECT_EQ(r.solver, krylov_method::direct) << name << ": " << r.solver_choice;
+    EXPECT_NE(r.solver_choice.find("so auto solved it directly"), std::string::npos) << r.solver_choice;
+    EXPECT_LT(test::true_relres(a, b, x), 1e-10) << name;
+    // A caller's own iteration limit is respected: no direct solve behind it.
+    cg_options capped = o;
+    capped.max_iterations = 5;
+    std::vector<double> y;
+    EXPECT_NE(solve_host(a, b, y, capped).solver, krylov_method::direct) << name;
+    if (!cuda_available()) continue;
+    context ctx;
+    device_vector<double> dx;
+    const solve_result g = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, o);
+    EXPECT_EQ(g.status, solve_status::converged) << name << ": " << g.message;
+    EXPECT_EQ(g.solver, krylov_method::direct) << name << ": " << g.solver_choice;
+    EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-10) << name;
+  }
+}
