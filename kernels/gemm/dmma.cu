@@ -137,7 +137,9 @@ __global__ void __launch_bounds__(THREADS, 1) dmma_kernel(dgemm_args g) {
     cp_async_commit();
     const double* a_s = as + (kt % STAGES) * A_STAGE;
     const double* b_s = bs + (kt % STAGES) * B_STAGE;
-#pragma unroll
+    // One k-step's fragments at a time (unrolling the steps of the 16-deep instruction
+    // hoisted the next step's loads and spilled).
+#pragma unroll(I::K >= 16 ? 1 : BK / I::K)
     for (int kk = 0; kk < BK; kk += I::K) {
       double bf[FN][I::BR];
 #pragma unroll

@@ -17,6 +17,18 @@ struct shape {
 const std::vector<shape> shapes = {{1, 1, 1},     {31, 33, 1000}, {33, 31, 17},   {1000, 31, 33}, {128, 128, 16},
                                    {129, 257, 65}, {300, 132, 200}, {1000, 1000, 64}, {17, 1, 1000}, {64, 63, 0}};
 
+/// Host -> device and back on the context's stream (its buffers are allocated in its order).
+void put(context& ctx, device_buffer<double>& d, const std::vector<double>& h) {
+  LA_CUDA_TRY(cudaMemcpyAsync(d.data(), h.data(), h.size() * 8, cudaMemcpyHostToDevice, ctx.stream()));
+  ctx.synchronize();
+}
+std::vector<double> get(context& ctx, const device_buffer<double>& d) {
+  std::vector<double> h(d.size());
+  LA_CUDA_TRY(cudaMemcpyAsync(h.data(), d.data(), h.size() * 8, cudaMemcpyDeviceToHost, ctx.stream()));
+  ctx.synchronize();
+  return h;
+}
+
 std::vector<double> random_values(std::size_t n, std::mt19937& g) {
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<double> v(n);
@@ -69,16 +81,12 @@ TEST(Dgemm, EveryVariantMatchesTheLongDoubleReference) {
           if (beta == 0)
             for (double& x : c) x = std::nan("");  // beta == 0 never reads C: NaN must not leak
           device_buffer<double> da(a.size(), ctx.stream()), db(b.size(), ctx.stream()), dc(c.size(), ctx.stream());
-          LA_CUDA_TRY(cudaMemcpy(da.data(), a.data(), a.size() * 8, cudaMemcpyHostToDevice));
-          LA_CUDA_TRY(cudaMemcpy(db.data(), b.data(), b.size() * 8, cudaMemcpyHostToDevice));
-          LA_CUDA_TRY(cudaMemcpy(dc.data(), c.data(), c.size() * 8, cudaMemcpyHostToDevice));
+          put(ctx, da, a), put(ctx, db, b), put(ctx, dc, c);
           dgemm_args args;
           args.m = s.m, args.n = s.n, args.k = s.k, args.a = da.data(), args.lda = lda, args.b = db.data(), args.ldb = ldb;
           args.c = dc.data(), args.ldc = ldc, args.alpha = 1.25, args.beta = beta;
           dgemm(args, ctx.stream(), v.name);
-          ctx.synchronize();  // the context's stream does not wait for the legacy stream's copies
-          std::vector<double> got(c.size());
-          LA_CUDA_TRY(cudaMemcpy(got.data(), dc.data(), got.size() * 8, cudaMemcpyDeviceToHost));
+          const std::vector<double> got = get(ctx, dc);
           std::vector<double> want = c, mag;
           reference(s, a, lda, b, ldb, want, ldc, 1.25, beta, mag);
           int bad = 0;
@@ -104,18 +112,15 @@ TEST(Dgemm, LowerOnlyLeavesTheTilesAboveTheDiagonalAndRerunsAreBitIdentical) {
   const auto a = random_values(static_cast<std::size_t>(n) * k, g), b = random_values(static_cast<std::size_t>(k) * n, g);
   std::vector<double> c(static_cast<std::size_t>(n) * n, 7.0);
   device_buffer<double> da(a.size(), ctx.stream()), db(b.size(), ctx.stream()), dc(c.size(), ctx.stream());
-  LA_CUDA_TRY(cudaMemcpy(da.data(), a.data(), a.size() * 8, cudaMemcpyHostToDevice));
-  LA_CUDA_TRY(cudaMemcpy(db.data(), b.data(), b.size() * 8, cudaMemcpyHostToDevice));
+  put(ctx, da, a), put(ctx, db, b);
   std::vector<std::vector<double>> runs;
   for (int run = 0; run < 2; ++run) {
-    LA_CUDA_TRY(cudaMemcpy(dc.data(), c.data(), c.size() * 8, cudaMemcpyHostToDevice));
+    put(ctx, dc, c);
     dgemm_args args;
     args.m = n, args.n = n, args.k = k, args.a = da.data(), args.lda = k, args.b = db.data(), args.ldb = n;
     args.c = dc.data(), args.ldc = n, args.alpha = -1, args.beta = 1, args.lower_only = true;
     dgemm(args, ctx.stream());
-    ctx.synchronize();
-    runs.emplace_back(c.size());
-    LA_CUDA_TRY(cudaMemcpy(runs.back().data(), dc.data(), c.size() * 8, cudaMemcpyDeviceToHost));
+    runs.push_back(get(ctx, dc));
   }
   EXPECT_EQ(runs[0], runs[1]);
   std::vector<double> want = c, mag;
