@@ -1,7 +1,8 @@
 // The fp64 rung of the GEMM ladder: double inputs, double accumulation, on the fp64 Tensor
 // Cores through mma.sync (SASS DMMA). Two instruction shapes, one kernel:
 //  - dmma_m8n8k4: mma.m8n8k4.f64 (compute capability 8.0 and up), the teaching form;
-//  - dmma_m16n8k16: mma.m16n8k16.f64 (9.0 and up), 8x the work per instruction.
+//  - dmma_m16n8k8: mma.m16n8k8.f64 (9.0 and up), 4x the work per instruction;
+//  - dmma_m16n8k16: mma.m16n8k16.f64 (9.0 and up), 8x.
 // Block tile 128 x 128 x 32 of 8 warps (2 x 4), each warp 64 x 32; operands global -> shared
 // with cp.async in a 3-deep ring where rows are 16-byte aligned (else element loads). Shared
 // rows are padded so one fragment load of a warp takes the minimum of two wavefronts: A's
@@ -55,6 +56,23 @@ struct mma_16816 {
         : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
         : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
           "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#endif
+  }
+};
+
+/// mma.m16n8k8.f64 (9.0): the m16n8k16 layout's first half (A four doubles a lane, B two).
+struct mma_1688 {
+  static constexpr int M = 16, N = 8, K = 8, AR = 4, BR = 2, CR = 4;
+  __device__ static int a_m(int r, int l) { return (l >> 2) + 8 * (r & 1); }
+  __device__ static int a_k(int r, int l) { return (l & 3) + 4 * (r >> 1); }
+  __device__ static int b_k(int r, int l) { return (l & 3) + 4 * r; }
+  __device__ static int c_m(int r, int l) { return (l >> 2) + 8 * (r >> 1); }
+  __device__ static int c_n(int r, int l) { return 2 * (l & 3) + (r & 1); }
+  __device__ static void mma(double* c, const double* a, const double* b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
 #endif
   }
 };
@@ -199,6 +217,9 @@ void run_dmma(const dgemm_args& g, cudaStream_t s) {
   LA_CHECK_LAUNCH(s);
 }
 
+/// auto's fp64 variant on 9.0 (bench/RESULTS.md, "Dense direct solvers").
+constexpr const char* auto_dgemm = "dmma_m16n8k16";
+
 int current_major() {
   int dev = 0, major = 0;
   LA_CUDA_TRY(cudaGetDevice(&dev));
@@ -215,6 +236,7 @@ bool can_16816(const gemm_problem& p) { return fits(p) && current_major() >= 9; 
 const std::vector<dgemm_variant>& dgemm_variants() {
   static const std::vector<dgemm_variant> list = {
       {"dmma_m8n8k4", true, can_884, run_dmma<mma_884>},
+      {"dmma_m16n8k8", false, can_16816, run_dmma<mma_1688>},
       {"dmma_m16n8k16", false, can_16816, run_dmma<mma_16816>},
   };
   return list;
@@ -229,7 +251,7 @@ const dgemm_variant& find_dgemm(std::string_view name) {
 }
 
 const dgemm_variant& select_dgemm(const gemm_problem& p) {
-  const dgemm_variant& big = find_dgemm("dmma_m16n8k16");
+  const dgemm_variant& big = find_dgemm(auto_dgemm);
   if (big.can_implement(p)) return big;
   const dgemm_variant& small = find_dgemm("dmma_m8n8k4");
   if (small.can_implement(p)) return small;

@@ -22,6 +22,9 @@
 #include <chrono>
 #include <cmath>
 #include <cooperative_groups.h>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -458,6 +461,44 @@ int smem_optin(const context& ctx) {
   return v;
 }
 
+/// With LA_DENSE_PROFILE set, the factorizations time their phases with events and print
+/// the sums to stderr (the tuning's breakdown: bench/history/dense-direct-solvers.md).
+class phase_timer {
+ public:
+  explicit phase_timer(cudaStream_t s) : on_(std::getenv("LA_DENSE_PROFILE") != nullptr), s_(s) {
+    if (on_) mark("start");
+  }
+  void mark(const char* phase) {
+    if (!on_) return;
+    cudaEvent_t e;
+    LA_CUDA_TRY(cudaEventCreate(&e));
+    LA_CUDA_TRY(cudaEventRecord(e, s_));
+    marks_.push_back({phase, e});
+  }
+  ~phase_timer() {
+    if (!on_ || marks_.empty()) return;
+    (void)cudaEventSynchronize(marks_.back().second);
+    std::map<std::string, float> sum;
+    float total = 0;
+    for (std::size_t i = 1; i < marks_.size(); ++i) {
+      float ms = 0;
+      (void)cudaEventElapsedTime(&ms, marks_[i - 1].second, marks_[i].second);
+      sum[marks_[i].first] += ms, total += ms;
+    }
+    std::fprintf(stderr, "dense factorization phases (ms):");
+    for (const auto& [k, v] : sum) std::fprintf(stderr, " %s %.2f;", k.c_str(), v);
+    std::fprintf(stderr, " total %.2f\n", total);
+    for (auto& m : marks_) (void)cudaEventDestroy(m.second);
+  }
+  phase_timer(const phase_timer&) = delete;
+  phase_timer& operator=(const phase_timer&) = delete;
+
+ private:
+  bool on_;
+  cudaStream_t s_;
+  std::vector<std::pair<std::string, cudaEvent_t>> marks_;
+};
+
 /// The factors of one precision F (float or double) of an N x N padded matrix.
 template <typename F>
 struct factors {
@@ -528,6 +569,7 @@ void factor_lu(context& ctx, factors<F>& fa) {
   // with K = NB (a GEMM of K = nb would be bound by reading and writing C).
   const index_t NB = fa.outer;
   const int nbi = static_cast<int>(nb);
+  phase_timer pt(s);
   auto laswp = [&](index_t j0, index_t count, index_t c_begin, index_t c_end, index_t skip_begin, index_t skip_end) {
     const index_t cols = (c_end - c_begin) - (skip_end - skip_begin);
     if (cols <= 0) return;
@@ -568,18 +610,24 @@ void factor_lu(context& ctx, factors<F>& fa) {
       void* args[] = {&fp, &ld, &j0, &rws, &nbv, &rpb, &pv, &cv, &cr, &pr, &sr, &inf};
       LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(lu_panel_kernel<F>), dim3(blocks), dim3(threads), args,
                                               smem, s));
+      pt.mark("panel");
       laswp(j, nb, J, JE, j, j + nb);
+      pt.mark("laswp inner");
       tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, true, fa.inv_l.data());
       LA_LAUNCH_CHECK(s);
+      pt.mark("tri_inverse");
       const index_t n2 = JE - j - nb;  // the outer panel's columns right of this one
       if (n2 > 0) {
         trsm_rows(j, j + nb, JE);
+        pt.mark("trsm inner");
         block_gemm<F>(ctx, fa.gemm, N - j - nb, n2, nb, fa.f.data() + static_cast<long>(j + nb) * N + j, N,
                       fa.f.data() + static_cast<long>(j) * N + j + nb, N, fa.f.data() + static_cast<long>(j + nb) * N + j + nb,
                       N, F(-1), F(1), false);
+        pt.mark("update inner");
       }
     }
     laswp(J, JE - J, 0, N, J, JE);
+    pt.mark("laswp outer");
     if (JE == N) continue;
     // U12 = L11^-1 A12 over the outer panel's rows, block by block; then A22 -= L21 U12.
     for (index_t b = J; b < JE; b += nb) {
@@ -589,9 +637,11 @@ void factor_lu(context& ctx, factors<F>& fa) {
                       fa.f.data() + static_cast<long>(b) * N + JE, N, fa.f.data() + static_cast<long>(b + nb) * N + JE, N, F(-1),
                       F(1), false);
     }
+    pt.mark("trsm outer");
     block_gemm<F>(ctx, fa.gemm, N - JE, N - JE, JE - J, fa.f.data() + static_cast<long>(JE) * N + J, N,
                   fa.f.data() + static_cast<long>(J) * N + JE, N, fa.f.data() + static_cast<long>(JE) * N + JE, N, F(-1), F(1),
                   false);
+    pt.mark("update trailing");
   }
   tri_inverse_kernel<F><<<static_cast<unsigned>(nblk), 64, tri_smem, s>>>(fa.f.data(), N, static_cast<int>(nb), 0, false,
                                                                           false, fa.inv_u.data());
@@ -629,13 +679,16 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
   // trailing matrix right of it is updated once per outer panel with K = NB.
   const index_t NB = fa.outer;
   const bool lower = std::is_same_v<F, double>;
+  phase_timer pt(s);
   for (index_t J = 0; J < N; J += NB) {
     const index_t JE = std::min(N, J + NB);
     for (index_t j = J; j < JE; j += nb) {
       potrf_kernel<F><<<1, threads, pot_smem, s>>>(fa.f.data(), N, j, nbi, info.data());
       LA_LAUNCH_CHECK(s);
+      pt.mark("potrf");
       tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, false, fa.inv_l.data());
       LA_LAUNCH_CHECK(s);
+      pt.mark("tri_inverse");
       const index_t m2 = N - j - nb;
       if (m2 == 0) continue;
       copy_block_kernel<F><<<blocks_for(long(nb) * nb), threads, 0, s>>>(fa.inv_l.data() + static_cast<long>(j / nb) * nb * nb,
@@ -645,20 +698,24 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
       block_gemm<F>(ctx, fa.gemm, m2, nb, nb, a21, N, inv_t.data(), nb, work.data(), nb, F(1), F(0), false);
       copy_block_kernel<F><<<blocks_for(long(m2) * nb), threads, 0, s>>>(work.data(), nb, a21, N, m2, nb, false);
       LA_LAUNCH_CHECK(s);
+      pt.mark("trsm");
       const index_t w2 = JE - j - nb;
       if (w2 == 0) continue;
       copy_block_kernel<F><<<blocks_for(long(w2) * nb), threads, 0, s>>>(work.data(), nb, work_t.data(), w2, w2, nb, true);
       LA_LAUNCH_CHECK(s);
       block_gemm<F>(ctx, fa.gemm, m2, w2, nb, work.data(), nb, work_t.data(), w2,
                     fa.f.data() + static_cast<long>(j + nb) * N + j + nb, N, F(-1), F(1), lower);
+      pt.mark("update inner");
     }
     const index_t mo = N - JE, kw = JE - J;
     if (mo == 0) continue;
     const F* l21 = fa.f.data() + static_cast<long>(JE) * N + J;
     copy_block_kernel<F><<<blocks_for(long(mo) * kw), threads, 0, s>>>(l21, N, work_t.data(), mo, mo, kw, true);
     LA_LAUNCH_CHECK(s);
+    pt.mark("transpose outer");
     block_gemm<F>(ctx, fa.gemm, mo, mo, kw, l21, N, work_t.data(), mo, fa.f.data() + static_cast<long>(JE) * N + JE, N, F(-1),
                   F(1), lower);
+    pt.mark("update trailing");
   }
   LA_CUDA_TRY(cudaMemcpyAsync(&fa.info, info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
   LA_CUDA_TRY(cudaStreamSynchronize(s));

@@ -55,10 +55,11 @@ void reference(const shape& s, const std::vector<double>& a, index_t lda, const 
 }
 
 TEST(Dgemm, ListsTheFp64Rungs) {
-  ASSERT_EQ(dgemm_variants().size(), 2u);
+  ASSERT_EQ(dgemm_variants().size(), 3u);
   EXPECT_EQ(find_dgemm("dmma_m8n8k4").name, "dmma_m8n8k4");
   EXPECT_TRUE(find_dgemm("dmma_m8n8k4").teaching);
   EXPECT_FALSE(find_dgemm("dmma_m16n8k16").teaching);
+  EXPECT_FALSE(find_dgemm("dmma_m16n8k8").teaching);
   EXPECT_THROW(find_dgemm("dgemm_nope"), invalid_argument);
 }
 
