@@ -70,7 +70,9 @@ TEST(DenseSolver, LuSolvesAsEigenOnAwkwardSizes) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
   std::mt19937 g(11);
-  for (int n : {1, 31, 33, 130, 1000})
+  // Under a sanitizer: every kernel and path (several panels, the GEMM solves) on smaller n.
+  const std::vector<int> sizes = test::under_sanitizer() ? std::vector<int>{1, 33, 130} : std::vector<int>{1, 31, 33, 130, 1000};
+  for (int n : sizes)
     for (int k : {1, 3, 20}) {  // 20: the solves' updates through the GEMM
       const Mat a = random_matrix(n, g);
       const Mat b = Mat::Random(n, k);
@@ -193,7 +195,7 @@ TEST(DenseSolver, MixedPrecisionRefinesToFp64AndFallsBackWhereItStalls) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
   std::mt19937 g(16);
-  const int n = 1000;
+  const int n = test::under_sanitizer() ? 200 : 1000;
   const Mat a = random_matrix(n, g);
   const Mat b = Mat::Random(n, 2);
   for (const char* prec : {"fp32", "tf32x3", "tf32"}) {

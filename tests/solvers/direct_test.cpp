@@ -175,7 +175,12 @@ TEST(DirectMethod, SaysWhatItCannotSolve) {
 TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
-  for (const char* name : {"west0479.mtx", "impcol_a.mtx", "rajat19.mtx", "west2021.mtx", "bcsstk09.mtx"}) {
+  // Under a sanitizer the smaller systems (the same kernels); ca-GrQc (5,242 rows) is left to the plain run.
+  const std::vector<const char*> names = test::under_sanitizer()
+                                             ? std::vector<const char*>{"west0479.mtx", "bcsstk09.mtx"}
+                                             : std::vector<const char*>{"west0479.mtx", "impcol_a.mtx", "rajat19.mtx",
+                                                                        "west2021.mtx", "bcsstk09.mtx"};
+  for (const char* name : names) {
     const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
     std::vector<double> ones(static_cast<std::size_t>(a.cols()), 1.0), b(ones.size());
     reference::spmv(1.0, a, ones, 0.0, b);
@@ -188,6 +193,7 @@ TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
     EXPECT_NE(r.method.find(std::string(name) == "bcsstk09.mtx" ? "Cholesky" : "LU with partial pivoting"), std::string::npos)
         << r.method;
   }
+  if (test::under_sanitizer()) return;
   const csr_matrix<double> g = test::system_matrix("ca-GrQc.mtx", test::data_dir());
   device_vector<double> dx;
   const solve_result s = solve_device(ctx, to_device(ctx, g), to_device(ctx, std::vector<double>(static_cast<std::size_t>(g.rows()), 1.0)),
@@ -223,7 +229,7 @@ TEST(DirectMethod, AutoSolvesDirectlyWhereItsKrylovMethodsStopShort) {
     capped.max_iterations = 5;
     std::vector<double> y;
     EXPECT_NE(solve_host(a, b, y, capped).solver, krylov_method::direct) << name;
-    if (!cuda_available()) continue;
+    if (!cuda_available() || (test::under_sanitizer() && std::string(name) != "rajat19.mtx")) continue;
     context ctx;
     device_vector<double> dx;
     const solve_result g = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, o);
