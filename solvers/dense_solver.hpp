@@ -45,6 +45,9 @@ struct dense_solver_options {
   /// Panel width (0: chosen from n and the device: 64, smaller where a panel would not fit
   /// in shared memory).
   index_t block = 0;
+  /// Outer panel width, a multiple of block (0: 512): the trailing update's K. Tests set it
+  /// small to reach every phase on small matrices.
+  index_t outer_block = 0;
   /// Mixed precision: the backward error ||b - Ax||_inf / (||A||_inf ||x||_inf + ||b||_inf)
   /// the refinement stops at, and its step limit.
   double refine_tolerance = 2e-16;

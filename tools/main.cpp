@@ -39,6 +39,7 @@ const char* usage =
     "  gemm     M N K [--algo NAME]   run, validate and time one GPU GEMM against cuBLAS\n"
     "  spmv     A.mtx [--kernel NAME] run, validate and time one GPU SpMV kernel\n"
     "  bench    spmv [A.mtx|gen:SPEC]...  every SpMV kernel beside cuSPARSE, validated and timed\n"
+    "  bench    gesv|dgemm [--sizes N,...] dense LU/Cholesky beside cuSOLVER, fp64 GEMM beside cuBLAS\n"
     "\n"
     "Exit status: 0 success; 1 the command ran but its result is not good (the solve did not\n"
     "converge, a kernel failed validation); 2 bad usage or input (options, files, sizes,\n"

@@ -827,7 +827,10 @@ struct dense_solver<T>::impl {
     fa.n = n;
     fa.nb = nb;
     fa.N = (n + nb - 1) / nb * nb;
-    fa.outer = nb * std::max<index_t>(1, outer_width / nb);
+    const index_t ow = opt.outer_block > 0 ? opt.outer_block : outer_width;
+    LA_EXPECTS(ow % nb == 0, "dense_solver: outer_block " + std::to_string(ow) + " is not a multiple of the block " +
+                                 std::to_string(nb));
+    fa.outer = nb * std::max<index_t>(1, ow / nb);
     fa.gemm = gemm_algo;
     check_device_memory(c, double(fa.N) * fa.N * sizeof(F) + 4.0 * fa.N * nb * sizeof(F),
                         "the dense factors (" + std::to_string(fa.N) + " x " + std::to_string(fa.N) + ")");
@@ -972,8 +975,9 @@ template <typename T>
 index_t dense_solver<T>::block() const noexcept { return p_->nb; }
 template <typename T>
 std::string dense_solver<T>::description() const {
+  const index_t ow = p_->opt.outer_block > 0 ? p_->opt.outer_block : outer_width;
   return p_->how + " (" + p_->precision + ", blocks " + std::to_string(p_->nb) + " in " +
-         std::to_string(p_->nb * std::max<index_t>(1, outer_width / p_->nb)) + ")";
+         std::to_string(p_->nb * std::max<index_t>(1, ow / p_->nb)) + ")";
 }
 
 template <typename T>
