@@ -39,15 +39,21 @@ struct mma_884 {
   }
 };
 
-/// mma.m16n8k16.f64 (9.0): A 16x16, eight doubles a lane (rows g and g+8, columns t + 4j); B
-/// 16x8, four (rows t + 4j); C 16x8, four (rows g and g+8, columns 2t and 2t+1).
-struct mma_16816 {
-  static constexpr int M = 16, N = 8, K = 16, AR = 8, BR = 4, CR = 4;
+/// The m16n8 f64 shapes' fragments (9.0): A 16 x K, AR = K/4 doubles a lane (rows g and g+8,
+/// columns t + 4j); B K x 8, BR = K/4 (rows t + 4j); C 16 x 8, four (rows g and g+8, columns
+/// 2t and 2t+1), g = lane / 4, t = lane % 4.
+template <int K_>
+struct mma_16n8_layout {
+  static constexpr int M = 16, N = 8, K = K_, AR = K_ / 2, BR = K_ / 4, CR = 4;
   __device__ static int a_m(int r, int l) { return (l >> 2) + 8 * (r & 1); }
   __device__ static int a_k(int r, int l) { return (l & 3) + 4 * (r >> 1); }
   __device__ static int b_k(int r, int l) { return (l & 3) + 4 * r; }
   __device__ static int c_m(int r, int l) { return (l >> 2) + 8 * (r >> 1); }
   __device__ static int c_n(int r, int l) { return 2 * (l & 3) + (r & 1); }
+};
+
+/// mma.m16n8k16.f64: 8x m8n8k4's work per instruction.
+struct mma_16816 : mma_16n8_layout<16> {
   __device__ static void mma(double* c, const double* a, const double* b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile(
@@ -60,14 +66,8 @@ struct mma_16816 {
   }
 };
 
-/// mma.m16n8k8.f64 (9.0): the m16n8k16 layout's first half (A four doubles a lane, B two).
-struct mma_1688 {
-  static constexpr int M = 16, N = 8, K = 8, AR = 4, BR = 2, CR = 4;
-  __device__ static int a_m(int r, int l) { return (l >> 2) + 8 * (r & 1); }
-  __device__ static int a_k(int r, int l) { return (l & 3) + 4 * (r >> 1); }
-  __device__ static int b_k(int r, int l) { return (l & 3) + 4 * r; }
-  __device__ static int c_m(int r, int l) { return (l >> 2) + 8 * (r >> 1); }
-  __device__ static int c_n(int r, int l) { return 2 * (l & 3) + (r & 1); }
+/// mma.m16n8k8.f64: half the fragment registers of m16n8k16.
+struct mma_1688 : mma_16n8_layout<8> {
   __device__ static void mma(double* c, const double* a, const double* b) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"

@@ -177,6 +177,30 @@ dense_out solve_host_dense(const T* a, std::int64_t n, T* b, std::int64_t k, den
   d.singular_column = 0;
   return d;
 }
+/// f(a, b, n, k) with the GIL released on numpy A (n x n) and B (n x k, or n), both
+/// C-contiguous of one type (float32 or float64, as the Python side makes them); B is written
+/// in place, so it must be that very array (no converted copy).
+template <typename F>
+py::dict on_numpy(const py::array& a, const py::array& b, F&& f) {
+  const std::int64_t n = a.shape(0), k = b.ndim() == 1 ? 1 : b.shape(1);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    using arr = py::array_t<T, py::array::c_style>;
+    if (!py::isinstance<arr>(a) || !py::isinstance<arr>(b))
+      throw invalid_argument("dense solve: A and b must be C-contiguous arrays of one type, float32 or float64");
+    const arr av = a.cast<arr>();
+    arr bv = b.cast<arr>();
+    const T* ap = av.data();
+    T* bp = bv.mutable_data();
+    dense_out r;
+    {
+      py::gil_scoped_release release;
+      r = f(ap, bp, n, k);
+    }
+    return r.dict();
+  };
+  return a.dtype().is(py::dtype::of<float>()) ? run(float{}) : run(double{});
+}
 }  // namespace
 
 void bind_dense(py::module_& mod) {
@@ -202,58 +226,20 @@ void bind_dense(py::module_& mod) {
         dense_solver_options o;
         o.factorization = factorization_named(factorization);
         o.factor_precision = precision;
-        const std::int64_t n = a.shape(0), k = b.ndim() == 1 ? 1 : b.shape(1);
-        if (a.dtype().is(py::dtype::of<float>())) {
-          auto av = a.cast<py::array_t<float, py::array::c_style>>();
-          auto bv = b.cast<py::array_t<float, py::array::c_style>>();
-          const float* ap = av.data();
-          float* bp = bv.mutable_data();
-          dense_out r;
-          {
-            py::gil_scoped_release release;
-            r = solve_gpu_from_host<float>(ap, n, bp, k, o, want_cond);
-          }
-          return r.dict();
-        }
-        auto av = a.cast<py::array_t<double, py::array::c_style>>();
-        auto bv = b.cast<py::array_t<double, py::array::c_style>>();
-        const double* ap = av.data();
-        double* bp = bv.mutable_data();
-        dense_out r;
-        {
-          py::gil_scoped_release release;
-          r = solve_gpu_from_host<double>(ap, n, bp, k, o, want_cond);
-        }
-        return r.dict();
+        return on_numpy(a, b, [&](const auto* ap, auto* bp, std::int64_t n, std::int64_t k) {
+          using T = std::remove_const_t<std::remove_pointer_t<decltype(ap)>>;
+          return solve_gpu_from_host<T>(ap, n, bp, k, o, want_cond);
+        });
       },
       "A x = B on the GPU from numpy arrays (C-contiguous, A's type); X copied back over B.");
   mod.def(
       "dense_solve_host",
       [](py::array a, py::array b, const std::string& factorization, bool want_cond) {
         const dense_factorization f = factorization_named(factorization);
-        const std::int64_t n = a.shape(0), k = b.ndim() == 1 ? 1 : b.shape(1);
-        if (a.dtype().is(py::dtype::of<float>())) {
-          auto av = a.cast<py::array_t<float, py::array::c_style>>();
-          auto bv = b.cast<py::array_t<float, py::array::c_style>>();
-          const float* ap = av.data();
-          float* bp = bv.mutable_data();
-          dense_out r;
-          {
-            py::gil_scoped_release release;
-            r = solve_host_dense<float>(ap, n, bp, k, f, want_cond);
-          }
-          return r.dict();
-        }
-        auto av = a.cast<py::array_t<double, py::array::c_style>>();
-        auto bv = b.cast<py::array_t<double, py::array::c_style>>();
-        const double* ap = av.data();
-        double* bp = bv.mutable_data();
-        dense_out r;
-        {
-          py::gil_scoped_release release;
-          r = solve_host_dense<double>(ap, n, bp, k, f, want_cond);
-        }
-        return r.dict();
+        return on_numpy(a, b, [&](const auto* ap, auto* bp, std::int64_t n, std::int64_t k) {
+          using T = std::remove_const_t<std::remove_pointer_t<decltype(ap)>>;
+          return solve_host_dense<T>(ap, n, bp, k, f, want_cond);
+        });
       },
       "A x = B on the host (the oracle of dense_host.hpp); X over B (a C-contiguous array of A's type).");
 }

@@ -40,6 +40,17 @@ double residual(const csr_matrix<T, count_t>& a, const std::vector<T>& b, const 
   return static_cast<double>(std::sqrt(s2));
 }
 
+/// A solution with entries outside T's range: the result says so (non_finite), or empty.
+template <typename T>
+bool solution_out_of_range(const std::vector<T>& x, solve_result& r, double seconds) {
+  const std::string bad = detail::first_non_finite(x, "solution");
+  if (bad.empty()) return false;
+  r.status = solve_status::non_finite;
+  r.iterate_seconds = seconds;
+  r.message = "x = A^-1 b does not fit in the working precision (" + bad + "); scale b (or A) towards 1";
+  return true;
+}
+
 template <typename T>
 double inf_norm(const std::vector<T>& v) {
   double m = 0;
@@ -122,12 +133,7 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
     if (!(yn < 0.5 * rn)) break;
     x = std::move(y), res = std::move(ry), rn = yn, rinf = yinf;
   }
-  if (const std::string bad = detail::first_non_finite(x, "solution"); !bad.empty()) {
-    r.status = solve_status::non_finite;
-    r.iterate_seconds = since(t1);
-    r.message = "x = A^-1 b does not fit in the working precision (" + bad + "); scale b (or A) towards 1";
-    return r;
-  }
+  if (solution_out_of_range(x, r, since(t1))) return r;
   // ||A||_inf and ||A||_1 from the sparse A; the condition estimate from the factors.
   std::vector<double> col(static_cast<std::size_t>(n), 0);
   double ainf = 0;
@@ -219,12 +225,7 @@ solve_result direct_device(context& ctx, const device_csr<T, O>& a, const device
     std::vector<T> hx(static_cast<std::size_t>(n));
     if (n > 0) LA_CUDA_TRY(cudaMemcpyAsync(hx.data(), x.data(), sizeof(T) * n, cudaMemcpyDeviceToHost, ctx.stream()));
     ctx.synchronize();
-    if (const std::string bad = detail::first_non_finite(hx, "solution"); !bad.empty()) {
-      r.status = solve_status::non_finite;
-      r.iterate_seconds = since(t1);
-      r.message = "x = A^-1 b does not fit in the working precision (" + bad + "); scale b (or A) towards 1";
-      return r;
-    }
+    if (solution_out_of_range(hx, r, since(t1))) return r;
   }
   const double cond = s->condition_estimate();
   r.iterate_seconds = since(t1);
