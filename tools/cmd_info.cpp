@@ -10,6 +10,7 @@
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/method.hpp>
+#include <la/solvers/sparse_analysis.hpp>
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
@@ -22,7 +23,9 @@ const char* usage =
     "Prints the size, nonzeros, the banner's symmetry and the values' (exact, or the largest\n"
     "|a_ij - a_ji| relative to the largest entry), the diagonal's signs, diagonal dominance\n"
     "and the method `la solve --method auto` would pick (from CSR; not for a file with more\n"
-    "rows than entries), row-length statistics (min/mean/max/stddev), empty\n"
+    "rows than entries), the sparse direct solver's predicted factor (the fill-reducing\n"
+    "ordering with the smaller L of METIS and AMD where built: nnz(L), flops, bytes,\n"
+    "supernodes; square matrices up to 2,000,000 rows), row-length statistics (min/mean/max/stddev), empty\n"
     "rows, the ELL padding ratio, the number of JDS diagonals and the bytes each storage\n"
     "format needs (dense, COO, CSR, CSC, ELL, JDS, HYB, SELL-32-sigma; 32-bit indices; double\n"
     "and float values; offsets as chosen). gen:SPEC: a generated matrix (poisson2d:N,\n"
@@ -51,7 +54,11 @@ struct row_stats {
   index_t sell_sigma = 1;         // la::to_sell's automatic sorting window
   count_t sell_slots = 0;         // SELL-32-sigma slots, padding included
   std::optional<matrix_properties> props;  // numeric symmetry, the diagonal (from CSR)
+  std::string fill;                        // the sparse direct solver's predicted factor (from CSR)
 };
+
+/// The largest matrix whose fill `la info` predicts (the analysis is O(nnz(L)) after the orderings).
+constexpr index_t info_fill_rows = 2000000;
 
 template <typename O>
 row_stats stats_of(const csr_matrix<double, O>& m) {
@@ -59,6 +66,7 @@ row_stats stats_of(const csr_matrix<double, O>& m) {
   s.rows = m.rows(), s.cols = m.cols(), s.nnz = m.nnz();
   s.offset_bits = 8 * sizeof(O);
   s.props = properties_of(m);
+  if (m.rows() == m.cols() && m.rows() > 0 && m.rows() <= info_fill_rows) s.fill = analyze_pattern(m).summary();
   s.min = m.rows() ? std::numeric_limits<index_t>::max() : 0;
   for (index_t i = 0; i < m.rows(); ++i) {
     const auto len = static_cast<index_t>(m.row_ptr()[i + 1] - m.row_ptr()[i]);
@@ -155,6 +163,7 @@ int print_info(const std::string& path, const mm_header& h, const row_stats& st)
                 p->dominant_rows, std::min(p->rows, p->cols), p->min_dominance);
     std::printf("solver:          %s\n", select_method(krylov_method::automatic, *p, false).why.c_str());
   }
+  if (!st.fill.empty()) std::printf("direct fill:     %s (symmetrized pattern)\n", st.fill.c_str());
   std::printf("stored entries:  %lld (in the file)\n", static_cast<long long>(h.entries));
   std::printf("nonzeros:        %lld (full storage, duplicates summed)\n", static_cast<long long>(st.nnz));
   std::printf("offsets:         %d-bit%s\n", st.offset_bits,

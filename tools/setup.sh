@@ -8,6 +8,10 @@ need=()
 [ -f /usr/include/eigen3/Eigen/Core ] || need+=(libeigen3-dev)
 command -v ninja > /dev/null || need+=(ninja-build)
 dpkg -s libgtest-dev > /dev/null 2>&1 || need+=(libgtest-dev)
+# The sparse direct solver's orderings (optional: without them the build says so).
+for p in libmetis-dev libsuitesparse-dev; do
+  dpkg -s $p > /dev/null 2>&1 || need+=($p)
+done
 # The Python package and its tests (optional: without them the build says what is missing).
 for p in python3-dev pybind11-dev python3-numpy python3-scipy python3-pytest; do
   dpkg -s $p > /dev/null 2>&1 || need+=($p)

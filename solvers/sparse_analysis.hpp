@@ -1,0 +1,78 @@
+// The symbolic analysis of a sparse direct solve (issue 57's first step), on the host: a
+// fill-reducing ordering from the libraries made for it (METIS nested dissection, SuiteSparse's
+// AMD; natural where neither was found at build time), the elimination tree of the permuted
+// symmetric pattern, its postorder, the factor's column counts, the fundamental supernodes, and
+// the predicted factor size and work, all before any numeric work. The numeric oracle below
+// (sparse_cholesky_host) is the plain up-looking factorization the GPU's supernodal one will be
+// compared with.
+//
+//   la::sparse_analysis s = la::analyze_pattern(a);          // a: csr_matrix, square
+//   s.factor_nnz, s.factor_flops, s.ordering                  // reported before factoring
+//   la::sparse_cholesky<double> l = la::sparse_cholesky_host(a, s);
+//   if (l.ok()) l.solve(b);                                   // b overwritten with x
+//
+// The pattern used is that of A + A^T (a non-symmetric A's symmetrized pattern, as the static-
+// pivoting LU of the issue will use); the values are not read by the analysis.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <la/formats/csr.hpp>
+#include <la/types.hpp>
+
+namespace la {
+
+enum class fill_ordering {
+  automatic,  // METIS where built with it, else AMD, else natural
+  natural,    // no reordering
+  amd,        // SuiteSparse AMD (approximate minimum degree)
+  metis,      // METIS_NodeND (nested dissection)
+};
+const char* to_string(fill_ordering o) noexcept;
+/// Whether this build holds the library for o (natural and automatic always).
+bool ordering_available(fill_ordering o) noexcept;
+
+struct sparse_analysis {
+  index_t n = 0;
+  fill_ordering ordering = fill_ordering::natural;  // the one used
+  /// new -> old: row (and column) i of P A P^T is row perm[i] of A; the elimination tree's
+  /// postorder is folded in, so every supernode is a run of consecutive columns.
+  std::vector<index_t> perm;
+  std::vector<index_t> inverse;     // old -> new
+  std::vector<index_t> parent;      // elimination tree of the permuted pattern (-1: a root); parent[j] > j
+  std::vector<count_t> col_count;   // nonzeros in column j of L, the diagonal included
+  std::vector<index_t> super_begin; // supernode s: columns [super_begin[s], super_begin[s + 1])
+  count_t factor_nnz = 0;           // sum of col_count: nnz(L)
+  double factor_flops = 0;          // sum of col_count^2: Cholesky's multiply-adds, about
+  double factor_bytes = 0;          // L's values (8 bytes) and row indices (4 bytes)
+  double seconds = 0;
+  std::string summary() const;      // one line for a person
+};
+
+/// Throws la::invalid_argument for a matrix that is not square, and la::not_supported for an
+/// ordering this build does not hold (naming the Debian package).
+template <typename T, typename O>
+sparse_analysis analyze_pattern(const csr_matrix<T, O>& a, fill_ordering o = fill_ordering::automatic);
+
+/// L with A = L L^T in the analysis's ordering, column-compressed (rows sorted in each column,
+/// the diagonal first); ok() false with bad_column (1-based, in A's own numbering) where a
+/// pivot is not positive.
+template <typename T>
+struct sparse_cholesky {
+  const sparse_analysis* analysis = nullptr;
+  std::vector<count_t> col_ptr;
+  std::vector<index_t> row_idx;
+  std::vector<T> values;
+  index_t bad_column = 0;
+  bool ok() const noexcept { return bad_column == 0; }
+  /// b (n entries, A's numbering) overwritten with A^-1 b.
+  void solve(T* b) const;
+};
+
+/// The oracle: up-looking sparse Cholesky (row k of L from the elimination tree's reach of row
+/// k of A), sums in wider_t. Reads the lower triangle of A as given (A is taken as symmetric).
+template <typename T, typename O>
+sparse_cholesky<T> sparse_cholesky_host(const csr_matrix<T, O>& a, const sparse_analysis& s);
+
+}  // namespace la
