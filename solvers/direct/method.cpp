@@ -1,5 +1,6 @@
-// The direct method (`--method direct`, method='direct'): A's dense form factored on the host
-// (Cholesky where A looks SPD, else LU with partial pivoting: dense_host.hpp), solved, refined
+// The direct method (`--method direct`, method='direct'): on the host a sparse Cholesky where A
+// looks SPD (sparse_analysis.hpp), else A's dense form factored by LU with partial pivoting
+// (dense_host.hpp), solved, refined
 // with residuals of the sparse A in wider_t, and reported with its backward error and a
 // condition estimate. Exit 0 means ||b - A x|| met the tolerance, as for every method; a
 // singular A is a breakdown naming the column. On the GPU the same through la::dense_solver
@@ -17,6 +18,7 @@
 #include <la/solvers/direct/dense_host.hpp>
 #include <la/solvers/method.hpp>
 #include <la/solvers/registry.hpp>
+#include <la/solvers/sparse_analysis.hpp>
 
 namespace la {
 namespace {
@@ -65,7 +67,7 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
   solve_result r;
   r.solver = krylov_method::direct;
   const index_t n = a.rows();
-  r.method = "direct, host, dense " + std::to_string(n) + " x " + std::to_string(n);
+  r.method = "direct, host";
   r.true_residual = std::nan("");
   if (b.size() != static_cast<std::size_t>(n) || (!x.empty() && x.size() != b.size())) {
     r.message = "right-hand side has " + std::to_string(b.size()) + " entries and the initial guess " +
@@ -78,20 +80,31 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
       r.message = why;
       return r;
     }
-  check_host_memory(2.0 * double(n) * double(n) * sizeof(T), "the direct solve (A's dense form and its factors)");
-  // The factorization: Cholesky where A looks SPD (symmetric values, positive diagonal), else
-  // (or where Cholesky meets a pivot that is not positive) LU with partial pivoting.
+  // The factorization: where A looks SPD (symmetric values, positive diagonal), the sparse
+  // Cholesky of issue 57's analysis (a fill-reducing ordering, sparse_analysis.hpp), whose
+  // factor is far smaller than the dense one; else (or where a pivot is not positive) the
+  // dense LU with partial pivoting.
   const matrix_properties props = properties_of(a, false, true);
-  dense_matrix<T> f = to_dense(a);
-  std::vector<index_t> piv;
-  bool chol = false;
   std::string how = "LU with partial pivoting";
+  sparse_analysis sa;
+  sparse_cholesky<T> sl;
+  bool sparse_chol = false;
   if (props.looks_spd()) {
-    chol = cholesky_factor(f).ok();
-    if (chol) how = "Cholesky";
-    else f = to_dense(a), how = "LU with partial pivoting (Cholesky met a pivot that is not positive)";
+    sa = analyze_pattern(a);
+    check_host_memory(sa.factor_bytes + 8.0 * n, "the sparse Cholesky factor (" + sa.summary() + ")");
+    sl = sparse_cholesky_host(a, sa);
+    sl.analysis = &sa;
+    sparse_chol = sl.ok();
+    how = sparse_chol ? "sparse Cholesky (" + sa.summary() + ")"
+                      : "LU with partial pivoting (Cholesky met a pivot that is not positive in column " +
+                            std::to_string(sl.bad_column) + ")";
   }
-  if (!chol) {
+  dense_matrix<T> f;
+  std::vector<index_t> piv;
+  if (!sparse_chol) {
+    check_host_memory(2.0 * double(n) * double(n) * sizeof(T), "the direct solve (A's dense form and its factors)");
+    f = to_dense(a);
+    r.method = "direct, host, dense " + std::to_string(n) + " x " + std::to_string(n);
     const dense_factor_status st = lu_factor(f, piv);
     if (!st.ok()) {
       r.status = solve_status::breakdown;
@@ -100,15 +113,17 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
                   " (every entry at or below the diagonal there is zero after the earlier eliminations)";
       return r;
     }
+  } else {
+    r.method = "direct, host, sparse Cholesky " + std::to_string(n) + " x " + std::to_string(n);
   }
   r.setup_seconds = since(t0);
   const auto t1 = clock_type::now();
   auto solve = [&](T* v) {
-    if (chol) cholesky_solve(f, v);
+    if (sparse_chol) sl.solve(v);
     else lu_solve(f, piv, v);
   };
   auto solve_t = [&](T* v) {  // A^T = A for Cholesky
-    if (chol) cholesky_solve(f, v);
+    if (sparse_chol) sl.solve(v);
     else lu_transpose_solve(f, piv, v);
   };
   x = b;
