@@ -75,4 +75,33 @@ struct sparse_cholesky {
 template <typename T, typename O>
 sparse_cholesky<T> sparse_cholesky_host(const csr_matrix<T, O>& a, const sparse_analysis& s);
 
+/// A = Dr^-1 P^T Q^T (L U) Q Dc^-1: LU with static pivoting, as SuperLU_DIST's: a
+/// maximum-product matching and its scalings put a heavy diagonal on Dr P A Dc (entries at
+/// most 1, the matched ones 1: precond/matching.hpp), the analysis orders the symmetrized
+/// pattern of that matrix (Q), and the factorization runs without pivoting on the Cholesky
+/// structure of Q (M + M^T) Q^T; a pivot smaller than sqrt(eps) is set to +-sqrt(eps) and
+/// counted (the caller refines). L is unit lower (by columns, below the diagonal), U is kept
+/// by rows (its strict upper part) with its diagonal apart.
+template <typename T>
+struct sparse_lu {
+  sparse_analysis analysis;  // of the matched matrix
+  std::vector<index_t> row_perm;               // the matching's: row row_perm[j] of A is row j of P A
+  std::vector<double> row_scale, col_scale;    // Dr (by A's rows), Dc (by A's columns)
+  std::vector<count_t> l_ptr, u_ptr;           // n + 1 each
+  std::vector<index_t> l_idx, u_idx;           // L's rows (by column), U's columns (by row)
+  std::vector<T> l_val, u_val, u_diag;
+  index_t perturbed = 0;                       // pivots set to +-sqrt(eps)
+  index_t singular_column = 0;                 // structurally singular: a column (1-based) no row matches
+  bool ok() const noexcept { return singular_column == 0; }
+  /// b (n entries, A's numbering) overwritten with the factors' solution of A x = b.
+  void solve(T* b) const;
+};
+
+/// The matching, the analysis (ordering o) and the numeric LU of the host oracle, sums in
+/// wider_t. A structurally singular A is ok() false naming the column.
+/// match = false skips the matching (the rows as they are, no scaling): for a zero-free
+/// diagonal where the matching's search gives up (a dense row's paths).
+template <typename T, typename O>
+sparse_lu<T> sparse_lu_host(const csr_matrix<T, O>& a, fill_ordering o = fill_ordering::automatic, bool match = true);
+
 }  // namespace la

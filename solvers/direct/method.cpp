@@ -81,77 +81,19 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
       return r;
     }
   // The factorization: where A looks SPD (symmetric values, positive diagonal), the sparse
-  // Cholesky of issue 57's analysis (a fill-reducing ordering, sparse_analysis.hpp), whose
-  // factor is far smaller than the dense one; else (or where a pivot is not positive) the
+  // Cholesky of issue 57's analysis (a fill-reducing ordering, sparse_analysis.hpp); else (or
+  // where a pivot is not positive) the sparse LU with static pivoting (a max-product matching
+  // and scalings, the analysis of the matched matrix, tiny pivots perturbed), refined; where
+  // that misses (backward error above 1e-13 after refinement) and A's dense form fits, the
   // dense LU with partial pivoting.
   const matrix_properties props = properties_of(a, false, true);
-  std::string how = "LU with partial pivoting";
-  sparse_analysis sa;
-  sparse_cholesky<T> sl;
-  bool sparse_chol = false;
-  if (props.looks_spd()) {
-    sa = analyze_pattern(a);
-    check_host_memory(sa.factor_bytes + 8.0 * n, "the sparse Cholesky factor (" + sa.summary() + ")");
-    sl = sparse_cholesky_host(a, sa);
-    sl.analysis = &sa;
-    sparse_chol = sl.ok();
-    how = sparse_chol ? "sparse Cholesky (" + sa.summary() + ")"
-                      : "LU with partial pivoting (Cholesky met a pivot that is not positive in column " +
-                            std::to_string(sl.bad_column) + ")";
-  }
-  dense_matrix<T> f;
-  std::vector<index_t> piv;
-  if (!sparse_chol) {
-    check_host_memory(2.0 * double(n) * double(n) * sizeof(T), "the direct solve (A's dense form and its factors)");
-    f = to_dense(a);
-    r.method = "direct, host, dense " + std::to_string(n) + " x " + std::to_string(n);
-    const dense_factor_status st = lu_factor(f, piv);
-    if (!st.ok()) {
-      r.status = solve_status::breakdown;
-      r.setup_seconds = since(t0);
-      r.message = "A is singular: " + how + " finds no nonzero pivot in column " + std::to_string(st.bad_column) +
-                  " (every entry at or below the diagonal there is zero after the earlier eliminations)";
-      return r;
-    }
-  } else {
-    r.method = "direct, host, sparse Cholesky " + std::to_string(n) + " x " + std::to_string(n);
-  }
-  r.setup_seconds = since(t0);
-  const auto t1 = clock_type::now();
-  auto solve = [&](T* v) {
-    if (sparse_chol) sl.solve(v);
-    else lu_solve(f, piv, v);
-  };
-  auto solve_t = [&](T* v) {  // A^T = A for Cholesky
-    if (sparse_chol) sl.solve(v);
-    else lu_transpose_solve(f, piv, v);
-  };
-  x = b;
-  solve(x.data());
-  // Refinement: x += A^-1 (b - A x), the residual in wider_t, while it halves the residual.
-  std::vector<T> res(b.size());
-  double rinf = 0, rn = residual(a, b, x, res, rinf);
   const double bn = [&] {
     double s = 0;
     for (const T& v : b) s += static_cast<double>(v) * v;
     return std::sqrt(s);
   }();
-  int steps = 0;
-  for (; steps < 3 && rn > 0; ++steps) {
-    std::vector<T> y = x;
-    std::vector<T> d = res;
-    solve(d.data());
-    for (std::size_t i = 0; i < y.size(); ++i) y[i] += d[i];
-    double yinf = 0;
-    std::vector<T> ry(b.size());
-    const double yn = residual(a, b, y, ry, yinf);
-    if (!(yn < 0.5 * rn)) break;
-    x = std::move(y), res = std::move(ry), rn = yn, rinf = yinf;
-  }
-  if (solution_out_of_range(x, r, since(t1))) return r;
-  // ||A||_inf and ||A||_1 from the sparse A; the condition estimate from the factors.
-  std::vector<double> col(static_cast<std::size_t>(n), 0);
   double ainf = 0;
+  std::vector<double> col(static_cast<std::size_t>(n), 0);
   for (index_t i = 0; i < n; ++i) {
     double s = 0;
     for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
@@ -160,16 +102,121 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
     }
     ainf = std::max(ainf, s);
   }
+  sparse_analysis sa;
+  sparse_cholesky<T> sl;
+  sparse_lu<T> su;
+  dense_matrix<T> f;
+  std::vector<index_t> piv;
+  enum class kind { sparse_cholesky, sparse_lu, dense_lu } used = kind::dense_lu;
+  std::string how;
+  auto solve = [&](T* v) {
+    if (used == kind::sparse_cholesky) sl.solve(v);
+    else if (used == kind::sparse_lu) su.solve(v);
+    else lu_solve(f, piv, v);
+  };
+  auto solve_t = [&](T* v) {  // A^T = A for Cholesky; the sparse LU's transpose: not kept, the dense one's
+    if (used == kind::sparse_cholesky) sl.solve(v);
+    else lu_transpose_solve(f, piv, v);
+  };
+  std::vector<T> res(b.size());
+  double rinf = 0, rn = 0;
+  int steps = 0;
+  // x = A^-1 b refined: x += A^-1 (b - A x), the residual in wider_t, while it halves.
+  auto solve_and_refine = [&](int max_steps) {
+    x = b;
+    solve(x.data());
+    rn = residual(a, b, x, res, rinf);
+    for (steps = 0; steps < max_steps && rn > 0; ++steps) {
+      std::vector<T> y = x, d = res;
+      solve(d.data());
+      for (std::size_t i = 0; i < y.size(); ++i) y[i] += d[i];
+      double yinf = 0;
+      std::vector<T> ry(b.size());
+      const double yn = residual(a, b, y, ry, yinf);
+      if (!(yn < 0.5 * rn)) break;
+      x = std::move(y), res = std::move(ry), rn = yn, rinf = yinf;
+    }
+  };
+  auto backward_error = [&] { return rinf / (ainf * inf_norm(x) + inf_norm(b)); };
+  std::string before;  // what a first attempt did, where the dense LU took over
+  if (props.looks_spd()) {
+    sa = analyze_pattern(a);
+    check_host_memory(sa.factor_bytes + 8.0 * n, "the sparse Cholesky factor (" + sa.summary() + ")");
+    sl = sparse_cholesky_host(a, sa);
+    sl.analysis = &sa;
+    if (sl.ok()) used = kind::sparse_cholesky, how = "sparse Cholesky (" + sa.summary() + ")";
+    else before = "Cholesky met a pivot that is not positive in column " + std::to_string(sl.bad_column) + "; ";
+  }
+  bool matching_gave_up = false;
+  if (used != kind::sparse_cholesky) {
+    try {
+      su = sparse_lu_host(a);
+    } catch (const invalid_argument&) {  // the matching's search budget: a pattern its paths wander
+      // A zero-free diagonal needs no matching: static pivoting on the rows as they are.
+      if (props.diag_zero == 0) {
+        su = sparse_lu_host(a, fill_ordering::automatic, false);
+        before += "the row matching gave up on this pattern (A's diagonal is zero-free: rows kept), ";
+      } else {
+        matching_gave_up = true;
+        before += "the sparse LU's row matching gave up on this pattern, so ";
+      }
+    }
+  }
+  if (used != kind::sparse_cholesky && !matching_gave_up) {
+    if (!su.ok()) {
+      r.status = solve_status::breakdown;
+      r.setup_seconds = since(t0);
+      r.message = "A is singular: structurally, no ordering of its rows puts a nonzero on the diagonal of column " +
+                  std::to_string(su.singular_column) + " (a maximum matching of rows to columns leaves it out)";
+      return r;
+    }
+    used = kind::sparse_lu;
+    how = before + "sparse LU with static pivoting (" + su.analysis.summary() + ", " + std::to_string(su.perturbed) +
+          " pivots perturbed)";
+  }
+  r.method = std::string("direct, host, ") + (used == kind::sparse_cholesky ? "sparse Cholesky " : "sparse LU ") +
+             std::to_string(n) + " x " + std::to_string(n);
+  r.setup_seconds = since(t0);
+  const auto t1 = clock_type::now();
+  if (!matching_gave_up) solve_and_refine(used == kind::sparse_lu ? 10 : 3);
+  const double target = std::max(o.rtol * bn, o.atol);
+  if (matching_gave_up || (used == kind::sparse_lu && !(rn <= target && backward_error() <= 1e-13))) {
+    // Static pivoting fell short (or could not start): the dense LU with partial pivoting, where it fits.
+    const double need = 2.0 * double(n) * double(n) * sizeof(T);
+    if (matching_gave_up) check_host_memory(need, "the direct solve (A's dense form and its factors)");
+    if (need <= 0.5 * static_cast<double>(host_memory_available())) {
+      if (!matching_gave_up)
+        before += "sparse LU with static pivoting reached backward error " + short_number(backward_error()) +
+                  " after " + std::to_string(steps) + " refinement steps, so ";
+      f = to_dense(a);
+      const dense_factor_status st = lu_factor(f, piv);
+      if (!st.ok()) {
+        r.status = solve_status::breakdown;
+        r.setup_seconds = since(t0);
+        r.message = "A is singular: " + before + "LU with partial pivoting finds no nonzero pivot in column " +
+                    std::to_string(st.bad_column) + " (every entry at or below the diagonal there is zero after the earlier eliminations)";
+        return r;
+      }
+      used = kind::dense_lu;
+      how = before + "LU with partial pivoting of A's dense form";
+      r.method = "direct, host, dense " + std::to_string(n) + " x " + std::to_string(n);
+      solve_and_refine(3);
+    }
+  }
+  if (solution_out_of_range(x, r, since(t1))) return r;
+  // ||A||_1 from the sparse A; the condition estimate from the factors (the transposed
+  // solves need the dense LU's or the Cholesky's: for the sparse LU, ||A^-1||_1 from the
+  // solves alone is not estimated, and the report says so).
   const double a1 = col.empty() ? 0 : *std::max_element(col.begin(), col.end());
-  const double cond = a1 * inverse_norm1_estimate<T>(n, solve, solve_t);
-  const double backward = rinf / (ainf * inf_norm(x) + inf_norm(b));
+  const double cond = used == kind::sparse_lu ? std::nan("") : a1 * inverse_norm1_estimate<T>(n, solve, solve_t);
+  const double backward = backward_error();
   r.iterate_seconds = since(t1);
   r.iterations = steps;
   r.residual = r.true_residual = bn > 0 ? rn / bn : 0;
-  const double target = std::max(o.rtol * bn, o.atol);
   const std::string report = how + ", " + std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") +
                              ": backward error " + short_number(bn > 0 ? backward : 0) +
-                             ", condition estimate " + short_number(cond);
+                             (std::isnan(cond) ? std::string(", condition not estimated (sparse LU)")
+                                               : ", condition estimate " + short_number(cond));
   if (rn <= target) {
     r.status = solve_status::converged;
     r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + report;
