@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include <la/solvers/precond/factored.hpp>
 #include <la/solvers/precond/matching.hpp>
 #include <la/solvers/sparse_analysis.hpp>
 
@@ -33,19 +34,7 @@ sparse_lu<T> sparse_lu_host(const csr_matrix<T, O>& a, fill_ordering o, bool mat
     return f;
   }
   f.row_perm = m.perm, f.row_scale = m.row_scale, f.col_scale = m.col_scale;
-  // M = Dr P A Dc as CSR (row j of M is row perm[j] of A).
-  std::vector<O> mp{0};
-  std::vector<index_t> mi;
-  std::vector<T> mv;
-  for (index_t j = 0; j < n; ++j) {
-    const index_t r = m.perm[j];
-    for (O k = a.row_ptr()[r]; k < a.row_ptr()[r + 1]; ++k) {
-      mi.push_back(a.col_idx()[k]);
-      mv.push_back(static_cast<T>(m.row_scale[r] * static_cast<double>(a.values()[k]) * m.col_scale[a.col_idx()[k]]));
-    }
-    mp.push_back(static_cast<O>(mi.size()));
-  }
-  const csr_matrix<T, O> mm(detail::trusted, n, n, std::move(mp), std::move(mi), std::move(mv));
+  const csr_matrix<T, O> mm = matched_matrix(a, m);  // M = Dr P A Dc (row j of M is row perm[j] of A)
   f.analysis = analyze_pattern(mm, o);
   const sparse_analysis& s = f.analysis;
   // Mq = Q M Q^T by rows and by columns.
