@@ -53,6 +53,19 @@ bool solution_out_of_range(const std::vector<T>& x, solve_result& r, double seco
   return true;
 }
 
+/// The direct method's verdict: converged where ||b - Ax|| met the tolerance, else the
+/// precision limit, with the factorization's report.
+void set_outcome(solve_result& r, bool met, const std::string& report) {
+  if (met) {
+    r.status = solve_status::converged;
+    r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + report;
+  } else {
+    r.status = solve_status::precision_limit;
+    r.message = "||b - Ax|| / ||b|| = " + short_number(r.residual) + " misses the tolerance after refinement; " + report +
+                " (the tolerance is below what the precision resolves for this condition)";
+  }
+}
+
 template <typename T>
 double inf_norm(const std::vector<T>& v) {
   double m = 0;
@@ -217,14 +230,7 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
                              ": backward error " + short_number(bn > 0 ? backward : 0) +
                              (std::isnan(cond) ? std::string(", condition not estimated (sparse LU)")
                                                : ", condition estimate " + short_number(cond));
-  if (rn <= target) {
-    r.status = solve_status::converged;
-    r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + report;
-  } else {
-    r.status = solve_status::precision_limit;
-    r.message = "||b - Ax|| / ||b|| = " + short_number(r.residual) + " misses the tolerance after refinement; " + report +
-                " (the tolerance is below what the precision resolves for this condition)";
-  }
+  set_outcome(r, rn <= target, report);
   return r;
 }
 
@@ -301,14 +307,7 @@ solve_result direct_device(context& ctx, const device_csr<T, O>& a, const device
   const std::string report = s->description() + ", " + std::to_string(rep.refinement_steps) + " refinement step" +
                              (rep.refinement_steps == 1 ? "" : "s") + ": backward error " +
                              short_number(rep.backward_error) + ", condition estimate " + short_number(cond);
-  if (rep.relative_residual * bn <= std::max(o.rtol * bn, o.atol)) {
-    r.status = solve_status::converged;
-    r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + report;
-  } else {
-    r.status = solve_status::precision_limit;
-    r.message = "||b - Ax|| / ||b|| = " + short_number(r.residual) + " misses the tolerance; " + report +
-                " (the tolerance is below what the precision resolves for this condition)";
-  }
+  set_outcome(r, rep.relative_residual * bn <= std::max(o.rtol * bn, o.atol), report);
   return r;
 }
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include <la/solvers/dense_solver.hpp>
 
+#include "eigen_util.hpp"
 #include "test_util.hpp"
 
 using namespace la;
@@ -22,19 +23,10 @@ using namespace la;
 namespace {
 using Mat = Eigen::MatrixXd;
 
-Mat random_matrix(int n, std::mt19937& g) {
-  std::uniform_real_distribution<double> u(-1, 1);
-  Mat m(n, n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) m(i, j) = u(g);
-  return m;
-}
+using test::random_matrix;
 template <typename T>
 dense_matrix<T> to_la(const Mat& m) {
-  dense_matrix<T> d(static_cast<index_t>(m.rows()), static_cast<index_t>(m.cols()));
-  for (index_t i = 0; i < d.rows(); ++i)
-    for (index_t j = 0; j < d.cols(); ++j) d(i, j) = static_cast<T>(m(i, j));
-  return d;
+  return test::from_eigen<T>(m);
 }
 /// B (n x k) uploaded row-major.
 template <typename T>

@@ -15,6 +15,7 @@
 #include <la/solvers/direct/dense_host.hpp>
 #include <la/solvers/method.hpp>
 
+#include "eigen_util.hpp"
 #include "test_util.hpp"
 
 using namespace la;
@@ -22,19 +23,8 @@ using namespace la;
 namespace {
 using Mat = Eigen::MatrixXd;
 
-dense_matrix<double> from_eigen(const Mat& m) {
-  dense_matrix<double> d(static_cast<index_t>(m.rows()), static_cast<index_t>(m.cols()));
-  for (index_t i = 0; i < d.rows(); ++i)
-    for (index_t j = 0; j < d.cols(); ++j) d(i, j) = m(i, j);
-  return d;
-}
-Mat random_matrix(int n, std::mt19937& g) {
-  std::uniform_real_distribution<double> u(-1, 1);
-  Mat m(n, n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) m(i, j) = u(g);
-  return m;
-}
+using test::from_eigen;
+using test::random_matrix;
 cg_options direct() {
   cg_options o;
   o.method = krylov_method::direct;

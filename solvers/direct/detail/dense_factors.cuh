@@ -1,0 +1,371 @@
+// The blocked factorizations and triangular solves of la::dense_solver on N x N padded
+// matrices (dense_device.cu's comment has the algorithm): the GEMM the blocks use, LU with the
+// cooperative panel, Cholesky, the solves, the block widths, and LA_DENSE_PROFILE's phase
+// timer. Private to solvers/direct.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <la/kernels/gemm/gemm.hpp>
+#include <la/solvers/direct/detail/dense_kernels.cuh>
+
+namespace la::dense_detail {
+
+
+inline double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+inline int smem_optin(const context& ctx) {
+  int v = 0;
+  LA_CUDA_TRY(cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device()));
+  return v;
+}
+
+/// With LA_DENSE_PROFILE set, the factorizations time their phases with events and print
+/// the sums to stderr (the tuning's breakdown: bench/history/dense-direct-solvers.md).
+class phase_timer {
+ public:
+  explicit phase_timer(cudaStream_t s) : on_(std::getenv("LA_DENSE_PROFILE") != nullptr), s_(s) {
+    if (on_) mark("start");
+  }
+  void mark(const char* phase) {
+    if (!on_) return;
+    cudaEvent_t e;
+    LA_CUDA_TRY(cudaEventCreate(&e));
+    LA_CUDA_TRY(cudaEventRecord(e, s_));
+    marks_.push_back({phase, e});
+  }
+  ~phase_timer() {
+    if (!on_ || marks_.empty()) return;
+    (void)cudaEventSynchronize(marks_.back().second);
+    std::map<std::string, float> sum;
+    float total = 0;
+    for (std::size_t i = 1; i < marks_.size(); ++i) {
+      float ms = 0;
+      (void)cudaEventElapsedTime(&ms, marks_[i - 1].second, marks_[i].second);
+      sum[marks_[i].first] += ms, total += ms;
+    }
+    std::fprintf(stderr, "dense factorization phases (ms):");
+    for (const auto& [k, v] : sum) std::fprintf(stderr, " %s %.2f;", k.c_str(), v);
+    std::fprintf(stderr, " total %.2f\n", total);
+    for (auto& m : marks_) (void)cudaEventDestroy(m.second);
+  }
+  phase_timer(const phase_timer&) = delete;
+  phase_timer& operator=(const phase_timer&) = delete;
+
+ private:
+  bool on_;
+  cudaStream_t s_;
+  std::vector<std::pair<std::string, cudaEvent_t>> marks_;
+};
+
+/// The factors of one precision F (float or double) of an N x N padded matrix.
+template <typename F>
+struct factors {
+  index_t n = 0, N = 0, nb = 0;
+  index_t outer = 0;  // the outer panel's width: a multiple of nb
+  bool chol = false;
+  int info = 0;
+  std::string gemm;  // F = double: a dgemm name or auto; F = float: a gemm_variants() name or auto
+  device_buffer<F> f;        // N x N
+  device_buffer<F> inv_l;    // (N / nb) x nb x nb: inverses of L's diagonal blocks
+  device_buffer<F> inv_u;    // LU: of U's
+  device_buffer<index_t> perm;  // LU: row i of P A is row perm[i] of A
+  std::vector<index_t> piv;
+};
+
+/// C (m x n, ldc) = alpha A B + beta C for the factorization's blocks, in F's GEMM.
+template <typename F>
+void block_gemm(context& ctx, const std::string& algo, index_t m, index_t n, index_t k, const F* a, index_t lda, const F* b,
+                index_t ldb, F* c, index_t ldc, F alpha, F beta, bool lower_only) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<F, double>) {
+    dgemm_args g;
+    g.m = m, g.n = n, g.k = k, g.a = a, g.lda = lda, g.b = b, g.ldb = ldb, g.c = c, g.ldc = ldc;
+    g.alpha = alpha, g.beta = beta, g.lower_only = lower_only;
+    dgemm(g, ctx.stream(), algo);
+  } else {
+    gemm_problem p{m, n, k, ctx.sm_count(), lda, ldb};
+    const bool reduced = algo == "tf32";
+    const gemm_variant& v = algo == "auto" || algo == "fp32" || algo == "tf32"
+                                ? select_gemm(p, gemm_input::f32, reduced)
+                                : find_gemm(algo == "tf32x3" ? (sm90a_kernels_available() ? "wgmma_tf32x3" : "reg_tiled") : algo);
+    if (!v.can_implement(p)) throw not_supported("the " + algo + " GEMM cannot run this factorization's update on this device");
+    const std::size_t ws_bytes = v.workspace_bytes(p);
+    gemm_args g{m, n, k, a, lda, b, ldb, c, ldc, alpha, beta, ws_bytes ? ctx.scratch(ws_bytes) : nullptr, ctx.sm_count()};
+    g.workspace_size = ws_bytes;
+    v.run(g, ctx.stream());
+  }
+}
+
+template <typename F>
+void factor_lu(context& ctx, factors<F>& fa) {
+  const index_t N = fa.N, nb = fa.nb;
+  cudaStream_t s = ctx.stream();
+  fa.chol = false;
+  auto piv = ctx.allocate<index_t>(static_cast<std::size_t>(N));
+  auto info = ctx.allocate<int>(1);
+  LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(int), s));
+  const index_t nblk = N / nb;
+  fa.inv_l = ctx.allocate<F>(static_cast<std::size_t>(N) * nb);
+  fa.inv_u = ctx.allocate<F>(static_cast<std::size_t>(N) * nb);
+  auto work = ctx.allocate<F>(static_cast<std::size_t>(nb) * N);
+  // The panel's grid: as many resident blocks as its rows need, each a share of the rows in shared memory.
+  // The dynamic limit is the opt-in maximum less the kernel's static shared memory.
+  cudaFuncAttributes fattr{};
+  LA_CUDA_TRY(cudaFuncGetAttributes(&fattr, lu_panel_kernel<F>));
+  const int smax = smem_optin(ctx) - static_cast<int>(fattr.sharedSizeBytes);
+  LA_CUDA_TRY(cudaFuncSetAttribute(lu_panel_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
+  int per_sm = 0;
+  const int sm = ctx.sm_count();
+  auto cand_v = ctx.allocate<F>(static_cast<std::size_t>(sm) * 2);
+  auto cand_r = ctx.allocate<index_t>(static_cast<std::size_t>(sm) * 2);
+  auto cand_rows = ctx.allocate<F>(static_cast<std::size_t>(sm) * 2 * nb);
+  auto crow = ctx.allocate<F>(static_cast<std::size_t>(nb) * 2);
+  const int tri_smem = static_cast<int>(sizeof(F) * (nb * nb + nb * (nb + 1)));
+  LA_CUDA_TRY(cudaFuncSetAttribute(tri_inverse_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, tri_smem));
+  // Two levels: panels of nb columns factored and applied inside an outer panel of NB
+  // columns; the trailing matrix right of the outer panel is updated once per outer panel,
+  // with K = NB (a GEMM of K = nb would be bound by reading and writing C).
+  const index_t NB = fa.outer;
+  const int nbi = static_cast<int>(nb);
+  phase_timer pt(s);
+  auto laswp = [&](index_t j0, index_t count, index_t c_begin, index_t c_end, index_t skip_begin, index_t skip_end) {
+    const index_t cols = (c_end - c_begin) - (skip_end - skip_begin);
+    if (cols <= 0) return;
+    laswp_kernel<F><<<blocks_for(cols), threads, 0, s>>>(fa.f.data(), N, j0, count, piv.data(), c_begin, c_end, skip_begin,
+                                                         skip_end);
+    LA_CHECK_LAUNCH(s);
+  };
+  // rows [r0, r0 + nb) x cols [c0, c1) = L_b^-1 (those rows), L_b the unit lower block at b.
+  auto trsm_rows = [&](index_t b, index_t c0, index_t c1) {
+    F* a12 = fa.f.data() + static_cast<long>(b) * N + c0;
+    const index_t w = c1 - c0;
+    block_gemm<F>(ctx, fa.gemm, nb, w, nb, fa.inv_l.data() + static_cast<long>(b / nb) * nb * nb, nb, a12, N, work.data(), w,
+                  F(1), F(0), false);
+    copy_block_kernel<F><<<blocks_for(long(nb) * w), threads, 0, s>>>(work.data(), w, a12, N, nb, w, false);
+    LA_CHECK_LAUNCH(s);
+  };
+  for (index_t J = 0; J < N; J += NB) {
+    const index_t JE = std::min(N, J + NB);
+    for (index_t j = J; j < JE; j += nb) {
+      const index_t rows = N - j;
+      const int blocks = static_cast<int>(std::min<index_t>(sm, (rows + 63) / 64));
+      int rpb = static_cast<int>((rows + blocks - 1) / blocks);
+      const std::size_t smem = sizeof(F) * (static_cast<std::size_t>(rpb) * (nb + 1) + nb);
+      if (static_cast<int>(smem) > smax)
+        throw not_supported("the LU panel of " + std::to_string(rows) + " rows x " + std::to_string(nb) +
+                            " does not fit the device's shared memory; pass a smaller block");
+      LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lu_panel_kernel<F>, threads, smem));
+      if (per_sm < 1) throw not_supported("the LU panel kernel cannot be resident on this device");
+      F* fp = fa.f.data();
+      index_t ld = N, j0 = j, rws = rows;
+      int nbv = nbi;
+      index_t* pv = piv.data();
+      F* cv = cand_v.data();
+      index_t* cr = cand_r.data();
+      F* pr = cand_rows.data();
+      F* sr = crow.data();
+      int* inf = info.data();
+      void* args[] = {&fp, &ld, &j0, &rws, &nbv, &rpb, &pv, &cv, &cr, &pr, &sr, &inf};
+      LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(lu_panel_kernel<F>), dim3(blocks), dim3(threads), args,
+                                              smem, s));
+      pt.mark("panel");
+      laswp(j, nb, J, JE, j, j + nb);
+      pt.mark("laswp inner");
+      tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, true, fa.inv_l.data());
+      LA_CHECK_LAUNCH(s);
+      pt.mark("tri_inverse");
+      const index_t n2 = JE - j - nb;  // the outer panel's columns right of this one
+      if (n2 > 0) {
+        trsm_rows(j, j + nb, JE);
+        pt.mark("trsm inner");
+        block_gemm<F>(ctx, fa.gemm, N - j - nb, n2, nb, fa.f.data() + static_cast<long>(j + nb) * N + j, N,
+                      fa.f.data() + static_cast<long>(j) * N + j + nb, N, fa.f.data() + static_cast<long>(j + nb) * N + j + nb,
+                      N, F(-1), F(1), false);
+        pt.mark("update inner");
+      }
+    }
+    laswp(J, JE - J, 0, N, J, JE);
+    pt.mark("laswp outer");
+    if (JE == N) continue;
+    // U12 = L11^-1 A12 over the outer panel's rows, block by block; then A22 -= L21 U12.
+    for (index_t b = J; b < JE; b += nb) {
+      trsm_rows(b, JE, N);
+      if (b + nb < JE)
+        block_gemm<F>(ctx, fa.gemm, JE - b - nb, N - JE, nb, fa.f.data() + static_cast<long>(b + nb) * N + b, N,
+                      fa.f.data() + static_cast<long>(b) * N + JE, N, fa.f.data() + static_cast<long>(b + nb) * N + JE, N, F(-1),
+                      F(1), false);
+    }
+    pt.mark("trsm outer");
+    block_gemm<F>(ctx, fa.gemm, N - JE, N - JE, JE - J, fa.f.data() + static_cast<long>(JE) * N + J, N,
+                  fa.f.data() + static_cast<long>(J) * N + JE, N, fa.f.data() + static_cast<long>(JE) * N + JE, N, F(-1), F(1),
+                  false);
+    pt.mark("update trailing");
+  }
+  tri_inverse_kernel<F><<<static_cast<unsigned>(nblk), 64, tri_smem, s>>>(fa.f.data(), N, static_cast<int>(nb), 0, false,
+                                                                          false, fa.inv_u.data());
+  LA_CHECK_LAUNCH(s);
+  fa.piv.resize(static_cast<std::size_t>(N));
+  LA_CUDA_TRY(cudaMemcpyAsync(fa.piv.data(), piv.data(), sizeof(index_t) * N, cudaMemcpyDeviceToHost, s));
+  LA_CUDA_TRY(cudaMemcpyAsync(&fa.info, info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
+  // The swaps as one permutation: row i of P A is row perm[i] of A.
+  std::vector<index_t> perm(static_cast<std::size_t>(N));
+  for (index_t i = 0; i < N; ++i) perm[static_cast<std::size_t>(i)] = i;
+  for (index_t k = 0; k < N; ++k) std::swap(perm[static_cast<std::size_t>(k)], perm[static_cast<std::size_t>(fa.piv[k])]);
+  fa.perm = ctx.allocate<index_t>(static_cast<std::size_t>(N));
+  LA_CUDA_TRY(cudaMemcpyAsync(fa.perm.data(), perm.data(), sizeof(index_t) * N, cudaMemcpyHostToDevice, s));
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
+}
+
+template <typename F>
+void factor_cholesky(context& ctx, factors<F>& fa) {
+  const index_t N = fa.N, nb = fa.nb;
+  cudaStream_t s = ctx.stream();
+  fa.chol = true;
+  auto info = ctx.allocate<int>(1);
+  LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(int), s));
+  fa.inv_l = ctx.allocate<F>(static_cast<std::size_t>(N) * nb);
+  auto inv_t = ctx.allocate<F>(static_cast<std::size_t>(nb * nb));
+  auto work = ctx.allocate<F>(static_cast<std::size_t>(nb) * N);
+  auto work_t = ctx.allocate<F>(static_cast<std::size_t>(fa.outer) * N);
+  const int nbi = static_cast<int>(nb);
+  const int pot_smem = static_cast<int>(sizeof(F) * nb * (nb + 1));
+  const int tri_smem = static_cast<int>(sizeof(F) * (nb * nb + nb * (nb + 1)));
+  LA_CUDA_TRY(cudaFuncSetAttribute(potrf_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, pot_smem));
+  LA_CUDA_TRY(cudaFuncSetAttribute(tri_inverse_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, tri_smem));
+  // Two levels, as LU: the nb-wide blocks update only the outer panel's columns; the
+  // trailing matrix right of it is updated once per outer panel with K = NB.
+  const index_t NB = fa.outer;
+  const bool lower = std::is_same_v<F, double>;
+  phase_timer pt(s);
+  for (index_t J = 0; J < N; J += NB) {
+    const index_t JE = std::min(N, J + NB);
+    for (index_t j = J; j < JE; j += nb) {
+      potrf_kernel<F><<<1, threads, pot_smem, s>>>(fa.f.data(), N, j, nbi, info.data());
+      LA_CHECK_LAUNCH(s);
+      pt.mark("potrf");
+      tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, false, fa.inv_l.data());
+      LA_CHECK_LAUNCH(s);
+      pt.mark("tri_inverse");
+      const index_t m2 = N - j - nb;
+      if (m2 == 0) continue;
+      copy_block_kernel<F><<<blocks_for(long(nb) * nb), threads, 0, s>>>(fa.inv_l.data() + static_cast<long>(j / nb) * nb * nb,
+                                                                         nb, inv_t.data(), nb, nb, nb, true);
+      LA_CHECK_LAUNCH(s);
+      F* a21 = fa.f.data() + static_cast<long>(j + nb) * N + j;
+      block_gemm<F>(ctx, fa.gemm, m2, nb, nb, a21, N, inv_t.data(), nb, work.data(), nb, F(1), F(0), false);
+      copy_block_kernel<F><<<blocks_for(long(m2) * nb), threads, 0, s>>>(work.data(), nb, a21, N, m2, nb, false);
+      LA_CHECK_LAUNCH(s);
+      pt.mark("trsm");
+      const index_t w2 = JE - j - nb;
+      if (w2 == 0) continue;
+      copy_block_kernel<F><<<blocks_for(long(w2) * nb), threads, 0, s>>>(work.data(), nb, work_t.data(), w2, w2, nb, true);
+      LA_CHECK_LAUNCH(s);
+      block_gemm<F>(ctx, fa.gemm, m2, w2, nb, work.data(), nb, work_t.data(), w2,
+                    fa.f.data() + static_cast<long>(j + nb) * N + j + nb, N, F(-1), F(1), lower);
+      pt.mark("update inner");
+    }
+    const index_t mo = N - JE, kw = JE - J;
+    if (mo == 0) continue;
+    const F* l21 = fa.f.data() + static_cast<long>(JE) * N + J;
+    copy_block_kernel<F><<<blocks_for(long(mo) * kw), threads, 0, s>>>(l21, N, work_t.data(), mo, mo, kw, true);
+    LA_CHECK_LAUNCH(s);
+    pt.mark("transpose outer");
+    block_gemm<F>(ctx, fa.gemm, mo, mo, kw, l21, N, work_t.data(), mo, fa.f.data() + static_cast<long>(JE) * N + JE, N, F(-1),
+                  F(1), lower);
+    pt.mark("update trailing");
+  }
+  LA_CUDA_TRY(cudaMemcpyAsync(&fa.info, info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
+}
+
+/// B (N x k) = M^-1 B for one triangle: lower (forward) or upper (backward), M = F's
+/// triangle or its transpose; inv: the diagonal blocks' inverses of F's triangle.
+template <typename F>
+void tri_solve(context& ctx, const factors<F>& fa, const F* inv, bool lower_eff, bool transposed, F* B, index_t k) {
+  const index_t N = fa.N, nb = fa.nb, nblk = N / nb;
+  cudaStream_t s = ctx.stream();
+  const int nbi = static_cast<int>(nb);
+  const int dsmem = static_cast<int>(sizeof(F) * (nb * nb + nb * 32));
+  LA_CUDA_TRY(cudaFuncSetAttribute(diag_apply_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, dsmem));
+  const bool by_gemm = !transposed && k >= 16;
+  const std::size_t usmem = sizeof(F) * nb * k;
+  if (!by_gemm) {
+    LA_EXPECTS(usmem <= static_cast<std::size_t>(smem_optin(ctx)), "dense_solver: too many right-hand sides for a transposed solve");
+    LA_CUDA_TRY(cudaFuncSetAttribute(off_update_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(usmem)));
+  }
+  for (index_t t = 0; t < nblk; ++t) {
+    const index_t b = lower_eff ? t : nblk - 1 - t;
+    const index_t j0 = b * nb;
+    diag_apply_kernel<F><<<blocks_for(k, 32), threads, dsmem, s>>>(inv + static_cast<long>(b) * nb * nb, transposed,
+                                                                   B + static_cast<long>(j0) * k, nbi, k);
+    LA_CHECK_LAUNCH(s);
+    const index_t r_begin = lower_eff ? j0 + nb : 0, r_end = lower_eff ? N : j0;
+    if (r_end <= r_begin) continue;
+    if (by_gemm) {
+      block_gemm<F>(ctx, std::is_same_v<F, double> ? fa.gemm : std::string("auto"), r_end - r_begin, k, nb, fa.f.data() + static_cast<long>(r_begin) * N + j0, N,
+                    B + static_cast<long>(j0) * k, k, B + static_cast<long>(r_begin) * k, k, F(-1), F(1), false);
+    } else if (!transposed) {
+      off_update_kernel<F><<<blocks_for(r_end - r_begin, threads / 32), threads, usmem, s>>>(fa.f.data(), N, j0, nbi, B, k,
+                                                                                           r_begin, r_end, false);
+      LA_CHECK_LAUNCH(s);
+    } else {
+      off_update_kernel<F><<<blocks_for(r_end - r_begin), threads, usmem, s>>>(fa.f.data(), N, j0, nbi, B, k, r_begin, r_end,
+                                                                              true);
+      LA_CHECK_LAUNCH(s);
+    }
+  }
+}
+
+/// X (N x k, in place) = A^-1 X (or A^-T X) from the factors.
+template <typename F>
+void factor_solve(context& ctx, const factors<F>& fa, F* X, index_t k, bool transposed) {
+  cudaStream_t s = ctx.stream();
+  const index_t N = fa.N;
+  if (fa.chol) {
+    tri_solve(ctx, fa, fa.inv_l.data(), true, false, X, k);
+    tri_solve(ctx, fa, fa.inv_l.data(), false, true, X, k);
+    return;
+  }
+  auto tmp = ctx.allocate<F>(static_cast<std::size_t>(N) * k);
+  if (!transposed) {
+    permute_rows_kernel<F><<<blocks_for(long(N) * k), threads, 0, s>>>(X, tmp.data(), fa.perm.data(), N, k, false);
+    LA_CHECK_LAUNCH(s);
+    tri_solve(ctx, fa, fa.inv_l.data(), true, false, tmp.data(), k);
+    tri_solve(ctx, fa, fa.inv_u.data(), false, false, tmp.data(), k);
+    LA_CUDA_TRY(cudaMemcpyAsync(X, tmp.data(), sizeof(F) * N * static_cast<std::size_t>(k), cudaMemcpyDeviceToDevice, s));
+  } else {
+    tri_solve(ctx, fa, fa.inv_u.data(), true, true, X, k);   // U^T: lower
+    tri_solve(ctx, fa, fa.inv_l.data(), false, true, X, k);  // L^T: upper, unit
+    permute_rows_kernel<F><<<blocks_for(long(N) * k), threads, 0, s>>>(X, tmp.data(), fa.perm.data(), N, k, true);
+    LA_CHECK_LAUNCH(s);
+    LA_CUDA_TRY(cudaMemcpyAsync(X, tmp.data(), sizeof(F) * N * static_cast<std::size_t>(k), cudaMemcpyDeviceToDevice, s));
+  }
+}
+
+/// The outer panel's width (rounded down to a multiple of the inner block): the trailing
+/// update's K. At 256 the trailing updates ran at 22 TFLOP/s (n = 16384, H200), half the
+/// square GEMM's rate: each 128 x 128 tile reads and writes C for 256 steps of K.
+constexpr index_t outer_width = 512;
+
+inline index_t choose_block(const context& ctx, index_t n, index_t asked, std::size_t elem) {
+  if (asked > 0) {
+    LA_EXPECTS(asked % 2 == 0 && asked >= 2 && asked <= 64, "dense_solver: block must be even, from 2 to 64; got " + std::to_string(asked));
+    return asked;
+  }
+  index_t nb = n <= 32 ? 32 : 64;
+  const index_t rows_per_sm = (n + ctx.sm_count() - 1) / ctx.sm_count();
+  while (nb > 8 && static_cast<double>(std::max<index_t>(rows_per_sm, 64)) * (nb + 1) * elem > smem_optin(ctx) - 8192) nb /= 2;
+  return nb;
+}
+
+}  // namespace la::dense_detail
