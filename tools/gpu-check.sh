@@ -59,10 +59,20 @@ export PATH=/usr/local/cuda/bin:$PATH
 summary=()
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 
+# The ordering libraries (METIS, SuiteSparse) where the machine has none: their Debian packages
+# travel in .debs/ (downloaded with `apt-get download`, named in the device call's carry) and are
+# unpacked beside it, never over /.
+prefix=()
+if ls .debs/*.deb > /dev/null 2>&1 && [ ! -f /usr/include/metis.h ]; then
+  for f in .debs/*.deb; do dpkg -x "$f" .debs/root; done
+  prefix=(-DCMAKE_PREFIX_PATH="$PWD/.debs/root/usr")
+  export LD_LIBRARY_PATH="$PWD/.debs/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 arch=()
 [ -n "${LA_CUDA_ARCH:-}" ] && arch=(-DCMAKE_CUDA_ARCHITECTURES="$LA_CUDA_ARCH")
-cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release "${arch[@]}" -DLA_PTXAS_VERBOSE=ON \
+cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release "${arch[@]}" "${prefix[@]}" -DLA_PTXAS_VERBOSE=ON \
   -DLA_BUILD_TESTS=ON -DLA_BUILD_BENCH=ON > "$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+grep -E "la: .*(found|not found)" "$out/configure.log" | sed 's/^-- //'
 if cmake --build $build -j "$(nproc)" > "$out/build.log" 2>&1; then summary+=("build: ok"); else
   grep -E "error" -A3 "$out/build.log" | head -40; exit 1; fi
 
