@@ -8,8 +8,9 @@
 //
 // Mixed precision (double only): dense_solver_options::factor_precision "tf32x3", "fp32" or
 // "tf32" factors a float copy (Tensor Cores for the trailing updates where named) and refines
-// the solution in double against A until the backward error meets refine_tolerance; where
-// refinement stalls it refactors in fp64 and the report says so.
+// the solution in double against A until the backward error meets refine_tolerance: classical
+// refinement, then GMRES-based refinement preconditioned by the float factors where classical
+// stalls; where that stalls too it refactors in fp64 and the report says so.
 //
 // The algorithms (solvers/direct/dense_device.cu): right-looking blocked factorizations on an
 // n rounded up to the panel width (the padding is an identity block, so every GEMM is whole
@@ -52,6 +53,13 @@ struct dense_solver_options {
   /// the refinement stops at, and its step limit.
   double refine_tolerance = 2e-16;
   int max_refinement = 20;
+  /// Mixed precision's refinement: "auto" (classical, then GMRES-based where classical
+  /// stalls), "classical" (x += M^-1 r, M the float factors) or "gmres" (each step one GMRES
+  /// cycle in double on M^-1 A d = M^-1 r: converges where the condition number times the
+  /// factors' unit roundoff is above one, as with TF32 factors of a matrix of condition 1e6).
+  std::string refinement = "auto";
+  int gmres_restart = 30;         // GMRES-based refinement's Krylov dimension per step
+  double gmres_tolerance = 1e-10;  // its preconditioned residual reduction per step
   /// The GEMM variant for double's updates ("auto": the fastest fp64 rung; a dgemm_variants() name).
   std::string gemm = "auto";
 };
@@ -61,6 +69,7 @@ struct dense_solver_options {
 struct dense_solve_report {
   std::string precision;
   int refinement_steps = 0;
+  int gmres_iterations = 0;  // GMRES-based refinement's inner iterations, all steps together
   double backward_error = 0;
   double relative_residual = 0;  // the worst column's ||b - Ax||_2 / ||b||_2, in double
   bool refactored = false;  // mixed precision stalled; factored again in fp64

@@ -243,7 +243,7 @@ def _returned(d, gpu, x, full_output):
     return (x, info_, r) if full_output else (x, info_)
 
 
-_DENSE_OPTIONS = ("direct_factorization", "direct_precision", "condition")
+_DENSE_OPTIONS = ("direct_factorization", "direct_precision", "direct_refinement", "condition")
 
 
 def _is_dense(A):
@@ -267,6 +267,9 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
         raise InvalidArgument("direct_factorization must be 'auto', 'lu' or 'cholesky', got %r" % (fact,))
     if prec not in ("fp64", "tf32x3", "tf32", "fp32"):
         raise InvalidArgument("direct_precision must be 'fp64', 'tf32x3', 'tf32' or 'fp32', got %r" % (prec,))
+    refine = options.get("direct_refinement", "auto")
+    if refine not in ("auto", "classical", "gmres"):
+        raise InvalidArgument("direct_refinement must be 'auto', 'classical' or 'gmres', got %r" % (refine,))
     cond = bool(options.get("condition", True))
     if device not in ("auto", "gpu", "cpu"):
         raise InvalidArgument("device must be 'auto', 'gpu' or 'cpu', got %r" % (device,))
@@ -289,7 +292,7 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
         cupy.cuda.get_current_stream().synchronize()
         d = _call(_la.dense_solve_gpu, a.data.ptr, n, n, x.data.ptr, 1 if x.ndim == 1 else x.shape[1],
                   "f" if dtype == _np.float32 else "d", a.data.device.id, fact,
-                  "working" if prec == "fp64" else prec, cond)
+                  "working" if prec == "fp64" else prec, refine, cond)
         gpu = True
     else:
         if _is_cupy_array(b):
@@ -307,7 +310,7 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
         if device == "gpu" and not _la.cuda_available():
             raise NoGpuError("device='gpu': " + _la.cuda_status() + "; use device='cpu' or 'auto'")
         if gpu:
-            d = _call(_la.dense_solve_gpu_from_host, a, x, fact, "working" if prec == "fp64" else prec, cond)
+            d = _call(_la.dense_solve_gpu_from_host, a, x, fact, "working" if prec == "fp64" else prec, refine, cond)
         else:
             if prec != "fp64":
                 raise InvalidArgument("direct_precision=%r runs on the GPU; on the CPU the factors are in A's precision"
@@ -332,9 +335,10 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
     target = max(rtol, atol / bnorm if bnorm > 0 else 0.0)
     r.converged = r.true_residual <= target
     r.status = "converged" if r.converged else "precision_limit"
-    r.message = ("%s: relative residual %.2e, backward error %.2e, %d refinement step%s%s%s"
+    r.message = ("%s: relative residual %.2e, backward error %.2e, %d refinement step%s%s%s%s"
                  % (d["description"], r.true_residual, d["backward_error"], r.iterations,
                     "" if r.iterations == 1 else "s",
+                    " (GMRES-based, %d GMRES iterations)" % d["gmres_iterations"] if d.get("gmres_iterations") else "",
                     ", condition estimate %.2e" % d["condition"] if d["condition"] == d["condition"] else "",
                     "; mixed precision stalled, refactored in fp64" if d["refactored"] else ""))
     info_ = 0 if r.converged else 1
@@ -352,7 +356,8 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     arrays in place) or, with device='cpu' or below 200 rows, on the CPU; b may then have
     several columns (n, k). Its options: direct_factorization ('auto', 'lu', 'cholesky'),
     direct_precision ('fp64'; or 'tf32x3', 'tf32', 'fp32': float factors refined to fp64,
-    falling back to fp64 where refinement stalls), condition (True: the 1-norm condition
+    falling back to fp64 where refinement stalls), direct_refinement ('auto': classical, then
+    GMRES-based where classical stalls; 'classical'; 'gmres'), condition (True: the 1-norm condition
     estimate in the message). info is 0 when the relative residual meets rtol, -1 singular. b: numpy (or CuPy for
     CuPy A); x comes back in the same kind. info: 0 converged; > 0 the iterations where it
     stopped without converging; -1 a breakdown or non-finite values (scipy's convention).

@@ -22,13 +22,14 @@ struct dense_out {
   long singular_column = 0;
   bool cholesky = false, refactored = false;
   double condition = std::nan(""), backward_error = std::nan(""), relative_residual = std::nan("");
-  int refinement_steps = 0;
+  int refinement_steps = 0, gmres_iterations = 0;
   py::dict dict() const {
     py::dict d;
     d["factor_seconds"] = factor_seconds, d["setup_seconds"] = setup_seconds, d["solve_seconds"] = solve_seconds;
     d["description"] = description, d["singular_column"] = singular_column, d["cholesky"] = cholesky;
     d["refactored"] = refactored, d["condition"] = condition, d["backward_error"] = backward_error;
     d["relative_residual"] = relative_residual, d["refinement_steps"] = refinement_steps;
+    d["gmres_iterations"] = gmres_iterations;
     return d;
   }
 };
@@ -69,6 +70,7 @@ dense_out solve_gpu(std::uintptr_t a, std::int64_t n, std::int64_t lda, std::uin
   d.backward_error = r.backward_error;
   d.relative_residual = r.relative_residual;
   d.refinement_steps = r.refinement_steps;
+  d.gmres_iterations = r.gmres_iterations;
   d.refactored = r.refactored;
   d.singular_column = 0;
   d.cholesky = s.cholesky();
@@ -207,10 +209,11 @@ void bind_dense(py::module_& mod) {
   mod.def(
       "dense_solve_gpu",
       [](std::uintptr_t a, std::int64_t n, std::int64_t lda, std::uintptr_t b, std::int64_t k, char code, int device,
-         const std::string& factorization, const std::string& precision, bool want_cond) {
+         const std::string& factorization, const std::string& precision, const std::string& refinement, bool want_cond) {
         dense_solver_options o;
         o.factorization = factorization_named(factorization);
         o.factor_precision = precision;
+        o.refinement = refinement;
         dense_out r;
         {
           py::gil_scoped_release release;
@@ -222,10 +225,12 @@ void bind_dense(py::module_& mod) {
       "A x = B on the GPU from device pointers (A n x n with lda, B n x k packed; X over B).");
   mod.def(
       "dense_solve_gpu_from_host",
-      [](py::array a, py::array b, const std::string& factorization, const std::string& precision, bool want_cond) {
+      [](py::array a, py::array b, const std::string& factorization, const std::string& precision,
+         const std::string& refinement, bool want_cond) {
         dense_solver_options o;
         o.factorization = factorization_named(factorization);
         o.factor_precision = precision;
+        o.refinement = refinement;
         return on_numpy(a, b, [&](const auto* ap, auto* bp, std::int64_t n, std::int64_t k) {
           using T = std::remove_const_t<std::remove_pointer_t<decltype(ap)>>;
           return solve_gpu_from_host<T>(ap, n, bp, k, o, want_cond);

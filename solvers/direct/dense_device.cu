@@ -89,6 +89,9 @@ struct dense_solver<T>::impl {
       throw invalid_argument("dense_solver: factor_precision '" + fp + "' refines to double; a float solver factors in float (working)");
     if (mixed && fp != "tf32x3" && fp != "tf32" && fp != "fp32")
       throw invalid_argument("dense_solver: unknown factor_precision '" + fp + "'; choose working, fp64, tf32x3, fp32 or tf32");
+    const std::string& rf = opt.refinement;
+    if (rf != "auto" && rf != "classical" && rf != "gmres")
+      throw invalid_argument("dense_solver: unknown refinement '" + rf + "'; choose auto, classical or gmres");
     if (mixed) {
       // float's range: scale A by a power of two so its largest entry is near 1 (the
       // refinement works on the unscaled A).
@@ -245,6 +248,7 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
   auto x64 = c.allocate<double>(static_cast<std::size_t>(n) * k);
   // The worst column's backward error of the current x (x64); r_max, b_max: the largest |r|, |b|.
   double r_max = 0, b_max = 0;
+  std::vector<double> r_col_max(static_cast<std::size_t>(k));
   auto backward = [&]() {
     residual_kernel<T, double><<<dim3(blocks_for(n, threads / 32), static_cast<unsigned>(k)), threads, 0, s>>>(
         p.a.data(), n, n, x64.data(), b64.data(), r64.data(), k);
@@ -262,6 +266,7 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
     r_max = 0;
     for (std::size_t i = 0; i < hb.size(); ++i) {
       r_max = std::max(r_max, hr[i]);
+      r_col_max[i] = hr[i];
       b_max = std::max(b_max, hb[i]);
       const double den = p.a_inf * hx[i] + hb[i];
       const double be = den > 0 ? hr[i] / den : (hr[i] > 0 ? INFINITY : 0.0);
@@ -269,39 +274,164 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
     }
     return worst;
   };
-  // One solve with the factors of precision F applied to rhs (double, n x k) -> added to x64.
-  auto apply = [&](auto& fa, const double* rhs, double rhs_scale, double out_scale) {
+  // One solve with the factors of precision F: out (n x kk, ld kk) += out_scale A^-1 (rhs_scale rhs).
+  auto apply_to = [&](auto& fa, const double* rhs, index_t kk, double rhs_scale, double* out, double out_scale) {
     using F = typename std::decay_t<decltype(fa.f)>::value_type;
-    auto w = c.allocate<F>(static_cast<std::size_t>(fa.N) * k);
-    convert_rows_kernel<double, F><<<blocks_for(long(fa.N) * k), threads, 0, s>>>(rhs, n, fa.N, k, w.data(), rhs_scale);
+    auto w = c.allocate<F>(static_cast<std::size_t>(fa.N) * kk);
+    convert_rows_kernel<double, F><<<blocks_for(long(fa.N) * kk), threads, 0, s>>>(rhs, n, fa.N, kk, w.data(), rhs_scale);
     LA_CHECK_LAUNCH(s);
-    factor_solve(c, fa, w.data(), k, false);
-    add_kernel<F><<<blocks_for(long(n) * k), threads, 0, s>>>(x64.data(), w.data(), static_cast<long>(n) * k, out_scale);
+    factor_solve(c, fa, w.data(), kk, false);
+    add_kernel<F><<<blocks_for(long(n) * kk), threads, 0, s>>>(out, w.data(), static_cast<long>(n) * kk, out_scale);
     LA_CHECK_LAUNCH(s);
+  };
+  auto apply = [&](auto& fa, const double* rhs, double rhs_scale, double out_scale) {
+    apply_to(fa, rhs, k, rhs_scale, x64.data(), out_scale);
+  };
+  auto pow2_inverse = [](double m) { return m > 0 && std::isfinite(m) ? std::ldexp(1.0, -std::ilogb(m)) : 1.0; };
+  // GMRES-based refinement (Carson and Higham): for each column, one GMRES cycle in double on
+  // the left-preconditioned correction equation M^-1 A d = M^-1 r, M = the float factors, with
+  // classical Gram-Schmidt twice; then x += d. Where classical refinement's error contraction
+  // (condition times the factors' unit roundoff) is above one, GMRES still converges.
+  int gmres_iterations = 0;
+  auto gmres_refine = [&] {
+    const int m = static_cast<int>(std::min<index_t>(n, std::max(1, p.opt.gmres_restart)));
+    auto V = c.allocate<double>(static_cast<std::size_t>(m + 1) * n);
+    auto tmp = c.allocate<double>(static_cast<std::size_t>(n));
+    auto zero = c.allocate<double>(static_cast<std::size_t>(n));
+    auto dh = c.allocate<double>(static_cast<std::size_t>(m + 1));
+    LA_CUDA_TRY(cudaMemsetAsync(zero.data(), 0, sizeof(double) * n, s));
+    const unsigned vb = blocks_for(n);
+    std::vector<double> h(static_cast<std::size_t>(m + 1)), H(static_cast<std::size_t>(m + 1) * m, 0.0),
+        g(static_cast<std::size_t>(m + 1)), cs(static_cast<std::size_t>(m)), sn(static_cast<std::size_t>(m));
+    auto dots = [&](int count, const double* w) {  // h[0..count) = V_b . w
+      basis_dots_kernel<<<static_cast<unsigned>(count), threads, 0, s>>>(V.data(), n, w, dh.data());
+      LA_CHECK_LAUNCH(s);
+      LA_CUDA_TRY(cudaMemcpyAsync(h.data(), dh.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
+      LA_CUDA_TRY(cudaStreamSynchronize(s));
+    };
+    auto self_norm = [&](const double* w) {
+      basis_dots_kernel<<<1, threads, 0, s>>>(w, n, w, dh.data());
+      LA_CHECK_LAUNCH(s);
+      double v = 0;
+      LA_CUDA_TRY(cudaMemcpyAsync(&v, dh.data(), sizeof(double), cudaMemcpyDeviceToHost, s));
+      LA_CUDA_TRY(cudaStreamSynchronize(s));
+      return std::sqrt(v);
+    };
+    auto scale_vec = [&](double* w, double f) {
+      basis_update_kernel<<<vb, threads, 0, s>>>(V.data(), n, 0, dh.data(), w, f);
+      LA_CHECK_LAUNCH(s);
+    };
+    for (index_t col = 0; col < k; ++col) {
+      double* v0 = V.data();
+      // z0 = M^-1 r, r scaled by a power of two near 1 / max|r| for float's range.
+      column_copy_kernel<<<vb, threads, 0, s>>>(r64.data(), n, k, col, tmp.data(), 1.0, false);
+      LA_CHECK_LAUNCH(s);
+      LA_CUDA_TRY(cudaMemsetAsync(v0, 0, sizeof(double) * n, s));
+      const double t = pow2_inverse(r_col_max[static_cast<std::size_t>(col)]);
+      apply_to(p.low, tmp.data(), 1, t, v0, p.scale / t);
+      const double beta = self_norm(v0);
+      if (!(beta > 0) || !std::isfinite(beta)) continue;
+      scale_vec(v0, 1 / beta);
+      std::fill(g.begin(), g.end(), 0.0);
+      g[0] = beta;
+      int done = 0;
+      for (int j = 0; j < m; ++j) {
+        double* w = V.data() + static_cast<long>(j + 1) * n;
+        // w = M^-1 A v_j: tmp = 0 - A v_j; w = -(sA)^-1 (s tmp).
+        residual_kernel<T, double><<<dim3(blocks_for(n, threads / 32), 1), threads, 0, s>>>(
+            p.a.data(), n, n, V.data() + static_cast<long>(j) * n, zero.data(), tmp.data(), 1);
+        LA_CHECK_LAUNCH(s);
+        LA_CUDA_TRY(cudaMemsetAsync(w, 0, sizeof(double) * n, s));
+        apply_to(p.low, tmp.data(), 1, p.scale, w, -1.0);
+        for (int pass = 0; pass < 2; ++pass) {  // classical Gram-Schmidt, twice
+          dots(j + 1, w);
+          LA_CUDA_TRY(cudaMemcpyAsync(dh.data(), h.data(), sizeof(double) * (j + 1), cudaMemcpyHostToDevice, s));
+          basis_update_kernel<<<vb, threads, 0, s>>>(V.data(), n, j + 1, dh.data(), w, 1.0);
+          LA_CHECK_LAUNCH(s);
+          for (int i = 0; i <= j; ++i) H[static_cast<std::size_t>(i) * m + j] = (pass ? H[static_cast<std::size_t>(i) * m + j] : 0.0) + h[static_cast<std::size_t>(i)];
+        }
+        const double hn = self_norm(w);
+        ++gmres_iterations;
+        // Givens rotations keep H upper triangular; |g[j+1]| is the preconditioned residual.
+        for (int i = 0; i < j; ++i) {
+          double& a0 = H[static_cast<std::size_t>(i) * m + j];
+          double& a1 = H[static_cast<std::size_t>(i + 1) * m + j];
+          const double t0 = cs[static_cast<std::size_t>(i)] * a0 + sn[static_cast<std::size_t>(i)] * a1;
+          a1 = -sn[static_cast<std::size_t>(i)] * a0 + cs[static_cast<std::size_t>(i)] * a1;
+          a0 = t0;
+        }
+        double& hjj = H[static_cast<std::size_t>(j) * m + j];
+        const double rr = std::hypot(hjj, hn);
+        cs[static_cast<std::size_t>(j)] = rr > 0 ? hjj / rr : 1.0;
+        sn[static_cast<std::size_t>(j)] = rr > 0 ? hn / rr : 0.0;
+        hjj = rr;
+        g[static_cast<std::size_t>(j + 1)] = -sn[static_cast<std::size_t>(j)] * g[static_cast<std::size_t>(j)];
+        g[static_cast<std::size_t>(j)] *= cs[static_cast<std::size_t>(j)];
+        done = j + 1;
+        if (!(hn > 1e-300) || !std::isfinite(hn) || std::fabs(g[static_cast<std::size_t>(j + 1)]) <= p.opt.gmres_tolerance * beta) break;
+        scale_vec(w, 1 / hn);
+      }
+      // y = R^-1 g; d = V y; x[:, col] += d.
+      std::vector<double> y(static_cast<std::size_t>(done));
+      for (int i = done - 1; i >= 0; --i) {
+        double v = g[static_cast<std::size_t>(i)];
+        for (int q = i + 1; q < done; ++q) v -= H[static_cast<std::size_t>(i) * m + q] * y[static_cast<std::size_t>(q)];
+        const double d = H[static_cast<std::size_t>(i) * m + i];
+        y[static_cast<std::size_t>(i)] = d != 0 ? v / d : 0.0;
+        h[static_cast<std::size_t>(i)] = -y[static_cast<std::size_t>(i)];
+      }
+      LA_CUDA_TRY(cudaMemcpyAsync(dh.data(), h.data(), sizeof(double) * done, cudaMemcpyHostToDevice, s));
+      LA_CUDA_TRY(cudaMemsetAsync(tmp.data(), 0, sizeof(double) * n, s));
+      basis_update_kernel<<<vb, threads, 0, s>>>(V.data(), n, done, dh.data(), tmp.data(), 1.0);
+      LA_CHECK_LAUNCH(s);
+      column_copy_kernel<<<vb, threads, 0, s>>>(x64.data(), n, k, col, tmp.data(), 1.0, true);
+      LA_CHECK_LAUNCH(s);
+      LA_CUDA_TRY(cudaStreamSynchronize(s));  // h and y are host vectors the next column rewrites
+    }
   };
   LA_CUDA_TRY(cudaMemsetAsync(x64.data(), 0, sizeof(double) * n * k, s));
   int steps = 0;
   double be = 0;
+  bool used_gmres = false;
   if (!p.mixed) {
     apply(p.full, b64.data(), 1.0, 1.0);
     be = backward();
   } else {
     // The float factors are of s A (s = scale): A^-1 r = s (sA)^-1 r, and r goes in scaled by
     // a power of two t near 1/max|r| (float's range): A^-1 r = (s / t) (sA)^-1 (t r).
-    auto pow2_inverse = [](double m) { return m > 0 && std::isfinite(m) ? std::ldexp(1.0, -std::ilogb(m)) : 1.0; };
     be = backward();  // x = 0: r = b, and b_max
     apply(p.low, b64.data(), pow2_inverse(b_max), p.scale / pow2_inverse(b_max));
     be = backward();
+    // The best x so far: a classical refinement that diverges hands GMRES the best one.
+    auto x_best = c.allocate<double>(static_cast<std::size_t>(n) * k);
+    double best = be;
+    LA_CUDA_TRY(cudaMemcpyAsync(x_best.data(), x64.data(), sizeof(double) * n * k, cudaMemcpyDeviceToDevice, s));
+    const std::string& how = p.opt.refinement;
+    bool gmres = how == "gmres";
     double prev = be;
     int slow = 0;
     while (be > p.opt.refine_tolerance && steps < p.opt.max_refinement) {
-      const double t = pow2_inverse(r_max);
-      apply(p.low, r64.data(), t, p.scale / t);
+      if (gmres) {
+        used_gmres = true;
+        gmres_refine();
+      } else {
+        const double t = pow2_inverse(r_max);
+        apply(p.low, r64.data(), t, p.scale / t);
+      }
       ++steps;
       be = backward();
+      if (be < best) {
+        best = be;
+        LA_CUDA_TRY(cudaMemcpyAsync(x_best.data(), x64.data(), sizeof(double) * n * k, cudaMemcpyDeviceToDevice, s));
+      }
       if (!(be < 0.5 * prev)) ++slow;
       else slow = 0;
-      if (slow >= 2 || !std::isfinite(be)) break;
+      if (slow >= 2 || !std::isfinite(be)) {
+        if (gmres || how != "auto") break;
+        gmres = true, slow = 0;  // classical refinement stalled: GMRES from the best x
+        LA_CUDA_TRY(cudaMemcpyAsync(x64.data(), x_best.data(), sizeof(double) * n * k, cudaMemcpyDeviceToDevice, s));
+        be = backward();
+      }
       prev = be;
     }
     if (!(be <= p.opt.refine_tolerance)) {
@@ -314,7 +444,8 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
       LA_CUDA_TRY(cudaMemsetAsync(x64.data(), 0, sizeof(double) * n * k, s));
       apply(p.full, b64.data(), 1.0, 1.0);
       be = backward();
-      rep.message = "mixed precision stalled after " + std::to_string(mixed_steps) + " refinement steps; refactored in fp64. ";
+      rep.message = "mixed precision stalled after " + std::to_string(mixed_steps) + " refinement steps" +
+                    (used_gmres ? " (GMRES-based included)" : "") + "; refactored in fp64. ";
       steps = 0;
     }
   }
@@ -349,9 +480,11 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
   LA_CUDA_TRY(cudaStreamSynchronize(s));
   rep.precision = p.precision;
   rep.refinement_steps = steps;
+  rep.gmres_iterations = gmres_iterations;
   rep.backward_error = be;
   rep.seconds = now_seconds() - t0;
   rep.message += p.how + " (" + p.precision + "), " + std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") +
+                 (used_gmres && !rep.refactored ? " (GMRES-based, " + std::to_string(gmres_iterations) + " GMRES iterations)" : "") +
                  ", backward error " + std::to_string(be);
   return rep;
 }

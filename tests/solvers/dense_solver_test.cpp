@@ -217,6 +217,7 @@ TEST(DenseSolver, MixedPrecisionRefinesToFp64AndFallsBackWhereItStalls) {
   const Mat ill = u * sv.asDiagonal() * v.transpose();
   dense_solver_options o;
   o.factor_precision = "tf32";
+  o.refinement = "classical";
   dense_solver<double> s(ctx, to_la<double>(ill), o);
   const Mat bi = Mat::Random(ni, 1);
   device_dense<double> x = upload<double>(ctx, bi);
@@ -233,6 +234,54 @@ TEST(DenseSolver, MixedPrecisionRefinesToFp64AndFallsBackWhereItStalls) {
   const dense_solve_report rb = sb.solve(xb);
   EXPECT_FALSE(rb.refactored) << rb.message;
   EXPECT_LT(rb.backward_error, 1e-15) << rb.message;
+}
+
+/// U diag(sv) V^T with sv graded from 1 to 10^-digits: condition 10^digits.
+Mat graded(int n, double digits, std::mt19937& g) {
+  Mat u = Mat(Eigen::HouseholderQR<Mat>(random_matrix(n, g)).householderQ());
+  Mat v = Mat(Eigen::HouseholderQR<Mat>(random_matrix(n, g)).householderQ());
+  Eigen::VectorXd sv(n);
+  for (int i = 0; i < n; ++i) sv(i) = std::pow(10.0, -digits * i / (n - 1));
+  return u * sv.asDiagonal() * v.transpose();
+}
+
+TEST(DenseSolver, GmresRefinementConvergesWhereClassicalRefinementCannot) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(23);
+  // Condition 1e9 with float factors: classical refinement's contraction (1e9 x 6e-8 = 60)
+  // is above one, so it diverges and only the fp64 refactorization saves it; GMRES
+  // preconditioned by the same float factors converges to fp64 accuracy without refactoring.
+  const int n = test::under_sanitizer() ? 40 : 300;
+  const Mat a = graded(n, 9, g);
+  const Mat b = Mat::Random(n, 2);
+  for (const char* how : {"classical", "auto", "gmres"}) {
+    dense_solver_options o;
+    o.factor_precision = "fp32";
+    o.refinement = how;
+    dense_solver<double> s(ctx, to_la<double>(a), o);
+    ASSERT_TRUE(s.ok());
+    device_dense<double> x = upload<double>(ctx, b);
+    const dense_solve_report r = s.solve(x);
+    EXPECT_LT(backward_error(a, download(ctx, x), b), 1e-15) << how << ": " << r.message;
+    if (std::string(how) == "classical") {
+      EXPECT_TRUE(r.refactored) << r.message;
+      EXPECT_EQ(r.gmres_iterations, 0);
+    } else {
+      EXPECT_FALSE(r.refactored) << how << ": " << r.message;
+      EXPECT_GT(r.gmres_iterations, 0) << how;
+      EXPECT_NE(r.message.find("GMRES-based"), std::string::npos) << r.message;
+    }
+    // Reruns are bit-identical (fixed reduction orders, no atomics).
+    device_dense<double> x2 = upload<double>(ctx, b);
+    const dense_solve_report r2 = s.solve(x2);
+    EXPECT_EQ(download(ctx, x), download(ctx, x2)) << how;
+    EXPECT_EQ(r.gmres_iterations, r2.gmres_iterations);
+  }
+  dense_solver_options bad;
+  bad.factor_precision = "fp32";
+  bad.refinement = "newton";
+  EXPECT_THROW(dense_solver<double>(ctx, to_la<double>(a), bad), invalid_argument);
 }
 
 TEST(DenseSolver, RefusesBadInputAndRerunsBitIdentically) {
