@@ -1,0 +1,58 @@
+// The sparse direct solver's fronts (sparse_direct_solver.hpp): the symbols the host builds
+// once per analysis, which the GPU's multifrontal factorization and solve read, and the host
+// oracle that factors the same fronts sequentially. supernodal.cu says what each array holds.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <la/formats/csr.hpp>
+#include <la/solvers/sparse_analysis.hpp>
+#include <la/solvers/sparse_direct_solver.hpp>
+
+namespace la::sparse_detail {
+
+struct front_symbols {
+  index_t n = 0;
+  bool spd = false;        // no matching: M = A
+  index_t singular = 0;    // structurally singular: the column (1-based, A's) the matching leaves
+  double tiny = 0;         // static pivoting's threshold, sqrt(eps) max |M|
+  sparse_analysis an;
+  // The solve: y[k] = in_scale[k] b[in_idx[k]]; x[out_idx[k]] = out_scale[k] y[k].
+  std::vector<index_t> in_idx, out_idx;
+  std::vector<double> in_scale, out_scale;
+  // A's entries in the fronts: F[ent_pos[e]] = A.values()[ent_src[e]] * ent_scale[e].
+  std::vector<count_t> ent_src;
+  std::vector<double> ent_scale;
+  std::vector<long> ent_pos;
+  // Front s: F + f_off[s], f_m[s] x f_m[s], its columns [f_first[s], f_first[s] + f_nc[s]);
+  // its rows f_rows[f_vec[s] ...] (R_s); its map into the parent's front f_rel[f_map[s] ...].
+  std::vector<long> f_off, f_vec, f_map;
+  std::vector<int> f_m, f_nc, f_first, f_rows, f_rel;
+  long front_total = 0, vec_total = 0;
+  std::vector<int> level_list;            // fronts by level, leaves first
+  std::vector<std::size_t> level_ptr;
+  // The extend-add's items: (front, row) receiving the (child, child row) pairs
+  // con_*[item_ptr[i] ...]; a level's items are [level_items[l], level_items[l + 1]).
+  std::vector<int> item_front, item_row, con_child, con_row;
+  std::vector<long> item_ptr;
+  std::vector<std::size_t> level_items;
+  double seconds = 0;
+  std::size_t levels() const noexcept { return level_ptr.empty() ? 0 : level_ptr.size() - 1; }
+};
+
+/// The matching (matched) or none, the analysis of M's pattern, the supernodes' row
+/// structures (checked against the analysis's column counts), levels, maps and items.
+front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering o);
+
+/// The host oracle of the numeric factorization: the fronts of A's values factored one after
+/// another (children before parents), without pivoting, the static pivot rule of the GPU's
+/// (spd: a pivot that is not positive sets bad_column, 1-based in A's numbering, first one).
+std::vector<double> factor_fronts_host(const front_symbols& f, const std::vector<double>& values, index_t& perturbed,
+                                       index_t& bad_column);
+
+/// The factors in the fronts F, in sparse_lu's layout.
+sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& f, const std::vector<double>& F);
+
+}  // namespace la::sparse_detail

@@ -1,0 +1,307 @@
+// The sparse direct solver's symbols and the host oracle of its numeric factorization
+// (detail/fronts.hpp; supernodal.cu says what the symbols hold and why).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <la/error.hpp>
+#include <la/solvers/precond/matching.hpp>
+#include <la/solvers/sparse_direct/detail/fronts.hpp>
+
+namespace la::sparse_detail {
+namespace {
+using clock_type = std::chrono::steady_clock;
+double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+}  // namespace
+
+front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering ordering) {
+  const auto t0 = clock_type::now();
+  front_symbols fs;
+  const index_t n = a.rows();
+  fs.n = n;
+  fs.spd = !matched;
+  auto& [_n, _spd, singular, tiny, an, in_idx, out_idx, in_scale, out_scale, ent_src, ent_scale, ent_pos, f_off, f_vec, f_map, f_m,
+         f_nc, f_first, f_rows, f_rel, front_total, vec_total, level_list, level_ptr, item_front, item_row, con_child, con_row,
+         item_ptr, level_items, seconds] = fs;
+  // M = Dr P A Dc, its entries by rows with their source in A.
+  std::vector<index_t> rp(static_cast<std::size_t>(n));
+  std::vector<double> dr(static_cast<std::size_t>(n), 1.0), dc(static_cast<std::size_t>(n), 1.0);
+  std::iota(rp.begin(), rp.end(), 0);
+  if (matched) {
+    const diagonal_matching mt = max_product_matching(a);
+    if (mt.unmatched > 0) {
+      singular = mt.first_unmatched + 1;
+      seconds = since(t0);
+      return fs;
+    }
+    rp = mt.perm, dr = mt.row_scale, dc = mt.col_scale;
+  }
+  const auto& ap = a.row_ptr();
+  const auto& ai = a.col_idx();
+  const auto& av = a.values();
+  std::vector<count_t> mptr(static_cast<std::size_t>(n) + 1, 0);
+  std::vector<index_t> midx;
+  std::vector<double> mval;
+  std::vector<count_t> msrc;
+  midx.reserve(ai.size()), mval.reserve(ai.size()), msrc.reserve(ai.size());
+  double mmax = 0;
+  for (index_t j = 0; j < n; ++j) {
+    const index_t r = rp[static_cast<std::size_t>(j)];
+    for (count_t p = ap[r]; p < ap[r + 1]; ++p) {
+      const index_t c = ai[p];
+      const double v = dr[static_cast<std::size_t>(r)] * av[p] * dc[static_cast<std::size_t>(c)];
+      midx.push_back(c), mval.push_back(v), msrc.push_back(p);
+      mmax = std::max(mmax, std::abs(v));
+    }
+    mptr[static_cast<std::size_t>(j) + 1] = static_cast<count_t>(midx.size());
+  }
+  tiny = std::sqrt(std::numeric_limits<double>::epsilon()) * (mmax > 0 ? mmax : 1.0);
+  const csr_matrix<double, count_t> m(n, n, std::vector<count_t>(mptr), std::vector<index_t>(midx), std::vector<double>(mval));
+  an = analyze_pattern(m, ordering);
+  const std::vector<index_t>& q = an.perm;
+  const std::vector<index_t>& qi = an.inverse;
+  // The solve's permutations: y[k] = Dr[rp[Q[k]]] b[rp[Q[k]]]; x[Q[k]] = Dc[Q[k]] y[k].
+  in_idx.resize(static_cast<std::size_t>(n)), out_idx.resize(in_idx.size());
+  in_scale.resize(in_idx.size()), out_scale.resize(in_idx.size());
+  for (index_t k = 0; k < n; ++k) {
+    const index_t old = q[static_cast<std::size_t>(k)];
+    in_idx[static_cast<std::size_t>(k)] = rp[static_cast<std::size_t>(old)];
+    in_scale[static_cast<std::size_t>(k)] = dr[static_cast<std::size_t>(rp[static_cast<std::size_t>(old)])];
+    out_idx[static_cast<std::size_t>(k)] = old;
+    out_scale[static_cast<std::size_t>(k)] = dc[static_cast<std::size_t>(old)];
+  }
+  // Supernodes, their tree and row structures.
+  const std::size_t ns = an.super_begin.size() - 1;
+  std::vector<int> super_of(static_cast<std::size_t>(n));
+  for (std::size_t s = 0; s < ns; ++s)
+    for (index_t j = an.super_begin[s]; j < an.super_begin[s + 1]; ++j) super_of[static_cast<std::size_t>(j)] = static_cast<int>(s);
+  std::vector<int> sparent(ns, -1);
+  std::vector<std::vector<int>> children(ns);
+  for (std::size_t s = 0; s < ns; ++s) {
+    const index_t last = an.super_begin[s + 1] - 1;
+    const index_t pj = an.parent[static_cast<std::size_t>(last)];
+    if (pj >= 0) {
+      sparent[s] = super_of[static_cast<std::size_t>(pj)];
+      children[static_cast<std::size_t>(sparent[s])].push_back(static_cast<int>(s));
+    }
+  }
+  // Mq's symmetrized pattern, by new column: the neighbours of each column with their entries.
+  std::vector<count_t> cnt(static_cast<std::size_t>(n) + 1, 0);
+  for (index_t j = 0; j < n; ++j)
+    for (count_t p = mptr[static_cast<std::size_t>(j)]; p < mptr[static_cast<std::size_t>(j) + 1]; ++p) {
+      const index_t i2 = qi[static_cast<std::size_t>(j)], j2 = qi[static_cast<std::size_t>(midx[static_cast<std::size_t>(p)])];
+      ++cnt[static_cast<std::size_t>(std::min(i2, j2)) + 1];
+    }
+  for (index_t j = 0; j < n; ++j) cnt[static_cast<std::size_t>(j) + 1] += cnt[static_cast<std::size_t>(j)];
+  std::vector<count_t> by_min(static_cast<std::size_t>(cnt[static_cast<std::size_t>(n)]));  // M entries by min(new row, new col)
+  {
+    std::vector<count_t> next(cnt.begin(), cnt.end() - 1);
+    for (index_t j = 0; j < n; ++j)
+      for (count_t p = mptr[static_cast<std::size_t>(j)]; p < mptr[static_cast<std::size_t>(j) + 1]; ++p) {
+        const index_t i2 = qi[static_cast<std::size_t>(j)], j2 = qi[static_cast<std::size_t>(midx[static_cast<std::size_t>(p)])];
+        by_min[static_cast<std::size_t>(next[static_cast<std::size_t>(std::min(i2, j2))]++)] = p;
+      }
+  }
+  auto new_row = [&](count_t p, index_t& i2, index_t& j2) {
+    // The row of M entry p: found by the entry's place (rows are contiguous in mptr).
+    const index_t r = static_cast<index_t>(std::upper_bound(mptr.begin(), mptr.end(), p) - mptr.begin() - 1);
+    i2 = qi[static_cast<std::size_t>(r)], j2 = qi[static_cast<std::size_t>(midx[static_cast<std::size_t>(p)])];
+  };
+  std::vector<std::vector<int>> R(ns);
+  std::vector<index_t> mark(static_cast<std::size_t>(n), -1);
+  for (std::size_t s = 0; s < ns; ++s) {
+    const index_t f = an.super_begin[s], l = an.super_begin[s + 1];
+    std::vector<int>& rs = R[s];
+    for (index_t j = f; j < l; ++j) rs.push_back(static_cast<int>(j)), mark[static_cast<std::size_t>(j)] = static_cast<index_t>(s);
+    auto add = [&](index_t i) {
+      if (i >= l && mark[static_cast<std::size_t>(i)] != static_cast<index_t>(s)) {
+        mark[static_cast<std::size_t>(i)] = static_cast<index_t>(s);
+        rs.push_back(static_cast<int>(i));
+      }
+    };
+    for (index_t j = f; j < l; ++j)
+      for (count_t e = cnt[static_cast<std::size_t>(j)]; e < cnt[static_cast<std::size_t>(j) + 1]; ++e) {
+        index_t i2, j2;
+        new_row(by_min[static_cast<std::size_t>(e)], i2, j2);
+        add(std::max(i2, j2));
+      }
+    for (int c : children[s]) {
+      const std::vector<int>& rc = R[static_cast<std::size_t>(c)];
+      for (std::size_t t = static_cast<std::size_t>(an.super_begin[c + 1] - an.super_begin[c]); t < rc.size(); ++t) add(rc[t]);
+    }
+    std::sort(rs.begin() + (l - f), rs.end());
+    if (static_cast<count_t>(rs.size()) != an.col_count[static_cast<std::size_t>(f)])
+      throw error("sparse direct solver: supernode " + std::to_string(s) + " has " + std::to_string(rs.size()) +
+                  " rows where the analysis counts " + std::to_string(an.col_count[static_cast<std::size_t>(f)]) + " (an internal error)");
+  }
+  // Levels: leaves 0, a parent one above its highest child; the fronts laid out level by level.
+  std::vector<int> level(ns, 0);
+  int levels = ns ? 1 : 0;
+  for (std::size_t s = 0; s < ns; ++s)  // children before parents (postorder)
+    if (sparent[s] >= 0) {
+      level[static_cast<std::size_t>(sparent[s])] = std::max(level[static_cast<std::size_t>(sparent[s])], level[s] + 1);
+      levels = std::max(levels, level[static_cast<std::size_t>(sparent[s])] + 1);
+    }
+  level_ptr.assign(static_cast<std::size_t>(levels) + 1, 0);
+  for (std::size_t s = 0; s < ns; ++s) ++level_ptr[static_cast<std::size_t>(level[s]) + 1];
+  for (int l = 0; l < levels; ++l) level_ptr[static_cast<std::size_t>(l) + 1] += level_ptr[static_cast<std::size_t>(l)];
+  level_list.assign(ns, 0);
+  {
+    std::vector<std::size_t> next(level_ptr.begin(), level_ptr.end() - 1);
+    for (std::size_t s = 0; s < ns; ++s) level_list[next[static_cast<std::size_t>(level[s])]++] = static_cast<int>(s);
+  }
+  f_m.assign(ns, 0), f_nc.assign(ns, 0), f_first.assign(ns, 0);
+  f_off.assign(ns, 0), f_vec.assign(ns, 0), f_map.assign(ns, 0);
+  front_total = 0, vec_total = 0;
+  for (int l = 0; l < levels; ++l)
+    for (std::size_t e = level_ptr[static_cast<std::size_t>(l)]; e < level_ptr[static_cast<std::size_t>(l) + 1]; ++e) {
+      const auto s = static_cast<std::size_t>(level_list[e]);
+      f_first[s] = static_cast<int>(an.super_begin[s]);
+      f_nc[s] = static_cast<int>(an.super_begin[s + 1] - an.super_begin[s]);
+      f_m[s] = static_cast<int>(R[s].size());
+      f_off[s] = front_total;
+      front_total += static_cast<long>(f_m[s]) * f_m[s];
+    }
+  f_rows.clear();
+  for (std::size_t s = 0; s < ns; ++s) {
+    f_vec[s] = vec_total;
+    vec_total += f_m[s];
+    f_rows.insert(f_rows.end(), R[s].begin(), R[s].end());
+  }
+  // Each child's map into its parent's front (rows below its own columns), and the
+  // contribution items: per (parent, parent row), the (child, child row) pairs in child order.
+  f_rel.clear();
+  std::vector<int> pos(static_cast<std::size_t>(n), -1);
+  std::vector<std::vector<std::pair<int, int>>> receivers;  // per parent row in the current parent
+  item_front.clear(), item_row.clear(), con_child.clear(), con_row.clear();
+  item_ptr.assign(1, 0);
+  level_items.assign(static_cast<std::size_t>(levels) + 1, 0);
+  for (int l = 0; l < levels; ++l) {
+    for (std::size_t e = level_ptr[static_cast<std::size_t>(l)]; e < level_ptr[static_cast<std::size_t>(l) + 1]; ++e) {
+      const auto s = static_cast<std::size_t>(level_list[e]);
+      for (std::size_t t = 0; t < R[s].size(); ++t) pos[static_cast<std::size_t>(R[s][t])] = static_cast<int>(t);
+      receivers.assign(R[s].size(), {});
+      for (int c : children[s]) {
+        const auto cs = static_cast<std::size_t>(c);
+        f_map[cs] = static_cast<long>(f_rel.size());
+        for (std::size_t t = static_cast<std::size_t>(f_nc[cs]); t < R[cs].size(); ++t) {
+          const int at = pos[static_cast<std::size_t>(R[cs][t])];
+          f_rel.push_back(at);
+          receivers[static_cast<std::size_t>(at)].push_back({c, static_cast<int>(t) - f_nc[cs]});
+        }
+      }
+      for (std::size_t a = 0; a < receivers.size(); ++a) {
+        if (receivers[a].empty()) continue;
+        item_front.push_back(static_cast<int>(s)), item_row.push_back(static_cast<int>(a));
+        for (const auto& [c, q] : receivers[a]) con_child.push_back(c), con_row.push_back(q);
+        item_ptr.push_back(static_cast<long>(con_child.size()));
+      }
+    }
+    level_items[static_cast<std::size_t>(l) + 1] = item_front.size();
+  }
+  // A's entries in the fronts: entry (i2, j2) of Mq goes to the front of min(i2, j2).
+  ent_src.clear(), ent_scale.clear(), ent_pos.clear();
+  ent_src.reserve(midx.size()), ent_scale.reserve(midx.size()), ent_pos.reserve(midx.size());
+  for (std::size_t s = 0; s < ns; ++s) {
+    for (std::size_t t = 0; t < R[s].size(); ++t) pos[static_cast<std::size_t>(R[s][t])] = static_cast<int>(t);
+    for (index_t j = an.super_begin[s]; j < an.super_begin[s + 1]; ++j)
+      for (count_t e = cnt[static_cast<std::size_t>(j)]; e < cnt[static_cast<std::size_t>(j) + 1]; ++e) {
+        const count_t p = by_min[static_cast<std::size_t>(e)];
+        index_t i2, j2;
+        new_row(p, i2, j2);
+        const index_t r = static_cast<index_t>(std::upper_bound(mptr.begin(), mptr.end(), p) - mptr.begin() - 1);
+        const count_t src = msrc[static_cast<std::size_t>(p)];
+        ent_src.push_back(src);
+        ent_scale.push_back(dr[static_cast<std::size_t>(rp[static_cast<std::size_t>(r)])] *
+                            dc[static_cast<std::size_t>(midx[static_cast<std::size_t>(p)])]);
+        ent_pos.push_back(f_off[s] + static_cast<long>(pos[static_cast<std::size_t>(i2)]) * f_m[s] + pos[static_cast<std::size_t>(j2)]);
+      }
+  }
+  seconds = since(t0);
+  return fs;
+}
+
+
+std::vector<double> factor_fronts_host(const front_symbols& f, const std::vector<double>& values, index_t& perturbed,
+                                       index_t& bad_column) {
+  std::vector<double> F(static_cast<std::size_t>(f.front_total), 0.0);
+  for (std::size_t e = 0; e < f.ent_pos.size(); ++e)
+    F[static_cast<std::size_t>(f.ent_pos[e])] = values[static_cast<std::size_t>(f.ent_src[e])] * f.ent_scale[e];
+  perturbed = 0;
+  index_t bad = 0;  // 1-based, the analysis's numbering
+  std::vector<std::vector<int>> children(f.f_m.size());
+  for (std::size_t i = 0; i < f.item_front.size(); ++i)
+    for (long p = f.item_ptr[i]; p < f.item_ptr[i + 1]; ++p) {
+      auto& ch = children[static_cast<std::size_t>(f.item_front[i])];
+      if (std::find(ch.begin(), ch.end(), f.con_child[static_cast<std::size_t>(p)]) == ch.end()) ch.push_back(f.con_child[static_cast<std::size_t>(p)]);
+    }
+  for (std::size_t s = 0; s < f.f_m.size(); ++s) {  // children (lower numbers) first
+    const int m = f.f_m[s], nc = f.f_nc[s];
+    double* A = F.data() + f.f_off[s];
+    std::vector<int> ch = children[s];
+    std::sort(ch.begin(), ch.end());
+    for (int c : ch) {  // extend-add: U_c into F_s through c's map
+      const auto cs = static_cast<std::size_t>(c);
+      const int mc = f.f_m[cs], ncc = f.f_nc[cs];
+      const double* U = F.data() + f.f_off[cs];
+      const int* rel = f.f_rel.data() + f.f_map[cs];
+      for (int q = 0; q < mc - ncc; ++q)
+        for (int r = 0; r < mc - ncc; ++r)
+          A[static_cast<long>(rel[q]) * m + rel[r]] += U[static_cast<long>(ncc + q) * mc + ncc + r];
+    }
+    for (int k = 0; k < nc; ++k) {
+      double p = A[static_cast<long>(k) * m + k];
+      if (f.spd) {
+        if (!(p > 0)) {
+          if (bad == 0 || f.f_first[s] + k + 1 < bad) bad = f.f_first[s] + k + 1;
+          p = 1;
+        }
+      } else if (!(std::abs(p) >= f.tiny)) {
+        p = p < 0 ? -f.tiny : f.tiny;
+        ++perturbed;
+      }
+      A[static_cast<long>(k) * m + k] = p;
+      for (int i = k + 1; i < m; ++i) A[static_cast<long>(i) * m + k] /= p;
+      for (int i = k + 1; i < m; ++i) {
+        const double l = A[static_cast<long>(i) * m + k];
+        for (int j = k + 1; j < m; ++j) A[static_cast<long>(i) * m + j] -= l * A[static_cast<long>(k) * m + j];
+      }
+    }
+  }
+  bad_column = bad ? f.an.perm[static_cast<std::size_t>(bad - 1)] + 1 : 0;
+  return F;
+}
+
+sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& p, const std::vector<double>& f) {
+  sparse_direct_solver::host_factors h;
+  const index_t n = p.n;
+  h.l_ptr.assign(static_cast<std::size_t>(n) + 1, 0);
+  h.u_diag.assign(static_cast<std::size_t>(n), 0);
+  for (std::size_t s = 0; s < p.f_m.size(); ++s)
+    for (int t = 0; t < p.f_nc[s]; ++t) h.l_ptr[static_cast<std::size_t>(p.f_first[s] + t) + 1] = p.f_m[s] - t - 1;
+  for (index_t j = 0; j < n; ++j) h.l_ptr[static_cast<std::size_t>(j) + 1] += h.l_ptr[static_cast<std::size_t>(j)];
+  h.u_ptr = h.l_ptr;
+  h.l_idx.resize(static_cast<std::size_t>(h.l_ptr.back())), h.u_idx = h.l_idx;
+  h.l_val.resize(h.l_idx.size()), h.u_val = h.l_val;
+  for (std::size_t s = 0; s < p.f_m.size(); ++s) {
+    const int m = p.f_m[s];
+    const double* A = f.data() + p.f_off[s];
+    const int* rows = p.f_rows.data() + p.f_vec[s];
+    for (int t = 0; t < p.f_nc[s]; ++t) {
+      const auto j = static_cast<std::size_t>(p.f_first[s] + t);
+      h.u_diag[j] = A[static_cast<long>(t) * m + t];
+      count_t q = h.l_ptr[j];
+      for (int a = t + 1; a < m; ++a, ++q) {
+        h.l_idx[static_cast<std::size_t>(q)] = rows[a], h.l_val[static_cast<std::size_t>(q)] = A[static_cast<long>(a) * m + t];
+        h.u_idx[static_cast<std::size_t>(q)] = rows[a], h.u_val[static_cast<std::size_t>(q)] = A[static_cast<long>(t) * m + a];
+      }
+    }
+  }
+  return h;
+}
+
+}  // namespace la::sparse_detail

@@ -1,0 +1,314 @@
+// la::sparse_direct_solver (the GPU's supernodal multifrontal LU, sparse_direct_solver.hpp)
+// against the host oracle sparse_lu_host (the same matching, ordering and static pivots,
+// factored up-looking): the factors entry by entry, on awkward matrices (1x1, 31, 33, 1000
+// rows, an arrow, a band, disconnected blocks, a dense row, a zero-free diagonal hidden by a
+// permutation, SPD and not), through the small-front kernel and the blocked path (big_front
+// forced low); solutions with several right-hand sides to a residual recomputed on the host;
+// the real systems the Krylov methods fail on; structurally singular and not positive definite
+// matrices named by column; refactorization with new values; reruns bit-identical; bad input.
+// GPU tests skip without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <set>
+#include <vector>
+
+#include <la/formats/convert.hpp>
+#include <la/solvers/sparse_analysis.hpp>
+#include <la/solvers/sparse_direct/detail/fronts.hpp>
+#include <la/solvers/sparse_direct_solver.hpp>
+
+#include "test_util.hpp"
+
+using namespace la;
+
+namespace {
+using csr = csr_matrix<double, count_t>;
+
+/// A matrix from (row, col, value) triplets (duplicates summed), n x n.
+csr from_triplets(index_t n, std::vector<std::tuple<index_t, index_t, double>> t) {
+  std::sort(t.begin(), t.end(), [](const auto& x, const auto& y) {
+    return std::get<0>(x) != std::get<0>(y) ? std::get<0>(x) < std::get<0>(y) : std::get<1>(x) < std::get<1>(y);
+  });
+  std::vector<count_t> ptr(static_cast<std::size_t>(n) + 1, 0);
+  std::vector<index_t> idx;
+  std::vector<double> val;
+  for (std::size_t e = 0; e < t.size(); ++e) {
+    const auto [i, j, v] = t[e];
+    if (!idx.empty() && e > 0 && std::get<0>(t[e - 1]) == i && std::get<1>(t[e - 1]) == j) {
+      val.back() += v;
+      continue;
+    }
+    idx.push_back(j), val.push_back(v);
+    ++ptr[static_cast<std::size_t>(i) + 1];
+  }
+  for (index_t i = 0; i < n; ++i) ptr[static_cast<std::size_t>(i) + 1] += ptr[static_cast<std::size_t>(i)];
+  return csr(n, n, std::move(ptr), std::move(idx), std::move(val));
+}
+
+/// Non-symmetric, its heavy entries on a random permutation (A's own diagonal mostly zero), plus
+/// `extra` random entries a row; the pattern families of the issue.
+csr general(index_t n, int extra, std::mt19937& g, const std::string& shape = "random") {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<index_t> sigma(static_cast<std::size_t>(n));
+  std::iota(sigma.begin(), sigma.end(), 0);
+  std::shuffle(sigma.begin(), sigma.end(), g);
+  std::vector<std::tuple<index_t, index_t, double>> t;
+  for (index_t i = 0; i < n; ++i) t.emplace_back(sigma[static_cast<std::size_t>(i)], i, 4 + u(g));
+  std::uniform_int_distribution<index_t> pick(0, n - 1);
+  if (shape == "random")
+    for (index_t e = 0; e < extra * n; ++e) t.emplace_back(pick(g), pick(g), u(g));
+  if (shape == "arrow")
+    for (index_t i = 1; i < n; ++i) t.emplace_back(0, i, u(g)), t.emplace_back(i, 0, u(g));
+  if (shape == "band")
+    for (index_t i = 0; i < n; ++i)
+      for (index_t d = 1; d <= 3; ++d)
+        if (i + d < n) t.emplace_back(i, i + d, u(g)), t.emplace_back(i + d, i, u(g));
+  if (shape == "blocks")  // three disconnected chains
+    for (index_t i = 0; i + 1 < n; ++i)
+      if (i % (n / 3 + 1) != n / 3) t.emplace_back(i, i + 1, u(g)), t.emplace_back(i + 1, i, 0.5 * u(g));
+  if (shape == "dense row")
+    for (index_t j = 0; j < n; ++j) t.emplace_back(n / 2, j, u(g));
+  return from_triplets(n, std::move(t));
+}
+
+/// Symmetric positive definite: a random symmetric pattern, the diagonal dominant.
+csr spd(index_t n, int extra, std::mt19937& g) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::uniform_int_distribution<index_t> pick(0, n - 1);
+  std::vector<std::tuple<index_t, index_t, double>> t;
+  std::vector<double> diag(static_cast<std::size_t>(n), 1.0);
+  std::set<std::pair<index_t, index_t>> seen;
+  for (index_t e = 0; e < extra * n; ++e) {
+    const index_t i = pick(g), j = pick(g);
+    if (i == j || !seen.insert({std::min(i, j), std::max(i, j)}).second) continue;
+    const double v = u(g);
+    t.emplace_back(i, j, v), t.emplace_back(j, i, v);
+    diag[static_cast<std::size_t>(i)] += std::abs(v), diag[static_cast<std::size_t>(j)] += std::abs(v);
+  }
+  for (index_t i = 0; i < n; ++i) t.emplace_back(i, i, diag[static_cast<std::size_t>(i)]);
+  return from_triplets(n, std::move(t));
+}
+
+/// ||b - A x||_2 / ||b||_2 in long double, column by column; the worst.
+double relres(const csr& a, const std::vector<double>& b, const std::vector<double>& x, index_t k) {
+  const index_t n = a.rows();
+  double worst = 0;
+  for (index_t c = 0; c < k; ++c) {
+    long double r2 = 0, b2 = 0;
+    for (index_t i = 0; i < n; ++i) {
+      long double s = b[static_cast<std::size_t>(c * n + i)];
+      for (count_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p)
+        s -= static_cast<long double>(a.values()[p]) * x[static_cast<std::size_t>(c * n + a.col_idx()[p])];
+      r2 += s * s, b2 += static_cast<long double>(b[static_cast<std::size_t>(c * n + i)]) * b[static_cast<std::size_t>(c * n + i)];
+    }
+    worst = std::max(worst, static_cast<double>(std::sqrt(r2 / (b2 > 0 ? b2 : 1))));
+  }
+  return worst;
+}
+
+/// The GPU's factors against the oracle's, entry by entry (relative to the largest |entry|).
+void expect_same_factors(const sparse_direct_solver::host_factors& h, const sparse_lu<double>& o, const std::string& what) {
+  ASSERT_EQ(h.l_ptr, o.l_ptr) << what;
+  ASSERT_EQ(h.l_idx, o.l_idx) << what;
+  ASSERT_EQ(h.u_idx, o.u_idx) << what;
+  double scale = 0;
+  for (double v : o.u_diag) scale = std::max(scale, std::abs(v));
+  for (double v : o.l_val) scale = std::max(scale, std::abs(v));
+  for (double v : o.u_val) scale = std::max(scale, std::abs(v));
+  double worst = 0;
+  for (std::size_t i = 0; i < o.l_val.size(); ++i) worst = std::max(worst, std::abs(h.l_val[i] - o.l_val[i]));
+  for (std::size_t i = 0; i < o.u_val.size(); ++i) worst = std::max(worst, std::abs(h.u_val[i] - o.u_val[i]));
+  for (std::size_t i = 0; i < o.u_diag.size(); ++i) worst = std::max(worst, std::abs(h.u_diag[i] - o.u_diag[i]));
+  EXPECT_LE(worst, 1e-11 * scale) << what;
+}
+
+std::vector<double> random_rhs(index_t n, index_t k, std::mt19937& g) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> b(static_cast<std::size_t>(n * k));
+  for (double& v : b) v = u(g);
+  return b;
+}
+}  // namespace
+
+/// The awkward matrices of the issue: random non-symmetric (1, 31, 33, 1000 rows), arrow, band,
+/// disconnected blocks, a dense row, SPD.
+std::vector<std::pair<std::string, csr>> awkward(bool small) {
+  std::mt19937 g(57);
+  std::vector<std::pair<std::string, csr>> cases;
+  for (index_t n : {1, 31, 33, small ? 120 : 1000}) cases.push_back({"random " + std::to_string(n), general(n, 3, g)});
+  for (const char* shape : {"arrow", "band", "blocks", "dense row"}) cases.push_back({shape, general(small ? 40 : 300, 0, g, shape)});
+  for (index_t n : {1, 33, small ? 150 : 1000}) cases.push_back({"spd " + std::to_string(n), spd(n, 4, g)});
+  return cases;
+}
+
+// Host: the fronts' symbols (row structures, maps, levels, A's entries' places) factored by the
+// sequential multifrontal oracle give sparse_lu_host's factors: the symbols the GPU reads are
+// checked without a GPU.
+TEST(SparseDirectFronts, TheHostMultifrontalFactorsAreTheUpLookingOracles) {
+  for (const auto& [name, a] : awkward(false)) {
+    for (bool matched : {true, false}) {
+      if (!matched && name.rfind("spd", 0) != 0) continue;
+      const sparse_detail::front_symbols f = sparse_detail::build_fronts(a, matched, fill_ordering::automatic);
+      ASSERT_EQ(f.singular, 0) << name;
+      index_t perturbed = 0, bad = 0;
+      const std::vector<double> F = sparse_detail::factor_fronts_host(f, a.values(), perturbed, bad);
+      EXPECT_EQ(bad, 0) << name;
+      const sparse_lu<double> oracle = sparse_lu_host(a, fill_ordering::automatic, matched);
+      ASSERT_TRUE(oracle.ok()) << name;
+      EXPECT_EQ(perturbed, oracle.perturbed) << name;
+      expect_same_factors(sparse_detail::fronts_to_factors(f, F), oracle, name + (matched ? "" : " (unmatched)"));
+      // Every level's fronts have their children in lower levels; every item's child is a
+      // front of a lower level than its parent's.
+      std::vector<std::size_t> level_of(f.f_m.size());
+      for (std::size_t l = 0; l < f.levels(); ++l)
+        for (std::size_t e = f.level_ptr[l]; e < f.level_ptr[l + 1]; ++e) level_of[static_cast<std::size_t>(f.level_list[e])] = l;
+      for (std::size_t i = 0; i < f.item_front.size(); ++i)
+        for (long q = f.item_ptr[i]; q < f.item_ptr[i + 1]; ++q)
+          EXPECT_LT(level_of[static_cast<std::size_t>(f.con_child[static_cast<std::size_t>(q)])],
+                    level_of[static_cast<std::size_t>(f.item_front[i])]);
+    }
+  }
+  // Structurally singular: the matching names the column, nothing else is built.
+  const csr s(5, 5, std::vector<count_t>{0, 1, 2, 3, 4, 5}, std::vector<index_t>{0, 1, 1, 2, 1}, std::vector<double>{1, 2, 3, 4, 5});
+  EXPECT_GT(sparse_detail::build_fronts(s, true, fill_ordering::automatic).singular, 0);
+  // Not positive definite taken as SPD: the first column without a positive pivot.
+  const csr ind(2, 2, std::vector<count_t>{0, 2, 4}, std::vector<index_t>{0, 1, 0, 1}, std::vector<double>{1, 2, 2, 1});
+  const sparse_detail::front_symbols f = sparse_detail::build_fronts(ind, false, fill_ordering::natural);
+  index_t perturbed = 0, bad = 0;
+  sparse_detail::factor_fronts_host(f, ind.values(), perturbed, bad);
+  EXPECT_EQ(bad, 2);
+}
+
+TEST(SparseDirect, FactorsMatchTheHostOracleOnAwkwardMatrices) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(56);
+  for (const auto& [name, a] : awkward(test::under_sanitizer())) {
+    for (index_t big : {index_t(192), index_t(8)}) {  // the small-front kernel, then the blocked path
+      const std::string what = name + (big == 8 ? " (blocked)" : "");
+      sparse_direct_options o;
+      o.big_front = big;
+      sparse_direct_solver s(ctx, a, o);
+      s.factor();
+      ASSERT_TRUE(s.ok()) << what;
+      const sparse_lu<double> oracle = sparse_lu_host(a, fill_ordering::automatic, s.matched());
+      ASSERT_TRUE(oracle.ok()) << what;
+      EXPECT_EQ(s.perturbed(), oracle.perturbed) << what;
+      expect_same_factors(s.download_factors(), oracle, what);
+      const index_t k = 3;
+      const std::vector<double> b = random_rhs(a.rows(), k, g);
+      std::vector<double> x = b;
+      const sparse_direct_report r = s.solve(x, k);
+      EXPECT_LT(relres(a, b, x, k), 1e-13) << what << ": " << r.message;
+      EXPECT_LT(r.relative_residual, 1e-13) << what;
+    }
+  }
+}
+
+TEST(SparseDirect, TakesASymmetricPositiveDiagonalMatrixWithoutPivotingAndFallsBackWhereItIsIndefinite) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(58);
+  const csr a = to_csr<count_t>(test::poisson_2d<double>(test::under_sanitizer() ? 12 : 60));
+  sparse_direct_solver s(ctx, a);
+  s.factor();
+  ASSERT_TRUE(s.ok());
+  EXPECT_FALSE(s.matched());
+  EXPECT_EQ(s.perturbed(), 0);
+  std::vector<double> b = random_rhs(a.rows(), 1, g), x = b;
+  s.solve(x);
+  EXPECT_LT(relres(a, b, x, 1), 1e-14);
+  // Symmetric with a positive diagonal but indefinite: auto falls back to the matched LU;
+  // "spd" says which column has no positive pivot.
+  csr ind = a;
+  for (index_t i = 0; i < ind.rows(); ++i)
+    for (count_t p = ind.row_ptr()[i]; p < ind.row_ptr()[i + 1]; ++p)
+      if (ind.col_idx()[p] != i) ind.values()[p] *= 1.9;  // -1.9 off the diagonal of 4: not diagonally dominant
+  sparse_direct_solver si(ctx, ind);
+  si.factor();
+  ASSERT_TRUE(si.ok());
+  EXPECT_TRUE(si.matched());
+  x = b;
+  si.solve(x);
+  EXPECT_LT(relres(ind, b, x, 1), 1e-12);
+  sparse_direct_options o;
+  o.factorization = "spd";
+  sparse_direct_solver sp(ctx, ind, o);
+  sp.factor();
+  EXPECT_FALSE(sp.ok());
+  EXPECT_GT(sp.singular_column(), 0);
+  EXPECT_THROW(sp.solve(x), invalid_argument);
+}
+
+TEST(SparseDirect, SolvesTheRealSystemsAndNamesAStructurallySingularColumn) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(59);
+  const std::vector<const char*> names = test::under_sanitizer()
+                                             ? std::vector<const char*>{"west0479.mtx", "bcsstk01.mtx"}
+                                             : std::vector<const char*>{"west0479.mtx", "rajat19.mtx", "west2021.mtx", "impcol_a.mtx",
+                                                                        "adder_dcop_05.mtx", "bcsstk09.mtx", "gr_30_30.mtx",
+                                                                        "1138_bus.mtx", "Trefethen_2000.mtx"};
+  for (const char* name : names) {
+    const csr a = to_csr<count_t>(test::system_matrix(name, test::data_dir()));
+    sparse_direct_solver s(ctx, a);
+    s.factor();
+    ASSERT_TRUE(s.ok()) << name;
+    std::vector<double> b = random_rhs(a.rows(), 2, g), x = b;
+    const sparse_direct_report r = s.solve(x, 2);
+    EXPECT_LT(relres(a, b, x, 2), 1e-12) << name << ": " << r.message;
+  }
+  const csr gq = to_csr<count_t>(test::system_matrix("ca-GrQc.mtx", test::data_dir()));
+  sparse_direct_solver s(ctx, gq);
+  s.factor();
+  EXPECT_FALSE(s.ok());
+  EXPECT_GT(s.singular_column(), 0);
+  std::vector<double> b(static_cast<std::size_t>(gq.rows()), 1.0);
+  EXPECT_THROW(s.solve(b), invalid_argument);
+}
+
+TEST(SparseDirect, RefactorsNewValuesAndRerunsBitIdentically) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(60);
+  const csr a = general(test::under_sanitizer() ? 80 : 700, 3, g);
+  sparse_direct_options o;
+  o.big_front = 16;  // both paths in one factorization
+  sparse_direct_solver s(ctx, a, o);
+  s.factor();
+  ASSERT_TRUE(s.ok());
+  const auto f1 = s.download_factors();
+  const std::vector<double> b = random_rhs(a.rows(), 1, g);
+  std::vector<double> x1 = b;
+  s.solve(x1);
+  s.factor();
+  const auto f2 = s.download_factors();
+  std::vector<double> x2 = b;
+  s.solve(x2);
+  EXPECT_EQ(f1.l_val, f2.l_val);
+  EXPECT_EQ(f1.u_val, f2.u_val);
+  EXPECT_EQ(x1, x2);
+  // New values, the same pattern: the analysis reused, the answer that of the new matrix.
+  csr a2 = a;
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  for (double& v : a2.values()) v *= u(g);
+  s.refactor(a2);
+  ASSERT_TRUE(s.ok());
+  std::vector<double> x3 = b;
+  s.solve(x3);
+  EXPECT_LT(relres(a2, b, x3, 1), 1e-12);
+  // Bad input.
+  EXPECT_THROW(sparse_direct_solver(ctx, csr(2, 3, std::vector<count_t>{0, 0, 0}, {}, {})), invalid_argument);
+  csr nan = a;
+  nan.values()[0] = std::nan("");
+  EXPECT_THROW(sparse_direct_solver(ctx, nan), invalid_argument);
+  EXPECT_THROW(s.refactor(spd(a.rows(), 2, g)), invalid_argument);
+  std::vector<double> short_b(3);
+  EXPECT_THROW(s.solve(short_b), invalid_argument);
+  o.factorization = "qr";
+  EXPECT_THROW(sparse_direct_solver(ctx, a, o), invalid_argument);
+}
