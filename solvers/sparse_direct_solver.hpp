@@ -25,7 +25,8 @@
 //    Tensor Core GEMM (kernels/gemm/dmma.cu).
 //  - The solve walks the same levels (forward from the leaves, backward from the roots), every
 //    front of a level in one launch, many right-hand sides at once; then classical refinement
-//    with A's residual in double until the backward error stops improving.
+//    with A's residual in double-double until the backward error and the relative residual
+//    meet their targets or stop improving.
 // The host oracle is sparse_lu_host (sparse_analysis.hpp): the same matching, ordering and
 // static pivots, factored up-looking; the tests compare the two factors entry by entry.
 #pragma once
@@ -54,6 +55,8 @@ struct sparse_direct_options {
   /// ||b||_inf) it stops at.
   int max_refinement = 10;
   double refine_tolerance = 2e-16;
+  /// ... and the relative residual ||b - Ax||_2 / ||b||_2 (the residual in double-double).
+  double refine_residual = 1e-15;
 };
 
 struct sparse_direct_report {

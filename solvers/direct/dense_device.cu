@@ -44,6 +44,8 @@ struct dense_solver<T>::impl {
   double scale = 1;            // mixed: the float factors are of scale * A
   factors<T> full;             // working-precision factors
   factors<float> low;          // mixed precision's
+  factors<double> low64;       // GMRES-based refinement's: low in double (promote_factors), made when first needed
+  bool low64_tried = false;
   dense_factor_status status;
   bool chol = false;
   double seconds = 0;
@@ -114,6 +116,7 @@ struct dense_solver<T>::impl {
   void refactor_full() {
     mixed = false;
     low = factors<float>{};
+    low64 = factors<double>{};
     factor_into(full, opt.gemm, chol, 1.0);
     status.bad_column = full.info;
     precision = "double, fp64 Tensor Cores (refactored: the mixed-precision refinement stalled)";
@@ -294,6 +297,12 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
   // (condition times the factors' unit roundoff) is above one, GMRES still converges.
   int gmres_iterations = 0;
   auto gmres_refine = [&] {
+    if (!p.low64_tried) {
+      p.low64_tried = true;
+      check_device_memory(c, double(p.low.N) * p.low.N * 8 + 2.0 * p.low.N * p.low.nb * 8,
+                          "GMRES-based refinement's double copy of the float factors");
+      promote_factors(c, p.low, p.low64);
+    }
     const int m = static_cast<int>(std::min<index_t>(n, std::max(1, p.opt.gmres_restart)));
     auto V = c.allocate<double>(static_cast<std::size_t>(m + 1) * n);
     auto tmp = c.allocate<double>(static_cast<std::size_t>(n));
@@ -328,7 +337,7 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
       LA_CHECK_LAUNCH(s);
       LA_CUDA_TRY(cudaMemsetAsync(v0, 0, sizeof(double) * n, s));
       const double t = pow2_inverse(r_col_max[static_cast<std::size_t>(col)]);
-      apply_to(p.low, tmp.data(), 1, t, v0, p.scale / t);
+      apply_to(p.low64, tmp.data(), 1, t, v0, p.scale / t);
       const double beta = self_norm(v0);
       if (!(beta > 0) || !std::isfinite(beta)) continue;
       scale_vec(v0, 1 / beta);
@@ -342,7 +351,7 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
             p.a.data(), n, n, V.data() + static_cast<long>(j) * n, zero.data(), tmp.data(), 1);
         LA_CHECK_LAUNCH(s);
         LA_CUDA_TRY(cudaMemsetAsync(w, 0, sizeof(double) * n, s));
-        apply_to(p.low, tmp.data(), 1, p.scale, w, -1.0);
+        apply_to(p.low64, tmp.data(), 1, p.scale, w, -1.0);
         for (int pass = 0; pass < 2; ++pass) {  // classical Gram-Schmidt, twice
           dots(j + 1, w);
           LA_CUDA_TRY(cudaMemcpyAsync(dh.data(), h.data(), sizeof(double) * (j + 1), cudaMemcpyHostToDevice, s));
@@ -413,7 +422,12 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
     while (be > p.opt.refine_tolerance && steps < p.opt.max_refinement) {
       if (gmres) {
         used_gmres = true;
-        gmres_refine();
+        try {
+          gmres_refine();
+        } catch (const out_of_memory&) {
+          rep.message += "GMRES-based refinement's double copy of the factors does not fit; ";
+          break;
+        }
       } else {
         const double t = pow2_inverse(r_max);
         apply(p.low, r64.data(), t, p.scale / t);

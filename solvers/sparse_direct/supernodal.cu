@@ -258,15 +258,25 @@ __global__ void backward_front_kernel(const double* F, double* w, long vec_total
   for (int a = threadIdx.x; a < nc; a += blockDim.x) y[col * n + f + a] = ws[a];
 }
 
-/// R = B - A X (A CSR, X and B n x k column after column).
+/// R = B - A X (A CSR, X and B n x k column after column), summed in double-double (each
+/// product split exactly by an FMA, each sum by two-sum), so the residual is right to about
+/// eps^2 |A| |x|: refinement then reaches the solution's last bit even where b is small
+/// against |A| |x| (the badly scaled circuit matrices).
 __global__ void residual_kernel(const count_t* ptr, const index_t* idx, const double* val, index_t n, const double* x,
                                 const double* b, double* r) {
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long col = blockIdx.y;
   if (i >= n) return;
-  double s = b[col * n + i];
-  for (count_t p = ptr[i]; p < ptr[i + 1]; ++p) s -= val[p] * x[col * n + idx[p]];
-  r[col * n + i] = s;
+  double hi = b[col * n + i], lo = 0;
+  for (count_t p = ptr[i]; p < ptr[i + 1]; ++p) {
+    const double a = val[p], xv = x[col * n + idx[p]];
+    const double ph = -a * xv, pl = fma(-a, xv, -ph);  // -a x = ph + pl exactly
+    const double sh = hi + ph, bb = sh - hi;
+    const double err = (hi - (sh - bb)) + (ph - bb);  // two-sum's rounding error
+    hi = sh;
+    lo += err + pl;
+  }
+  r[col * n + i] = hi + lo;
 }
 
 constexpr int norm_blocks = 120;
@@ -311,6 +321,7 @@ struct sparse_direct_solver::impl {
   index_t n = 0;
   double a_inf = 0;
   bool spd = false;        // no matching, no pivoting: A taken as SPD
+  bool unmatched_lu = false;  // static pivoting on A's own rows (the matching gave up; A's diagonal zero-free)
   bool factored = false;
   index_t singular = 0, perturbed = 0;
   double t_analyze = 0, t_factor = 0;
@@ -335,10 +346,30 @@ struct sparse_direct_solver::impl {
 
 void sparse_direct_solver::impl::analyze(bool matched) {
   const double before = t_analyze;
-  sym = sparse_detail::build_fronts(a, matched, opt.ordering);
+  bool lu_unmatched = false;
+  try {
+    sym = sparse_detail::build_fronts(a, matched, opt.ordering);
+  } catch (const invalid_argument& e) {
+    // The matching's search budget (a pattern its augmenting paths wander): a zero-free
+    // diagonal needs no matching, static pivoting on the rows as they are; else no sparse LU.
+    bool zero_free = matched;
+    for (index_t i = 0; i < n && zero_free; ++i) {
+      const auto b = a.col_idx().begin() + a.row_ptr()[i], en = a.col_idx().begin() + a.row_ptr()[i + 1];
+      const auto it = std::lower_bound(b, en, i);
+      zero_free = it != en && *it == i && a.values()[static_cast<std::size_t>(it - a.col_idx().begin())] != 0;
+    }
+    if (!zero_free)
+      throw invalid_argument(std::string("sparse direct solver: ") + e.what() +
+                             " (the sparse LU needs the matching where A's diagonal has zeros; the dense LU with partial "
+                             "pivoting does not)");
+    sym = sparse_detail::build_fronts(a, false, opt.ordering);
+    lu_unmatched = true;
+  }
+  if (lu_unmatched) sym.spd = false;
   t_analyze = before + sym.seconds;
   singular = sym.singular;
   spd = sym.spd;
+  unmatched_lu = lu_unmatched;
   level_big.assign(sym.levels(), {});
   for (std::size_t l = 0; l < sym.levels(); ++l)
     for (std::size_t e = sym.level_ptr[l]; e < sym.level_ptr[l + 1]; ++e)
@@ -491,9 +522,7 @@ void sparse_direct_solver::factor() {
   p.numeric();
   if (p.singular && p.spd && p.opt.factorization == "auto") {
     // A pivot that is not positive: not SPD after all; the matched LU instead.
-    const double t = p.t_analyze;
     p.analyze(true);
-    p.t_analyze += t;
     if (p.singular == 0) {
       p.upload_symbols();
       p.numeric();
@@ -524,7 +553,7 @@ void sparse_direct_solver::refactor(const csr_matrix<double, count_t>& a) {
 bool sparse_direct_solver::ok() const noexcept { return p_->singular == 0; }
 index_t sparse_direct_solver::singular_column() const noexcept { return p_->singular; }
 index_t sparse_direct_solver::perturbed() const noexcept { return p_->perturbed; }
-bool sparse_direct_solver::matched() const noexcept { return !p_->spd; }
+bool sparse_direct_solver::matched() const noexcept { return !p_->spd && !p_->unmatched_lu; }
 const sparse_analysis& sparse_direct_solver::analysis() const noexcept { return p_->sym.an; }
 std::size_t sparse_direct_solver::fronts() const noexcept { return p_->sym.f_m.size(); }
 std::size_t sparse_direct_solver::levels() const noexcept { return p_->sym.level_ptr.empty() ? 0 : p_->sym.level_ptr.size() - 1; }
@@ -535,7 +564,9 @@ std::string sparse_direct_solver::description() const {
   const impl& p = *p_;
   char buf[200];
   std::snprintf(buf, sizeof buf, "supernodal multifrontal LU (%s), %zu fronts in %zu levels, %.3g MB of fronts",
-                p.spd ? "no pivoting: A symmetric with a positive diagonal" : "static pivoting after a max-product matching",
+                p.spd            ? "no pivoting: A symmetric with a positive diagonal"
+                : p.unmatched_lu ? "static pivoting on A's rows: the matching gave up, the diagonal is zero-free"
+                                 : "static pivoting after a max-product matching",
                 fronts(), levels(), front_bytes() / 1e6);
   return buf;
 }
@@ -664,18 +695,21 @@ sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, inde
   double best_be = be, best_rel = rep.relative_residual;
   LA_CUDA_TRY(cudaMemcpyAsync(best.data(), x.data(), sizeof(double) * nk, cudaMemcpyDeviceToDevice, st));
   int steps = 0, slow = 0;
-  while (be > p.opt.refine_tolerance && steps < p.opt.max_refinement) {
+  // On while the backward error or the relative residual is above its target and either halves.
+  double rel = rep.relative_residual;
+  while ((be > p.opt.refine_tolerance || rel > p.opt.refine_residual) && steps < p.opt.max_refinement) {
     factor_solve(r.data(), r.data());  // r read into y first, the correction written over r
     axpy_kernel<<<blocks_for(nk), threads, 0, st>>>(x.data(), r.data(), nk);
     LA_CHECK_LAUNCH(st);
     ++steps;
-    const double prev = be;
+    const double prev = be, prev_rel = rel;
     be = backward();
-    if (be < best_be) {
-      best_be = be, best_rel = rep.relative_residual;
+    rel = rep.relative_residual;
+    if (rel < best_rel || (rel == best_rel && be < best_be)) {
+      best_be = be, best_rel = rel;
       LA_CUDA_TRY(cudaMemcpyAsync(best.data(), x.data(), sizeof(double) * nk, cudaMemcpyDeviceToDevice, st));
     }
-    slow = be < 0.5 * prev ? 0 : slow + 1;
+    slow = be < 0.5 * prev || rel < 0.5 * prev_rel ? 0 : slow + 1;
     if (slow >= 2 || !std::isfinite(be)) break;
   }
   LA_CUDA_TRY(cudaMemcpyAsync(B, best.data(), sizeof(double) * nk, cudaMemcpyDeviceToDevice, st));

@@ -180,8 +180,22 @@ TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
     EXPECT_EQ(r.solver, krylov_method::direct);
     EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-12) << name;
     EXPECT_NE(r.message.find("backward error"), std::string::npos) << r.message;
-    EXPECT_NE(r.method.find(std::string(name) == "bcsstk09.mtx" ? "Cholesky" : "LU with partial pivoting"), std::string::npos)
-        << r.method;
+    // The sparse direct solver on the GPU (double): the unpivoted path for the SPD one.
+    EXPECT_NE(r.method.find("direct, gpu, sparse"), std::string::npos) << r.method;
+    EXPECT_NE(r.message.find(std::string(name) == "bcsstk09.mtx" ? "no pivoting" : "static pivoting"), std::string::npos)
+        << r.message;
+  }
+  // float: A's dense form (the sparse solver is double's).
+  {
+    const csr_matrix<float> af = test::poisson_2d<float>(20);
+    std::vector<float> ones(static_cast<std::size_t>(af.cols()), 1.0f), b(ones.size());
+    reference::spmv(1.0f, af, ones, 0.0f, b);
+    device_vector<float> dx;
+    cg_options o = direct();
+    o.rtol = 1e-4;
+    const solve_result r = solve_device(ctx, to_device(ctx, af), to_device(ctx, b), dx, o);
+    EXPECT_EQ(r.status, solve_status::converged) << r.message;
+    EXPECT_NE(r.method.find("direct, gpu, dense"), std::string::npos) << r.method;
   }
   if (test::under_sanitizer()) return;
   const csr_matrix<double> g = test::system_matrix("ca-GrQc.mtx", test::data_dir());
@@ -190,6 +204,7 @@ TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
                                       dx, direct());
   EXPECT_EQ(s.status, solve_status::breakdown) << s.message;
   EXPECT_NE(s.message.find("A is singular"), std::string::npos) << s.message;
+  EXPECT_NE(s.message.find("the sparse LU could not start"), std::string::npos) << s.message;
   EXPECT_NE(s.message.find("column"), std::string::npos) << s.message;
   const csr_matrix<double> a = test::poisson_2d<double>(6);
   std::vector<double> b(36, 1.0);

@@ -352,6 +352,32 @@ void factor_solve(context& ctx, const factors<F>& fa, F* X, index_t k, bool tran
   }
 }
 
+/// The float factors in double (GMRES-based refinement applies M^-1 = (L U)^-1 of the float
+/// factors in double arithmetic: applied in float, its rounding, times the condition number,
+/// would cap what GMRES can resolve). The diagonal blocks' inverses are recomputed in double.
+inline void promote_factors(context& ctx, const factors<float>& lo, factors<double>& hi) {
+  cudaStream_t s = ctx.stream();
+  const index_t N = lo.N, nb = lo.nb;
+  hi.n = lo.n, hi.N = N, hi.nb = nb, hi.outer = lo.outer, hi.chol = lo.chol, hi.info = lo.info, hi.gemm = "auto";
+  hi.f = ctx.allocate<double>(static_cast<std::size_t>(N) * N);
+  convert_rows_kernel<float, double><<<blocks_for(long(N) * N), threads, 0, s>>>(lo.f.data(), N, N, N, hi.f.data(), 1.0);
+  LA_CHECK_LAUNCH(s);
+  const int tri_smem = static_cast<int>(sizeof(double) * (nb * nb + nb * (nb + 1)));
+  LA_CUDA_TRY(cudaFuncSetAttribute(tri_inverse_kernel<double>, cudaFuncAttributeMaxDynamicSharedMemorySize, tri_smem));
+  const auto nblk = static_cast<unsigned>(N / nb);
+  hi.inv_l = ctx.allocate<double>(static_cast<std::size_t>(N) * nb);
+  tri_inverse_kernel<double><<<nblk, 64, tri_smem, s>>>(hi.f.data(), N, static_cast<int>(nb), 0, true, !lo.chol, hi.inv_l.data());
+  LA_CHECK_LAUNCH(s);
+  if (!lo.chol) {
+    hi.inv_u = ctx.allocate<double>(static_cast<std::size_t>(N) * nb);
+    tri_inverse_kernel<double><<<nblk, 64, tri_smem, s>>>(hi.f.data(), N, static_cast<int>(nb), 0, false, false, hi.inv_u.data());
+    LA_CHECK_LAUNCH(s);
+    hi.perm = ctx.allocate<index_t>(static_cast<std::size_t>(N));
+    LA_CUDA_TRY(cudaMemcpyAsync(hi.perm.data(), lo.perm.data(), sizeof(index_t) * N, cudaMemcpyDeviceToDevice, s));
+    hi.piv = lo.piv;
+  }
+}
+
 /// The outer panel's width (rounded down to a multiple of the inner block): the trailing
 /// update's K. At 256 the trailing updates ran at 22 TFLOP/s (n = 16384, H200), half the
 /// square GEMM's rate: each 128 x 128 tile reads and writes C for 256 steps of K.
