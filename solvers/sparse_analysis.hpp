@@ -24,7 +24,9 @@
 namespace la {
 
 enum class fill_ordering {
-  automatic,  // METIS where built with it, else AMD, else natural
+  automatic,  // up to 50,000 rows METIS and AMD side by side, the smaller factor kept; above,
+              // AMD, and METIS too where AMD's factor would take over 1e11 flops; natural
+              // where neither library was built
   natural,    // no reordering
   amd,        // SuiteSparse AMD (approximate minimum degree)
   metis,      // METIS_NodeND (nested dissection)

@@ -48,8 +48,9 @@ struct sparse_direct_options {
   /// pivot is not positive after all), else the matched LU; "lu": always the matched LU;
   /// "spd": no matching, and a non-positive pivot is a status naming the column.
   std::string factorization = "auto";
-  /// Fronts of more rows than this are factored blocked (the trailing update on the GEMM); the
-  /// rest one thread block each, a level's in one launch.
+  /// Fronts of more rows than this are factored blocked (the trailing update on the GEMM) where
+  /// their level holds fewer than 64 fronts, and above 4 times this always; the rest one thread
+  /// block each, a level's in one launch.
   index_t big_front = 192;
   /// Refinement: steps at most, and the backward error ||b - Ax||_inf / (||A||_inf ||x||_inf +
   /// ||b||_inf) it stops at.

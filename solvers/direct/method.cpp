@@ -300,8 +300,9 @@ solve_result direct_device(context& ctx, const device_csr<T, O>& a, const device
         r.iterate_seconds = since(t1);
         r.iterations = rep.refinement_steps;
         r.residual = r.true_residual = rep.relative_residual;
-        const std::string report = sd.description() + " (" + sd.analysis().summary() + "; factored in " +
-                                   short_number(sd.factor_seconds()) + " s), " + std::to_string(rep.refinement_steps) +
+        const std::string report = sd.description() + " (" + sd.analysis().summary() + "; analysis and fronts " +
+                                   short_number(sd.analyze_seconds()) + " s, factorization " +
+                                   short_number(sd.factor_seconds()) + " s, solve " + short_number(rep.seconds) + " s), " + std::to_string(rep.refinement_steps) +
                                    " refinement step" + (rep.refinement_steps == 1 ? "" : "s") + ": backward error " +
                                    short_number(rep.backward_error) + ", " + std::to_string(sd.perturbed()) +
                                    " pivots perturbed, condition not estimated (sparse LU)";
