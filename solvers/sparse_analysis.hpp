@@ -24,9 +24,9 @@
 namespace la {
 
 enum class fill_ordering {
-  automatic,  // up to 50,000 rows METIS and AMD side by side, the smaller factor kept; above,
-              // AMD, and METIS too where AMD's factor would take over 1e11 flops; natural
-              // where neither library was built
+  automatic,  // AMD, and METIS too where AMD's factor would take longer (at the caller's
+              // flop rate) than METIS's run, the smaller factor kept; natural where neither
+              // library was built
   natural,    // no reordering
   amd,        // SuiteSparse AMD (approximate minimum degree)
   metis,      // METIS_NodeND (nested dissection)
@@ -54,8 +54,10 @@ struct sparse_analysis {
 
 /// Throws la::invalid_argument for a matrix that is not square, and la::not_supported for an
 /// ordering this build does not hold (naming the Debian package).
+/// flop_rate: the factorization's expected speed (flop/s), for automatic's choice (the GPU's
+/// multifrontal runs at about 2e11 on grids; the host oracle at about 1e9).
 template <typename T, typename O>
-sparse_analysis analyze_pattern(const csr_matrix<T, O>& a, fill_ordering o = fill_ordering::automatic);
+sparse_analysis analyze_pattern(const csr_matrix<T, O>& a, fill_ordering o = fill_ordering::automatic, double flop_rate = 2e11);
 
 /// L with A = L L^T in the analysis's ordering, column-compressed (rows sorted in each column,
 /// the diagonal first); ok() false with bad_column (1-based, in A's own numbering) where a

@@ -154,7 +154,7 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
   auto backward_error = [&] { return rinf / (ainf * inf_norm(x) + inf_norm(b)); };
   std::string before;  // what a first attempt did, where the dense LU took over
   if (props.looks_spd()) {
-    sa = analyze_pattern(a);
+    sa = analyze_pattern(a, fill_ordering::automatic, 1e9);
     check_host_memory(sa.factor_bytes + 8.0 * n, "the sparse Cholesky factor (" + sa.summary() + ")");
     sl = sparse_cholesky_host(a, sa);
     sl.analysis = &sa;

@@ -11,9 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <exception>
 #include <numeric>
-#include <thread>
 
 #include <la/solvers/sparse_analysis.hpp>
 
@@ -242,7 +240,7 @@ sparse_analysis analyze_with(const graph& g, index_t n, fill_ordering o) {
 }  // namespace
 
 template <typename T, typename O>
-sparse_analysis analyze_pattern(const csr_matrix<T, O>& a, fill_ordering o) {
+sparse_analysis analyze_pattern(const csr_matrix<T, O>& a, fill_ordering o, double flop_rate) {
   const auto t0 = std::chrono::steady_clock::now();
   LA_EXPECTS(a.rows() == a.cols(), "sparse analysis: A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
                                        "; a direct solve needs a square matrix");
@@ -251,54 +249,17 @@ sparse_analysis analyze_pattern(const csr_matrix<T, O>& a, fill_ordering o) {
   if (o != fill_ordering::automatic) {
     best = analyze_with(g, a.rows(), o);
   } else {
-    // auto: each ordering this build holds, the smallest predicted factor kept (natural
-    // where none is built).
-    // The two run side by side (METIS is the slower: 4 s against AMD's 0.4 s on a 1M-row 2D
-    // grid, 2 cores), each on its own copy of nothing but the shared, read-only graph.
-    // Above 50,000 rows AMD goes first, alone: METIS runs only where AMD's factor would take
-    // more than 1e11 flops (METIS's ordering costs about 3 us a row, as much as the 28% fill it
-    // saves on a 2D grid's factorization; on 3D grids it saves several times its cost).
-    std::vector<fill_ordering> cands;
-    for (fill_ordering c : {fill_ordering::metis, fill_ordering::amd})
-      if (ordering_available(c)) cands.push_back(c);
-    if (a.rows() > 50000 && ordering_available(fill_ordering::amd)) {
-      sparse_analysis s = analyze_with(g, a.rows(), fill_ordering::amd);
-      if (s.factor_flops <= 1e11 || !ordering_available(fill_ordering::metis)) {
-        best = std::move(s);
-        cands.clear();
-      } else {
-        best = std::move(s);
-        sparse_analysis m = analyze_with(g, a.rows(), fill_ordering::metis);
-        if (m.factor_nnz < best.factor_nnz) best = std::move(m);
-        cands.clear();
-      }
-    } else if (cands.empty()) {
-      best = analyze_with(g, a.rows(), fill_ordering::natural);
-    } else if (!cands.empty()) {
-      std::vector<sparse_analysis> got(cands.size());
-      std::vector<std::exception_ptr> err(cands.size());
-      std::vector<std::thread> th;
-      for (std::size_t i = 1; i < cands.size(); ++i)
-        th.emplace_back([&, i] {
-          try {
-            got[i] = analyze_with(g, a.rows(), cands[i]);
-          } catch (...) {
-            err[i] = std::current_exception();
-          }
-        });
-      try {
-        got[0] = analyze_with(g, a.rows(), cands[0]);
-      } catch (...) {
-        err[0] = std::current_exception();
-      }
-      for (std::thread& t : th) t.join();
-      for (const std::exception_ptr& e : err)
-        if (e) std::rethrow_exception(e);
-      std::size_t pick = 0;  // the smallest predicted factor; ties to the first (METIS)
-      for (std::size_t i = 1; i < got.size(); ++i)
-        if (got[i].factor_nnz < got[pick].factor_nnz) pick = i;
-      best = std::move(got[pick]);
+    // auto: AMD first (fast: 0.4 s on a 1M-row 2D grid where METIS takes 4 s, 2 cores);
+    // METIS too only where the factorization AMD's ordering predicts would take longer, at
+    // flop_rate, than METIS's own run (about 3 us a row): the fill METIS saves is then worth
+    // its time. The smaller predicted factor is kept; natural where neither library is built.
+    const bool amd = ordering_available(fill_ordering::amd), metis = ordering_available(fill_ordering::metis);
+    if (amd) best = analyze_with(g, a.rows(), fill_ordering::amd);
+    if (metis && (!amd || best.factor_flops / flop_rate > 3e-6 * double(a.rows()))) {
+      sparse_analysis m = analyze_with(g, a.rows(), fill_ordering::metis);
+      if (!amd || m.factor_nnz < best.factor_nnz) best = std::move(m);
     }
+    if (!amd && !metis) best = analyze_with(g, a.rows(), fill_ordering::natural);
   }
   best.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return best;
@@ -374,7 +335,7 @@ void sparse_cholesky<T>::solve(T* b) const {
 }
 
 #define LA_SPARSE_ANALYSIS(T, O)                                                                          \
-  template sparse_analysis analyze_pattern<T, O>(const csr_matrix<T, O>&, fill_ordering);                 \
+  template sparse_analysis analyze_pattern<T, O>(const csr_matrix<T, O>&, fill_ordering, double);                 \
   template sparse_cholesky<T> sparse_cholesky_host<T, O>(const csr_matrix<T, O>&, const sparse_analysis&);
 LA_SPARSE_ANALYSIS(float, std::int32_t)
 LA_SPARSE_ANALYSIS(double, std::int32_t)

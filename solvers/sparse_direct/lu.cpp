@@ -35,7 +35,7 @@ sparse_lu<T> sparse_lu_host(const csr_matrix<T, O>& a, fill_ordering o, bool mat
   }
   f.row_perm = m.perm, f.row_scale = m.row_scale, f.col_scale = m.col_scale;
   const csr_matrix<T, O> mm = matched_matrix(a, m);  // M = Dr P A Dc (row j of M is row perm[j] of A)
-  f.analysis = analyze_pattern(mm, o);
+  f.analysis = analyze_pattern(mm, o, 1e9);
   const sparse_analysis& s = f.analysis;
   // Mq = Q M Q^T by rows and by columns.
   const csc_matrix<T, O> mc = to_csc<O>(mm);
