@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <la/error.hpp>
+#include <la/parallel.hpp>
 #include <la/solvers/precond/matching.hpp>
 #include <la/solvers/sparse_direct/detail/fronts.hpp>
 
@@ -18,7 +19,7 @@ using clock_type = std::chrono::steady_clock;
 double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 }  // namespace
 
-front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering ordering) {
+front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering ordering, double flop_rate) {
   const auto t0 = clock_type::now();
   front_symbols fs;
   const index_t n = a.rows();
@@ -61,7 +62,7 @@ front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, f
   }
   tiny = std::sqrt(std::numeric_limits<double>::epsilon()) * (mmax > 0 ? mmax : 1.0);
   const csr_matrix<double, count_t> m(n, n, std::vector<count_t>(mptr), std::vector<index_t>(midx), std::vector<double>(mval));
-  an = analyze_pattern(m, ordering);
+  an = analyze_pattern(m, ordering, flop_rate);
   const std::vector<index_t>& q = an.perm;
   const std::vector<index_t>& qi = an.inverse;
   // The solve's permutations: y[k] = Dr[rp[Q[k]]] b[rp[Q[k]]]; x[Q[k]] = Dc[Q[k]] y[k].
@@ -323,6 +324,138 @@ std::vector<double> factor_fronts_host(const front_symbols& f, const std::vector
   }
   bad_column = bad ? f.an.perm[static_cast<std::size_t>(bad - 1)] + 1 : 0;
   return F;
+}
+
+std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::vector<double>& values, int threads,
+                                           index_t& perturbed, index_t& bad_column) {
+  std::vector<double> F(static_cast<std::size_t>(f.front_total), 0.0);
+  for (std::size_t e = 0; e < f.ent_pos.size(); ++e)
+    F[static_cast<std::size_t>(f.ent_pos[e])] = values[static_cast<std::size_t>(f.ent_src[e])] * f.ent_scale[e];
+  const std::size_t ns = f.f_m.size();
+  std::vector<std::vector<int>> children(ns);
+  for (std::size_t i = 0; i < f.item_front.size(); ++i)
+    for (long p = f.item_ptr[i]; p < f.item_ptr[i + 1]; ++p) {
+      auto& ch = children[static_cast<std::size_t>(f.item_front[i])];
+      const int c = f.con_child[static_cast<std::size_t>(p)];
+      if (std::find(ch.begin(), ch.end(), c) == ch.end()) ch.push_back(c);
+    }
+  for (auto& ch : children) std::sort(ch.begin(), ch.end());
+  std::vector<index_t> front_perturbed(ns, 0), front_bad(ns, 0);
+  constexpr int nb = 32;
+  // Front s: the extend-add, then the partial LU blocked by nb columns, the U12 rows and the
+  // trailing rows shared among `inside` threads (interleaved rows: each entry's operations and
+  // their order are the plain oracle's, so the factors are bit for bit the oracle's).
+  auto front = [&](std::size_t s, int inside) {
+    const int m = f.f_m[s], nc = f.f_nc[s];
+    double* A = F.data() + f.f_off[s];
+    for (int c : children[s]) {
+      const auto cs = static_cast<std::size_t>(c);
+      const int mc = f.f_m[cs], ncc = f.f_nc[cs];
+      const double* U = F.data() + f.f_off[cs];
+      const int* rel = f.f_rel.data() + f.f_map[cs];
+      for (int q = 0; q < mc - ncc; ++q) {
+        double* row = A + static_cast<long>(rel[q]) * m;
+        const double* u = U + static_cast<long>(ncc + q) * mc + ncc;
+        for (int r = 0; r < mc - ncc; ++r) row[rel[r]] += u[r];
+      }
+    }
+    for (int k0 = 0; k0 < nc; k0 += nb) {
+      const int k1 = std::min(nc, k0 + nb);
+      for (int k = k0; k < k1; ++k) {  // the panel: its columns, every row below
+        double p = A[static_cast<long>(k) * m + k];
+        if (f.spd) {
+          if (!(p > 0)) {
+            if (front_bad[s] == 0) front_bad[s] = f.f_first[s] + k + 1;
+            p = 1;
+          }
+        } else if (!(std::abs(p) >= f.tiny)) {
+          p = p < 0 ? -f.tiny : f.tiny;
+          ++front_perturbed[s];
+        }
+        A[static_cast<long>(k) * m + k] = p;
+        for (int i = k + 1; i < m; ++i) A[static_cast<long>(i) * m + k] /= p;
+        for (int i = k + 1; i < m; ++i) {
+          const double l = A[static_cast<long>(i) * m + k];
+          double* row = A + static_cast<long>(i) * m;
+          const double* urow = A + static_cast<long>(k) * m;
+          for (int j = k + 1; j < k1; ++j) row[j] -= l * urow[j];
+        }
+      }
+      if (k1 == m) continue;
+      const int t_in = std::max(1, std::min(inside, (m - k1) / 64));
+      detail::parallel_for(t_in, [&](int t) {
+        // U12: the panel's rows right of it (rows in order, each needs the ones above it).
+        const int per = (m - k1 + t_in - 1) / t_in, j0 = k1 + t * per, j1 = std::min(m, j0 + per);
+        for (int r = k0 + 1; r < k1; ++r) {
+          double* row = A + static_cast<long>(r) * m;
+          for (int k = k0; k < r; ++k) {
+            const double l = row[k];
+            const double* urow = A + static_cast<long>(k) * m;
+            for (int j = j0; j < j1; ++j) row[j] -= l * urow[j];
+          }
+        }
+      });
+      detail::parallel_for(t_in, [&](int t) {  // the trailing rows
+        for (int i = k1 + t; i < m; i += t_in) {
+          double* row = A + static_cast<long>(i) * m;
+          for (int k = k0; k < k1; ++k) {
+            const double l = row[k];
+            const double* urow = A + static_cast<long>(k) * m;
+            for (int j = k1; j < m; ++j) row[j] -= l * urow[j];
+          }
+        }
+      });
+    }
+  };
+  for (std::size_t l = 0; l < f.levels(); ++l) {
+    const std::size_t b = f.level_ptr[l], e = f.level_ptr[l + 1], count = e - b;
+    if (threads > 1 && count >= static_cast<std::size_t>(2 * threads)) {
+      detail::parallel_for(threads, [&](int t) {
+        for (std::size_t q = b + static_cast<std::size_t>(t); q < e; q += static_cast<std::size_t>(threads))
+          front(static_cast<std::size_t>(f.level_list[q]), 1);
+      });
+    } else {
+      for (std::size_t q = b; q < e; ++q) front(static_cast<std::size_t>(f.level_list[q]), threads);
+    }
+  }
+  perturbed = 0;
+  index_t bad = 0;
+  for (std::size_t s = 0; s < ns; ++s) {
+    perturbed += front_perturbed[s];
+    if (front_bad[s] && (bad == 0 || front_bad[s] < bad)) bad = front_bad[s];
+  }
+  bad_column = bad ? f.an.perm[static_cast<std::size_t>(bad - 1)] + 1 : 0;
+  return F;
+}
+
+void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, double* b) {
+  const index_t n = f.n;
+  std::vector<double> y(static_cast<std::size_t>(n));
+  for (index_t k = 0; k < n; ++k)
+    y[static_cast<std::size_t>(k)] = f.in_scale[static_cast<std::size_t>(k)] * b[f.in_idx[static_cast<std::size_t>(k)]];
+  const std::size_t ns = f.f_m.size();
+  for (std::size_t s = 0; s < ns; ++s) {  // L y = y (unit), column by column
+    const int m = f.f_m[s], nc = f.f_nc[s], first = f.f_first[s];
+    const double* A = F.data() + f.f_off[s];
+    const int* rows = f.f_rows.data() + f.f_vec[s];
+    for (int t = 0; t < nc; ++t) {
+      const double yt = y[static_cast<std::size_t>(first + t)];
+      for (int a = t + 1; a < m; ++a) y[static_cast<std::size_t>(rows[a])] -= A[static_cast<long>(a) * m + t] * yt;
+    }
+  }
+  for (std::size_t s = ns; s-- > 0;) {  // U x = y, row by row from the last
+    const int m = f.f_m[s], nc = f.f_nc[s], first = f.f_first[s];
+    const double* A = F.data() + f.f_off[s];
+    const int* rows = f.f_rows.data() + f.f_vec[s];
+    for (int t = nc - 1; t >= 0; --t) {
+      double v = y[static_cast<std::size_t>(first + t)];
+      const double* urow = A + static_cast<long>(t) * m;
+      for (int a = t + 1; a < m; ++a) v -= urow[a] * y[static_cast<std::size_t>(rows[a])];
+      y[static_cast<std::size_t>(first + t)] = v / urow[t];
+    }
+  }
+  for (index_t k = 0; k < n; ++k)
+    b[f.out_idx[static_cast<std::size_t>(k)]] = f.out_scale[static_cast<std::size_t>(k)] * y[static_cast<std::size_t>(k)];
 }
 
 sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& p, const std::vector<double>& f) {

@@ -117,7 +117,8 @@ TEST(DenseLu, ConditionEstimateIsWithinAFactorThreeOfTheTruth) {
 }
 
 // The method through solve_host: real systems (rajat19 and west2021, where the Krylov
-// methods fail; an SPD one through Cholesky), to a true residual of 1e-12 or better.
+// methods fail; an SPD one without pivoting), to a true residual of 1e-12 or better: double
+// through the multifrontal LU on the host's threads, float through the up-looking oracles.
 TEST(DirectMethod, SolvesRealSystemsOnTheHost) {
   for (const char* name : {"west0479.mtx", "impcol_a.mtx", "rajat19.mtx", "west2021.mtx", "bcsstk09.mtx"}) {
     const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
@@ -129,10 +130,19 @@ TEST(DirectMethod, SolvesRealSystemsOnTheHost) {
     EXPECT_EQ(r.solver, krylov_method::direct);
     EXPECT_LT(test::true_relres(a, b, x), 1e-12) << name;
     EXPECT_NE(r.message.find("backward error"), std::string::npos) << r.message;
-    EXPECT_NE(r.message.find(std::string(name) == "bcsstk09.mtx" ? "sparse Cholesky" : "sparse LU with static pivoting"),
+    EXPECT_NE(r.message.find(std::string(name) == "bcsstk09.mtx" ? "multifrontal sparse LU without pivoting"
+                                                                  : "multifrontal sparse LU with static pivoting"),
               std::string::npos)
         << r.message;
   }
+  // float: the up-looking sparse Cholesky of an SPD matrix.
+  const csr_matrix<float> pf = test::poisson_2d<float>(30);
+  std::vector<float> bf(static_cast<std::size_t>(pf.rows()), 1.0f), xf;
+  cg_options o = direct();
+  o.rtol = 1e-4;
+  const solve_result rf = solve_host(pf, bf, xf, o);
+  EXPECT_EQ(rf.status, solve_status::converged) << rf.message;
+  EXPECT_NE(rf.message.find("sparse Cholesky"), std::string::npos) << rf.message;
 }
 
 TEST(DirectMethod, SaysWhatItCannotSolve) {

@@ -182,6 +182,18 @@ TEST(SparseDirectFronts, TheHostMultifrontalFactorsAreTheUpLookingOracles) {
       ASSERT_TRUE(oracle.ok()) << name;
       EXPECT_EQ(perturbed, oracle.perturbed) << name;
       expect_same_factors(sparse_detail::fronts_to_factors(f, F), oracle, name + (matched ? "" : " (unmatched)"));
+      // The blocked, threaded factorization the host's direct method runs: bit for bit the same.
+      for (int threads : {1, 2, 3}) {
+        index_t p2 = 0, b2 = 0;
+        EXPECT_EQ(sparse_detail::factor_fronts_threaded(f, a.values(), threads, p2, b2), F) << name << " " << threads;
+        EXPECT_EQ(p2, perturbed);
+        EXPECT_EQ(b2, bad);
+      }
+      // Its solve.
+      std::mt19937 g(5);
+      std::vector<double> b = random_rhs(a.rows(), 1, g), x = b;
+      sparse_detail::solve_fronts_host(f, F, x.data());
+      EXPECT_LT(relres(a, b, x, 1), 1e-11) << name;
       // Every level's fronts have their children in lower levels; every item's child is a
       // front of a lower level than its parent's.
       std::vector<std::size_t> level_of(f.f_m.size());
@@ -192,6 +204,15 @@ TEST(SparseDirectFronts, TheHostMultifrontalFactorsAreTheUpLookingOracles) {
           EXPECT_LT(level_of[static_cast<std::size_t>(f.con_child[static_cast<std::size_t>(q)])],
                     level_of[static_cast<std::size_t>(f.item_front[i])]);
     }
+  }
+  {  // fronts wide enough for the rows shared among threads inside a front (m - 32 > 128)
+    std::mt19937 g(61);
+    const csr a = general(600, 6, g);
+    const sparse_detail::front_symbols f = sparse_detail::build_fronts(a, true, fill_ordering::automatic);
+    EXPECT_GT(*std::max_element(f.f_m.begin(), f.f_m.end()), 200);
+    index_t p1 = 0, b1 = 0, p2 = 0, b2 = 0;
+    const std::vector<double> F = sparse_detail::factor_fronts_host(f, a.values(), p1, b1);
+    EXPECT_EQ(sparse_detail::factor_fronts_threaded(f, a.values(), 3, p2, b2), F);
   }
   // Structurally singular: the matching names the column, nothing else is built.
   const csr s(5, 5, std::vector<count_t>{0, 1, 2, 3, 4, 5}, std::vector<index_t>{0, 1, 1, 2, 1}, std::vector<double>{1, 2, 3, 4, 5});

@@ -44,13 +44,23 @@ struct front_symbols {
 
 /// The matching (matched) or none, the analysis of M's pattern, the supernodes' row
 /// structures (checked against the analysis's column counts), levels, maps and items.
-front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering o);
+/// flop_rate: the factorization's speed, for the automatic ordering's choice (analyze_pattern).
+front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering o, double flop_rate = 2e11);
 
 /// The host oracle of the numeric factorization: the fronts of A's values factored one after
 /// another (children before parents), without pivoting, the static pivot rule of the GPU's
 /// (spd: a pivot that is not positive sets bad_column, 1-based in A's numbering, first one).
 std::vector<double> factor_fronts_host(const front_symbols& f, const std::vector<double>& values, index_t& perturbed,
                                        index_t& bad_column);
+
+/// The same factorization blocked and on `threads` host threads (a level's fronts shared out
+/// where it has many, a big front's rows where it has few): bit for bit the oracle's factors
+/// (each entry's operations in the oracle's order). The host's direct method runs it.
+std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::vector<double>& values, int threads,
+                                           index_t& perturbed, index_t& bad_column);
+
+/// b (n, A's numbering) overwritten with the fronts' solution of A x = b.
+void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, double* b);
 
 /// The factors in the fronts F, in sparse_lu's layout.
 sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& f, const std::vector<double>& F);
