@@ -34,14 +34,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 import la
-
-
-def poisson(n, d):
-    t = sp.diags([-1, 2, -1], [-1, 0, 1], shape=(n, n), format="csr")
-    i = sp.identity(n, format="csr")
-    if d == 2:
-        return (sp.kron(i, t) + sp.kron(t, i)).tocsr()
-    return (sp.kron(sp.kron(i, i), t) + sp.kron(sp.kron(i, t), i) + sp.kron(sp.kron(t, i), i)).tocsr()
+from python_bench import poisson  # the same grids as the Python benchmark's
 
 
 def convdiff2d(n, pe=50.0):
