@@ -3,6 +3,7 @@
 // solved on the GPU, refined against A in double.
 //
 //   la::sparse_direct_solver s(ctx, a);     // analysis: ordering, tree, supernodes, fronts
+//                                            // (without ctx: the same on the host's threads)
 //   std::puts(s.analysis().summary().c_str());  // predicted nnz(L), flops, bytes: before any numeric work
 //   s.factor();                              // numeric, on the GPU (A's values)
 //   if (!s.ok()) ... s.singular_column() ...
@@ -74,6 +75,10 @@ class sparse_direct_solver {
   /// is la::not_supported naming the package; a structurally singular A gives ok() false with
   /// singular_column(). A is kept (its values are refactor()'s and the residual's).
   sparse_direct_solver(context& ctx, const csr_matrix<double, count_t>& a, sparse_direct_options o = {});
+  /// The same on the host: the fronts factored by `threads` host threads (0: la::thread_count(),
+  /// $LA_THREADS or every core) and solved there (solve(std::vector) only). The factors are bit
+  /// for bit the sequential oracle's; a machine without a GPU uses the same calls.
+  explicit sparse_direct_solver(const csr_matrix<double, count_t>& a, sparse_direct_options o = {}, int threads = 0);
   ~sparse_direct_solver();
   sparse_direct_solver(sparse_direct_solver&&) noexcept;
   sparse_direct_solver& operator=(sparse_direct_solver&&) noexcept;

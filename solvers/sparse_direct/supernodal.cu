@@ -28,6 +28,7 @@
 #include <la/error.hpp>
 #include <la/kernels/gemm/gemm.hpp>
 #include <la/memory.hpp>
+#include <la/parallel.hpp>
 #include <la/solvers/precond/matching.hpp>
 #include <la/solvers/sparse_direct/detail/fronts.hpp>
 #include <la/solvers/sparse_direct_solver.hpp>
@@ -327,6 +328,9 @@ struct sparse_direct_solver::impl {
   double t_analyze = 0, t_factor = 0;
   sparse_detail::front_symbols sym;
   std::vector<std::vector<int>> level_big;  // per level: its fronts of more than big_front rows
+  bool host = false;        // the host's threads (no context): the fronts in hF
+  int threads = 1;
+  std::vector<double> hF;
   // The device's.
   device_buffer<double> F, aval, w;
   device_buffer<count_t> d_src, d_aptr;
@@ -339,9 +343,12 @@ struct sparse_direct_solver::impl {
     return {d_off.data(), d_m.data(), d_nc.data(), d_first.data(), d_map.data(), d_rel.data(), d_vec.data(), d_rows.data()};
   }
 
+  void init(const csr_matrix<double, count_t>& m, sparse_direct_options o);
   void analyze(bool matched);
   void upload_symbols();
   void numeric();
+  void numeric_host();
+  sparse_direct_report solve_host(std::vector<double>& b, index_t k);
 };
 
 void sparse_direct_solver::impl::analyze(bool matched) {
@@ -478,16 +485,14 @@ void sparse_direct_solver::impl::numeric() {
   t_factor = since(t0);
 }
 
-sparse_direct_solver::sparse_direct_solver(context& ctx, const csr_matrix<double, count_t>& a, sparse_direct_options o)
-    : p_(std::make_unique<impl>()) {
+void sparse_direct_solver::impl::init(const csr_matrix<double, count_t>& a, sparse_direct_options o) {
   LA_EXPECTS(a.rows() == a.cols(), "sparse direct solver: A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
                                        "; a direct solve needs a square matrix");
   const std::string& f = o.factorization;
   if (f != "auto" && f != "lu" && f != "spd")
     throw invalid_argument("sparse direct solver: unknown factorization '" + f + "'; choose auto, lu or spd");
   LA_EXPECTS(o.big_front >= 1, "sparse direct solver: big_front must be at least 1");
-  impl& p = *p_;
-  p.ctx = &ctx;
+  impl& p = *this;
   p.opt = std::move(o);
   p.a = a;
   p.n = a.rows();
@@ -516,7 +521,20 @@ sparse_direct_solver::sparse_direct_solver(context& ctx, const csr_matrix<double
     }
   }
   p.analyze(!sym_pos);
-  if (p.singular == 0 && p.n > 0) p.upload_symbols();
+  if (p.singular == 0 && p.n > 0 && !p.host) p.upload_symbols();
+}
+
+sparse_direct_solver::sparse_direct_solver(context& ctx, const csr_matrix<double, count_t>& a, sparse_direct_options o)
+    : p_(std::make_unique<impl>()) {
+  p_->ctx = &ctx;
+  p_->init(a, std::move(o));
+}
+
+sparse_direct_solver::sparse_direct_solver(const csr_matrix<double, count_t>& a, sparse_direct_options o, int threads)
+    : p_(std::make_unique<impl>()) {
+  p_->host = true;
+  p_->threads = thread_count(threads);
+  p_->init(a, std::move(o));
 }
 
 sparse_direct_solver::~sparse_direct_solver() = default;
@@ -526,13 +544,14 @@ sparse_direct_solver& sparse_direct_solver::operator=(sparse_direct_solver&&) no
 void sparse_direct_solver::factor() {
   impl& p = *p_;
   if (p.n == 0 || (p.singular && !p.factored && p.sym.an.n == 0)) return;  // structurally singular: nothing to factor
-  p.numeric();
+  auto numeric = [&] { p.host ? p.numeric_host() : p.numeric(); };
+  numeric();
   if (p.singular && p.spd && p.opt.factorization == "auto") {
     // A pivot that is not positive: not SPD after all; the matched LU instead.
     p.analyze(true);
     if (p.singular == 0) {
-      p.upload_symbols();
-      p.numeric();
+      if (!p.host) p.upload_symbols();
+      numeric();
     }
   }
 }
@@ -552,6 +571,7 @@ void sparse_direct_solver::refactor(const csr_matrix<double, count_t>& a) {
     p.a_inf = std::max(p.a_inf, s);
   }
   if (p.sym.an.n == 0) return factor();
+  if (p.host) return p.numeric_host();
   LA_CUDA_TRY(cudaMemcpyAsync(p.aval.data(), a.values().data(), sizeof(double) * a.values().size(), cudaMemcpyHostToDevice,
                               p.ctx->stream()));
   p.numeric();
@@ -575,22 +595,99 @@ std::string sparse_direct_solver::description() const {
                 : p.unmatched_lu ? "static pivoting on A's rows: the matching gave up, the diagonal is zero-free"
                                  : "static pivoting after a max-product matching",
                 fronts(), levels(), front_bytes() / 1e6);
-  return buf;
+  return std::string(buf) + (p.host ? " on " + std::to_string(p.threads) + " host thread" + (p.threads == 1 ? "" : "s") : std::string(" on the GPU"));
 }
 
 sparse_direct_solver::host_factors sparse_direct_solver::download_factors() const {
   const impl& p = *p_;
   LA_EXPECTS(p.factored, "sparse direct solver: download_factors() before factor()");
+  if (p.host) return sparse_detail::fronts_to_factors(p.sym, p.hF);
   std::vector<double> f(static_cast<std::size_t>(p.sym.front_total));
   LA_CUDA_TRY(cudaMemcpyAsync(f.data(), p.F.data(), sizeof(double) * f.size(), cudaMemcpyDeviceToHost, p.ctx->stream()));
   LA_CUDA_TRY(cudaStreamSynchronize(p.ctx->stream()));
   return sparse_detail::fronts_to_factors(p.sym, f);
 }
 
+void sparse_direct_solver::impl::numeric_host() {
+  const auto t0 = clock_type::now();
+  check_host_memory(8.0 * double(sym.front_total), "the sparse factorization's fronts (" + std::to_string(sym.f_m.size()) +
+                                                         " fronts, " + std::to_string(sym.front_total) + " entries: " +
+                                                         sym.an.summary() + ")");
+  index_t pert = 0, bad = 0;
+  hF = sparse_detail::factor_fronts_threaded(sym, a.values(), threads, pert, bad);
+  singular = bad, perturbed = pert;
+  factored = true;
+  t_factor = since(t0);
+}
+
+sparse_direct_report sparse_direct_solver::impl::solve_host(std::vector<double>& b, index_t k) {
+  const auto t0 = clock_type::now();
+  sparse_direct_report rep;
+  std::vector<double> x(static_cast<std::size_t>(n)), r(x.size()), d(x.size()), y(x.size()), ry(x.size()), best(x.size());
+  // r = bc - A x in long double; returns the backward error, rel the relative residual.
+  auto residual = [&](const double* bc, const std::vector<double>& xv, std::vector<double>& rv, double& rel) {
+    long double r2 = 0, b2 = 0;
+    double rmax = 0, xmax = 0, bmax = 0;
+    for (index_t i = 0; i < n; ++i) {
+      long double s = bc[i];
+      for (count_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q)
+        s -= static_cast<long double>(a.values()[q]) * xv[static_cast<std::size_t>(a.col_idx()[q])];
+      rv[static_cast<std::size_t>(i)] = static_cast<double>(s);
+      r2 += s * s, b2 += static_cast<long double>(bc[i]) * bc[i];
+      rmax = std::max(rmax, std::abs(static_cast<double>(s))), bmax = std::max(bmax, std::abs(bc[i]));
+      xmax = std::max(xmax, std::abs(xv[static_cast<std::size_t>(i)]));
+    }
+    rel = b2 > 0 ? static_cast<double>(std::sqrt(r2 / b2)) : (r2 > 0 ? INFINITY : 0.0);
+    const double den = a_inf * xmax + bmax;
+    return !std::isfinite(rmax) ? INFINITY : den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
+  };
+  for (index_t c = 0; c < k; ++c) {
+    double* bc = b.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(n);
+    std::copy(bc, bc + n, x.begin());
+    sparse_detail::solve_fronts_host(sym, hF, x.data());
+    double rel = 0, be = residual(bc, x, r, rel);
+    double best_be = be, best_rel = rel;
+    best = x;
+    int steps = 0, slow = 0;
+    while ((be > opt.refine_tolerance || rel > opt.refine_residual) && steps < opt.max_refinement) {
+      d = r;
+      sparse_detail::solve_fronts_host(sym, hF, d.data());
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] += d[i];
+      ++steps;
+      const double prev = be, prev_rel = rel;
+      be = residual(bc, x, r, rel);
+      if (rel < best_rel || (rel == best_rel && be < best_be)) best_be = be, best_rel = rel, best = x;
+      slow = be < 0.5 * prev || rel < 0.5 * prev_rel ? 0 : slow + 1;
+      if (slow >= 2 || !std::isfinite(be)) break;
+    }
+    std::copy(best.begin(), best.end(), bc);
+    rep.refinement_steps = std::max(rep.refinement_steps, steps);
+    rep.backward_error = std::max(rep.backward_error, best_be);
+    rep.relative_residual = std::max(rep.relative_residual, best_rel);
+  }
+  rep.seconds = since(t0);
+  return rep;
+}
+
 sparse_direct_report sparse_direct_solver::solve(std::vector<double>& b, index_t k) {
   impl& p = *p_;
   LA_EXPECTS(k >= 0 && b.size() == static_cast<std::size_t>(p.n) * static_cast<std::size_t>(k),
              "sparse direct solver: b has " + std::to_string(b.size()) + " entries, A has " + std::to_string(p.n) + " rows");
+  if (p.host) {
+    if (p.n == 0 || k == 0) return {};
+    if (!p.factored && p.singular == 0) throw invalid_argument("sparse direct solver: solve() before factor()");
+    if (p.singular)
+      throw invalid_argument("sparse direct solver: A is singular: " +
+                             std::string(p.factored ? "no positive pivot in column " : "no row matches column ") +
+                             std::to_string(p.singular));
+    sparse_direct_report r = p.solve_host(b, k);
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%d refinement step%s, backward error %.2e, %lld pivot%s perturbed", r.refinement_steps,
+                  r.refinement_steps == 1 ? "" : "s", r.backward_error, static_cast<long long>(p.perturbed),
+                  p.perturbed == 1 ? "" : "s");
+    r.message = description() + ": " + buf;
+    return r;
+  }
   device_vector<double> d(*p.ctx, static_cast<index_t>(b.size()));
   if (!b.empty())
     LA_CUDA_TRY(cudaMemcpyAsync(d.data(), b.data(), sizeof(double) * b.size(), cudaMemcpyHostToDevice, p.ctx->stream()));
@@ -603,6 +700,9 @@ sparse_direct_report sparse_direct_solver::solve(std::vector<double>& b, index_t
 
 sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, index_t k) {
   impl& p = *p_;
+  if (p.host)
+    throw invalid_argument("sparse direct solver: this solver runs on the host (made without a context); solve a "
+                           "std::vector, or make it with a context for device vectors");
   context& c = *p.ctx;
   cudaStream_t st = c.stream();
   const auto t0 = clock_type::now();

@@ -368,3 +368,75 @@ TEST(SparseDirect, RefactorsNewValuesAndRerunsBitIdentically) {
   o.factorization = "qr";
   EXPECT_THROW(sparse_direct_solver(ctx, a, o), invalid_argument);
 }
+
+// The same solver on the host's threads (no context): the oracle's factors, the solutions, the
+// real systems, refactorization, the SPD path's fall back, reruns and bad input. Host only.
+TEST(SparseDirectHost, FactorsAndSolvesAsTheOracleOnTheHostsThreads) {
+  std::mt19937 g(62);
+  for (const auto& [name, a] : awkward(false)) {
+    for (int threads : {1, 3}) {
+      sparse_direct_solver s(a, {}, threads);
+      s.factor();
+      ASSERT_TRUE(s.ok()) << name;
+      const sparse_lu<double> oracle = sparse_lu_host(a, fill_ordering::automatic, s.matched());
+      EXPECT_EQ(s.perturbed(), oracle.perturbed) << name;
+      expect_same_factors(s.download_factors(), oracle, name + " (host)");
+      const index_t k = 3;
+      const std::vector<double> b = random_rhs(a.rows(), k, g);
+      std::vector<double> x = b;
+      const sparse_direct_report r = s.solve(x, k);
+      EXPECT_LT(relres(a, b, x, k), 1e-13) << name << ": " << r.message;
+      EXPECT_NE(r.message.find("host thread"), std::string::npos) << r.message;
+    }
+  }
+  for (const char* name : {"west0479.mtx", "rajat19.mtx", "west2021.mtx", "adder_dcop_05.mtx", "bcsstk09.mtx", "1138_bus.mtx"}) {
+    const csr a = to_csr<count_t>(test::system_matrix(name, test::data_dir()));
+    const index_t n = a.rows();
+    std::vector<double> b(static_cast<std::size_t>(n), 0.0);
+    for (index_t i = 0; i < n; ++i)
+      for (count_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p) b[static_cast<std::size_t>(i)] += a.values()[p];
+    sparse_direct_solver s(a);
+    s.factor();
+    ASSERT_TRUE(s.ok()) << name;
+    std::vector<double> x = b;
+    const sparse_direct_report r = s.solve(x);
+    EXPECT_LT(relres(a, b, x, 1), 1e-12) << name << ": " << r.message;
+  }
+  EXPECT_THROW(sparse_direct_solver(to_csr<count_t>(test::system_matrix("ca-GrQc.mtx", test::data_dir()))), invalid_argument);
+  // Refactorization, reruns, the SPD path's fall back and bad input.
+  const csr a = general(300, 3, g);
+  sparse_direct_solver s(a, {}, 2);
+  s.factor();
+  const auto f1 = s.download_factors();
+  s.factor();
+  EXPECT_EQ(f1.l_val, s.download_factors().l_val);
+  csr a2 = a;
+  std::uniform_real_distribution<double> u(0.5, 1.5);
+  for (double& v : a2.values()) v *= u(g);
+  s.refactor(a2);
+  const std::vector<double> b = random_rhs(a.rows(), 1, g);
+  std::vector<double> x = b;
+  s.solve(x);
+  EXPECT_LT(relres(a2, b, x, 1), 1e-12);
+  device_vector<double> dv;
+  EXPECT_THROW(s.solve(dv), invalid_argument);
+  csr ind = to_csr<count_t>(test::poisson_2d<double>(20));
+  for (index_t i = 0; i < ind.rows(); ++i)
+    for (count_t p = ind.row_ptr()[i]; p < ind.row_ptr()[i + 1]; ++p)
+      if (ind.col_idx()[p] != i) ind.values()[p] *= 1.9;
+  sparse_direct_solver si(ind);
+  si.factor();
+  ASSERT_TRUE(si.ok());
+  EXPECT_TRUE(si.matched());
+  std::vector<double> bi = random_rhs(ind.rows(), 1, g), xi = bi;
+  si.solve(xi);
+  EXPECT_LT(relres(ind, bi, xi, 1), 1e-12);
+  sparse_direct_options spd_only;
+  spd_only.factorization = "spd";
+  sparse_direct_solver sp(ind, spd_only);
+  sp.factor();
+  EXPECT_FALSE(sp.ok());
+  EXPECT_THROW(sp.solve(xi), invalid_argument);
+  sparse_direct_solver unfactored(a);
+  EXPECT_THROW(unfactored.solve(x), invalid_argument);
+}
