@@ -401,8 +401,21 @@ class Solver:
         self._m = _Matrix(A)
         self._words = _words(rtol, atol, maxiter, method, precond, options)
         self._gpu = _use_gpu(device, self._m)
+        self._rtol, self._atol = rtol, atol
+        self._direct = None
         if self._gpu:
             _wait_for_cupy(self._m)
+        if method == "direct" and not self._m.on_device and self._m.dtype == _np.float64 and not options \
+                and self._m.shape[0] == self._m.shape[1]:
+            # The factor kept: la::sparse_direct_solver (GPU, or the host's threads); where it
+            # refuses (the matching gives up on a pattern with zeros on its diagonal), the direct
+            # method's own path (its dense fallback) on each solve.
+            a = self._m.a
+            try:
+                self._direct = _call(_la.SparseDirect, a.shape[0], a.indptr, a.indices, a.data, bool(self._gpu), 0)
+                return
+            except InvalidArgument:
+                self._direct = None
         self._s = _call(_la.Solver, self._m.arg, self._m.code, self._m.offset_bytes, self._words, self._gpu)
 
     @property
@@ -410,12 +423,56 @@ class Solver:
         return self._m.shape
 
     def solve(self, b, x0=None, *, callback=None, full_output=False, history=False):
-        """Solves A x = b with the kept setup; as la.solve."""
+        """Solves A x = b with the kept setup; as la.solve. method='direct' keeps the factor: b
+        may then have several columns (n, k)."""
+        if self._direct is not None:
+            return self._solve_direct(b, full_output)
         b, x = _vectors(self._m, b, x0, self._gpu)
         _wait_for_cupy(self._m)
         pb, px = _pointers(b, x)
         d = _call(self._s.solve, pb, px, callback, bool(history))
         return _returned(d, self._gpu, x, full_output)
+
+    def _solve_direct(self, b, full_output):
+        import time
+        n = self._m.shape[0]
+        if _is_cupy_array(b):
+            raise InvalidArgument("A is a scipy matrix, so b must be a numpy array")
+        b = _np.asarray(b)
+        _real(b, "b")
+        if b.ndim not in (1, 2) or b.shape[0] != n:
+            raise InvalidArgument("A is %d x %d but b has shape %s" % (n, n, tuple(b.shape)))
+        if not _np.isfinite(b).all():
+            raise InvalidArgument("b holds NaN or infinite values")
+        k = 1 if b.ndim == 1 else b.shape[1]
+        cols = _np.array(b.reshape(n, k).T, dtype=_np.float64, order="C")  # column after column
+        t0 = time.perf_counter()
+        rep = self._direct.report()
+        r = SolveResult({}, "gpu" if self._gpu else "cpu")
+        r.method, r.precond, r.precond_detail, r.history = "direct", "none", "", []
+        r.method_choice = "asked for: the factor kept"
+        r.precond_setup_seconds, r.precond_bytes = 0.0, 0
+        r.analysis_seconds, r.setup_seconds = rep["analyze_seconds"], rep["factor_seconds"]
+        r.where = rep["description"]
+        if not rep["ok"]:
+            r.status, r.converged, r.iterations = "breakdown", False, 0
+            r.residual = r.true_residual = float("nan")
+            r.iterate_seconds = 0.0
+            r.message = "A is singular: no pivot (or no matching row) for column %d" % rep["singular_column"]
+            x = _np.full(b.shape, _np.nan)
+            return (x, -1, r) if full_output else (x, -1)
+        d = _call(self._direct.solve, cols.ravel(), k)
+        x = cols.T.reshape(b.shape).astype(self._m.dtype, copy=False)
+        r.call_seconds = r.iterate_seconds = time.perf_counter() - t0
+        r.iterations = int(d["refinement_steps"])
+        r.residual = r.true_residual = float(d["relative_residual"])
+        bnorm = float(_np.linalg.norm(b))
+        target = max(self._rtol, self._atol / bnorm if bnorm > 0 else 0.0)
+        r.converged = r.true_residual <= target
+        r.status = "converged" if r.converged else "precision_limit"
+        r.message = "%s (%s); relative residual %.2e" % (d["message"], rep["analysis"], r.true_residual)
+        info_ = 0 if r.converged else 1
+        return (x, info_, r) if full_output else (x, info_)
 
     def update_values(self, A):
         """New values on the same pattern (same shape, indptr and indices)."""
@@ -427,6 +484,10 @@ class Solver:
         if not same:
             raise InvalidArgument("update_values needs a matrix of the same shape, type and pattern (and kind: "
                                   "scipy or CuPy) as the solver's; make a new Solver")
+        if self._direct is not None:  # the analysis kept, the factor made again
+            _call(self._direct.refactor, m.a.indptr, m.a.indices, m.a.data)
+            self._m = m
+            return
         _wait_for_cupy(m)
         if m.on_device:
             _call(self._s.update_values, m.a.data.data.ptr)

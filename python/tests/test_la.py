@@ -494,3 +494,38 @@ def test_dense_cupy_arrays_are_solved_in_place_on_their_gpu():
     assert info == 0 and isinstance(x, cupy.ndarray) and r.device == "gpu"
     assert la._la.copies() == copies  # nothing copied by the binding
     assert rel_residual(A, cupy.asnumpy(x), b) < 1e-12
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+def test_solver_direct_keeps_the_factor(data, device):
+    if device == "gpu" and gpu_reason() is not None:
+        pytest.skip(str(gpu_reason()))
+    # A system the Krylov methods fail on: the factor made once, many b (one and several
+    # columns), new values through update_values (the analysis kept).
+    A = la.read_matrix_market(str(data / "west2021.mtx"))
+    n = A.shape[0]
+    s = la.Solver(A, method="direct", device=device, rtol=1e-12)
+    rng = np.random.default_rng(9)
+    for _ in range(2):
+        xt = rng.uniform(-1, 1, n)
+        b = A @ xt
+        x, info, r = s.solve(b, full_output=True)
+        assert info == 0 and r.method == "direct" and "kept" in r.method_choice, r.message
+        assert rel_residual(A, x, b) < 1e-12, r.message
+        assert ("host thread" in r.where) == (device == "cpu"), r.where
+    B = A @ rng.uniform(-1, 1, (n, 3))
+    X, info = s.solve(B)
+    assert info == 0 and X.shape == (n, 3)
+    assert max(rel_residual(A, X[:, j], B[:, j]) for j in range(3)) < 1e-12
+    A2 = A.copy()
+    A2.data = A2.data * rng.uniform(0.5, 1.5, A2.nnz)
+    s.update_values(A2)
+    b2 = A2 @ np.ones(n)
+    x2, info = s.solve(b2)
+    assert info == 0 and rel_residual(A2, x2, b2) < 1e-12
+    with pytest.raises(la.InvalidArgument):
+        s.solve(np.ones(n + 1))
+    # A structurally singular matrix: info -1 and the column named.
+    S = sp.csr_matrix((np.array([1.0, 2, 3, 4, 5]), np.array([0, 1, 1, 2, 1]), np.arange(6)), shape=(5, 5))
+    x, info, r = la.Solver(S, method="direct", device=device).solve(np.ones(5), full_output=True)
+    assert info == -1 and "column" in r.message, r.message
