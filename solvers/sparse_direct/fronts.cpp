@@ -428,34 +428,40 @@ std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::ve
   return F;
 }
 
-void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, double* b) {
+void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, double* b, bool transposed) {
+  // A = P^T Dr^-1 Q^T (L U) Q Dc^-1. A x = b: y = Q Dr P b; L U y' = y; x = Dc Q^T y'.
+  // A^T x = b: y = Q Dc b; U^T L^T y' = y; x = P^T Dr Q^T y' (the two permutations' roles swap).
   const index_t n = f.n;
+  const std::vector<index_t>& gi = transposed ? f.out_idx : f.in_idx;
+  const std::vector<double>& gs = transposed ? f.out_scale : f.in_scale;
+  const std::vector<index_t>& si = transposed ? f.in_idx : f.out_idx;
+  const std::vector<double>& ss = transposed ? f.in_scale : f.out_scale;
   std::vector<double> y(static_cast<std::size_t>(n));
-  for (index_t k = 0; k < n; ++k)
-    y[static_cast<std::size_t>(k)] = f.in_scale[static_cast<std::size_t>(k)] * b[f.in_idx[static_cast<std::size_t>(k)]];
+  for (index_t k = 0; k < n; ++k) y[static_cast<std::size_t>(k)] = gs[static_cast<std::size_t>(k)] * b[gi[static_cast<std::size_t>(k)]];
   const std::size_t ns = f.f_m.size();
-  for (std::size_t s = 0; s < ns; ++s) {  // L y = y (unit), column by column
+  for (std::size_t s = 0; s < ns; ++s) {  // forward: L (unit, by columns) or U^T (by U's rows)
     const int m = f.f_m[s], nc = f.f_nc[s], first = f.f_first[s];
     const double* A = F.data() + f.f_off[s];
     const int* rows = f.f_rows.data() + f.f_vec[s];
     for (int t = 0; t < nc; ++t) {
-      const double yt = y[static_cast<std::size_t>(first + t)];
-      for (int a = t + 1; a < m; ++a) y[static_cast<std::size_t>(rows[a])] -= A[static_cast<long>(a) * m + t] * yt;
+      double& yt = y[static_cast<std::size_t>(first + t)];
+      if (transposed) yt /= A[static_cast<long>(t) * m + t];
+      for (int a = t + 1; a < m; ++a)
+        y[static_cast<std::size_t>(rows[a])] -= (transposed ? A[static_cast<long>(t) * m + a] : A[static_cast<long>(a) * m + t]) * yt;
     }
   }
-  for (std::size_t s = ns; s-- > 0;) {  // U x = y, row by row from the last
+  for (std::size_t s = ns; s-- > 0;) {  // backward: U (by rows) or L^T (unit, by L's columns)
     const int m = f.f_m[s], nc = f.f_nc[s], first = f.f_first[s];
     const double* A = F.data() + f.f_off[s];
     const int* rows = f.f_rows.data() + f.f_vec[s];
     for (int t = nc - 1; t >= 0; --t) {
       double v = y[static_cast<std::size_t>(first + t)];
-      const double* urow = A + static_cast<long>(t) * m;
-      for (int a = t + 1; a < m; ++a) v -= urow[a] * y[static_cast<std::size_t>(rows[a])];
-      y[static_cast<std::size_t>(first + t)] = v / urow[t];
+      for (int a = t + 1; a < m; ++a)
+        v -= (transposed ? A[static_cast<long>(a) * m + t] : A[static_cast<long>(t) * m + a]) * y[static_cast<std::size_t>(rows[a])];
+      y[static_cast<std::size_t>(first + t)] = transposed ? v : v / A[static_cast<long>(t) * m + t];
     }
   }
-  for (index_t k = 0; k < n; ++k)
-    b[f.out_idx[static_cast<std::size_t>(k)]] = f.out_scale[static_cast<std::size_t>(k)] * y[static_cast<std::size_t>(k)];
+  for (index_t k = 0; k < n; ++k) b[si[static_cast<std::size_t>(k)]] = ss[static_cast<std::size_t>(k)] * y[static_cast<std::size_t>(k)];
 }
 
 sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& p, const std::vector<double>& f) {

@@ -135,6 +135,21 @@ TEST(DirectMethod, SolvesRealSystemsOnTheHost) {
               std::string::npos)
         << r.message;
   }
+  // The sparse LU's condition estimate (the fronts' transposed solves) against the truth.
+  {
+    const csr_matrix<double> a = test::system_matrix("west0479.mtx", test::data_dir());
+    std::vector<double> b(static_cast<std::size_t>(a.rows()), 1.0), x;
+    const solve_result r = solve_host(a, b, x, direct());
+    Eigen::MatrixXd d = Eigen::MatrixXd::Zero(a.rows(), a.cols());
+    for (index_t i = 0; i < a.rows(); ++i)
+      for (auto p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p) d(i, a.col_idx()[p]) = a.values()[p];
+    const double truth = d.cwiseAbs().colwise().sum().maxCoeff() * d.inverse().cwiseAbs().colwise().sum().maxCoeff();
+    const auto at = r.message.find("condition estimate ");
+    ASSERT_NE(at, std::string::npos) << r.message;
+    const double est = std::stod(r.message.substr(at + 19));
+    EXPECT_LE(est, truth * 1.01) << r.message;
+    EXPECT_GE(est, truth / 3) << r.message;
+  }
   // float: the up-looking sparse Cholesky of an SPD matrix.
   const csr_matrix<float> pf = test::poisson_2d<float>(30);
   std::vector<float> bf(static_cast<std::size_t>(pf.rows()), 1.0f), xf;

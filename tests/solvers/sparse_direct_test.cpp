@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <la/formats/convert.hpp>
+#include <la/kernels/reference/transpose.hpp>
 #include <la/solvers/sparse_analysis.hpp>
 #include <la/solvers/sparse_direct/detail/fronts.hpp>
 #include <la/solvers/sparse_direct_solver.hpp>
@@ -189,11 +190,14 @@ TEST(SparseDirectFronts, TheHostMultifrontalFactorsAreTheUpLookingOracles) {
         EXPECT_EQ(p2, perturbed);
         EXPECT_EQ(b2, bad);
       }
-      // Its solve.
+      // Its solve, and the transposed one (the condition estimate's).
       std::mt19937 g(5);
       std::vector<double> b = random_rhs(a.rows(), 1, g), x = b;
       sparse_detail::solve_fronts_host(f, F, x.data());
       EXPECT_LT(relres(a, b, x, 1), 1e-11) << name;
+      x = b;
+      sparse_detail::solve_fronts_host(f, F, x.data(), true);
+      EXPECT_LT(relres(reference::transpose(a), b, x, 1), 1e-11) << name << " (transposed)";
       // Every level's fronts have their children in lower levels; every item's child is a
       // front of a lower level than its parent's.
       std::vector<std::size_t> level_of(f.f_m.size());

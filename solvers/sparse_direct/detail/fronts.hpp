@@ -59,8 +59,9 @@ std::vector<double> factor_fronts_host(const front_symbols& f, const std::vector
 std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::vector<double>& values, int threads,
                                            index_t& perturbed, index_t& bad_column);
 
-/// b (n, A's numbering) overwritten with the fronts' solution of A x = b.
-void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, double* b);
+/// b (n, A's numbering) overwritten with the fronts' solution of A x = b (transposed: A^T x = b,
+/// for the condition estimate).
+void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, double* b, bool transposed = false);
 
 /// The factors in the fronts F, in sparse_lu's layout.
 sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& f, const std::vector<double>& F);
