@@ -464,6 +464,24 @@ void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, dou
   for (index_t k = 0; k < n; ++k) b[si[static_cast<std::size_t>(k)]] = ss[static_cast<std::size_t>(k)] * y[static_cast<std::size_t>(k)];
 }
 
+double residual_host(const csr_matrix<double, count_t>& a, double a_inf, const double* b, const std::vector<double>& x,
+                     std::vector<double>& r, double& rel) {
+  long double r2 = 0, b2 = 0;
+  double rmax = 0, xmax = 0, bmax = 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    long double s = b[i];
+    for (count_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q)
+      s -= static_cast<long double>(a.values()[q]) * x[static_cast<std::size_t>(a.col_idx()[q])];
+    r[static_cast<std::size_t>(i)] = static_cast<double>(s);
+    r2 += s * s, b2 += static_cast<long double>(b[i]) * b[i];
+    rmax = std::max(rmax, std::abs(static_cast<double>(s))), bmax = std::max(bmax, std::abs(b[i]));
+    xmax = std::max(xmax, std::abs(x[static_cast<std::size_t>(i)]));
+  }
+  rel = b2 > 0 ? static_cast<double>(std::sqrt(r2 / b2)) : (r2 > 0 ? INFINITY : 0.0);
+  const double den = a_inf * xmax + bmax;
+  return !std::isfinite(rmax) ? INFINITY : den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
+}
+
 sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& p, const std::vector<double>& f) {
   sparse_direct_solver::host_factors h;
   const index_t n = p.n;

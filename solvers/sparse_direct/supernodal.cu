@@ -624,22 +624,9 @@ sparse_direct_report sparse_direct_solver::impl::solve_host(std::vector<double>&
   const auto t0 = clock_type::now();
   sparse_direct_report rep;
   std::vector<double> x(static_cast<std::size_t>(n)), r(x.size()), d(x.size()), y(x.size()), ry(x.size()), best(x.size());
-  // r = bc - A x in long double; returns the backward error, rel the relative residual.
+  // r = bc - A x in long double; the backward error, rel the relative residual (fronts.cpp).
   auto residual = [&](const double* bc, const std::vector<double>& xv, std::vector<double>& rv, double& rel) {
-    long double r2 = 0, b2 = 0;
-    double rmax = 0, xmax = 0, bmax = 0;
-    for (index_t i = 0; i < n; ++i) {
-      long double s = bc[i];
-      for (count_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q)
-        s -= static_cast<long double>(a.values()[q]) * xv[static_cast<std::size_t>(a.col_idx()[q])];
-      rv[static_cast<std::size_t>(i)] = static_cast<double>(s);
-      r2 += s * s, b2 += static_cast<long double>(bc[i]) * bc[i];
-      rmax = std::max(rmax, std::abs(static_cast<double>(s))), bmax = std::max(bmax, std::abs(bc[i]));
-      xmax = std::max(xmax, std::abs(xv[static_cast<std::size_t>(i)]));
-    }
-    rel = b2 > 0 ? static_cast<double>(std::sqrt(r2 / b2)) : (r2 > 0 ? INFINITY : 0.0);
-    const double den = a_inf * xmax + bmax;
-    return !std::isfinite(rmax) ? INFINITY : den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
+    return sparse_detail::residual_host(a, a_inf, bc, xv, rv, rel);
   };
   for (index_t c = 0; c < k; ++c) {
     double* bc = b.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(n);

@@ -63,6 +63,11 @@ std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::ve
 /// for the condition estimate).
 void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, double* b, bool transposed = false);
 
+/// r = b - A x summed in long double; returns the backward error ||r||_inf / (a_inf ||x||_inf +
+/// ||b||_inf) and sets rel = ||r||_2 / ||b||_2 (the host solve's refinement).
+double residual_host(const csr_matrix<double, count_t>& a, double a_inf, const double* b, const std::vector<double>& x,
+                     std::vector<double>& r, double& rel);
+
 /// The factors in the fronts F, in sparse_lu's layout.
 sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& f, const std::vector<double>& F);
 
