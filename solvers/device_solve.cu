@@ -129,7 +129,8 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
         } else if (x.size() > 0) {
           LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, bytes, ctx.stream()));
         }
-      });
+      },
+      std::is_same_v<T, double>);
 }
 
 #define LA_INSTANTIATE(T, O)                                                                                        \

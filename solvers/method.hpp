@@ -20,6 +20,7 @@
 #include <string>
 
 #include <la/formats/convert.hpp>
+#include <la/memory.hpp>
 #include <la/parallel.hpp>
 #include <la/solvers/bicgstab.hpp>
 #include <la/solvers/gmres.hpp>
@@ -279,17 +280,22 @@ inline solve_result after_fallback(solve_result first, solve_result second) {
   return second;
 }
 
-/// The most rows for which auto, its Krylov methods having stopped short, solves by the
-/// dense direct method: n^2 values three times (A's dense form, its copy, the factors) in
-/// GPU memory (32,768 rows: 26 GB), and on the host, where LU is O(n^3) on a few cores,
-/// 16,384 (bayer10's 13,436 rows took 5.4 s on 2 cores, its sparse columns skipped).
-inline index_t auto_direct_rows(bool gpu) { return gpu ? 32768 : 16384; }
+/// The most rows for which auto, its Krylov methods having stopped short, solves directly.
+/// double (the sparse direct solver; its analysis checks that the factor fits, and a factor
+/// that does not leaves the Krylov result as it was): 1,000,000 rows on the GPU (a 1M-row 2D
+/// grid factors in 1.7 s on an H200), 200,000 on the host. float (A's dense form): n^2
+/// values three times in GPU memory (32,768 rows: 26 GB), 16,384 on the host (O(n^3) on a few
+/// cores).
+inline index_t auto_direct_rows(bool gpu, bool sparse = false) {
+  return sparse ? (gpu ? 1000000 : 200000) : (gpu ? 32768 : 16384);
+}
 /// Whether auto continues with the direct method: the Krylov result did not converge (an
 /// iteration limit only when it was the default one, not the caller's; not where a
 /// preconditioner asked for by name does not exist, which the caller hears about), and A fits.
 inline bool direct_after_krylov(krylov_method asked, const cg_options& opt, const solve_result& r, index_t rows, bool gpu,
-                                bool auto_precond) {
-  if (asked != krylov_method::automatic || rows > auto_direct_rows(gpu) || (r.precond_failed && !auto_precond)) return false;
+                                bool auto_precond, bool sparse = false) {
+  if (asked != krylov_method::automatic || rows > auto_direct_rows(gpu, sparse) || (r.precond_failed && !auto_precond))
+    return false;
   switch (r.status) {
     case solve_status::breakdown:
     case solve_status::stagnation:
@@ -333,7 +339,7 @@ std::string set_up(cg_options& opt, const matrix_properties& props, bool needs, 
 /// side in a refusal's result.
 template <typename Properties, typename Run, typename KeepGuess>
 solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const char* where, Properties&& properties,
-                             Run&& run, KeepGuess&& keep_guess) {
+                             Run&& run, KeepGuess&& keep_guess, bool sparse_direct = false) {
   const krylov_method asked = opt.method;
   const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
                            opt.precond == preconditioner::automatic;
@@ -384,18 +390,29 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
     if (!continues_from_iterate(r)) keep_guess(true);
     r = after_fallback(std::move(r), run(fallback_options(opt, r, auto_pc, props, where[0] != '\0')));
   }
-  if (direct_after_krylov(asked, opt, r, rows, where[0] != '\0', auto_pc)) {
-    // auto's Krylov methods did not solve it and A's dense form fits: the direct method,
-    // which solves every non-singular system it can hold (bayer10, rajat19, west2021: the
-    // Krylov methods fail where a dense LU takes milliseconds; bench/RESULTS.md).
+  if (direct_after_krylov(asked, opt, r, rows, where[0] != '\0', auto_pc, sparse_direct)) {
+    // auto's Krylov methods did not solve it: the direct method, which solves every
+    // non-singular system whose factor it can hold (bayer10, rajat19, west2021: the Krylov
+    // methods fail where a direct solve takes milliseconds; bench/RESULTS.md). A factor that
+    // does not fit leaves the Krylov result, saying so.
     const solve_result first = r;
     cg_options d = opt;
     d.method = krylov_method::direct;
-    keep_guess(true);
-    r = run(d);
+    keep_guess(false);  // the Krylov iterate, put back where the factor does not fit (direct ignores x's guess)
+    try {
+      r = run(d);
+    } catch (const error& e) {  // out_of_memory (GPU) or insufficient_memory (host): the factor does not fit
+      if (!dynamic_cast<const out_of_memory*>(&e) && !dynamic_cast<const insufficient_memory*>(&e)) throw;
+      keep_guess(true);
+      r = first;
+      r.solver_choice = mc.why + then + "; " + std::string(to_string(first.solver)) + " stopped and the direct method's factor " +
+                        "does not fit (" + e.what() + ")";
+      return r;
+    }
     then += "; " + std::string(to_string(first.solver)) + " stopped (" + to_string(first.status) + " after " +
-            std::to_string(first.iterations) + " iterations), and A's dense form fits (" + std::to_string(rows) +
-            " rows), so auto solved it directly";
+            std::to_string(first.iterations) + " iterations), and " +
+            (sparse_direct ? std::string("its sparse factor fits") : "A's dense form fits (" + std::to_string(rows) + " rows)") +
+            ", so auto solved it directly";
     r.message = "auto's " + first.method + " stopped: " + first.message + "; solved directly: " + r.message;
     r.method = first.method + " then " + r.method;
     r.handed_over_from = first.solver;
@@ -444,7 +461,8 @@ solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>
       [&](bool restore) {
         if (restore) x = x0.empty() ? std::vector<T>(b.size(), T(0)) : x0;
         else x0 = x;
-      });
+      },
+      std::is_same_v<T, double>);
 }
 
 }  // namespace la

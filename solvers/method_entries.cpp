@@ -57,9 +57,11 @@ constexpr method_entry entries[] = {
      "measured where gmres solved 1). Where auto's\n"
      "bicgstab breaks down, stagnates or diverges, or\n"
      "its cg breaks down (A not positive definite),\n"
-     "gmres continues; where that stops short too and A's\n"
-     "dense form fits (32,768 rows on the GPU, 16,384 on\n"
-     "the host), direct solves it. The report says so",
+     "gmres continues; where that stops short too and the\n"
+     "factor fits (double: the sparse factor, up to 1M\n"
+     "rows on the GPU, 200,000 on the host; float: A's\n"
+     "dense form, 32,768 and 16,384), direct solves it.\n"
+     "The report says so",
      false, true, false, true},
     {"cg", krylov_method::cg,
      "refused on a matrix whose values are not symmetric,\n"

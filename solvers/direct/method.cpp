@@ -433,7 +433,8 @@ method_entry direct_entry() {
           "the GPU a supernodal multifrontal LU (static\n"
           "pivoting after a max-product matching; none for\n"
           "SPD), fronts on the fp64 Tensor Core GEMM; on the\n"
-          "host sparse Cholesky or LU. Refined to a backward\n"
+          "host the same on its threads (float: up-looking\n"
+          "sparse Cholesky or LU). Refined to a backward\n"
           "error near 1e-16; where it misses and A's dense\n"
           "form fits, dense LU with partial pivoting. A\n"
           "singular A is named by its column",

@@ -238,7 +238,7 @@ TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
   EXPECT_EQ(solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dy, direct()).status, solve_status::non_finite);
 }
 
-// auto: where its Krylov methods stop short on a system whose dense form fits, the direct
+// auto: where its Krylov methods stop short on a system whose factor fits, the direct
 // method solves it, and the report says what happened (host and GPU).
 TEST(DirectMethod, AutoSolvesDirectlyWhereItsKrylovMethodsStopShort) {
   for (const char* name : {"rajat19.mtx", "west2021.mtx"}) {
@@ -267,4 +267,61 @@ TEST(DirectMethod, AutoSolvesDirectlyWhereItsKrylovMethodsStopShort) {
     EXPECT_EQ(g.solver, krylov_method::direct) << name << ": " << g.solver_choice;
     EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-10) << name;
   }
+}
+
+// Past the dense limits (16,384 rows on the host): ten copies of west2021 on the diagonal
+// (20,210 rows), where auto's Krylov methods stop short as on one copy; double's sparse factor
+// fits, so auto solves it directly and says so. Where the factor does not fit (a memory limit
+// below it), the Krylov result stays, with the reason.
+TEST(DirectMethod, AutoSolvesDirectlyPastTheDenseLimitThroughTheSparseFactor) {
+  const csr_matrix<double> w = test::system_matrix("west2021.mtx", test::data_dir());
+  const index_t copies = 10, n = w.rows() * copies;
+  std::vector<std::int32_t> ptr{0};
+  std::vector<index_t> idx;
+  std::vector<double> val;
+  for (index_t c = 0; c < copies; ++c)
+    for (index_t i = 0; i < w.rows(); ++i) {
+      for (auto p = w.row_ptr()[i]; p < w.row_ptr()[i + 1]; ++p) idx.push_back(w.col_idx()[p] + c * w.rows()), val.push_back(w.values()[p]);
+      ptr.push_back(static_cast<std::int32_t>(idx.size()));
+    }
+  const csr_matrix<double> a(n, n, std::move(ptr), std::move(idx), std::move(val));
+  std::vector<double> ones(static_cast<std::size_t>(n), 1.0), b(ones.size());
+  reference::spmv(1.0, a, ones, 0.0, b);
+  cg_options o;
+  o.method = krylov_method::automatic;
+  o.rtol = 1e-10;
+  std::vector<double> x;
+  const solve_result r = solve_host(a, b, x, o);
+  EXPECT_EQ(r.status, solve_status::converged) << r.message;
+  EXPECT_EQ(r.solver, krylov_method::direct) << r.solver_choice;
+  EXPECT_NE(r.solver_choice.find("its sparse factor fits"), std::string::npos) << r.solver_choice;
+  EXPECT_LT(test::true_relres(a, b, x), 1e-10);
+  // With a dense-ish block beside them (3,000 rows, 10 random entries a row on a dominant
+  // diagonal: its LU fills about half its square) and a host memory limit between what the
+  // Krylov methods need (about 12 MB) and the factor's fronts: the Krylov result stays, and why.
+  std::vector<std::int32_t> ptr2(a.row_ptr().begin(), a.row_ptr().end());
+  std::vector<index_t> idx2(a.col_idx().begin(), a.col_idx().end());
+  std::vector<double> val2(a.values().begin(), a.values().end());
+  const index_t m = 3000;
+  std::mt19937 g(8);
+  std::uniform_int_distribution<index_t> pick(0, m - 1);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (index_t i = 0; i < m; ++i) {
+    std::vector<index_t> cols{i};
+    for (int e = 0; e < 10; ++e) cols.push_back(pick(g));
+    std::sort(cols.begin(), cols.end());
+    cols.erase(std::unique(cols.begin(), cols.end()), cols.end());
+    for (index_t c : cols) idx2.push_back(n + c), val2.push_back(c == i ? 20.0 : u(g));
+    ptr2.push_back(static_cast<std::int32_t>(idx2.size()));
+  }
+  const csr_matrix<double> big(n + m, n + m, std::move(ptr2), std::move(idx2), std::move(val2));
+  std::vector<double> ones2(static_cast<std::size_t>(n + m), 1.0), b2(ones2.size());
+  reference::spmv(1.0, big, ones2, 0.0, b2);
+  setenv("LA_HOST_MEMORY_LIMIT", "30000000", 1);
+  std::vector<double> y;
+  const solve_result k = solve_host(big, b2, y, o);
+  unsetenv("LA_HOST_MEMORY_LIMIT");
+  EXPECT_NE(k.solver, krylov_method::direct) << k.solver_choice;
+  EXPECT_NE(k.solver_choice.find("does not fit"), std::string::npos) << k.solver_choice;
+  EXPECT_FALSE(k.converged()) << k.message;
 }
