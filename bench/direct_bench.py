@@ -3,15 +3,17 @@
 machine).
 
 usage: PYTHONPATH=build-gpu/python python3 bench/direct_bench.py [--out FILE.csv]
-           [--data DIR,DIR...] [--grids LIST] [--spsolve-max-rows N] [--reps N]
+           [--data DIR,DIR...] [--grids LIST] [--spsolve-max-rows N] [--reps N] [--device auto|gpu|cpu]
 
 For every square system of the data folders (default data/ and bench-data/spd, bench-data/general,
 where ../shared/data's matrices are copied for the device) and the generated grids (default
 poisson2d:1000, poisson3d:64, convdiff2d:512; poisson2d:2000 and poisson3d:100 by name), with
 b = A * ones:
-  - la direct: la.solve(A, b, method='direct') on the GPU (the sparse direct solver: analysis on
-    the host, factorization and solve on the GPU, refinement); the time is the whole call, its
-    setup (analysis + factorization) and solve parts from the result;
+  - la direct: la.solve(A, b, method='direct', device=--device): with auto, la's device rule
+    keeps a system whose host estimate is under 50 ms on the host (the threaded multifrontal);
+    the rest goes to the GPU's sparse direct solver (analysis on the host, factorization and
+    solve on the GPU, refinement); --device gpu puts every system there. The time is the
+    whole call, its setup (analysis + factorization) and solve parts from the result;
   - la auto: la.solve(A, b) with its defaults (rtol 1e-8; the Krylov methods, and the direct
     method where they stop short);
   - scipy: scipy.sparse.linalg.spsolve (SuperLU, one thread, COLAMD), on systems up to
@@ -80,6 +82,8 @@ def main():
     ap.add_argument("--spsolve-max-rows", type=int, default=1100000)
     ap.add_argument("--spsolve-skip", default="poisson3d", help="systems whose name starts so: no spsolve (3D fill: minutes)")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--device", default="auto", choices=["auto", "gpu", "cpu"],
+                    help="la's device (auto: la's rule, which keeps systems under a 50 ms host estimate on the host)")
     a = ap.parse_args()
     systems, seen = [], set()
     for d in [x for x in a.data.split(",") if x]:
@@ -109,10 +113,10 @@ def main():
         reps = a.reps if n <= 100000 else 0
         row = {"system": name, "rows": n, "nnz": A.nnz}
         # la direct
-        t, (x, info, r) = timed(lambda: la.solve(A, b, method="direct", full_output=True), reps)
+        t, (x, info, r) = timed(lambda: la.solve(A, b, method="direct", device=a.device, full_output=True), reps)
         if reps == 0:
             t0 = time.perf_counter()
-            x, info, r = la.solve(A, b, method="direct", full_output=True)
+            x, info, r = la.solve(A, b, method="direct", device=a.device, full_output=True)
             t = time.perf_counter() - t0
         rr = relres(A, x, b) if info == 0 else float("nan")
         nnzl = ""
@@ -122,10 +126,10 @@ def main():
         row.update(la_direct=t, la_setup=r.setup_seconds, la_solve=r.iterate_seconds, la_relres=rr, nnz_l=nnzl,
                    la_status=r.status, la_ok=info == 0 and rr <= 1e-12, la_message=msg)
         # la auto
-        ta, (xa, infoa, ra) = timed(lambda: la.solve(A, b, full_output=True), reps)
+        ta, (xa, infoa, ra) = timed(lambda: la.solve(A, b, device=a.device, full_output=True), reps)
         if reps == 0:
             t0 = time.perf_counter()
-            xa, infoa, ra = la.solve(A, b, full_output=True)
+            xa, infoa, ra = la.solve(A, b, device=a.device, full_output=True)
             ta = time.perf_counter() - t0
         rra = relres(A, xa, b)
         row.update(la_auto=ta, auto_relres=rra, auto_method=ra.method, auto_ok=infoa == 0 and rra <= 1e-6)
