@@ -382,7 +382,10 @@ std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::ve
         }
       }
       if (k1 == m) continue;
-      const int t_in = std::max(1, std::min(inside, (m - k1) / 64));
+      // Threads only where the panel's trailing work pays for starting them (about 20 us each):
+      // a million multiply-adds a thread.
+      const double trailing = double(m - k1) * double(m - k1) * double(k1 - k0);
+      const int t_in = std::max(1, std::min(inside, static_cast<int>(trailing / 1e6)));
       detail::parallel_for(t_in, [&](int t) {
         // U12: the panel's rows right of it (rows in order, each needs the ones above it).
         const int per = (m - k1 + t_in - 1) / t_in, j0 = k1 + t * per, j1 = std::min(m, j0 + per);
@@ -409,7 +412,12 @@ std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::ve
   };
   for (std::size_t l = 0; l < f.levels(); ++l) {
     const std::size_t b = f.level_ptr[l], e = f.level_ptr[l + 1], count = e - b;
-    if (threads > 1 && count >= static_cast<std::size_t>(2 * threads)) {
+    double work = 0;  // the level's multiply-adds, about: threads only where they pay (as above)
+    for (std::size_t q = b; q < e; ++q) {
+      const auto fs = static_cast<std::size_t>(f.level_list[q]);
+      work += double(f.f_m[fs]) * double(f.f_m[fs]) * double(f.f_nc[fs]);
+    }
+    if (threads > 1 && count >= static_cast<std::size_t>(2 * threads) && work > 2e6) {
       detail::parallel_for(threads, [&](int t) {
         for (std::size_t q = b + static_cast<std::size_t>(t); q < e; q += static_cast<std::size_t>(threads))
           front(static_cast<std::size_t>(f.level_list[q]), 1);

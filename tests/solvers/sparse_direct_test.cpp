@@ -213,7 +213,24 @@ TEST(SparseDirectFronts, TheHostMultifrontalFactorsAreTheUpLookingOracles) {
     std::mt19937 g(61);
     const csr a = general(600, 6, g);
     const sparse_detail::front_symbols f = sparse_detail::build_fronts(a, true, fill_ordering::automatic);
-    EXPECT_GT(*std::max_element(f.f_m.begin(), f.f_m.end()), 200);
+    EXPECT_GT(*std::max_element(f.f_m.begin(), f.f_m.end()), 300);  // (m - 32)^2 32 > 2e6: two threads inside
+    index_t p1 = 0, b1 = 0, p2 = 0, b2 = 0;
+    const std::vector<double> F = sparse_detail::factor_fronts_host(f, a.values(), p1, b1);
+    EXPECT_EQ(sparse_detail::factor_fronts_threaded(f, a.values(), 3, p2, b2), F);
+  }
+  {  // levels of many fronts and over 2e6 multiply-adds: the level's fronts shared among threads
+    const csr a = to_csr<count_t>(test::poisson_2d<double>(150));
+    const sparse_detail::front_symbols f = sparse_detail::build_fronts(a, false, fill_ordering::automatic);
+    bool shared = false;  // a level of 6 fronts or more and over 2e6 multiply-adds
+    for (std::size_t l = 0; l < f.levels(); ++l) {
+      double work = 0;
+      for (std::size_t e = f.level_ptr[l]; e < f.level_ptr[l + 1]; ++e) {
+        const auto q = static_cast<std::size_t>(f.level_list[e]);
+        work += double(f.f_m[q]) * f.f_m[q] * f.f_nc[q];
+      }
+      shared = shared || (f.level_ptr[l + 1] - f.level_ptr[l] >= 6 && work > 2e6);
+    }
+    EXPECT_TRUE(shared);
     index_t p1 = 0, b1 = 0, p2 = 0, b2 = 0;
     const std::vector<double> F = sparse_detail::factor_fronts_host(f, a.values(), p1, b1);
     EXPECT_EQ(sparse_detail::factor_fronts_threaded(f, a.values(), 3, p2, b2), F);
