@@ -1,10 +1,13 @@
-// The direct method (`--method direct`, method='direct'): on the host a sparse Cholesky where A
-// looks SPD (sparse_analysis.hpp), else A's dense form factored by LU with partial pivoting
-// (dense_host.hpp), solved, refined
-// with residuals of the sparse A in wider_t, and reported with its backward error and a
+// The direct method (`--method direct`, method='direct'). double: the sparse direct solver's
+// multifrontal LU (sparse_direct_solver.hpp; no pivoting where A looks SPD, static pivoting
+// after a max-product matching otherwise), on the GPU or on the host's threads
+// (sparse_direct/detail/fronts.hpp); float: on the host the up-looking sparse Cholesky or LU
+// (sparse_analysis.hpp), on the GPU A's dense form (la::dense_solver). Where the sparse LU
+// cannot start or misses after refinement, A's dense form by LU with partial pivoting
+// (dense_host.hpp, dense_device.cu) where it fits. Refined with residuals of the sparse A in
+// wider precision, reported with the backward error and (but for the GPU's sparse LU) a
 // condition estimate. Exit 0 means ||b - A x|| met the tolerance, as for every method; a
-// singular A is a breakdown naming the column. On the GPU the same through la::dense_solver
-// (dense_device.cu): LU or Cholesky on la's GEMM, the residual and backward error in double.
+// singular A is a breakdown naming the column.
 #include <chrono>
 #include <cmath>
 #include <memory>
