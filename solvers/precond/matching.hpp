@@ -67,6 +67,26 @@ diagonal_matching max_product_matching(const csr_matrix<T, O>& a,
     v[j] = std::isfinite(m) ? m : 0;
   }
   std::vector<index_t> row_of(static_cast<std::size_t>(n), -1), col_of(static_cast<std::size_t>(n), -1), pred(static_cast<std::size_t>(n), -1);
+  // MC64's start: u_i = the row's least cost - v_j (the duals stay feasible: every reduced cost
+  // c - u - v >= 0), then each column takes a free row on a tight entry (reduced cost 0). The
+  // searches below then run only from the columns left: on arrow's 46,500 rows the searches
+  // from every column wandered through its dense row and gave up; a diagonally heavy matrix
+  // is matched here whole.
+  {
+    std::vector<double> least(static_cast<std::size_t>(n), inf);
+    for (index_t j = 0; j < n; ++j)
+      for (O k = cp[j]; k < cp[j + 1]; ++k)
+        if (std::isfinite(cost[k])) least[ri[k]] = std::min(least[ri[k]], cost[k] - v[j]);
+    for (index_t i = 0; i < n; ++i) u[i] = std::isfinite(least[i]) ? least[i] : 0;
+    for (index_t j = 0; j < n; ++j)
+      for (O k = cp[j]; k < cp[j + 1]; ++k) {
+        const index_t i = ri[k];
+        if (col_of[i] < 0 && std::isfinite(cost[k]) && cost[k] - v[j] == u[i]) {
+          row_of[j] = i, col_of[i] = j;
+          break;
+        }
+      }
+  }
   std::vector<double> drow(static_cast<std::size_t>(n), inf), dcol(static_cast<std::size_t>(n), inf);
   std::vector<char> settled(static_cast<std::size_t>(n), 0);
   std::vector<index_t> rows_touched, cols_settled, rows_settled;
@@ -75,6 +95,7 @@ diagonal_matching max_product_matching(const csr_matrix<T, O>& a,
   if (budget < 0) budget = 10 * static_cast<std::int64_t>(a.nnz()) + 2000000;
   std::int64_t work = 0;  // entries examined by the searches so far
   for (index_t j0 = 0; j0 < n; ++j0) {
+    if (row_of[j0] >= 0) continue;  // matched at the start
     std::priority_queue<item, std::vector<item>, std::greater<item>> q;
     auto relax = [&](index_t j) {  // column j settled at dcol[j]
       work += static_cast<std::int64_t>(cp[j + 1] - cp[j]) + 1;
