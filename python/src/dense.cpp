@@ -64,6 +64,7 @@ dense_out solve_gpu(std::uintptr_t a, std::int64_t n, std::int64_t lda, std::uin
   }
   const auto t1 = clock_type::now();
   const dense_solve_report r = s.solve(bv);
+  d.description = s.description();  // after a stalled mixed-precision solve: the fp64 refactor's
   d.condition = want_cond ? s.condition_estimate() : std::nan("");
   ctx.synchronize();
   d.solve_seconds = since(t1);
