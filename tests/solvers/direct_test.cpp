@@ -25,6 +25,19 @@ using Mat = Eigen::MatrixXd;
 
 using test::from_eigen;
 using test::random_matrix;
+/// b = A * ones, the solution known.
+std::vector<double> times_ones(const csr_matrix<double>& a) {
+  std::vector<double> ones(static_cast<std::size_t>(a.cols()), 1.0), b(ones.size());
+  reference::spmv(1.0, a, ones, 0.0, b);
+  return b;
+}
+/// auto's options at tolerance rtol.
+cg_options automatic(double rtol) {
+  cg_options o;
+  o.method = krylov_method::automatic;
+  o.rtol = rtol;
+  return o;
+}
 cg_options direct() {
   cg_options o;
   o.method = krylov_method::direct;
@@ -122,8 +135,7 @@ TEST(DenseLu, ConditionEstimateIsWithinAFactorThreeOfTheTruth) {
 TEST(DirectMethod, SolvesRealSystemsOnTheHost) {
   for (const char* name : {"west0479.mtx", "impcol_a.mtx", "rajat19.mtx", "west2021.mtx", "bcsstk09.mtx"}) {
     const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
-    std::vector<double> ones(static_cast<std::size_t>(a.cols()), 1.0), b(ones.size());
-    reference::spmv(1.0, a, ones, 0.0, b);
+    const std::vector<double> b = times_ones(a);
     std::vector<double> x;
     const solve_result r = solve_host(a, b, x, direct());
     EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;
@@ -197,8 +209,7 @@ TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
                                                                         "west2021.mtx", "bcsstk09.mtx"};
   for (const char* name : names) {
     const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
-    std::vector<double> ones(static_cast<std::size_t>(a.cols()), 1.0), b(ones.size());
-    reference::spmv(1.0, a, ones, 0.0, b);
+    const std::vector<double> b = times_ones(a);
     device_vector<double> dx;
     const solve_result r = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, direct());
     EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;
@@ -243,11 +254,8 @@ TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
 TEST(DirectMethod, AutoSolvesDirectlyWhereItsKrylovMethodsStopShort) {
   for (const char* name : {"rajat19.mtx", "west2021.mtx"}) {
     const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
-    std::vector<double> ones(static_cast<std::size_t>(a.cols()), 1.0), b(ones.size());
-    reference::spmv(1.0, a, ones, 0.0, b);
-    cg_options o;
-    o.method = krylov_method::automatic;
-    o.rtol = 1e-10;
+    const std::vector<double> b = times_ones(a);
+    const cg_options o = automatic(1e-10);
     std::vector<double> x;
     const solve_result r = solve_host(a, b, x, o);
     EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;
@@ -285,11 +293,8 @@ TEST(DirectMethod, AutoSolvesDirectlyPastTheDenseLimitThroughTheSparseFactor) {
       ptr.push_back(static_cast<std::int32_t>(idx.size()));
     }
   const csr_matrix<double> a(n, n, std::move(ptr), std::move(idx), std::move(val));
-  std::vector<double> ones(static_cast<std::size_t>(n), 1.0), b(ones.size());
-  reference::spmv(1.0, a, ones, 0.0, b);
-  cg_options o;
-  o.method = krylov_method::automatic;
-  o.rtol = 1e-10;
+  const std::vector<double> b = times_ones(a);
+  const cg_options o = automatic(1e-10);
   std::vector<double> x;
   const solve_result r = solve_host(a, b, x, o);
   EXPECT_EQ(r.status, solve_status::converged) << r.message;
@@ -315,8 +320,7 @@ TEST(DirectMethod, AutoSolvesDirectlyPastTheDenseLimitThroughTheSparseFactor) {
     ptr2.push_back(static_cast<std::int32_t>(idx2.size()));
   }
   const csr_matrix<double> big(n + m, n + m, std::move(ptr2), std::move(idx2), std::move(val2));
-  std::vector<double> ones2(static_cast<std::size_t>(n + m), 1.0), b2(ones2.size());
-  reference::spmv(1.0, big, ones2, 0.0, b2);
+  const std::vector<double> b2 = times_ones(big);
   setenv("LA_HOST_MEMORY_LIMIT", "30000000", 1);
   std::vector<double> y;
   const solve_result k = solve_host(big, b2, y, o);
