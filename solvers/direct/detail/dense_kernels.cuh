@@ -423,35 +423,4 @@ __global__ void add_kernel(double* X, const Td* D, long count, double scale) {
   if (e < count) X[e] += static_cast<double>(D[e]) * scale;
 }
 
-/// GMRES-based refinement's vectors (each of n doubles, contiguous; the basis V holds them
-/// one after another). h[b] = V_b . w: a block per basis vector, a fixed reduction order.
-__global__ void basis_dots_kernel(const double* V, index_t n, const double* w, double* h) {
-  __shared__ double red[threads / 32];
-  const double* v = V + static_cast<long>(blockIdx.x) * n;
-  double s = 0;
-  for (index_t i = threadIdx.x; i < n; i += blockDim.x) s += v[i] * w[i];
-  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = s;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int q = 1; q < threads / 32; ++q) s += red[q];
-    h[blockIdx.x] = s;
-  }
-}
-/// w -= sum_b h[b] V_b (count vectors), then w *= scale.
-__global__ void basis_update_kernel(const double* V, index_t n, int count, const double* h, double* w, double scale) {
-  const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  double s = w[i];
-  for (int b = 0; b < count; ++b) s -= h[b] * V[static_cast<long>(b) * n + i];
-  w[i] = s * scale;
-}
-/// v = column c of M (n x k, ld k), times scale; or, add, M[:, c] += v.
-__global__ void column_copy_kernel(double* M, index_t n, index_t k, index_t c, double* v, double scale, bool add) {
-  const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  if (add) M[static_cast<long>(i) * k + c] += v[i] * scale;
-  else v[i] = M[static_cast<long>(i) * k + c] * scale;
-}
-
 }  // namespace la::dense_detail

@@ -1,0 +1,109 @@
+// la::dense_solver<T>'s state (dense_solver.hpp), shared by dense_device.cu (construction,
+// factorization, condition estimate) and dense_solve.cu (solves and refinement).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include <la/memory.hpp>
+#include <la/solvers/dense_solver.hpp>
+#include <la/solvers/direct/detail/dense_factors.cuh>
+
+namespace la {
+using namespace dense_detail;  // a detail header: its two .cu files work in dense_detail's names
+
+template <typename T>
+struct dense_solver<T>::impl {
+  context* ctx = nullptr;
+  dense_solver_options opt;
+  index_t n = 0;
+  device_buffer<T> a;  // n x n, ld n: A as given (residuals, refinement)
+  double a_inf = 0, a_one = 0, a_max = 0;
+  bool symmetric_positive_diagonal = false;
+  bool mixed = false;          // T = double factored in float
+  double scale = 1;            // mixed: the float factors are of scale * A
+  factors<T> full;             // working-precision factors
+  factors<float> low;          // mixed precision's
+  factors<double> low64;       // GMRES-based refinement's: low in double (promote_factors), made when first needed
+  bool low64_tried = false;
+  dense_factor_status status;
+  bool chol = false;
+  double seconds = 0;
+  std::string how, precision;
+  index_t nb = 0;
+
+  template <typename F>
+  void factor_into(factors<F>& fa, const std::string& gemm_algo, bool want_chol, double sc) {
+    context& c = *ctx;
+    fa.n = n;
+    fa.nb = nb;
+    fa.N = (n + nb - 1) / nb * nb;
+    const index_t ow = opt.outer_block > 0 ? opt.outer_block : outer_width;
+    LA_EXPECTS(ow % nb == 0, "dense_solver: outer_block " + std::to_string(ow) + " is not a multiple of the block " +
+                                 std::to_string(nb));
+    fa.outer = nb * std::max<index_t>(1, ow / nb);
+    fa.gemm = gemm_algo;
+    check_device_memory(c, double(fa.N) * fa.N * sizeof(F) + 4.0 * fa.N * nb * sizeof(F),
+                        "the dense factors (" + std::to_string(fa.N) + " x " + std::to_string(fa.N) + ")");
+    fa.f = c.allocate<F>(static_cast<std::size_t>(fa.N) * fa.N);
+    auto fill = [&] {
+      pad_copy_kernel<T, F><<<blocks_for(long(fa.N) * fa.N), threads, 0, c.stream()>>>(a.data(), n, n, fa.f.data(), fa.N, sc);
+      LA_CHECK_LAUNCH(c.stream());
+    };
+    fill();
+    if (want_chol) {
+      factor_cholesky(c, fa);
+      if (fa.info == 0 || opt.factorization == dense_factorization::cholesky) return;
+      fill();  // automatic: not positive definite after all; LU instead
+    }
+    factor_lu(c, fa);
+  }
+
+  void factor() {
+    context& c = *ctx;
+    const double t0 = now_seconds();
+    nb = choose_block(c, n, opt.block, sizeof(T));
+    const bool want_chol = opt.factorization == dense_factorization::cholesky ||
+                           (opt.factorization == dense_factorization::automatic && symmetric_positive_diagonal);
+    const std::string& fp = opt.factor_precision;
+    mixed = std::is_same_v<T, double> && fp != "working" && fp != "fp64";
+    if (!std::is_same_v<T, double> && fp != "working" && fp != "fp32")
+      throw invalid_argument("dense_solver: factor_precision '" + fp + "' refines to double; a float solver factors in float (working)");
+    if (mixed && fp != "tf32x3" && fp != "tf32" && fp != "fp32")
+      throw invalid_argument("dense_solver: unknown factor_precision '" + fp + "'; choose working, fp64, tf32x3, fp32 or tf32");
+    const std::string& rf = opt.refinement;
+    if (rf != "auto" && rf != "classical" && rf != "gmres")
+      throw invalid_argument("dense_solver: unknown refinement '" + rf + "'; choose auto, classical or gmres");
+    if (mixed) {
+      // float's range: scale A by a power of two so its largest entry is near 1 (the
+      // refinement works on the unscaled A).
+      scale = a_max > 0 ? std::ldexp(1.0, -std::ilogb(a_max)) : 1.0;
+      factor_into(low, fp, want_chol, scale);
+      status.bad_column = low.info;
+      chol = low.chol;
+      precision = fp == "fp32" ? "float" : fp == "tf32" ? "float, TF32 Tensor Core updates" : "float, 3xTF32 Tensor Core updates";
+    } else {
+      factor_into(full, std::is_same_v<T, double> ? opt.gemm : std::string("auto"), want_chol, 1.0);
+      status.bad_column = full.info;
+      chol = full.chol;
+      precision = std::is_same_v<T, double> ? "double, fp64 Tensor Cores" : "float";
+    }
+    how = chol ? "Cholesky" : "LU with partial pivoting";
+    seconds = now_seconds() - t0;
+  }
+
+  /// Mixed precision stalled: the working-precision factors.
+  void refactor_full() {
+    mixed = false;
+    low = factors<float>{};
+    low64 = factors<double>{};
+    factor_into(full, opt.gemm, chol, 1.0);
+    status.bad_column = full.info;
+    precision = "double, fp64 Tensor Cores (refactored: the mixed-precision refinement stalled)";
+  }
+};
+
+
+}  // namespace la

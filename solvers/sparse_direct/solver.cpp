@@ -1,0 +1,212 @@
+// la::sparse_direct_solver's calls (sparse_direct_solver.hpp): the analysis and the fronts'
+// symbols (fronts.cpp) made once, the numeric factorization and solve on the GPU (factor.cu,
+// solve.cu) or, for a solver made without a context, on the host's threads (fronts_host.cpp),
+// refactor() on the kept symbols.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include <la/error.hpp>
+#include <la/memory.hpp>
+#include <la/parallel.hpp>
+#include <la/solvers/method.hpp>
+#include <la/solvers/sparse_direct/detail/solver_impl.hpp>
+
+namespace la {
+using namespace sparse_detail;
+
+void sparse_direct_solver::impl::analyze(bool matched) {
+  const double before = t_analyze;
+  bool lu_unmatched = false;
+  try {
+    sym = sparse_detail::build_fronts(a, matched, opt.ordering);
+  } catch (const invalid_argument& e) {
+    // The matching's search budget (a pattern its augmenting paths wander): a zero-free
+    // diagonal needs no matching, static pivoting on the rows as they are; else no sparse LU.
+    bool zero_free = matched;
+    for (index_t i = 0; i < n && zero_free; ++i) {
+      const auto b = a.col_idx().begin() + a.row_ptr()[i], en = a.col_idx().begin() + a.row_ptr()[i + 1];
+      const auto it = std::lower_bound(b, en, i);
+      zero_free = it != en && *it == i && a.values()[static_cast<std::size_t>(it - a.col_idx().begin())] != 0;
+    }
+    if (!zero_free)
+      throw invalid_argument(std::string("sparse direct solver: ") + e.what() +
+                             " (the sparse LU needs the matching where A's diagonal has zeros; the dense LU with partial "
+                             "pivoting does not)");
+    sym = sparse_detail::build_fronts(a, false, opt.ordering);
+    lu_unmatched = true;
+  }
+  if (lu_unmatched) sym.spd = false;
+  t_analyze = before + sym.seconds;
+  singular = sym.singular;
+  spd = sym.spd;
+  unmatched_lu = lu_unmatched;
+  // Blocked (the GEMM path, one front after another) above big_front rows where the level has
+  // few fronts, above 4 big_front always: a level of many medium fronts runs faster as one
+  // launch of a block each (132 SMs busy) than front by front.
+  level_big.assign(sym.levels(), {});
+  level_small.clear();
+  small_ptr.assign(1, 0);
+  for (std::size_t l = 0; l < sym.levels(); ++l) {
+    const bool few = sym.level_ptr[l + 1] - sym.level_ptr[l] < 64;
+    for (std::size_t e = sym.level_ptr[l]; e < sym.level_ptr[l + 1]; ++e) {
+      const int m = sym.f_m[static_cast<std::size_t>(sym.level_list[e])];
+      if (m > 4 * opt.big_front || (few && m > opt.big_front)) level_big[l].push_back(sym.level_list[e]);
+      else level_small.push_back(sym.level_list[e]);
+    }
+    small_ptr.push_back(level_small.size());
+  }
+}
+
+void sparse_direct_solver::impl::init(const csr_matrix<double, count_t>& a, sparse_direct_options o) {
+  LA_EXPECTS(a.rows() == a.cols(), "sparse direct solver: A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
+                                       "; a direct solve needs a square matrix");
+  const std::string& f = o.factorization;
+  if (f != "auto" && f != "lu" && f != "spd")
+    throw invalid_argument("sparse direct solver: unknown factorization '" + f + "'; choose auto, lu or spd");
+  LA_EXPECTS(o.big_front >= 1, "sparse direct solver: big_front must be at least 1");
+  impl& p = *this;
+  p.opt = std::move(o);
+  p.a = a;
+  p.n = a.rows();
+  for (double v : a.values())
+    if (!std::isfinite(v)) throw invalid_argument("sparse direct solver: A holds NaN or infinite values");
+  for (index_t i = 0; i < p.n; ++i) {
+    double s = 0;
+    for (count_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) s += std::abs(a.values()[q]);
+    p.a_inf = std::max(p.a_inf, s);
+  }
+  // Symmetric with a positive diagonal: tried without matching or pivoting first.
+  const bool sym_pos = p.opt.factorization == "spd" ||
+                       (p.opt.factorization == "auto" && properties_of(a, false, true).looks_spd());
+  p.analyze(!sym_pos);
+  if (p.singular == 0 && p.n > 0 && !p.host) p.upload_symbols();
+}
+
+sparse_direct_solver::sparse_direct_solver(context& ctx, const csr_matrix<double, count_t>& a, sparse_direct_options o)
+    : p_(std::make_unique<impl>()) {
+  p_->ctx = &ctx;
+  p_->init(a, std::move(o));
+}
+
+sparse_direct_solver::sparse_direct_solver(const csr_matrix<double, count_t>& a, sparse_direct_options o, int threads)
+    : p_(std::make_unique<impl>()) {
+  p_->host = true;
+  p_->host_threads = thread_count(threads);
+  p_->init(a, std::move(o));
+}
+
+sparse_direct_solver::~sparse_direct_solver() = default;
+sparse_direct_solver::sparse_direct_solver(sparse_direct_solver&&) noexcept = default;
+sparse_direct_solver& sparse_direct_solver::operator=(sparse_direct_solver&&) noexcept = default;
+
+void sparse_direct_solver::factor() {
+  impl& p = *p_;
+  if (p.n == 0 || (p.singular && !p.factored && p.sym.an.n == 0)) return;  // structurally singular: nothing to factor
+  auto numeric = [&] { p.host ? p.numeric_host() : p.numeric(); };
+  numeric();
+  if (p.singular && p.spd && p.opt.factorization == "auto") {
+    // A pivot that is not positive: not SPD after all; the matched LU instead.
+    p.analyze(true);
+    if (p.singular == 0) {
+      if (!p.host) p.upload_symbols();
+      numeric();
+    }
+  }
+}
+
+void sparse_direct_solver::refactor(const csr_matrix<double, count_t>& a) {
+  impl& p = *p_;
+  LA_EXPECTS(a.rows() == p.n && a.cols() == p.n && a.row_ptr() == p.a.row_ptr() && a.col_idx() == p.a.col_idx(),
+             "sparse direct solver: refactor() needs A's pattern (the same row pointers and column indices); "
+             "a new pattern needs a new solver");
+  for (double v : a.values())
+    if (!std::isfinite(v)) throw invalid_argument("sparse direct solver: A holds NaN or infinite values");
+  p.a = a;
+  p.a_inf = 0;
+  for (index_t i = 0; i < p.n; ++i) {
+    double s = 0;
+    for (count_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) s += std::abs(a.values()[q]);
+    p.a_inf = std::max(p.a_inf, s);
+  }
+  if (p.sym.an.n == 0) return factor();
+  if (p.host) return p.numeric_host();
+  LA_CUDA_TRY(cudaMemcpyAsync(p.aval.data(), a.values().data(), sizeof(double) * a.values().size(), cudaMemcpyHostToDevice,
+                              p.ctx->stream()));
+  p.numeric();
+}
+
+bool sparse_direct_solver::ok() const noexcept { return p_->singular == 0; }
+index_t sparse_direct_solver::singular_column() const noexcept { return p_->singular; }
+index_t sparse_direct_solver::perturbed() const noexcept { return p_->perturbed; }
+bool sparse_direct_solver::matched() const noexcept { return !p_->spd && !p_->unmatched_lu; }
+const sparse_analysis& sparse_direct_solver::analysis() const noexcept { return p_->sym.an; }
+std::size_t sparse_direct_solver::fronts() const noexcept { return p_->sym.f_m.size(); }
+std::size_t sparse_direct_solver::levels() const noexcept { return p_->sym.level_ptr.empty() ? 0 : p_->sym.level_ptr.size() - 1; }
+double sparse_direct_solver::front_bytes() const noexcept { return double(p_->sym.front_total) * 8; }
+double sparse_direct_solver::analyze_seconds() const noexcept { return p_->t_analyze; }
+double sparse_direct_solver::factor_seconds() const noexcept { return p_->t_factor; }
+std::string sparse_direct_solver::description() const {
+  const impl& p = *p_;
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "supernodal multifrontal LU (%s), %zu fronts in %zu levels, %.3g MB of fronts",
+                p.spd            ? "no pivoting: A symmetric with a positive diagonal"
+                : p.unmatched_lu ? "static pivoting on A's rows: the matching gave up, the diagonal is zero-free"
+                                 : "static pivoting after a max-product matching",
+                fronts(), levels(), front_bytes() / 1e6);
+  return std::string(buf) + (p.host ? " on " + std::to_string(p.host_threads) + " host thread" + (p.host_threads == 1 ? "" : "s") : std::string(" on the GPU"));
+}
+
+void sparse_direct_solver::impl::numeric_host() {
+  const auto t0 = clock_type::now();
+  check_host_memory(8.0 * double(sym.front_total), "the sparse factorization's fronts (" + std::to_string(sym.f_m.size()) +
+                                                         " fronts, " + std::to_string(sym.front_total) + " entries: " +
+                                                         sym.an.summary() + ")");
+  index_t pert = 0, bad = 0;
+  hF = sparse_detail::factor_fronts_threaded(sym, a.values(), host_threads, pert, bad);
+  singular = bad, perturbed = pert;
+  factored = true;
+  t_factor = since(t0);
+}
+
+sparse_direct_report sparse_direct_solver::impl::solve_host(std::vector<double>& b, index_t k) {
+  const auto t0 = clock_type::now();
+  sparse_direct_report rep;
+  std::vector<double> x(static_cast<std::size_t>(n)), r(x.size()), d(x.size()), y(x.size()), ry(x.size()), best(x.size());
+  // r = bc - A x in long double; the backward error, rel the relative residual (fronts.cpp).
+  auto residual = [&](const double* bc, const std::vector<double>& xv, std::vector<double>& rv, double& rel) {
+    return sparse_detail::residual_host(a, a_inf, bc, xv, rv, rel);
+  };
+  for (index_t c = 0; c < k; ++c) {
+    double* bc = b.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(n);
+    std::copy(bc, bc + n, x.begin());
+    sparse_detail::solve_fronts_host(sym, hF, x.data());
+    double rel = 0, be = residual(bc, x, r, rel);
+    double best_be = be, best_rel = rel;
+    best = x;
+    int steps = 0, slow = 0;
+    while ((be > opt.refine_tolerance || rel > opt.refine_residual) && steps < opt.max_refinement) {
+      d = r;
+      sparse_detail::solve_fronts_host(sym, hF, d.data());
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] += d[i];
+      ++steps;
+      const double prev = be, prev_rel = rel;
+      be = residual(bc, x, r, rel);
+      if (rel < best_rel || (rel == best_rel && be < best_be)) best_be = be, best_rel = rel, best = x;
+      slow = be < 0.5 * prev || rel < 0.5 * prev_rel ? 0 : slow + 1;
+      if (slow >= 2 || !std::isfinite(be)) break;
+    }
+    std::copy(best.begin(), best.end(), bc);
+    rep.refinement_steps = std::max(rep.refinement_steps, steps);
+    rep.backward_error = std::max(rep.backward_error, best_be);
+    rep.relative_residual = std::max(rep.relative_residual, best_rel);
+  }
+  rep.seconds = since(t0);
+  return rep;
+}
+
+}  // namespace la
