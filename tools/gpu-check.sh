@@ -66,7 +66,8 @@ prefix=()
 if ls .debs/*.deb > /dev/null 2>&1 && [ ! -f /usr/include/metis.h ]; then
   for f in .debs/*.deb; do dpkg -x "$f" .debs/root; done
   prefix=(-DCMAKE_PREFIX_PATH="$PWD/.debs/root/usr")
-  export LD_LIBRARY_PATH="$PWD/.debs/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # OpenBLAS's libblas.so.3 (CHOLMOD's and UMFPACK's BLAS, for the benchmark's peers) where carried.
+  export LD_LIBRARY_PATH="$PWD/.debs/root/usr/lib/x86_64-linux-gnu:$PWD/.debs/root/usr/lib/x86_64-linux-gnu/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 arch=()
 [ -n "${LA_CUDA_ARCH:-}" ] && arch=(-DCMAKE_CUDA_ARCHITECTURES="$LA_CUDA_ARCH")
