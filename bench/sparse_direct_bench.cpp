@@ -6,7 +6,9 @@
 // library says, and the relative residual ||b - Ax|| / ||b|| (b = A * ones), checked: a row
 // above 1e-10 says MISS.
 //
-//   sparse_direct_bench [--systems LIST] [--out FILE.csv] [--threads N]
+//   sparse_direct_bench [--systems LIST] [--out FILE.csv] [--threads N] [--solvers LIST]
+//     --solvers: comma-separated, of la-gpu, la-host, eigen, cholmod, umfpack (default all
+//     that were built; one-thread Eigen and UMFPACK take minutes on the 3D grids).
 //     LIST: comma-separated .mtx files and generated specs (poisson2d:N, poisson3d:N,
 //     convdiff2d:N, ...); default the SPD and general systems of data/ and 2D Poisson 300^2.
 // The SuiteSparse libraries run on the BLAS they were linked with (Debian's: the reference
@@ -63,15 +65,16 @@ double relres(const csr_matrix<double, count_t>& a, const std::vector<double>& b
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string systems, out = "sparse_direct.csv";
+  std::string systems, out = "sparse_direct.csv", solvers = ",la-gpu,la-host,eigen,cholmod,umfpack,";
   int threads = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string s = argv[i];
     if (s == "--systems" && i + 1 < argc) systems = argv[++i];
     else if (s == "--out" && i + 1 < argc) out = argv[++i];
     else if (s == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
+    else if (s == "--solvers" && i + 1 < argc) solvers = "," + std::string(argv[++i]) + ",";
     else {
-      std::fprintf(stderr, "usage: sparse_direct_bench [--systems LIST] [--out FILE.csv] [--threads N]\n");
+      std::fprintf(stderr, "usage: sparse_direct_bench [--systems LIST] [--out FILE.csv] [--threads N] [--solvers LIST]\n");
       return 2;
     }
   }
@@ -103,7 +106,8 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       rows.push_back(std::move(r));
     };
-    if (gpu) {  // la on the GPU, the analysis apart from the factorization
+    auto use = [&](const char* what) { return solvers.find(std::string(",") + what + ",") != std::string::npos; };
+    if (gpu && use("la-gpu")) {  // la on the GPU, the analysis apart from the factorization
       row r;
       r.solver = "la GPU multifrontal";
       try {
@@ -124,7 +128,7 @@ int main(int argc, char** argv) {
       }
       add(r);
     }
-    {  // la's direct method on the host's threads (the whole call: analysis + factorization; solve with refinement)
+    if (use("la-host")) {  // la's direct method on the host's threads (the whole call: analysis + factorization; solve with refinement)
       row r;
       r.solver = "la host multifrontal";
       cg_options o;
@@ -138,7 +142,7 @@ int main(int argc, char** argv) {
       add(r);
     }
     // Eigen: SimplicialLLT for SPD, SparseLU (COLAMD) for the rest; one thread.
-    {
+    if (use("eigen")) {
       Eigen::SparseMatrix<double> m(n, n);
       std::vector<Eigen::Triplet<double>> tr;
       tr.reserve(a.values().size());
@@ -174,7 +178,7 @@ int main(int argc, char** argv) {
     const csc_matrix<double, count_t> c = to_csc<count_t>(a);
     std::vector<int> cp(c.col_ptr().begin(), c.col_ptr().end()), ci(c.row_idx().begin(), c.row_idx().end());
 #if defined(LA_BENCH_HAVE_CHOLMOD)
-    if (spd) {
+    if (spd && use("cholmod")) {
       row r;
       r.solver = "CHOLMOD supernodal";
       cholmod_common cm;
@@ -205,7 +209,7 @@ int main(int argc, char** argv) {
     }
 #endif
 #if defined(LA_BENCH_HAVE_UMFPACK)
-    {
+    if (use("umfpack")) {
       row r;
       r.solver = "UMFPACK";
       void *sym = nullptr, *num = nullptr;

@@ -10,7 +10,8 @@
 //   la::sparse_direct_report r = s.solve(b); // b: device_vector or host std::vector; x over b
 //   s.refactor(a2);                          // new values, A's pattern: the analysis reused
 //
-// What it does (solvers/sparse_direct/supernodal.cu):
+// What it does (solvers/sparse_direct/: fronts.cpp the symbols, factor.cu and solve.cu the GPU's
+// factorization and solve, fronts_host.cpp and solver.cpp the host's):
 //  - A general A: a maximum-product matching with its scalings puts a heavy diagonal on
 //    M = Dr P A Dc (precond/matching.hpp), as SuperLU_DIST does; a symmetric A with a positive
 //    diagonal is taken as it is (tried SPD: no matching, and a non-positive pivot sends it to
@@ -25,9 +26,9 @@
 //    all of a level in one launch; the large ones blocked, their trailing updates on la's fp64
 //    Tensor Core GEMM (kernels/gemm/dmma.cu).
 //  - The solve walks the same levels (forward from the leaves, backward from the roots), every
-//    front of a level in one launch, many right-hand sides at once; then classical refinement
-//    with A's residual in double-double until the backward error and the relative residual
-//    meet their targets or stop improving.
+//    front of a level in one launch, many right-hand sides at once; then refinement with A's
+//    residual in double-double (classical, then GMRES-based where classical stalls) until the
+//    backward error and the relative residual meet their targets or stop improving.
 // The host oracle is sparse_lu_host (sparse_analysis.hpp): the same matching, ordering and
 // static pivots, factored up-looking; the tests compare the two factors entry by entry.
 #pragma once
@@ -59,10 +60,21 @@ struct sparse_direct_options {
   double refine_tolerance = 2e-16;
   /// ... and the relative residual ||b - Ax||_2 / ||b||_2 (the residual in double-double).
   double refine_residual = 1e-15;
+  /// "auto": classical refinement (x += M^-1 r, M the factors), then GMRES-based refinement
+  /// from the best x where classical stalls or runs out of steps above the targets (each step
+  /// one GMRES cycle in double on M^-1 A d = M^-1 r: it converges where the static pivots
+  /// left the factors too far from A for classical refinement); "classical"; "gmres" (from the
+  /// first step). Each kind takes at most max_refinement steps.
+  std::string refinement = "auto";
+  /// GMRES-based refinement's Krylov dimension per step ((restart + 1) n doubles of workspace,
+  /// allocated only when it runs) and the preconditioned residual's reduction it stops at.
+  int gmres_restart = 30;
+  double gmres_tolerance = 1e-10;
 };
 
 struct sparse_direct_report {
   int refinement_steps = 0;
+  int gmres_iterations = 0;  // GMRES-based refinement's inner iterations, all steps and columns
   double backward_error = 0;
   double relative_residual = 0;  // the worst column's ||b - Ax||_2 / ||b||_2, in double
   double seconds = 0;

@@ -67,6 +67,7 @@ struct py_sparse_direct {
     std::copy(v.begin(), v.end(), x.mutable_data());
     py::dict d;
     d["refinement_steps"] = r.refinement_steps;
+    d["gmres_iterations"] = r.gmres_iterations;
     d["backward_error"] = r.backward_error;
     d["relative_residual"] = r.relative_residual;
     d["seconds"] = r.seconds;

@@ -7,34 +7,12 @@
 #include <string>
 #include <vector>
 
+#include <la/solvers/detail/gmres_basis.cuh>
 #include <la/solvers/direct/detail/dense_impl.cuh>
 
 namespace la {
 using namespace dense_detail;
 namespace {
-/// GMRES-based refinement's vectors (each of n doubles, contiguous; the basis V holds them
-/// one after another). h[b] = V_b . w: a block per basis vector, a fixed reduction order.
-__global__ void basis_dots_kernel(const double* V, index_t n, const double* w, double* h) {
-  __shared__ double red[threads / 32];
-  const double* v = V + static_cast<long>(blockIdx.x) * n;
-  double s = 0;
-  for (index_t i = threadIdx.x; i < n; i += blockDim.x) s += v[i] * w[i];
-  for (int o = 16; o > 0; o >>= 1) s += __shfl_down_sync(0xffffffffu, s, o);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = s;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int q = 1; q < threads / 32; ++q) s += red[q];
-    h[blockIdx.x] = s;
-  }
-}
-/// w -= sum_b h[b] V_b (count vectors), then w *= scale.
-__global__ void basis_update_kernel(const double* V, index_t n, int count, const double* h, double* w, double scale) {
-  const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  double s = w[i];
-  for (int b = 0; b < count; ++b) s -= h[b] * V[static_cast<long>(b) * n + i];
-  w[i] = s * scale;
-}
 /// v = column c of M (n x k, ld k), times scale; or, add, M[:, c] += v.
 __global__ void column_copy_kernel(double* M, index_t n, index_t k, index_t c, double* v, double scale, bool add) {
   const index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -121,10 +99,8 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
     apply_to(fa, rhs, k, rhs_scale, x64.data(), out_scale);
   };
   auto pow2_inverse = [](double m) { return m > 0 && std::isfinite(m) ? std::ldexp(1.0, -std::ilogb(m)) : 1.0; };
-  // GMRES-based refinement (Carson and Higham): for each column, one GMRES cycle in double on
-  // the left-preconditioned correction equation M^-1 A d = M^-1 r, M = the float factors, with
-  // classical Gram-Schmidt twice; then x += d. Where classical refinement's error contraction
-  // (condition times the factors' unit roundoff) is above one, GMRES still converges.
+  // GMRES-based refinement (solvers/detail/gmres_cycle.hpp): for each column, one GMRES cycle
+  // in double on M^-1 A d = M^-1 r, M = the float factors promoted to double; then x += d.
   int gmres_iterations = 0;
   auto gmres_refine = [&] {
     if (!p.low64_tried) {
@@ -134,98 +110,31 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
       promote_factors(c, p.low, p.low64);
     }
     const int m = static_cast<int>(std::min<index_t>(n, std::max(1, p.opt.gmres_restart)));
-    auto V = c.allocate<double>(static_cast<std::size_t>(m + 1) * n);
     auto tmp = c.allocate<double>(static_cast<std::size_t>(n));
     auto zero = c.allocate<double>(static_cast<std::size_t>(n));
-    auto dh = c.allocate<double>(static_cast<std::size_t>(m + 1));
     LA_CUDA_TRY(cudaMemsetAsync(zero.data(), 0, sizeof(double) * n, s));
     const unsigned vb = blocks_for(n);
-    std::vector<double> h(static_cast<std::size_t>(m + 1)), H(static_cast<std::size_t>(m + 1) * m, 0.0),
-        g(static_cast<std::size_t>(m + 1)), cs(static_cast<std::size_t>(m)), sn(static_cast<std::size_t>(m));
-    auto dots = [&](int count, const double* w) {  // h[0..count) = V_b . w
-      basis_dots_kernel<<<static_cast<unsigned>(count), threads, 0, s>>>(V.data(), n, w, dh.data());
+    // w = M^-1 A v: tmp = 0 - A v; w = -(sA)^-1 (s tmp).
+    auto op = [&](const double* v, double* w) {
+      residual_kernel<T, double><<<dim3(blocks_for(n, threads / 32), 1), threads, 0, s>>>(p.a.data(), n, n, v, zero.data(),
+                                                                                          tmp.data(), 1);
       LA_CHECK_LAUNCH(s);
-      LA_CUDA_TRY(cudaMemcpyAsync(h.data(), dh.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
-      LA_CUDA_TRY(cudaStreamSynchronize(s));
+      LA_CUDA_TRY(cudaMemsetAsync(w, 0, sizeof(double) * n, s));
+      apply_to(p.low64, tmp.data(), 1, p.scale, w, -1.0);
     };
-    auto self_norm = [&](const double* w) {
-      basis_dots_kernel<<<1, threads, 0, s>>>(w, n, w, dh.data());
-      LA_CHECK_LAUNCH(s);
-      double v = 0;
-      LA_CUDA_TRY(cudaMemcpyAsync(&v, dh.data(), sizeof(double), cudaMemcpyDeviceToHost, s));
-      LA_CUDA_TRY(cudaStreamSynchronize(s));
-      return std::sqrt(v);
-    };
-    auto scale_vec = [&](double* w, double f) {
-      basis_update_kernel<<<vb, threads, 0, s>>>(V.data(), n, 0, dh.data(), w, f);
-      LA_CHECK_LAUNCH(s);
-    };
+    refine_detail::device_basis<decltype(op)> basis(c, n, m, op);
     for (index_t col = 0; col < k; ++col) {
-      double* v0 = V.data();
-      // z0 = M^-1 r, r scaled by a power of two near 1 / max|r| for float's range.
+      // V_0 = M^-1 r, r scaled by a power of two near 1 / max|r| for float's range.
       column_copy_kernel<<<vb, threads, 0, s>>>(r64.data(), n, k, col, tmp.data(), 1.0, false);
       LA_CHECK_LAUNCH(s);
-      LA_CUDA_TRY(cudaMemsetAsync(v0, 0, sizeof(double) * n, s));
+      LA_CUDA_TRY(cudaMemsetAsync(basis.vec(0), 0, sizeof(double) * n, s));
       const double t = pow2_inverse(r_col_max[static_cast<std::size_t>(col)]);
-      apply_to(p.low64, tmp.data(), 1, t, v0, p.scale / t);
-      const double beta = self_norm(v0);
-      if (!(beta > 0) || !std::isfinite(beta)) continue;
-      scale_vec(v0, 1 / beta);
-      std::fill(g.begin(), g.end(), 0.0);
-      g[0] = beta;
-      int done = 0;
-      for (int j = 0; j < m; ++j) {
-        double* w = V.data() + static_cast<long>(j + 1) * n;
-        // w = M^-1 A v_j: tmp = 0 - A v_j; w = -(sA)^-1 (s tmp).
-        residual_kernel<T, double><<<dim3(blocks_for(n, threads / 32), 1), threads, 0, s>>>(
-            p.a.data(), n, n, V.data() + static_cast<long>(j) * n, zero.data(), tmp.data(), 1);
-        LA_CHECK_LAUNCH(s);
-        LA_CUDA_TRY(cudaMemsetAsync(w, 0, sizeof(double) * n, s));
-        apply_to(p.low64, tmp.data(), 1, p.scale, w, -1.0);
-        for (int pass = 0; pass < 2; ++pass) {  // classical Gram-Schmidt, twice
-          dots(j + 1, w);
-          LA_CUDA_TRY(cudaMemcpyAsync(dh.data(), h.data(), sizeof(double) * (j + 1), cudaMemcpyHostToDevice, s));
-          basis_update_kernel<<<vb, threads, 0, s>>>(V.data(), n, j + 1, dh.data(), w, 1.0);
-          LA_CHECK_LAUNCH(s);
-          for (int i = 0; i <= j; ++i) H[static_cast<std::size_t>(i) * m + j] = (pass ? H[static_cast<std::size_t>(i) * m + j] : 0.0) + h[static_cast<std::size_t>(i)];
-        }
-        const double hn = self_norm(w);
-        ++gmres_iterations;
-        // Givens rotations keep H upper triangular; |g[j+1]| is the preconditioned residual.
-        for (int i = 0; i < j; ++i) {
-          double& a0 = H[static_cast<std::size_t>(i) * m + j];
-          double& a1 = H[static_cast<std::size_t>(i + 1) * m + j];
-          const double t0 = cs[static_cast<std::size_t>(i)] * a0 + sn[static_cast<std::size_t>(i)] * a1;
-          a1 = -sn[static_cast<std::size_t>(i)] * a0 + cs[static_cast<std::size_t>(i)] * a1;
-          a0 = t0;
-        }
-        double& hjj = H[static_cast<std::size_t>(j) * m + j];
-        const double rr = std::hypot(hjj, hn);
-        cs[static_cast<std::size_t>(j)] = rr > 0 ? hjj / rr : 1.0;
-        sn[static_cast<std::size_t>(j)] = rr > 0 ? hn / rr : 0.0;
-        hjj = rr;
-        g[static_cast<std::size_t>(j + 1)] = -sn[static_cast<std::size_t>(j)] * g[static_cast<std::size_t>(j)];
-        g[static_cast<std::size_t>(j)] *= cs[static_cast<std::size_t>(j)];
-        done = j + 1;
-        if (!(hn > 1e-300) || !std::isfinite(hn) || std::fabs(g[static_cast<std::size_t>(j + 1)]) <= p.opt.gmres_tolerance * beta) break;
-        scale_vec(w, 1 / hn);
-      }
-      // y = R^-1 g; d = V y; x[:, col] += d.
-      std::vector<double> y(static_cast<std::size_t>(done));
-      for (int i = done - 1; i >= 0; --i) {
-        double v = g[static_cast<std::size_t>(i)];
-        for (int q = i + 1; q < done; ++q) v -= H[static_cast<std::size_t>(i) * m + q] * y[static_cast<std::size_t>(q)];
-        const double d = H[static_cast<std::size_t>(i) * m + i];
-        y[static_cast<std::size_t>(i)] = d != 0 ? v / d : 0.0;
-        h[static_cast<std::size_t>(i)] = -y[static_cast<std::size_t>(i)];
-      }
-      LA_CUDA_TRY(cudaMemcpyAsync(dh.data(), h.data(), sizeof(double) * done, cudaMemcpyHostToDevice, s));
-      LA_CUDA_TRY(cudaMemsetAsync(tmp.data(), 0, sizeof(double) * n, s));
-      basis_update_kernel<<<vb, threads, 0, s>>>(V.data(), n, done, dh.data(), tmp.data(), 1.0);
+      apply_to(p.low64, tmp.data(), 1, t, basis.vec(0), p.scale / t);
+      const int its = refine_detail::gmres_cycle(basis, m, p.opt.gmres_tolerance);
+      gmres_iterations += its;
+      if (its == 0) continue;
+      column_copy_kernel<<<vb, threads, 0, s>>>(x64.data(), n, k, col, basis.correction(), 1.0, true);
       LA_CHECK_LAUNCH(s);
-      column_copy_kernel<<<vb, threads, 0, s>>>(x64.data(), n, k, col, tmp.data(), 1.0, true);
-      LA_CHECK_LAUNCH(s);
-      LA_CUDA_TRY(cudaStreamSynchronize(s));  // h and y are host vectors the next column rewrites
     }
   };
   LA_CUDA_TRY(cudaMemsetAsync(x64.data(), 0, sizeof(double) * n * k, s));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <la/parallel.hpp>
+#include <la/solvers/detail/gmres_cycle.hpp>
 #include <la/solvers/sparse_direct/detail/fronts.hpp>
 
 namespace la::sparse_detail {
@@ -226,6 +227,103 @@ double residual_host(const csr_matrix<double, count_t>& a, double a_inf, const d
   rel = b2 > 0 ? static_cast<double>(std::sqrt(r2 / b2)) : (r2 > 0 ? INFINITY : 0.0);
   const double den = a_inf * xmax + bmax;
   return !std::isfinite(rmax) ? INFINITY : den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
+}
+
+/// GMRES-based refinement's basis on the host (solvers/detail/gmres_cycle.hpp's B).
+struct host_refinement::basis {
+  const csr_matrix<double, count_t>& a;
+  const front_symbols& f;
+  const std::vector<double>& F;
+  std::vector<double> V, d;
+  index_t n;
+  basis(const csr_matrix<double, count_t>& aa, const front_symbols& ff, const std::vector<double>& FF, int m)
+      : a(aa), f(ff), F(FF), V(static_cast<std::size_t>(m + 1) * static_cast<std::size_t>(aa.rows())),
+        d(static_cast<std::size_t>(aa.rows())), n(aa.rows()) {}
+  double* vec(int j) { return V.data() + static_cast<std::size_t>(j) * static_cast<std::size_t>(n); }
+  double norm(int j) {
+    const double* v = vec(j);
+    double s = 0;
+    for (index_t i = 0; i < n; ++i) s += v[i] * v[i];
+    return std::sqrt(s);
+  }
+  void scale(int j, double f) {
+    double* v = vec(j);
+    for (index_t i = 0; i < n; ++i) v[i] *= f;
+  }
+  void apply(int j) {  // V_{j+1} = M^-1 A V_j
+    const double* v = vec(j);
+    double* w = vec(j + 1);
+    const auto& rp = a.row_ptr();
+    const auto& ci = a.col_idx();
+    const auto& av = a.values();
+    for (index_t i = 0; i < n; ++i) {
+      double s = 0;
+      for (count_t q = rp[i]; q < rp[i + 1]; ++q) s += av[q] * v[ci[q]];
+      w[i] = s;
+    }
+    solve_fronts_host(f, F, w);
+  }
+  void project(int j, std::vector<double>& h) {
+    double* w = vec(j + 1);
+    for (int b = 0; b <= j; ++b) {
+      const double* v = vec(b);
+      double s = 0;
+      for (index_t i = 0; i < n; ++i) s += v[i] * w[i];
+      h[static_cast<std::size_t>(b)] = s;
+    }
+    for (int b = 0; b <= j; ++b) {
+      const double* v = vec(b);
+      for (index_t i = 0; i < n; ++i) w[i] -= h[static_cast<std::size_t>(b)] * v[i];
+    }
+  }
+  void combine(int count, const std::vector<double>& y) {
+    std::fill(d.begin(), d.end(), 0.0);
+    for (int b = 0; b < count; ++b) {
+      const double* v = vec(b);
+      for (index_t i = 0; i < n; ++i) d[static_cast<std::size_t>(i)] += y[static_cast<std::size_t>(b)] * v[i];
+    }
+  }
+};
+
+host_refinement::host_refinement(const csr_matrix<double, count_t>& a, double a_inf, const front_symbols& f,
+                                 const std::vector<double>& F, const sparse_direct_options& o)
+    : a_(a), a_inf_(a_inf), f_(f), F_(F), o_(o), r_(static_cast<std::size_t>(a.rows())), best_(r_.size()) {}
+host_refinement::~host_refinement() = default;
+
+sparse_direct_report host_refinement::solve(const double* b, std::vector<double>& x) {
+  sparse_direct_report rep;
+  const index_t n = a_.rows();
+  x.assign(b, b + n);
+  solve_fronts_host(f_, F_, x.data());
+  // r = b - A x in long double; the backward error, rel the relative residual.
+  double rel = 0, be = residual_host(a_, a_inf_, b, x, r_, rel);
+  best_ = x;
+  const int m = static_cast<int>(std::min<index_t>(n, o_.gmres_restart));
+  auto step = [&](bool gmres, double& sbe, double& srel) {
+    if (gmres) {
+      if (!basis_) basis_ = std::make_unique<basis>(a_, f_, F_, m);
+      std::copy(r_.begin(), r_.end(), basis_->vec(0));
+      solve_fronts_host(f_, F_, basis_->vec(0));
+      const int its = refine_detail::gmres_cycle(*basis_, m, o_.gmres_tolerance);
+      rep.gmres_iterations += its;
+      if (its > 0)
+        for (std::size_t i = 0; i < x.size(); ++i) x[i] += basis_->d[i];
+    } else {
+      solve_fronts_host(f_, F_, r_.data());  // the correction over the residual
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] += r_[i];
+    }
+    sbe = residual_host(a_, a_inf_, b, x, r_, srel);
+  };
+  rep.refinement_steps = refine(
+      o_, be, rel, step, [&] { best_ = x; },
+      [&] {
+        x = best_;
+        double ignored = 0;
+        residual_host(a_, a_inf_, b, x, r_, ignored);
+      });
+  x = best_;
+  rep.backward_error = be, rep.relative_residual = rel;
+  return rep;
 }
 
 sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& p, const std::vector<double>& f) {

@@ -6,10 +6,13 @@
 // Many right-hand sides at once (a grid dimension each).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <la/error.hpp>
+#include <la/solvers/detail/gmres_basis.cuh>
 #include <la/solvers/sparse_direct/detail/solver_impl.hpp>
 
 namespace la {
@@ -149,9 +152,20 @@ __global__ void norms_kernel(const double* v, index_t n, double* part_max, doubl
     part_max[col * gridDim.x + blockIdx.x] = mx, part_sq[col * gridDim.x + blockIdx.x] = sq;
   }
 }
-__global__ void axpy_kernel(double* x, const double* d, long count) {
+/// x += a d (d may be x).
+__global__ void axpy_kernel(double* x, const double* d, long count, double a) {
   const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (e < count) x[e] += d[e];
+  if (e < count) x[e] += a * d[e];
+}
+
+/// The report's refinement, for a person.
+std::string refinement_line(const sparse_direct_report& r, index_t perturbed) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%d refinement step%s%s, backward error %.2e, %lld pivot%s perturbed", r.refinement_steps,
+                r.refinement_steps == 1 ? "" : "s",
+                r.gmres_iterations > 0 ? (" (GMRES-based, " + std::to_string(r.gmres_iterations) + " GMRES iterations)").c_str() : "",
+                r.backward_error, static_cast<long long>(perturbed), perturbed == 1 ? "" : "s");
+  return buf;
 }
 
 }  // namespace
@@ -178,11 +192,7 @@ sparse_direct_report sparse_direct_solver::solve(std::vector<double>& b, index_t
                              std::string(p.factored ? "no positive pivot in column " : "no row matches column ") +
                              std::to_string(p.singular));
     sparse_direct_report r = p.solve_host(b, k);
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "%d refinement step%s, backward error %.2e, %lld pivot%s perturbed", r.refinement_steps,
-                  r.refinement_steps == 1 ? "" : "s", r.backward_error, static_cast<long long>(p.perturbed),
-                  p.perturbed == 1 ? "" : "s");
-    r.message = description() + ": " + buf;
+    r.message = description() + ": " + refinement_line(r, p.perturbed);
     return r;
   }
   device_vector<double> d(*p.ctx, static_cast<index_t>(b.size()));
@@ -225,34 +235,35 @@ sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, inde
   const front_table t = p.table();
   const std::size_t levels = p.sym.level_ptr.size() - 1;
   const dim3 per_col(1, static_cast<unsigned>(k));
-  // out = A^-1 in (the factors' solve), in and out n x k.
-  auto factor_solve = [&](const double* in, double* out) {
-    permute_kernel<<<blocks_for(nk), threads, 0, st>>>(in, y.data(), p.d_in_idx.data(), p.d_in_scale.data(), n, k, true);
+  // out = A^-1 in (the factors' solve), in and out n x kk (kk <= k).
+  auto factor_solve = [&](const double* in, double* out, index_t kk) {
+    const long nkk = static_cast<long>(n) * kk;
+    permute_kernel<<<blocks_for(nkk), threads, 0, st>>>(in, y.data(), p.d_in_idx.data(), p.d_in_scale.data(), n, kk, true);
     LA_CHECK_LAUNCH(st);
     for (std::size_t l = 0; l < levels; ++l) {
       const auto count = static_cast<unsigned>(p.sym.level_ptr[l + 1] - p.sym.level_ptr[l]);
       const int* list = p.d_list.data() + p.sym.level_ptr[l];
-      forward_init_kernel<<<dim3(count, static_cast<unsigned>(k)), 128, 0, st>>>(wv.data(), p.sym.vec_total, t, list, static_cast<int>(count),
+      forward_init_kernel<<<dim3(count, static_cast<unsigned>(kk)), 128, 0, st>>>(wv.data(), p.sym.vec_total, t, list, static_cast<int>(count),
                                                                                   y.data(), n);
       LA_CHECK_LAUNCH(st);
       const long i0 = static_cast<long>(p.sym.level_items[l]), i1 = static_cast<long>(p.sym.level_items[l + 1]);
       if (i1 > i0) {
-        forward_gather_kernel<<<dim3(blocks_for(i1 - i0), static_cast<unsigned>(k)), threads, 0, st>>>(
+        forward_gather_kernel<<<dim3(blocks_for(i1 - i0), static_cast<unsigned>(kk)), threads, 0, st>>>(
             wv.data(), p.sym.vec_total, t, p.d_item_front.data() + i0, p.d_item_row.data() + i0, p.d_item_ptr.data() + i0,
             p.d_con_child.data(), p.d_con_row.data(), i1 - i0);
         LA_CHECK_LAUNCH(st);
       }
-      forward_front_kernel<<<dim3(count, static_cast<unsigned>(k)), threads, 0, st>>>(p.F.data(), wv.data(), p.sym.vec_total, t, list,
+      forward_front_kernel<<<dim3(count, static_cast<unsigned>(kk)), threads, 0, st>>>(p.F.data(), wv.data(), p.sym.vec_total, t, list,
                                                                                        y.data(), n);
       LA_CHECK_LAUNCH(st);
     }
     for (std::size_t l = levels; l-- > 0;) {
       const auto count = static_cast<unsigned>(p.sym.level_ptr[l + 1] - p.sym.level_ptr[l]);
-      backward_front_kernel<<<dim3(count, static_cast<unsigned>(k)), threads, 0, st>>>(
+      backward_front_kernel<<<dim3(count, static_cast<unsigned>(kk)), threads, 0, st>>>(
           p.F.data(), wv.data(), p.sym.vec_total, t, p.d_list.data() + p.sym.level_ptr[l], y.data(), n);
       LA_CHECK_LAUNCH(st);
     }
-    permute_kernel<<<blocks_for(nk), threads, 0, st>>>(y.data(), out, p.d_out_idx.data(), p.d_out_scale.data(), n, k, false);
+    permute_kernel<<<blocks_for(nkk), threads, 0, st>>>(y.data(), out, p.d_out_idx.data(), p.d_out_scale.data(), n, kk, false);
     LA_CHECK_LAUNCH(st);
   };
   auto pmax = c.allocate<double>(static_cast<std::size_t>(norm_blocks) * k);
@@ -292,40 +303,61 @@ sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, inde
     rep.relative_residual = rel;
     return worst;
   };
-  factor_solve(b0.data(), x.data());
-  double be = backward();
-  // Classical refinement while it helps (static pivots make the factors approximate).
+  factor_solve(b0.data(), x.data(), k);
+  double be = backward(), rel = rep.relative_residual;
   auto best = c.allocate<double>(static_cast<std::size_t>(nk));
-  double best_be = be, best_rel = rep.relative_residual;
   LA_CUDA_TRY(cudaMemcpyAsync(best.data(), x.data(), sizeof(double) * nk, cudaMemcpyDeviceToDevice, st));
-  int steps = 0, slow = 0;
-  // On while the backward error or the relative residual is above its target and either halves.
-  double rel = rep.relative_residual;
-  while ((be > p.opt.refine_tolerance || rel > p.opt.refine_residual) && steps < p.opt.max_refinement) {
-    factor_solve(r.data(), r.data());  // r read into y first, the correction written over r
-    axpy_kernel<<<blocks_for(nk), threads, 0, st>>>(x.data(), r.data(), nk);
+  // GMRES-based refinement's operator, w = M^-1 A v for one column: tmp = 0 - A v, then
+  // w = -M^-1 tmp. Its basis is made at the first GMRES-based step.
+  const int m = static_cast<int>(std::min<index_t>(n, p.opt.gmres_restart));
+  device_buffer<double> tmp, zero;
+  auto op = [&](const double* v, double* w) {
+    residual_kernel<<<blocks_for(n), threads, 0, st>>>(p.d_aptr.data(), p.d_aidx.data(), p.aval.data(), n, v, zero.data(),
+                                                       tmp.data());
     LA_CHECK_LAUNCH(st);
-    ++steps;
-    const double prev = be, prev_rel = rel;
-    be = backward();
-    rel = rep.relative_residual;
-    if (rel < best_rel || (rel == best_rel && be < best_be)) {
-      best_be = be, best_rel = rel;
-      LA_CUDA_TRY(cudaMemcpyAsync(best.data(), x.data(), sizeof(double) * nk, cudaMemcpyDeviceToDevice, st));
+    factor_solve(tmp.data(), w, 1);
+    axpy_kernel<<<blocks_for(n), threads, 0, st>>>(w, w, n, -2.0);  // w = -w
+    LA_CHECK_LAUNCH(st);
+  };
+  std::unique_ptr<refine_detail::device_basis<decltype(op)>> basis;
+  auto step = [&](bool gmres, double& sbe, double& srel) {
+    if (gmres) {
+      if (!basis) {
+        tmp = c.allocate<double>(static_cast<std::size_t>(n)), zero = c.allocate<double>(static_cast<std::size_t>(n));
+        LA_CUDA_TRY(cudaMemsetAsync(zero.data(), 0, sizeof(double) * n, st));
+        basis = std::make_unique<refine_detail::device_basis<decltype(op)>>(c, n, m, op);
+      }
+      for (index_t col = 0; col < k; ++col) {  // one cycle per column, from its residual
+        factor_solve(r.data() + static_cast<long>(col) * n, basis->vec(0), 1);
+        const int its = refine_detail::gmres_cycle(*basis, m, p.opt.gmres_tolerance);
+        rep.gmres_iterations += its;
+        if (its == 0) continue;
+        axpy_kernel<<<blocks_for(n), threads, 0, st>>>(x.data() + static_cast<long>(col) * n, basis->correction(), n, 1.0);
+        LA_CHECK_LAUNCH(st);
+      }
+    } else {
+      factor_solve(r.data(), r.data(), k);  // r read into y first, the correction written over r
+      axpy_kernel<<<blocks_for(nk), threads, 0, st>>>(x.data(), r.data(), nk, 1.0);
+      LA_CHECK_LAUNCH(st);
     }
-    slow = be < 0.5 * prev || rel < 0.5 * prev_rel ? 0 : slow + 1;
-    if (slow >= 2 || !std::isfinite(be)) break;
-  }
+    sbe = backward();
+    srel = rep.relative_residual;
+  };
+  const int steps = sparse_detail::refine(
+      p.opt, be, rel, step,
+      [&] { LA_CUDA_TRY(cudaMemcpyAsync(best.data(), x.data(), sizeof(double) * nk, cudaMemcpyDeviceToDevice, st)); },
+      [&] {
+        LA_CUDA_TRY(cudaMemcpyAsync(x.data(), best.data(), sizeof(double) * nk, cudaMemcpyDeviceToDevice, st));
+        backward();
+      });
+  const double best_be = be, best_rel = rel;
   LA_CUDA_TRY(cudaMemcpyAsync(B, best.data(), sizeof(double) * nk, cudaMemcpyDeviceToDevice, st));
   LA_CUDA_TRY(cudaStreamSynchronize(st));
   rep.refinement_steps = steps;
   rep.backward_error = best_be;
   rep.relative_residual = best_rel;
   rep.seconds = since(t0);
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%d refinement step%s, backward error %.2e, %lld pivot%s perturbed", steps, steps == 1 ? "" : "s",
-                best_be, static_cast<long long>(p.perturbed), p.perturbed == 1 ? "" : "s");
-  rep.message = description() + ": " + buf;
+  rep.message = description() + ": " + refinement_line(rep, p.perturbed);
   return rep;
 }
 

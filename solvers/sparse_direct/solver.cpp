@@ -69,6 +69,11 @@ void sparse_direct_solver::impl::init(const csr_matrix<double, count_t>& a, spar
   if (f != "auto" && f != "lu" && f != "spd")
     throw invalid_argument("sparse direct solver: unknown factorization '" + f + "'; choose auto, lu or spd");
   LA_EXPECTS(o.big_front >= 1, "sparse direct solver: big_front must be at least 1");
+  const std::string& rf = o.refinement;
+  if (rf != "auto" && rf != "classical" && rf != "gmres")
+    throw invalid_argument("sparse direct solver: unknown refinement '" + rf + "'; choose auto, classical or gmres");
+  LA_EXPECTS(o.gmres_restart >= 1, "sparse direct solver: gmres_restart must be at least 1");
+  LA_EXPECTS(o.max_refinement >= 0, "sparse direct solver: max_refinement must not be negative");
   impl& p = *this;
   p.opt = std::move(o);
   p.a = a;
@@ -176,34 +181,16 @@ void sparse_direct_solver::impl::numeric_host() {
 sparse_direct_report sparse_direct_solver::impl::solve_host(std::vector<double>& b, index_t k) {
   const auto t0 = clock_type::now();
   sparse_direct_report rep;
-  std::vector<double> x(static_cast<std::size_t>(n)), r(x.size()), d(x.size()), y(x.size()), ry(x.size()), best(x.size());
-  // r = bc - A x in long double; the backward error, rel the relative residual (fronts.cpp).
-  auto residual = [&](const double* bc, const std::vector<double>& xv, std::vector<double>& rv, double& rel) {
-    return sparse_detail::residual_host(a, a_inf, bc, xv, rv, rel);
-  };
+  std::vector<double> x(static_cast<std::size_t>(n));
+  sparse_detail::host_refinement work(a, a_inf, sym, hF, opt);
   for (index_t c = 0; c < k; ++c) {
     double* bc = b.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(n);
-    std::copy(bc, bc + n, x.begin());
-    sparse_detail::solve_fronts_host(sym, hF, x.data());
-    double rel = 0, be = residual(bc, x, r, rel);
-    double best_be = be, best_rel = rel;
-    best = x;
-    int steps = 0, slow = 0;
-    while ((be > opt.refine_tolerance || rel > opt.refine_residual) && steps < opt.max_refinement) {
-      d = r;
-      sparse_detail::solve_fronts_host(sym, hF, d.data());
-      for (std::size_t i = 0; i < x.size(); ++i) x[i] += d[i];
-      ++steps;
-      const double prev = be, prev_rel = rel;
-      be = residual(bc, x, r, rel);
-      if (rel < best_rel || (rel == best_rel && be < best_be)) best_be = be, best_rel = rel, best = x;
-      slow = be < 0.5 * prev || rel < 0.5 * prev_rel ? 0 : slow + 1;
-      if (slow >= 2 || !std::isfinite(be)) break;
-    }
-    std::copy(best.begin(), best.end(), bc);
-    rep.refinement_steps = std::max(rep.refinement_steps, steps);
-    rep.backward_error = std::max(rep.backward_error, best_be);
-    rep.relative_residual = std::max(rep.relative_residual, best_rel);
+    const sparse_direct_report one = work.solve(bc, x);
+    std::copy(x.begin(), x.end(), bc);
+    rep.refinement_steps = std::max(rep.refinement_steps, one.refinement_steps);
+    rep.gmres_iterations += one.gmres_iterations;
+    rep.backward_error = std::max(rep.backward_error, one.backward_error);
+    rep.relative_residual = std::max(rep.relative_residual, one.relative_residual);
   }
   rep.seconds = since(t0);
   return rep;

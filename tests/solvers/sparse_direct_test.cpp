@@ -18,6 +18,7 @@
 
 #include <la/formats/convert.hpp>
 #include <la/kernels/reference/transpose.hpp>
+#include <la/solvers/method.hpp>
 #include <la/solvers/sparse_analysis.hpp>
 #include <la/solvers/sparse_direct/detail/fronts.hpp>
 #include <la/solvers/sparse_direct_solver.hpp>
@@ -460,4 +461,82 @@ TEST(SparseDirectHost, FactorsAndSolvesAsTheOracleOnTheHostsThreads) {
   EXPECT_THROW(sp.solve(xi), invalid_argument);
   sparse_direct_solver unfactored(a);
   EXPECT_THROW(unfactored.solve(x), invalid_argument);
+}
+
+namespace {
+/// 2 x 2 blocks [[1, 2], [0.5, 1 + 1e-11]] (not symmetric): each block's second pivot (1e-11)
+/// is below the static pivot threshold (sqrt(eps) max|M|), so it is perturbed to about 1.5e-8
+/// and the factors' M^-1 A has eigenvalues near 7e-4: classical refinement contracts the error
+/// by about 0.9993 a step (it stalls), GMRES-based refinement resolves them in a few
+/// iterations. b = A x for a random x.
+std::pair<csr, std::vector<double>> stalling_system(index_t blocks, std::mt19937& g) {
+  std::vector<std::tuple<index_t, index_t, double>> t;
+  for (index_t q = 0; q < blocks; ++q) {
+    const index_t i = 2 * q;
+    t.emplace_back(i, i, 1.0), t.emplace_back(i, i + 1, 2.0), t.emplace_back(i + 1, i, 0.5), t.emplace_back(i + 1, i + 1, 1.0 + 1e-11);
+  }
+  const csr a = from_triplets(2 * blocks, t);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> xt(static_cast<std::size_t>(a.rows())), b(xt.size(), 0.0);
+  for (double& v : xt) v = u(g);
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (count_t p = a.row_ptr()[i]; p < a.row_ptr()[i + 1]; ++p)
+      b[static_cast<std::size_t>(i)] += a.values()[p] * xt[static_cast<std::size_t>(a.col_idx()[p])];
+  return {a, b};
+}
+
+/// Classical refinement stalls on stalling_system; "auto" turns to GMRES-based refinement and
+/// meets the targets, as "gmres" does from the first step. solve(x) runs the solver's solve.
+template <class Make>
+void expect_gmres_refinement(Make make, const std::string& where) {
+  std::mt19937 g(57);
+  const auto [a, b] = stalling_system(40, g);
+  for (const std::string how : {"classical", "auto", "gmres"}) {
+    sparse_direct_options o;
+    o.refinement = how;
+    o.factorization = "lu";
+    sparse_direct_solver s = make(a, o);
+    s.factor();
+    ASSERT_TRUE(s.ok()) << where << " " << how;
+    EXPECT_GT(s.perturbed(), 0) << where << " " << how << ": the case needs perturbed pivots";
+    std::vector<double> x = b;
+    const sparse_direct_report r = s.solve(x);
+    const double res = relres(a, b, x, 1);
+    if (how == "classical") {
+      EXPECT_GT(res, 1e-13) << where << ": classical refinement was to stall here: " << r.message;
+      EXPECT_EQ(r.gmres_iterations, 0) << where;
+    } else {
+      EXPECT_LT(res, 1e-14) << where << " " << how << ": " << r.message;
+      EXPECT_GT(r.gmres_iterations, 0) << where << " " << how;
+      EXPECT_NE(r.message.find("GMRES-based"), std::string::npos) << r.message;
+    }
+    std::vector<double> x2 = b;
+    s.solve(x2);
+    EXPECT_EQ(x, x2) << where << " " << how << ": a rerun differs";
+  }
+  sparse_direct_options bad;
+  bad.refinement = "newton";
+  EXPECT_THROW(make(a, bad), invalid_argument);
+}
+}  // namespace
+
+TEST(SparseDirectHost, TurnsToGmresBasedRefinementWhereClassicalStalls) {
+  expect_gmres_refinement([](const csr& a, const sparse_direct_options& o) { return sparse_direct_solver(a, o, 2); }, "host");
+  // The host's --method direct refines its fronts the same way.
+  std::mt19937 g(58);
+  const auto [a, b] = stalling_system(40, g);
+  cg_options o;
+  o.method = krylov_method::direct;
+  o.rtol = 1e-14;
+  std::vector<double> x;
+  const solve_result r = solve_host(a, b, x, o);
+  EXPECT_EQ(r.status, solve_status::converged) << r.message;
+  EXPECT_LT(relres(a, b, x, 1), 1e-14) << r.message;
+  EXPECT_NE(r.message.find("GMRES-based"), std::string::npos) << r.message;
+}
+
+TEST(SparseDirect, TurnsToGmresBasedRefinementWhereClassicalStallsOnTheGpu) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  expect_gmres_refinement([&](const csr& a, const sparse_direct_options& o) { return sparse_direct_solver(ctx, a, o); }, "GPU");
 }

@@ -1,9 +1,12 @@
 // The sparse direct solver's fronts (sparse_direct_solver.hpp): the symbols the host builds
 // once per analysis, which the GPU's multifrontal factorization and solve read, and the host
-// oracle that factors the same fronts sequentially. supernodal.cu says what each array holds.
+// oracle that factors the same fronts sequentially. detail/solver_impl.hpp says what each array
+// holds.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -67,6 +70,59 @@ void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, dou
 /// ||b||_inf) and sets rel = ||r||_2 / ||b||_2 (the host solve's refinement).
 double residual_host(const csr_matrix<double, count_t>& a, double a_inf, const double* b, const std::vector<double>& x,
                      std::vector<double>& r, double& rel);
+
+/// The refinement's steps and stops, the same on the GPU and the host. be and rel come in as
+/// the first solution's backward error and relative residual and go out as the best x's.
+/// step(gmres, be, rel) takes one step (x += M^-1 r, or one GMRES cycle's correction), leaves
+/// the new x's residual in r and sets its be and rel; keep() saves x as the best; restore()
+/// puts the best x back and its residual in r. "auto" turns to GMRES-based refinement from the
+/// best x where classical refinement stalls (two steps that halve neither measure), breaks
+/// down or uses up its max_refinement steps above the targets. Returns the steps taken.
+template <class Step, class Keep, class Restore>
+int refine(const sparse_direct_options& o, double& be, double& rel, Step step, Keep keep, Restore restore) {
+  double best_be = be, best_rel = rel;
+  bool gmres = o.refinement == "gmres";
+  int steps = 0, in_kind = 0, slow = 0;
+  while (best_be > o.refine_tolerance || best_rel > o.refine_residual) {
+    if (in_kind >= o.max_refinement || slow >= 2 || !std::isfinite(be)) {
+      if (gmres || o.refinement != "auto") break;
+      gmres = true, in_kind = 0, slow = 0;
+      restore();
+      be = best_be, rel = best_rel;
+    }
+    const double prev = be, prev_rel = rel;
+    step(gmres, be, rel);
+    ++steps, ++in_kind;
+    if (rel < best_rel || (rel == best_rel && be < best_be)) {
+      best_be = be, best_rel = rel;
+      keep();
+    }
+    slow = be < 0.5 * prev || rel < 0.5 * prev_rel ? 0 : slow + 1;
+  }
+  be = best_be, rel = best_rel;
+  return steps;
+}
+/// The host's solve of one right-hand side with the fronts F, refined against A as the GPU's
+/// is (sparse_detail::refine: classical, then GMRES-based per the options). The GMRES basis is
+/// made at its first use and kept for the next solve.
+class host_refinement {
+ public:
+  host_refinement(const csr_matrix<double, count_t>& a, double a_inf, const front_symbols& f, const std::vector<double>& F,
+                  const sparse_direct_options& o);
+  ~host_refinement();
+  /// x (n) = A^-1 b, refined; the report's steps, GMRES iterations, backward error and relative residual.
+  sparse_direct_report solve(const double* b, std::vector<double>& x);
+  struct basis;
+
+ private:
+  const csr_matrix<double, count_t>& a_;
+  double a_inf_;
+  const front_symbols& f_;
+  const std::vector<double>& F_;
+  const sparse_direct_options& o_;
+  std::unique_ptr<basis> basis_;
+  std::vector<double> r_, best_;
+};
 
 /// The factors in the fronts F, in sparse_lu's layout.
 sparse_direct_solver::host_factors fronts_to_factors(const front_symbols& f, const std::vector<double>& F);
