@@ -67,6 +67,9 @@ struct cg_options {
   /// solve_device (method.hpp) take it, resolving automatic from the matrix.
   krylov_method method = krylov_method::cg;
   int restart = 30;                      // GMRES(m) and FGMRES(m): the basis size m, 1 to 1000
+  /// method automatic on a double A that does not look SPD and has at most this many rows:
+  /// the sparse direct solver first, the Krylov methods where it does not solve A (0: never).
+  std::int64_t auto_direct_rows = 20000;
   /// solve_host/solve_device refuse CG on a matrix whose values are not symmetric (an
   /// invalid_input naming the alternative) unless this is set.
   bool force = false;

@@ -249,13 +249,64 @@ TEST(DirectMethod, SolvesRealSystemsOnTheGpu) {
   EXPECT_EQ(solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dy, direct()).status, solve_status::non_finite);
 }
 
-// auto: where its Krylov methods stop short on a system whose factor fits, the direct
-// method solves it, and the report says what happened (host and GPU).
+// auto on a small system that does not look SPD: the direct method first (host and GPU);
+// where it does not solve A (singular), the Krylov methods, saying why; an SPD A stays with
+// CG; --auto-direct-rows 0 turns it off, and a float A is not taken.
+TEST(DirectMethod, AutoSolvesSmallNonSpdSystemsDirectlyFirst) {
+  for (const char* name : {"rajat19.mtx", "west0479.mtx"}) {
+    const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
+    const std::vector<double> b = times_ones(a);
+    const cg_options o = automatic(1e-10);
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, o);
+    EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;
+    EXPECT_EQ(r.solver, krylov_method::direct) << name << ": " << r.solver_choice;
+    EXPECT_NE(r.solver_choice.find("(at most 20000, --auto-direct-rows): the direct method first"), std::string::npos)
+        << r.solver_choice;
+    EXPECT_EQ(r.iterations, solve_host(a, b, x, direct()).iterations) << name;  // the direct method's own run
+    EXPECT_LT(test::true_relres(a, b, x), 1e-10) << name;
+    cg_options off = o;
+    off.auto_direct_rows = 0;
+    std::vector<double> y;
+    EXPECT_NE(solve_host(a, b, y, off).solver_choice.find("not SPD: bicgstab"), std::string::npos) << name;
+    cg_options below = o;
+    below.auto_direct_rows = a.rows() - 1;
+    EXPECT_EQ(solve_host(a, b, y, below).solver_choice.find("the direct method first"), std::string::npos) << name;
+    const csr_matrix<float> af(a.rows(), a.cols(), a.row_ptr(), a.col_idx(),
+                               std::vector<float>(a.values().begin(), a.values().end()));
+    std::vector<float> bf(b.begin(), b.end()), xf;
+    EXPECT_EQ(solve_host(af, bf, xf, o).solver_choice.find("the direct method first"), std::string::npos) << name << " (float)";
+    if (!cuda_available()) continue;
+    context ctx;
+    device_vector<double> dx;
+    const solve_result g = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, o);
+    EXPECT_EQ(g.status, solve_status::converged) << name << ": " << g.message;
+    EXPECT_EQ(g.solver, krylov_method::direct) << name << ": " << g.solver_choice;
+    EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-10) << name;
+  }
+  // Singular (an empty column): the direct method says so, then the Krylov methods run (and
+  // stop short on this inconsistent system), the choice saying both.
+  const csr_matrix<double> s(3, 3, std::vector<std::int32_t>{0, 1, 3, 4}, std::vector<index_t>{0, 0, 1, 1},
+                             std::vector<double>{2, 1, 3, 1});
+  std::vector<double> bs{1, 2, 3}, xs;
+  const solve_result rs = solve_host(s, bs, xs, automatic(1e-10));
+  EXPECT_NE(rs.solver, krylov_method::direct) << rs.solver_choice;
+  EXPECT_NE(rs.solver_choice.find("the direct method, tried first"), std::string::npos) << rs.solver_choice;
+  EXPECT_NE(rs.solver_choice.find("did not solve A (breakdown"), std::string::npos) << rs.solver_choice;
+  // SPD: CG.
+  const csr_matrix<double> p = test::poisson_2d<double>(20);
+  std::vector<double> bp(400, 1.0), xp;
+  EXPECT_EQ(solve_host(p, bp, xp, automatic(1e-8)).solver, krylov_method::cg);
+}
+
+// auto: where its Krylov methods stop short on a system whose factor fits (the direct method
+// first off), the direct method solves it, and the report says what happened (host and GPU).
 TEST(DirectMethod, AutoSolvesDirectlyWhereItsKrylovMethodsStopShort) {
   for (const char* name : {"rajat19.mtx", "west2021.mtx"}) {
     const csr_matrix<double> a = test::system_matrix(name, test::data_dir());
     const std::vector<double> b = times_ones(a);
-    const cg_options o = automatic(1e-10);
+    cg_options o = automatic(1e-10);
+    o.auto_direct_rows = 0;
     std::vector<double> x;
     const solve_result r = solve_host(a, b, x, o);
     EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;

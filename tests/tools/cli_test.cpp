@@ -230,12 +230,17 @@ TEST(Cli, NonSpdReportsBreakdown) {
   EXPECT_TRUE(contains(r.output, "breakdown")) << r.output;
   EXPECT_TRUE(contains(r.output, "not symmetric positive definite")) << r.output;
   EXPECT_TRUE(contains(r.output, "--method auto")) << r.output;
-  // auto sees the negative diagonal and takes BiCGSTAB, which breaks down at once on this
-  // symmetric indefinite matrix (r0'A r0 = 0); GMRES continues and solves it.
-  const auto a = run("solve " + f + " --precond none");
+  // auto sees the negative diagonal and takes BiCGSTAB (the direct method first off), which
+  // breaks down at once on this symmetric indefinite matrix (r0'A r0 = 0); GMRES continues
+  // and solves it. With its default, auto solves this small system directly first.
+  const auto a = run("solve " + f + " --precond none --auto-direct-rows 0");
   EXPECT_EQ(a.status, 0) << a.output;
   EXPECT_TRUE(contains(a.output, "(auto: symmetric values, diagonal: 1 positive, 1 negative")) << a.output;
   EXPECT_TRUE(contains(a.output, "so auto continued with gmres")) << a.output;
+  const auto d = run("solve " + f);
+  EXPECT_EQ(d.status, 0) << d.output;
+  EXPECT_TRUE(contains(d.output, "and 2 rows (at most 20000, --auto-direct-rows): the direct method first")) << d.output;
+  EXPECT_EQ(run("solve " + f + " --method cg --force --auto-direct-rows 5").status, 2) << "auto's option with cg";
   std::remove(f.c_str());
 }
 
@@ -299,14 +304,19 @@ TEST(Cli, MethodsOnANonSymmetricSystem) {
   EXPECT_EQ(cg.status, 2) << cg.output;
   EXPECT_TRUE(contains(cg.output, "invalid_input")) << cg.output;
   EXPECT_TRUE(contains(cg.output, "use --method gmres or bicgstab")) << cg.output;
-  // ... and auto picks BiCGSTAB with ILU(0) (on the rows permuted to a heavy diagonal: 12
-  // diagonal entries are missing), says why, and converges; Jacobi takes the zeros as 1.
-  const auto a = run("solve " + m + " --precond auto --device cpu");
+  // ... auto solves it directly first (1,813 rows, not SPD) ...
+  const auto d = run("solve " + m + " --device cpu");
+  EXPECT_EQ(d.status, 0) << d.output;
+  EXPECT_TRUE(contains(d.output, "picked:     direct (auto: not symmetric")) << d.output;
+  EXPECT_TRUE(contains(d.output, "the direct method first")) << d.output;
+  // ... and without that picks BiCGSTAB with ILU(0) (on the rows permuted to a heavy diagonal:
+  // 12 diagonal entries are missing), says why, and converges; Jacobi takes the zeros as 1.
+  const auto a = run("solve " + m + " --precond auto --device cpu --auto-direct-rows 0");
   EXPECT_EQ(a.status, 0) << a.output;
   EXPECT_TRUE(contains(a.output, "picked:     bicgstab (auto: not symmetric")) << a.output;
   EXPECT_TRUE(contains(a.output, "ilu0 (auto): exact, applied by exact")) << a.output;
   EXPECT_TRUE(contains(a.output, "12 zero or missing diagonal entries")) << a.output;
-  const auto j = run("solve " + m + " --precond jacobi --device cpu");
+  const auto j = run("solve " + m + " --precond jacobi --device cpu --auto-direct-rows 0");
   EXPECT_EQ(j.status, 0) << j.output;
   EXPECT_TRUE(contains(j.output, "12 zero or missing diagonal entries taken as 1")) << j.output;
   // Where ILU(0) does not exist (structurally singular: an empty column), auto says so and
