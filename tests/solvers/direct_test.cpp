@@ -38,6 +38,16 @@ cg_options automatic(double rtol) {
   o.rtol = rtol;
   return o;
 }
+/// solve_device with o: converged, by the direct method, to relres 1e-10.
+void expect_solved_directly_on_the_gpu(const csr_matrix<double>& a, const std::vector<double>& b, const cg_options& o,
+                                       const std::string& name) {
+  context ctx;
+  device_vector<double> dx;
+  const solve_result g = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, o);
+  EXPECT_EQ(g.status, solve_status::converged) << name << ": " << g.message;
+  EXPECT_EQ(g.solver, krylov_method::direct) << name << ": " << g.solver_choice;
+  EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-10) << name;
+}
 cg_options direct() {
   cg_options o;
   o.method = krylov_method::direct;
@@ -277,12 +287,7 @@ TEST(DirectMethod, AutoSolvesSmallNonSpdSystemsDirectlyFirst) {
     std::vector<float> bf(b.begin(), b.end()), xf;
     EXPECT_EQ(solve_host(af, bf, xf, o).solver_choice.find("the direct method first"), std::string::npos) << name << " (float)";
     if (!cuda_available()) continue;
-    context ctx;
-    device_vector<double> dx;
-    const solve_result g = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, o);
-    EXPECT_EQ(g.status, solve_status::converged) << name << ": " << g.message;
-    EXPECT_EQ(g.solver, krylov_method::direct) << name << ": " << g.solver_choice;
-    EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-10) << name;
+    expect_solved_directly_on_the_gpu(a, b, o, name);
   }
   // Singular (an empty column): the direct method says so, then the Krylov methods run (and
   // stop short on this inconsistent system), the choice saying both.
@@ -319,12 +324,7 @@ TEST(DirectMethod, AutoSolvesDirectlyWhereItsKrylovMethodsStopShort) {
     std::vector<double> y;
     EXPECT_NE(solve_host(a, b, y, capped).solver, krylov_method::direct) << name;
     if (!cuda_available() || (test::under_sanitizer() && std::string(name) != "rajat19.mtx")) continue;
-    context ctx;
-    device_vector<double> dx;
-    const solve_result g = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, o);
-    EXPECT_EQ(g.status, solve_status::converged) << name << ": " << g.message;
-    EXPECT_EQ(g.solver, krylov_method::direct) << name << ": " << g.solver_choice;
-    EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-10) << name;
+    expect_solved_directly_on_the_gpu(a, b, o, name);
   }
 }
 
