@@ -10,6 +10,7 @@
 //   LIST (methods): of jacobi, block-jacobi, fsai, fsai2 (tril(|A|^2)), ic0, auto; default all.
 //                   ic0+FACT+SOLVE picks IC(0)'s factorization (exact, sweeps, sweepsK) and
 //                   apply (exact, isai, jacobi, jacobiK); plain ic0 is what `la solve` runs.
+//                   amg+coarseN: AMG with coarse size N (levels up to N rows solved densely).
 // setupS, factS and applyS: the preconditioner's whole setup, IC(0)'s factorization part
 // (with L^T) and one apply, in SpMVs with A (the yardsticks: apply within 4, factorization
 // within 20).
@@ -80,7 +81,7 @@ std::vector<method_t> methods_of(const std::string& list) {
     std::string name;
     if (m == "fsai2") t.pc = preconditioner::fsai, t.opt.fsai.pattern = fsai_pattern::lower_squared;
     else if (auto p = parse_preconditioner(bench::factor_spec(m, name, t.opt) ? name : ""); p && *p != preconditioner::none) t.pc = *p;
-    else throw invalid_argument("unknown method '" + m + "' (jacobi, block-jacobi, fsai, fsai2, ic0[+FACT+SOLVE], auto)");
+    else throw invalid_argument("unknown method '" + m + "' (jacobi, block-jacobi, fsai, fsai2, ic0[+FACT+SOLVE], amg[+coarseN], auto)");
     out.push_back(t);
   }
   return out;

@@ -6,8 +6,9 @@
 //   la::dense_solve_report r = s.solve(b);      // b: n x k device_dense (or device_vector), x in place
 //   double kappa = s.condition_estimate();      // ||A||_1 ||A^-1||_1, LAPACK's gecon estimate
 //
-// Mixed precision (double only): dense_solver_options::factor_precision "tf32x3", "fp32" or
-// "tf32" factors a float copy (Tensor Cores for the trailing updates where named) and refines
+// Mixed precision (double only): dense_solver_options::factor_precision "tf32x3", "fp32",
+// "tf32", "bf16" or "fp16" factors a float copy (Tensor Cores for the trailing updates where
+// named; bf16/fp16 round the updates' operands to 16 bits) and refines
 // the solution in double against A until the backward error meets refine_tolerance: classical
 // refinement, then GMRES-based refinement preconditioned by the float factors where classical
 // stalls; where that stalls too it refactors in fp64 and the report says so.
@@ -41,7 +42,12 @@ struct dense_solver_options {
   /// The factorization's arithmetic. "working": T's own (double on the fp64 Tensor Cores,
   /// float on float's GEMM). For double, mixed precision: "tf32x3" (float factors, trailing
   /// updates on TF32 Tensor Cores at float's accuracy; compute capability 9.0), "tf32" (TF32
-  /// Tensor Cores, 10-bit products: fastest, more refinement steps), "fp32" (float GEMM).
+  /// Tensor Cores, 10-bit products: fastest, more refinement steps), "fp32" (float GEMM),
+  /// "bf16" / "fp16" (HPL-MxP's split: panels and block solves in float, the trailing
+  /// updates' operands rounded to bfloat16 or half, summed in float on the Tensor Cores; A is
+  /// scaled by a power of two so its largest entry is near 1, and half saturates at 65504).
+  /// A low-precision factorization that breaks down (a pivot lost to rounding) is redone in
+  /// fp64 at once, and the report says so (refactored).
   std::string factor_precision = "working";
   /// Panel width (0: chosen from n and the device: 64, smaller where a panel would not fit
   /// in shared memory).

@@ -89,6 +89,12 @@ constexpr int default_jacobi_steps = 2;
 /// inverse is one block's Gauss-Jordan, O(n^3) on one SM: 2,000 rows (Trefethen_2000, whose
 /// strong diagonal leaves nothing to coarsen) took 6.5 s at the old limit of 2048.
 inline constexpr index_t amg_dense_limit = 512;
+/// amg_options::coarse_size's largest value. A coarse size above amg_dense_limit is a
+/// request for that dense solve: levels up to it are factored (on the GPU by la::dense_solver,
+/// on the host by its O(n^3) loops: seconds at a few thousand rows).
+inline constexpr index_t amg_coarse_size_max = 8192;
+/// The largest coarsest level that is solved densely under these options.
+inline index_t amg_dense_rows(index_t coarse_size) { return coarse_size > amg_dense_limit ? coarse_size : amg_dense_limit; }
 
 /// AMG's smoother: a Chebyshev polynomial in D^-1 A, or L1-Jacobi sweeps x += D_l1^-1 (b - A x)
 /// with D_l1 = diag(sum_j |a_ij|) (convergent for every SPD A, no eigenvalue bound needed).

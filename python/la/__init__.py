@@ -265,8 +265,9 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
     prec = options.get("direct_precision", "fp64")
     if fact not in ("auto", "lu", "cholesky"):
         raise InvalidArgument("direct_factorization must be 'auto', 'lu' or 'cholesky', got %r" % (fact,))
-    if prec not in ("fp64", "tf32x3", "tf32", "fp32"):
-        raise InvalidArgument("direct_precision must be 'fp64', 'tf32x3', 'tf32' or 'fp32', got %r" % (prec,))
+    if prec not in ("fp64", "tf32x3", "tf32", "fp32", "bf16", "fp16"):
+        raise InvalidArgument("direct_precision must be 'fp64', 'tf32x3', 'tf32', 'fp32', 'bf16' or 'fp16', got %r"
+                              % (prec,))
     refine = options.get("direct_refinement", "auto")
     if refine not in ("auto", "classical", "gmres"):
         raise InvalidArgument("direct_refinement must be 'auto', 'classical' or 'gmres', got %r" % (refine,))
@@ -355,7 +356,7 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     Cholesky where A is symmetric with a positive diagonal) on the GPU (la::dense_solver; CuPy
     arrays in place) or, with device='cpu' or below 200 rows, on the CPU; b may then have
     several columns (n, k). Its options: direct_factorization ('auto', 'lu', 'cholesky'),
-    direct_precision ('fp64'; or 'tf32x3', 'tf32', 'fp32': float factors refined to fp64,
+    direct_precision ('fp64'; or 'tf32x3', 'tf32', 'fp32', 'bf16', 'fp16': float factors refined to fp64,
     falling back to fp64 where refinement stalls), direct_refinement ('auto': classical, then
     GMRES-based where classical stalls; 'classical'; 'gmres'), condition (True: the 1-norm condition
     estimate in the message). info is 0 when the relative residual meets rtol, -1 singular. b: numpy (or CuPy for

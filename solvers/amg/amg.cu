@@ -43,6 +43,9 @@ class amg_impl final : public device_preconditioner<T>::impl {
   amg_impl(context& ctx, const device_csr<T, O>& a, const amg_options& opt) : ctx_(ctx), opt_(opt), a0_(&a) {
     LA_EXPECTS(opt.smoother_degree >= 1 && opt.max_levels >= 1 && opt.coarse_size >= 1 && opt.strength >= 0,
                "amg: the smoother degree, levels and coarse size must be positive and the strength non-negative");
+    LA_EXPECTS(opt.coarse_size <= amg_coarse_size_max, "amg: the coarse size " + std::to_string(opt.coarse_size) +
+                                                          " is above " + std::to_string(amg_coarse_size_max) +
+                                                          " (a dense solve that large is not the coarse level's job)");
     fingerprint_ = fingerprint(a);
     levels_.emplace_back();
     levels_[0].n = a.rows();
@@ -277,12 +280,12 @@ class amg_impl final : public device_preconditioner<T>::impl {
     return b;
   }
 
-  /// The coarsest level: its dense inverse when it has at most amg_dense_limit rows.
+  /// The coarsest level: its dense inverse when it has at most amg_dense_rows(coarse_size) rows.
   void factor_coarse() {
     const auto t0 = clock::now();
     const std::size_t l = levels_.size() - 1;
     const index_t n = levels_[l].n;
-    dense_ = n <= amg_dense_limit;
+    dense_ = n <= amg_dense_rows(opt_.coarse_size);
     if (dense_ && n > 0) {
       cudaStream_t s = ctx_.stream();
       auto m = ctx_.allocate<double>(static_cast<std::size_t>(n) * 2 * n);

@@ -91,6 +91,9 @@ class host_amg {
     LA_EXPECTS(a.rows() == a.cols(), "amg: the matrix must be square");
     LA_EXPECTS(opt.smoother_degree >= 1 && opt.max_levels >= 1 && opt.coarse_size >= 1 && opt.strength >= 0,
                "amg: the smoother degree, levels and coarse size must be positive and the strength non-negative");
+    LA_EXPECTS(opt.coarse_size <= amg_coarse_size_max, "amg: the coarse size " + std::to_string(opt.coarse_size) +
+                                                          " is above " + std::to_string(amg_coarse_size_max) +
+                                                          " (a dense solve that large is not the coarse level's job)");
     std::vector<count_t> ptr(a.row_ptr().begin(), a.row_ptr().end());
     std::vector<double> val(a.values().begin(), a.values().end());
     amg::level finest;
@@ -260,7 +263,7 @@ class host_amg {
   void factor_coarse() {
     const auto& a = levels_.back().a;
     const index_t n = a.rows();
-    dense_ = n <= amg_dense_limit;
+    dense_ = n <= amg_dense_rows(opt_.coarse_size);
     if (!dense_) return;
     lu_.assign(static_cast<std::size_t>(n) * n, 0.0);
     piv_.resize(static_cast<std::size_t>(n));

@@ -41,6 +41,7 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
   LA_EXPECTS(bm.rows() == n, "dense_solver: B has " + std::to_string(bm.rows()) + " rows, A has " + std::to_string(n));
   LA_EXPECTS(bm.ld() == k, "dense_solver: B must be packed (ld = cols)");
   dense_solve_report rep;
+  rep.refactored = p.refactored_at_factor;
   if (n == 0 || k == 0) return rep;
   if (!p.status.ok())
     throw invalid_argument("dense_solver: A is singular: " + p.how + " finds no " +

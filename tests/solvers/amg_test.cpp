@@ -266,6 +266,38 @@ TEST(GpuAmg, HierarchyAndCycleMatchTheHostOracle) {
   }
 }
 
+// A coarse size above the stall limit (512) asks for that dense solve: a 1,600-row system
+// with coarse size 2,000 is one level, factored exactly (PCG converges at once), on the host
+// and on the GPU (la::dense_solver); the limit itself still holds for the default.
+TEST(GpuAmg, CoarseSizeAboveTheStallLimitIsSolvedDensely) {
+  const auto a = poisson_2d<double>(40);
+  std::vector<double> b(a.rows());
+  reference::spmv(1.0, a, std::vector<double>(a.rows(), 1.0), 0.0, b);
+  amg_options big;
+  big.coarse_size = 2000;
+  const host_amg h(a, big);
+  EXPECT_EQ(h.levels(), 1);
+  EXPECT_EQ(h.describe().find("smoothed"), std::string::npos) << h.describe();
+  EXPECT_LE(amg_pcg(a, h), 2);
+  big.coarse_size = amg_coarse_size_max + 1;
+  EXPECT_THROW(host_amg(a, big), invalid_argument);
+  amg_options one;
+  one.max_levels = 1;  // the default coarse size and a 1,600-row level: smoothed, not factored
+  EXPECT_NE(host_amg(a, one).describe().find("smoothed"), std::string::npos);
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  cg_options o;
+  o.precond = preconditioner::amg;
+  o.precond_opt.amg.coarse_size = 2000;
+  const auto da = to_device(ctx, a);
+  const auto db = to_device(ctx, b);
+  device_vector<double> x;
+  const solve_result r = cg_device(ctx, da, db, x, o);
+  ASSERT_TRUE(r.converged()) << r.message;
+  EXPECT_LE(r.iterations, 2) << r.precond.detail;
+  EXPECT_EQ(r.precond.detail.find("smoothed"), std::string::npos) << r.precond.detail;
+}
+
 // AMG-CG on the GPU: iterations that stay flat with the grid (at most 15 from 64^2 to 256^2,
 // as the host's), within one of the oracle's, the solution bit-identical on a rerun; the W-cycle
 // takes no more iterations than the V-cycle.

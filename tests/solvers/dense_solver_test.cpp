@@ -285,6 +285,64 @@ TEST(DenseSolver, GmresRefinementConvergesWhereClassicalRefinementCannot) {
   EXPECT_THROW(dense_solver<double>(ctx, to_la<double>(a), bad), invalid_argument);
 }
 
+TEST(DenseSolver, SixteenBitUpdatesRefineToFp64AndRefactorWhereTheyBreakDown) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(31);
+  // Blocks of 16 in outer panels of 32: most of the flops go through the 16-bit trailing
+  // updates even on the sanitizer's small sizes (n not a multiple of either).
+  const int n = test::under_sanitizer() ? 70 : 333;
+  const Mat a = random_matrix(n, g);
+  const Mat spd = a * a.transpose() + n * Mat::Identity(n, n);
+  const Mat b = Mat::Random(n, 2);
+  for (const Mat* m : {&a, &spd}) {
+    dense_solver_options o;
+    o.block = 16, o.outer_block = 32;
+    o.factor_precision = "fp32";
+    dense_solver<double> s32(ctx, to_la<double>(*m), o);
+    device_dense<double> x32 = upload<double>(ctx, b);
+    const dense_solve_report r32 = s32.solve(x32);
+    for (const char* prec : {"bf16", "fp16"}) {
+      o.factor_precision = prec;
+      dense_solver<double> s(ctx, to_la<double>(*m), o);
+      ASSERT_TRUE(s.ok()) << prec;
+      EXPECT_EQ(s.cholesky(), m == &spd) << prec;
+      device_dense<double> x = upload<double>(ctx, b);
+      const dense_solve_report r = s.solve(x);
+      EXPECT_FALSE(r.refactored) << prec << ": " << r.message;
+      EXPECT_NE(r.precision.find(std::string(prec) + " Tensor Core updates"), std::string::npos) << r.precision;
+      EXPECT_LT(backward_error(*m, download(ctx, x), b), 1e-15) << prec << ": " << r.message;
+      // The 16-bit factors are visibly coarser than float's: more refinement to the same error
+      // (a 16-bit path that silently ran in float would not be).
+      EXPECT_GT(r.refinement_steps + r.gmres_iterations, r32.refinement_steps) << prec << ": " << r.message << " / " << r32.message;
+      device_dense<double> x2 = upload<double>(ctx, b);
+      s.solve(x2);
+      EXPECT_EQ(download(ctx, x), download(ctx, x2)) << prec;
+    }
+  }
+  // SPD with condition 1e10: half's rounding (5e-4 of ||A||) is far above the smallest
+  // eigenvalues, so a Cholesky asked by name meets a non-positive pivot in fp16. A is not
+  // singular: the solver refactors in fp64 at once and says so.
+  const int ns = test::under_sanitizer() ? 64 : 200;
+  Mat q = Mat(Eigen::HouseholderQR<Mat>(random_matrix(ns, g)).householderQ());
+  Eigen::VectorXd ev(ns);
+  for (int i = 0; i < ns; ++i) ev(i) = std::pow(10.0, -10.0 * i / (ns - 1));
+  const Mat ill = q * ev.asDiagonal() * q.transpose();
+  dense_solver_options o;
+  o.block = 16, o.outer_block = 32;
+  o.factorization = dense_factorization::cholesky;
+  o.factor_precision = "fp16";
+  dense_solver<double> s(ctx, to_la<double>(ill), o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s.cholesky());
+  const Mat bi = Mat::Random(ns, 1);
+  device_dense<double> x = upload<double>(ctx, bi);
+  const dense_solve_report r = s.solve(x);
+  EXPECT_TRUE(r.refactored) << r.message;
+  EXPECT_NE(r.precision.find("broke down at column"), std::string::npos) << r.precision;
+  EXPECT_LT(backward_error(ill, download(ctx, x), bi), 1e-15) << r.message;
+}
+
 TEST(DenseSolver, RefusesBadInputAndRerunsBitIdentically) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;

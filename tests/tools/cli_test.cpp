@@ -276,7 +276,7 @@ TEST(Cli, AmgOptions) {
   EXPECT_TRUE(contains(r.output, "W-cycle, Chebyshev degree 3")) << r.output;
   EXPECT_TRUE(contains(r.output, "operator complexity")) << r.output;
   for (const std::string bad : {"--precond jacobi --amg-degree 2", "--precond amg --amg-degree 0",
-                                "--precond amg --amg-cycle g", "--precond amg --amg-coarse 5000",
+                                "--precond amg --amg-cycle g", "--precond amg --amg-coarse 9000",
                                 "--precond amg --amg-strength 2", "--precond amg --amg-smoother gauss",
                                 "--precond fsai --amg-smoother l1-jacobi"}) {
     const auto b = run("solve gen:poisson2d:10 " + bad + " --device cpu");

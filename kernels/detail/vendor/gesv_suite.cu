@@ -238,6 +238,8 @@ std::vector<gesv_row> bench_gesv(context& ctx, vendor_handles& vh, const gesv_be
       run_la("tf32x3", "tf32x3", "gesv-mixed");
       run_la("tf32", "tf32", "gesv-mixed");
       run_la("fp32", "fp32", "gesv-mixed");
+      run_la("bf16", "bf16", "gesv-mixed");
+      run_la("fp16", "fp16", "gesv-mixed");
       // cuSOLVER's iterative refinement, lowest precision float and TF32.
       for (cusolverPrecType_t low : {CUSOLVER_R_32F, CUSOLVER_R_TF32}) {
         const std::string label = low == CUSOLVER_R_32F ? "cusolver:irs-fp32" : "cusolver:irs-tf32";

@@ -74,6 +74,11 @@ struct factors {
   bool chol = false;
   int info = 0;
   std::string gemm;  // F = double: a dgemm name or auto; F = float: a gemm_variants() name or auto
+  /// The trailing updates' arithmetic (the bulk of the flops): "" (gemm's), or for F = float
+  /// "fp16" / "bf16": both operands rounded to 16 bits, products summed in float on the
+  /// Tensor Cores (HPL-MxP's split: the panels and the block solves stay in float).
+  std::string update;
+  device_buffer<unsigned short> low_a, low_b;  // the 16-bit operands, allocated at the first update
   device_buffer<F> f;        // N x N
   device_buffer<F> inv_l;    // (N / nb) x nb x nb: inverses of L's diagonal blocks
   device_buffer<F> inv_u;    // LU: of U's
@@ -103,6 +108,44 @@ void block_gemm(context& ctx, const std::string& algo, index_t m, index_t n, ind
     g.workspace_size = ws_bytes;
     v.run(g, ctx.stream());
   }
+}
+
+/// Bytes the 16-bit trailing updates' operands take (both at their largest: N x outer).
+inline double low_update_bytes(const std::string& update, index_t N, index_t outer) {
+  return update == "fp16" || update == "bf16" ? 2.0 * N * outer * 2 : 0.0;
+}
+
+/// The trailing update C (m x n, ldc) -= A B (K = k): fa.update's arithmetic, or fa.gemm's.
+template <typename F>
+void trailing_update(context& ctx, factors<F>& fa, index_t m, index_t n, index_t k, const F* a, index_t lda, const F* b,
+                     index_t ldb, F* c, index_t ldc, bool lower_only) {
+  if constexpr (std::is_same_v<F, float>) {
+    if (m > 0 && n > 0 && (fa.update == "fp16" || fa.update == "bf16")) {
+      const bool bf = fa.update == "bf16";
+      const std::size_t want = static_cast<std::size_t>(fa.N) * fa.outer;
+      if (fa.low_a.size() < want) fa.low_a = ctx.allocate<unsigned short>(want), fa.low_b = ctx.allocate<unsigned short>(want);
+      cudaStream_t s = ctx.stream();
+      const long ea = static_cast<long>(m) * k, eb = static_cast<long>(k) * n;
+      if (bf) {
+        round_block_kernel<__nv_bfloat16><<<blocks_for(ea), threads, 0, s>>>(a, lda, reinterpret_cast<__nv_bfloat16*>(fa.low_a.data()), m, k);
+        round_block_kernel<__nv_bfloat16><<<blocks_for(eb), threads, 0, s>>>(b, ldb, reinterpret_cast<__nv_bfloat16*>(fa.low_b.data()), k, n);
+      } else {
+        round_block_kernel<__half><<<blocks_for(ea), threads, 0, s>>>(a, lda, reinterpret_cast<__half*>(fa.low_a.data()), m, k);
+        round_block_kernel<__half><<<blocks_for(eb), threads, 0, s>>>(b, ldb, reinterpret_cast<__half*>(fa.low_b.data()), k, n);
+      }
+      LA_CHECK_LAUNCH(s);
+      gemm_problem p{m, n, k, ctx.sm_count(), k, n};
+      const gemm_variant& v = select_gemm(p, bf ? gemm_input::bf16 : gemm_input::f16, true);
+      if (!v.can_implement(p)) throw not_supported("the " + fa.update + " GEMM cannot run this factorization's update on this device");
+      const std::size_t ws_bytes = v.workspace_bytes(p);
+      gemm_args g{m, n, k, fa.low_a.data(), k, fa.low_b.data(), n, c, ldc, -1.0f, 1.0f, ws_bytes ? ctx.scratch(ws_bytes) : nullptr,
+                  ctx.sm_count()};
+      g.workspace_size = ws_bytes;
+      v.run(g, s);
+      return;
+    }
+  }
+  block_gemm<F>(ctx, fa.gemm, m, n, k, a, lda, b, ldb, c, ldc, F(-1), F(1), lower_only);
 }
 
 template <typename F>
@@ -205,9 +248,8 @@ void factor_lu(context& ctx, factors<F>& fa) {
                       F(1), false);
     }
     pt.mark("trsm outer");
-    block_gemm<F>(ctx, fa.gemm, N - JE, N - JE, JE - J, fa.f.data() + static_cast<long>(JE) * N + J, N,
-                  fa.f.data() + static_cast<long>(J) * N + JE, N, fa.f.data() + static_cast<long>(JE) * N + JE, N, F(-1), F(1),
-                  false);
+    trailing_update<F>(ctx, fa, N - JE, N - JE, JE - J, fa.f.data() + static_cast<long>(JE) * N + J, N,
+                       fa.f.data() + static_cast<long>(J) * N + JE, N, fa.f.data() + static_cast<long>(JE) * N + JE, N, false);
     pt.mark("update trailing");
   }
   tri_inverse_kernel<F><<<static_cast<unsigned>(nblk), 64, tri_smem, s>>>(fa.f.data(), N, static_cast<int>(nb), 0, false,
@@ -280,8 +322,7 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
     copy_block_kernel<F><<<blocks_for(long(mo) * kw), threads, 0, s>>>(l21, N, work_t.data(), mo, mo, kw, true);
     LA_CHECK_LAUNCH(s);
     pt.mark("transpose outer");
-    block_gemm<F>(ctx, fa.gemm, mo, mo, kw, l21, N, work_t.data(), mo, fa.f.data() + static_cast<long>(JE) * N + JE, N, F(-1),
-                  F(1), lower);
+    trailing_update<F>(ctx, fa, mo, mo, kw, l21, N, work_t.data(), mo, fa.f.data() + static_cast<long>(JE) * N + JE, N, lower);
     pt.mark("update trailing");
   }
   LA_CUDA_TRY(cudaMemcpyAsync(&fa.info, info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));

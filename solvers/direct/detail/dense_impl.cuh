@@ -28,6 +28,7 @@ struct dense_solver<T>::impl {
   factors<float> low;          // mixed precision's
   factors<double> low64;       // GMRES-based refinement's: low in double (promote_factors), made when first needed
   bool low64_tried = false;
+  bool refactored_at_factor = false;  // the mixed factorization broke down; full's are fp64
   dense_factor_status status;
   bool chol = false;
   double seconds = 0;
@@ -44,8 +45,10 @@ struct dense_solver<T>::impl {
     LA_EXPECTS(ow % nb == 0, "dense_solver: outer_block " + std::to_string(ow) + " is not a multiple of the block " +
                                  std::to_string(nb));
     fa.outer = nb * std::max<index_t>(1, ow / nb);
-    fa.gemm = gemm_algo;
-    check_device_memory(c, double(fa.N) * fa.N * sizeof(F) + 4.0 * fa.N * nb * sizeof(F),
+    const bool low16 = gemm_algo == "fp16" || gemm_algo == "bf16";
+    fa.gemm = low16 ? std::string("auto") : gemm_algo;
+    fa.update = low16 ? gemm_algo : std::string();
+    check_device_memory(c, double(fa.N) * fa.N * sizeof(F) + 4.0 * fa.N * nb * sizeof(F) + low_update_bytes(fa.update, fa.N, fa.outer),
                         "the dense factors (" + std::to_string(fa.N) + " x " + std::to_string(fa.N) + ")");
     fa.f = c.allocate<F>(static_cast<std::size_t>(fa.N) * fa.N);
     auto fill = [&] {
@@ -71,8 +74,9 @@ struct dense_solver<T>::impl {
     mixed = std::is_same_v<T, double> && fp != "working" && fp != "fp64";
     if (!std::is_same_v<T, double> && fp != "working" && fp != "fp32")
       throw invalid_argument("dense_solver: factor_precision '" + fp + "' refines to double; a float solver factors in float (working)");
-    if (mixed && fp != "tf32x3" && fp != "tf32" && fp != "fp32")
-      throw invalid_argument("dense_solver: unknown factor_precision '" + fp + "'; choose working, fp64, tf32x3, fp32 or tf32");
+    if (mixed && fp != "tf32x3" && fp != "tf32" && fp != "fp32" && fp != "fp16" && fp != "bf16")
+      throw invalid_argument("dense_solver: unknown factor_precision '" + fp +
+                             "'; choose working, fp64, tf32x3, fp32, tf32, bf16 or fp16");
     const std::string& rf = opt.refinement;
     if (rf != "auto" && rf != "classical" && rf != "gmres")
       throw invalid_argument("dense_solver: unknown refinement '" + rf + "'; choose auto, classical or gmres");
@@ -83,7 +87,19 @@ struct dense_solver<T>::impl {
       factor_into(low, fp, want_chol, scale);
       status.bad_column = low.info;
       chol = low.chol;
-      precision = fp == "fp32" ? "float" : fp == "tf32" ? "float, TF32 Tensor Core updates" : "float, 3xTF32 Tensor Core updates";
+      precision = fp == "fp32"   ? "float"
+                  : fp == "tf32" ? "float, TF32 Tensor Core updates"
+                  : fp == "fp16" ? "float, fp16 Tensor Core updates"
+                  : fp == "bf16" ? "float, bf16 Tensor Core updates"
+                                 : "float, 3xTF32 Tensor Core updates";
+      if (low.info != 0) {
+        // The low-precision factorization broke down (a pivot lost to rounding, or a
+        // Cholesky pivot that rounding made non-positive): fp64 decides whether A is singular.
+        const std::string why = "refactored: the " + precision + " factorization broke down at column " + std::to_string(low.info);
+        refactor_full();
+        refactored_at_factor = true;
+        precision = "double, fp64 Tensor Cores (" + why + ")";
+      }
     } else {
       factor_into(full, std::is_same_v<T, double> ? opt.gemm : std::string("auto"), want_chol, 1.0);
       status.bad_column = full.info;

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 #include <cooperative_groups.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <la/context.hpp>
 #include <la/error.hpp>
@@ -51,6 +54,24 @@ __global__ void convert_rows_kernel(const In* in, index_t n, index_t N, index_t 
   const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (e >= static_cast<long>(N) * k) return;
   out[e] = e < static_cast<long>(n) * k ? static_cast<Out>(static_cast<double>(in[e]) * scale) : Out(0);
+}
+
+/// dst (rows x cols, packed) = src (ld lds) rounded to nearest in H (half or bfloat16), the
+/// 16-bit trailing updates' operands. Half saturates at its largest finite value (65504)
+/// rather than turning a large Schur complement entry into inf: the refinement then sees a
+/// poor factor, not a NaN one.
+template <typename H>
+__global__ void round_block_kernel(const float* src, index_t lds, H* dst, index_t rows, index_t cols) {
+  const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= static_cast<long>(rows) * cols) return;
+  const index_t i = static_cast<index_t>(e / cols), j = static_cast<index_t>(e % cols);
+  float v = src[static_cast<long>(i) * lds + j];
+  if constexpr (std::is_same_v<H, __half>) {
+    if (!isnan(v)) v = fminf(fmaxf(v, -65504.0f), 65504.0f);  // a NaN stays one
+    dst[e] = __float2half_rn(v);
+  } else {
+    dst[e] = __float2bfloat16_rn(v);
+  }
 }
 
 /// out[i] = in[perm[i]] row by row (k columns); inverse: out[perm[i]] = in[i].
