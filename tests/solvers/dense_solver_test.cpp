@@ -293,7 +293,8 @@ TEST(DenseSolver, SixteenBitUpdatesRefineToFp64AndRefactorWhereTheyBreakDown) {
   // updates even on the sanitizer's small sizes (n not a multiple of either).
   const int n = test::under_sanitizer() ? 70 : 333;
   const Mat a = random_matrix(n, g);
-  const Mat spd = a * a.transpose() + n * Mat::Identity(n, n);
+  const Mat s0 = a * a.transpose() + n * Mat::Identity(n, n);
+  const Mat spd = 0.5 * (s0 + s0.transpose());  // bit-symmetric: automatic takes Cholesky
   const Mat b = Mat::Random(n, 2);
   for (const Mat* m : {&a, &spd}) {
     dense_solver_options o;
