@@ -108,7 +108,12 @@ enum class amg_cycle { v, w, f };
 struct amg_options {
   double strength = 0.08;  // theta of the finest level's strength graph, halved a level
   int smoother_degree = 2;  // Chebyshev polynomial degree, or L1-Jacobi sweeps (pre and post)
-  index_t coarse_size = 256;  // a level this small is solved densely
+  /// A level this small is solved densely (its inverse, one dense product a cycle). 512:
+  /// measured on the AMG set (H200, bench/history/algebraic-multigrid.md, "Coarse size"):
+  /// 13-14% faster than 256 on 1138_bus and bcsstk21, the same hierarchy elsewhere; 1024 and
+  /// 2048 slower where they change the hierarchy (a dense level of 843-1439 rows costs more
+  /// setup than its levels saved).
+  index_t coarse_size = 512;
   int max_levels = 25;
   /// Power iterations for each level's lambda_max(D^-1 A), the bound taken as 1.1 times their
   /// estimate, capped by Gershgorin's (0: Gershgorin's alone). An underestimate makes the

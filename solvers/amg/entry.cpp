@@ -51,8 +51,8 @@ constexpr option_spec options[] = {
      "amg: the Chebyshev degree, or L1-Jacobi sweeps, before and after\n"
      "(default 2)",
      amg_only, {}, "", [](cg_options& o, const option_value& v) { o.precond_opt.amg.smoother_degree = static_cast<int>(v.number); }},
-    {"amg-coarse", option_type::integer, "256", 1, amg_coarse_size_max, "", "N",
-     "amg: a level of at most N rows is solved densely (default 256,\n"
+    {"amg-coarse", option_type::integer, "512", 1, amg_coarse_size_max, "", "N",
+     "amg: a level of at most N rows is solved densely (default 512,\n"
      "at most 8192; a level that stops coarsening is solved densely up\n"
      "to max(N, 512) rows)",
      amg_only, {}, "", [](cg_options& o, const option_value& v) { o.precond_opt.amg.coarse_size = static_cast<index_t>(v.number); }},

@@ -62,9 +62,22 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
   double r_max = 0, b_max = 0;
   std::vector<double> r_col_max(static_cast<std::size_t>(k));
   auto backward = [&]() {
-    residual_kernel<T, double><<<dim3(blocks_for(n, threads / 32), static_cast<unsigned>(k)), threads, 0, s>>>(
-        p.a.data(), n, n, x64.data(), b64.data(), r64.data(), k);
-    LA_CHECK_LAUNCH(s);
+    if constexpr (std::is_same_v<T, double>) {
+      if (k >= 16) {
+        // Many right-hand sides (AMG's coarse inverse: k = n): R = B - A X on the fp64 GEMM
+        // (fp64 products and sums, as the kernel's), not k matrix-vector products.
+        LA_CUDA_TRY(cudaMemcpyAsync(r64.data(), b64.data(), sizeof(double) * n * k, cudaMemcpyDeviceToDevice, s));
+        dgemm_args g;
+        g.m = n, g.n = k, g.k = n, g.a = p.a.data(), g.lda = n, g.b = x64.data(), g.ldb = k, g.c = r64.data(), g.ldc = k;
+        g.alpha = -1, g.beta = 1;
+        dgemm(g, s);
+      }
+    }
+    if (!std::is_same_v<T, double> || k < 16) {
+      residual_kernel<T, double><<<dim3(blocks_for(n, threads / 32), static_cast<unsigned>(k)), threads, 0, s>>>(
+          p.a.data(), n, n, x64.data(), b64.data(), r64.data(), k);
+      LA_CHECK_LAUNCH(s);
+    }
     column_max_kernel<double><<<static_cast<unsigned>(k), threads, 0, s>>>(x64.data(), n, k, xmax.data());
     LA_CHECK_LAUNCH(s);
     column_max_kernel<double><<<static_cast<unsigned>(k), threads, 0, s>>>(r64.data(), n, k, rmax.data());
