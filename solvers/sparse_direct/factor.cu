@@ -3,7 +3,8 @@
 // leaves the children's update matrices added (a warp per parent row, the child rows in a
 // fixed order: no atomics, reruns bit-identical) and the level's fronts factored without
 // pivoting, the small ones a thread block each in one launch, the big ones blocked with their
-// trailing updates on la's fp64 Tensor Core GEMM.
+// trailing updates on la's fp64 Tensor Core GEMM. SPD (no matching): A = L D L^T, the big
+// fronts' trailing updates on the lower triangle only (Cholesky's flops), U's rows D L^T.
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -93,9 +94,36 @@ __global__ void factor_small_kernel(double* F, front_table t, const int* list, d
   block_lu(F + t.off[s], m, 0, t.nc[s], m, m, tiny, spd, t.first[s], bad, perturbed);
 }
 
-/// A big front's diagonal block [k0, k0 + kb): one block.
+/// A big front's diagonal block [k0, k0 + kb): one block. SPD: the trailing updates kept
+/// the lower triangle only, so the block's upper triangle is its mirror first.
 __global__ void factor_diag_kernel(double* A, int m, int k0, int kb, double tiny, bool spd, int first, int* bad, int* perturbed) {
+  if (spd) {
+    for (int e = threadIdx.x; e < kb * kb; e += blockDim.x) {
+      const int i = e / kb, j = e % kb;
+      if (i < j) A[static_cast<long>(k0 + i) * m + k0 + j] = A[static_cast<long>(k0 + j) * m + k0 + i];
+    }
+    __syncthreads();
+  }
   block_lu(A, m, k0, k0 + kb, k0 + kb, k0 + kb, tiny, spd, first, bad, perturbed);
+}
+
+/// SPD: U12 = D11 L21^T (A12 = A21^T and U11 = D11 L11^T give L11^-1 A12 = D11 L21^T), so
+/// the stale upper triangle is never read: a thread per column right of the diagonal block.
+__global__ void u12_symmetric_kernel(double* A, int m, int k0, int kb) {
+  const int j = k0 + kb + static_cast<int>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= m) return;
+  for (int i = 0; i < kb; ++i)
+    A[static_cast<long>(k0 + i) * m + j] = A[static_cast<long>(k0 + i) * m + k0 + i] * A[static_cast<long>(j) * m + k0 + i];
+}
+
+/// SPD: the update matrix's upper triangle (rows and columns [c0, m)) from its lower one, for
+/// the parent's extend-add, which reads whole rows.
+__global__ void mirror_kernel(double* A, int m, int c0) {
+  const long w = m - c0;
+  const long e = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (e >= w * w) return;
+  const int i = static_cast<int>(e / w), j = static_cast<int>(e % w);
+  if (i < j) A[static_cast<long>(c0 + i) * m + c0 + j] = A[static_cast<long>(c0 + j) * m + c0 + i];
 }
 
 /// L21 = A21 U11^-1: a thread per row below the diagonal block (U11 in shared memory).
@@ -194,7 +222,8 @@ void sparse_direct_solver::impl::numeric() {
         if (rest == 0) continue;
         l21_kernel<<<blocks_for(rest, 128), 128, 0, st>>>(A, m, k0, kb);
         LA_CHECK_LAUNCH(st);
-        u12_kernel<<<blocks_for(rest, 128), 128, 0, st>>>(A, m, k0, kb);
+        if (spd) u12_symmetric_kernel<<<blocks_for(rest, 128), 128, 0, st>>>(A, m, k0, kb);
+        else u12_kernel<<<blocks_for(rest, 128), 128, 0, st>>>(A, m, k0, kb);
         LA_CHECK_LAUNCH(st);
         dgemm_args g;
         g.m = rest, g.n = rest, g.k = kb;
@@ -202,7 +231,12 @@ void sparse_direct_solver::impl::numeric() {
         g.b = A + static_cast<long>(k0) * m + k0 + kb, g.ldb = m;
         g.c = A + static_cast<long>(k0 + kb) * m + k0 + kb, g.ldc = m;
         g.alpha = -1, g.beta = 1;
+        g.lower_only = spd;  // SPD: the lower triangle (half the flops, Cholesky's count)
         dgemm(g, st);
+      }
+      if (spd && m > nc) {
+        mirror_kernel<<<blocks_for(static_cast<long>(m - nc) * (m - nc)), threads, 0, st>>>(A, m, nc);
+        LA_CHECK_LAUNCH(st);
       }
     }
   }

@@ -158,7 +158,8 @@ double sparse_direct_solver::factor_seconds() const noexcept { return p_->t_fact
 std::string sparse_direct_solver::description() const {
   const impl& p = *p_;
   char buf[200];
-  std::snprintf(buf, sizeof buf, "supernodal multifrontal LU (%s), %zu fronts in %zu levels, %.3g MB of fronts",
+  std::snprintf(buf, sizeof buf, "supernodal multifrontal %s (%s), %zu fronts in %zu levels, %.3g MB of fronts",
+                p.spd && !p.host ? "L D L^T" : "LU",
                 p.spd            ? "no pivoting: A symmetric with a positive diagonal"
                 : p.unmatched_lu ? "static pivoting on A's rows: the matching gave up, the diagonal is zero-free"
                                  : "static pivoting after a max-product matching",
