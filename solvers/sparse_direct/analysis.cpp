@@ -196,6 +196,62 @@ std::vector<index_t> postorder(const std::vector<index_t>& parent) {
   return post;
 }
 
+/// The column counts of L (the diagonal included) in O(nnz(A) alpha(n)), without forming L:
+/// Gilbert, Ng and Peyton's algorithm (1994; the form of Davis's "Direct Methods for Sparse
+/// Linear Systems", 4.5). The tree must be postordered (the analysis folds its postorder into
+/// the ordering, so a node's descendants are the indices just below it). Row i of L is the
+/// row subtree of i: the union of the tree paths from row i's entries up to i. A column j
+/// gains 1 for each row subtree it is a leaf of, and the overlap of two consecutive leaves'
+/// paths is taken off at their least common ancestor (a disjoint-set forest); summing these
+/// deltas up the tree gives the counts. (Walking every row's paths, as before, is O(nnz(L)):
+/// 23% of the analysis on a 3D grid.)
+std::vector<count_t> column_counts(const graph& lower, const std::vector<index_t>& parent) {
+  const index_t n = static_cast<index_t>(parent.size());
+  const auto sz = static_cast<std::size_t>(n);
+  // Column j's entries below the diagonal (rows i > j), from the rows' lists (a transpose).
+  std::vector<index_t> cptr(sz + 1, 0), crow(lower.adj.size());
+  for (index_t p = 0; p < lower.ptr[n]; ++p) ++cptr[static_cast<std::size_t>(lower.adj[p]) + 1];
+  for (std::size_t j = 0; j < sz; ++j) cptr[j + 1] += cptr[j];
+  {
+    std::vector<index_t> at(cptr.begin(), cptr.end() - 1);
+    for (index_t i = 0; i < n; ++i)
+      for (index_t p = lower.ptr[i]; p < lower.ptr[i + 1]; ++p) crow[static_cast<std::size_t>(at[lower.adj[p]]++)] = i;
+  }
+  // first[j]: j's first descendant (the smallest index in its subtree); a leaf is its own.
+  std::vector<index_t> first(sz, -1);
+  std::vector<count_t> delta(sz, 0);
+  for (index_t k = 0; k < n; ++k) {
+    delta[k] = first[k] == -1 ? 1 : 0;  // a leaf of the tree
+    for (index_t j = k; j != -1 && first[j] == -1; j = parent[j]) first[j] = k;
+  }
+  std::vector<index_t> maxfirst(sz, -1), prevleaf(sz, -1), ancestor(sz);
+  for (index_t i = 0; i < n; ++i) ancestor[i] = i;
+  for (index_t j = 0; j < n; ++j) {
+    if (parent[j] != -1) --delta[parent[j]];  // j is not a root
+    for (index_t p = cptr[j]; p < cptr[j + 1]; ++p) {
+      const index_t i = crow[p];  // a_ij != 0, i > j: is j a leaf of row i's subtree?
+      if (first[j] <= maxfirst[i]) continue;  // no: a descendant of j met row i already
+      maxfirst[i] = first[j];
+      const index_t jprev = prevleaf[i];
+      prevleaf[i] = j;
+      ++delta[j];
+      if (jprev == -1) continue;  // row i's first leaf
+      index_t q = jprev;          // the least common ancestor of jprev and j
+      while (q != ancestor[q]) q = ancestor[q];
+      for (index_t t = jprev; t != q;) {  // path compression
+        const index_t up = ancestor[t];
+        ancestor[t] = q;
+        t = up;
+      }
+      --delta[q];  // the paths from jprev and from j overlap from q up
+    }
+    if (parent[j] != -1) ancestor[j] = parent[j];
+  }
+  for (index_t j = 0; j < n; ++j)
+    if (parent[j] != -1) delta[parent[j]] += delta[j];
+  return delta;
+}
+
 sparse_analysis analyze_with(const graph& g, index_t n, fill_ordering o) {
   sparse_analysis s;
   s.n = n;
@@ -211,14 +267,7 @@ sparse_analysis analyze_with(const graph& g, index_t n, fill_ordering o) {
   }
   const graph lower = permuted_lower(g, perm, inv);
   s.parent = etree(lower);
-  // Column counts: row k of L is the union of the tree paths from row k's entries up to k.
-  s.col_count.assign(static_cast<std::size_t>(n), 1);  // the diagonal
-  std::vector<index_t> mark(static_cast<std::size_t>(n), -1);
-  for (index_t k = 0; k < n; ++k) {
-    mark[k] = k;
-    for (index_t p = lower.ptr[k]; p < lower.ptr[k + 1]; ++p)
-      for (index_t i = lower.adj[p]; mark[i] != k; i = s.parent[i]) ++s.col_count[i], mark[i] = k;
-  }
+  s.col_count = column_counts(lower, s.parent);
   // Fundamental supernodes.
   std::vector<index_t> children(static_cast<std::size_t>(n), 0);
   for (index_t j = 0; j < n; ++j)
