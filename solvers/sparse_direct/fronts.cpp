@@ -113,16 +113,56 @@ front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, f
   std::vector<int> super_of(static_cast<std::size_t>(n));
   for (std::size_t s = 0; s < ns; ++s)
     for (index_t j = sb[s]; j < sb[s + 1]; ++j) super_of[static_cast<std::size_t>(j)] = static_cast<int>(s);
+  // The supernodal tree, its children lists flat (child_ptr, child_list: increasing order);
+  // flat arrays throughout, sized before they are filled: on a 1M-row grid (506k fronts)
+  // vectors of vectors and growing push_backs spent a third of the analysis in the kernel's
+  // page zeroing and the allocator.
   std::vector<int> sparent(ns, -1);
-  std::vector<std::vector<int>> children(ns);
+  std::vector<std::size_t> child_ptr(ns + 1, 0);
   for (std::size_t s = 0; s < ns; ++s) {
     const index_t last = sb[s + 1] - 1;
     const index_t pj = an.parent[static_cast<std::size_t>(last)];
     if (pj >= 0) {
       sparent[s] = super_of[static_cast<std::size_t>(pj)];
-      children[static_cast<std::size_t>(sparent[s])].push_back(static_cast<int>(s));
+      ++child_ptr[static_cast<std::size_t>(sparent[s]) + 1];
     }
   }
+  for (std::size_t s = 0; s < ns; ++s) child_ptr[s + 1] += child_ptr[s];
+  std::vector<int> child_list(child_ptr[ns]);
+  {
+    std::vector<std::size_t> next(child_ptr.begin(), child_ptr.end() - 1);
+    for (std::size_t s = 0; s < ns; ++s)
+      if (sparent[s] >= 0) child_list[next[static_cast<std::size_t>(sparent[s])]++] = static_cast<int>(s);
+  }
+  auto children = [&](std::size_t s) {
+    struct range {
+      const int *b, *e;
+      const int* begin() const { return b; }
+      const int* end() const { return e; }
+    };
+    return range{child_list.data() + child_ptr[s], child_list.data() + child_ptr[s + 1]};
+  };
+  // Each front's rows: its columns and its last column's rows below them (a merged
+  // supernode's structure), so the analysis's counts size them.
+  f_vec.assign(ns, 0);
+  vec_total = 0;
+  for (std::size_t s = 0; s < ns; ++s) {
+    f_vec[s] = vec_total;
+    vec_total += (sb[s + 1] - sb[s]) + static_cast<long>(an.col_count[static_cast<std::size_t>(sb[s + 1] - 1)]) - 1;
+  }
+  f_rows.assign(static_cast<std::size_t>(vec_total), 0);
+  auto rows_of = [&](std::size_t s) {
+    const long end = s + 1 < ns ? f_vec[s + 1] : vec_total;
+    struct span {
+      int* p;
+      std::size_t n;
+      std::size_t size() const { return n; }
+      int* begin() const { return p; }
+      int* end() const { return p + n; }
+      int operator[](std::size_t i) const { return p[i]; }
+    };
+    return span{f_rows.data() + f_vec[s], static_cast<std::size_t>(end - f_vec[s])};
+  };
   // Mq's symmetrized pattern, by new column: the neighbours of each column with their entries.
   std::vector<count_t> cnt(static_cast<std::size_t>(n) + 1, 0);
   for (index_t j = 0; j < n; ++j)
@@ -146,34 +186,35 @@ front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, f
   auto new_row = [&](count_t p, index_t& i2, index_t& j2) {
     i2 = qi[static_cast<std::size_t>(mrow[static_cast<std::size_t>(p)])], j2 = qi[static_cast<std::size_t>(midx[static_cast<std::size_t>(p)])];
   };
-  std::vector<std::vector<int>> R(ns);
   std::vector<index_t> mark(static_cast<std::size_t>(n), -1);
   for (std::size_t s = 0; s < ns; ++s) {
     const index_t f = sb[s], l = sb[s + 1];
-    std::vector<int>& rs = R[s];
-    for (index_t j = f; j < l; ++j) rs.push_back(static_cast<int>(j)), mark[static_cast<std::size_t>(j)] = static_cast<index_t>(s);
+    const auto rs = rows_of(s);
+    std::size_t got = 0;
+    bool over = false;
     auto add = [&](index_t i) {
-      if (i >= l && mark[static_cast<std::size_t>(i)] != static_cast<index_t>(s)) {
-        mark[static_cast<std::size_t>(i)] = static_cast<index_t>(s);
-        rs.push_back(static_cast<int>(i));
-      }
+      if (mark[static_cast<std::size_t>(i)] == static_cast<index_t>(s)) return;
+      mark[static_cast<std::size_t>(i)] = static_cast<index_t>(s);
+      if (got < rs.size()) rs.p[got] = static_cast<int>(i);
+      else over = true;
+      ++got;
     };
+    for (index_t j = f; j < l; ++j) add(j);
     for (index_t j = f; j < l; ++j)
       for (count_t e = cnt[static_cast<std::size_t>(j)]; e < cnt[static_cast<std::size_t>(j) + 1]; ++e) {
         index_t i2, j2;
         new_row(by_min[static_cast<std::size_t>(e)], i2, j2);
-        add(std::max(i2, j2));
+        if (std::max(i2, j2) >= l) add(std::max(i2, j2));
       }
-    for (int c : children[s]) {
-      const std::vector<int>& rc = R[static_cast<std::size_t>(c)];
-      for (std::size_t t = static_cast<std::size_t>(sb[c + 1] - sb[c]); t < rc.size(); ++t) add(rc[t]);
+    for (int c : children(static_cast<std::size_t>(s))) {
+      const auto rc = rows_of(static_cast<std::size_t>(c));
+      for (std::size_t t = static_cast<std::size_t>(sb[c + 1] - sb[c]); t < rc.size(); ++t)
+        if (rc[t] >= l) add(rc[t]);
     }
+    if (over || got != rs.size())
+      throw error("sparse direct solver: supernode " + std::to_string(s) + " has " + std::to_string(got) +
+                  " rows where the analysis counts " + std::to_string(rs.size()) + " (an internal error)");
     std::sort(rs.begin() + (l - f), rs.end());
-    // Its columns and its last column's rows below them (a merged supernode's structure).
-    const count_t want = (l - f) + an.col_count[static_cast<std::size_t>(l - 1)] - 1;
-    if (static_cast<count_t>(rs.size()) != want)
-      throw error("sparse direct solver: supernode " + std::to_string(s) + " has " + std::to_string(rs.size()) +
-                  " rows where the analysis counts " + std::to_string(want) + " (an internal error)");
   }
   // Levels: leaves 0, a parent one above its highest child; the fronts laid out level by level.
   std::vector<int> level(ns, 0);
@@ -192,45 +233,50 @@ front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, f
     for (std::size_t s = 0; s < ns; ++s) level_list[next[static_cast<std::size_t>(level[s])]++] = static_cast<int>(s);
   }
   f_m.assign(ns, 0), f_nc.assign(ns, 0), f_first.assign(ns, 0);
-  f_off.assign(ns, 0), f_vec.assign(ns, 0), f_map.assign(ns, 0);
-  front_total = 0, vec_total = 0;
+  f_off.assign(ns, 0), f_map.assign(ns, 0);
+  front_total = 0;
   for (int l = 0; l < levels; ++l)
     for (std::size_t e = level_ptr[static_cast<std::size_t>(l)]; e < level_ptr[static_cast<std::size_t>(l) + 1]; ++e) {
       const auto s = static_cast<std::size_t>(level_list[e]);
       f_first[s] = static_cast<int>(sb[s]);
       f_nc[s] = static_cast<int>(sb[s + 1] - sb[s]);
-      f_m[s] = static_cast<int>(R[s].size());
+      f_m[s] = static_cast<int>(rows_of(s).size());
       f_off[s] = front_total;
       front_total += static_cast<long>(f_m[s]) * f_m[s];
     }
-  f_rows.clear();
-  for (std::size_t s = 0; s < ns; ++s) {
-    f_vec[s] = vec_total;
-    vec_total += f_m[s];
-    f_rows.insert(f_rows.end(), R[s].begin(), R[s].end());
-  }
+  // The maps and contribution pairs: one per child row below its columns.
+  std::size_t below = 0, parent_rows = 0;
+  for (std::size_t s = 0; s < ns; ++s)
+    if (sparent[s] >= 0) below += static_cast<std::size_t>(f_m[s] - f_nc[s]);
+  for (std::size_t s = 0; s < ns; ++s)
+    if (child_ptr[s + 1] > child_ptr[s]) parent_rows += static_cast<std::size_t>(f_m[s]);
   // Each child's map into its parent's front (rows below its own columns), and the
   // contribution items: per (parent, parent row), the (child, child row) pairs in child order.
   f_rel.clear();
+  f_rel.reserve(below);
   std::vector<int> pos(static_cast<std::size_t>(n), -1);
   std::vector<std::size_t> rcount, rnext;  // per parent row: its (child, row) pairs' range
   std::vector<std::pair<int, int>> pairs;
   item_front.clear(), item_row.clear(), con_child.clear(), con_row.clear();
+  con_child.reserve(below), con_row.reserve(below);
+  item_front.reserve(parent_rows), item_row.reserve(parent_rows), item_ptr.reserve(parent_rows + 1);
   item_ptr.assign(1, 0);
   level_items.assign(static_cast<std::size_t>(levels) + 1, 0);
   for (int l = 0; l < levels; ++l) {
     for (std::size_t e = level_ptr[static_cast<std::size_t>(l)]; e < level_ptr[static_cast<std::size_t>(l) + 1]; ++e) {
       const auto s = static_cast<std::size_t>(level_list[e]);
-      for (std::size_t t = 0; t < R[s].size(); ++t) pos[static_cast<std::size_t>(R[s][t])] = static_cast<int>(t);
+      const auto rs = rows_of(s);
+      for (std::size_t t = 0; t < rs.size(); ++t) pos[static_cast<std::size_t>(rs[t])] = static_cast<int>(t);
       // The (child, row) pairs by the parent row they land on, in child order: a counting sort.
-      const std::size_t m = R[s].size();
+      const std::size_t m = rs.size();
       rcount.assign(m + 1, 0);
       const std::size_t rel0 = f_rel.size();
-      for (int c : children[s]) {
+      for (int c : children(s)) {
         const auto cs = static_cast<std::size_t>(c);
+        const auto rc = rows_of(cs);
         f_map[cs] = static_cast<long>(f_rel.size());
-        for (std::size_t t = static_cast<std::size_t>(f_nc[cs]); t < R[cs].size(); ++t) {
-          const int at = pos[static_cast<std::size_t>(R[cs][t])];
+        for (std::size_t t = static_cast<std::size_t>(f_nc[cs]); t < rc.size(); ++t) {
+          const int at = pos[static_cast<std::size_t>(rc[t])];
           f_rel.push_back(at);
           ++rcount[static_cast<std::size_t>(at) + 1];
         }
@@ -238,9 +284,9 @@ front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, f
       for (std::size_t a = 0; a < m; ++a) rcount[a + 1] += rcount[a];
       pairs.resize(f_rel.size() - rel0);
       rnext.assign(rcount.begin(), rcount.end() - 1);
-      for (int c : children[s]) {
+      for (int c : children(s)) {
         const auto cs = static_cast<std::size_t>(c);
-        for (std::size_t t = static_cast<std::size_t>(f_nc[cs]); t < R[cs].size(); ++t) {
+        for (std::size_t t = static_cast<std::size_t>(f_nc[cs]); t < static_cast<std::size_t>(f_m[cs]); ++t) {
           const auto at = static_cast<std::size_t>(f_rel[static_cast<std::size_t>(f_map[cs]) + t - static_cast<std::size_t>(f_nc[cs])]);
           pairs[rnext[at]++] = {c, static_cast<int>(t) - f_nc[cs]};
         }
@@ -258,7 +304,8 @@ front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, f
   ent_src.clear(), ent_scale.clear(), ent_pos.clear();
   ent_src.reserve(midx.size()), ent_scale.reserve(midx.size()), ent_pos.reserve(midx.size());
   for (std::size_t s = 0; s < ns; ++s) {
-    for (std::size_t t = 0; t < R[s].size(); ++t) pos[static_cast<std::size_t>(R[s][t])] = static_cast<int>(t);
+    const auto rs = rows_of(s);
+    for (std::size_t t = 0; t < rs.size(); ++t) pos[static_cast<std::size_t>(rs[t])] = static_cast<int>(t);
     for (index_t j = sb[s]; j < sb[s + 1]; ++j)
       for (count_t e = cnt[static_cast<std::size_t>(j)]; e < cnt[static_cast<std::size_t>(j) + 1]; ++e) {
         const count_t p = by_min[static_cast<std::size_t>(e)];
