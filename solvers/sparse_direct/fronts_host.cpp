@@ -27,6 +27,12 @@ std::vector<std::vector<int>> children_of(const front_symbols& f) {
   for (auto& ch : children) std::sort(ch.begin(), ch.end());
   return children;
 }
+/// L D L^T: the update matrix's upper triangle (rows and columns [nc, m)) from its lower
+/// one, for the parent's extend-add, which reads whole rows.
+void mirror_update(double* A, int m, int nc) {
+  for (int i = nc; i < m; ++i)
+    for (int j = i + 1; j < m; ++j) A[static_cast<long>(i) * m + j] = A[static_cast<long>(j) * m + i];
+}
 }  // namespace
 
 std::vector<double> factor_fronts_host(const front_symbols& f, const std::vector<double>& values, index_t& perturbed,
@@ -61,12 +67,24 @@ std::vector<double> factor_fronts_host(const front_symbols& f, const std::vector
         ++perturbed;
       }
       A[static_cast<long>(k) * m + k] = p;
+      if (f.spd) {
+        // L D L^T: U's row k is column k before its division (A's symmetry), and only the
+        // lower triangle is updated: half the multiply-adds.
+        for (int j = k + 1; j < m; ++j) A[static_cast<long>(k) * m + j] = A[static_cast<long>(j) * m + k];
+        for (int i = k + 1; i < m; ++i) A[static_cast<long>(i) * m + k] /= p;
+        for (int i = k + 1; i < m; ++i) {
+          const double l = A[static_cast<long>(i) * m + k];
+          for (int j = k + 1; j <= i; ++j) A[static_cast<long>(i) * m + j] -= l * A[static_cast<long>(k) * m + j];
+        }
+        continue;
+      }
       for (int i = k + 1; i < m; ++i) A[static_cast<long>(i) * m + k] /= p;
       for (int i = k + 1; i < m; ++i) {
         const double l = A[static_cast<long>(i) * m + k];
         for (int j = k + 1; j < m; ++j) A[static_cast<long>(i) * m + j] -= l * A[static_cast<long>(k) * m + j];
       }
     }
+    if (f.spd) mirror_update(A, m, nc);
   }
   bad_column = bad ? f.an.perm[static_cast<std::size_t>(bad - 1)] + 1 : 0;
   return F;
@@ -112,20 +130,23 @@ std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::ve
           ++front_perturbed[s];
         }
         A[static_cast<long>(k) * m + k] = p;
+        if (f.spd)  // L D L^T: U's row k is column k before its division (the plain version's order)
+          for (int j = k + 1; j < m; ++j) A[static_cast<long>(k) * m + j] = A[static_cast<long>(j) * m + k];
         for (int i = k + 1; i < m; ++i) A[static_cast<long>(i) * m + k] /= p;
         for (int i = k + 1; i < m; ++i) {
           const double l = A[static_cast<long>(i) * m + k];
           double* row = A + static_cast<long>(i) * m;
           const double* urow = A + static_cast<long>(k) * m;
-          for (int j = k + 1; j < k1; ++j) row[j] -= l * urow[j];
+          const int j_end = f.spd ? std::min(k1, i + 1) : k1;  // SPD: the lower triangle only
+          for (int j = k + 1; j < j_end; ++j) row[j] -= l * urow[j];
         }
       }
       if (k1 == m) continue;
       // Threads only where the panel's trailing work pays for starting them (about 20 us each):
       // a million multiply-adds a thread.
-      const double trailing = double(m - k1) * double(m - k1) * double(k1 - k0);
+      const double trailing = double(m - k1) * double(m - k1) * double(k1 - k0) * (f.spd ? 0.5 : 1.0);
       const int t_in = std::max(1, std::min(inside, static_cast<int>(trailing / 1e6)));
-      detail::parallel_for(t_in, [&](int t) {
+      if (!f.spd) detail::parallel_for(t_in, [&](int t) {
         // U12: the panel's rows right of it (rows in order, each needs the ones above it).
         const int per = (m - k1 + t_in - 1) / t_in, j0 = k1 + t * per, j1 = std::min(m, j0 + per);
         for (int r = k0 + 1; r < k1; ++r) {
@@ -137,17 +158,19 @@ std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::ve
           }
         }
       });
-      detail::parallel_for(t_in, [&](int t) {  // the trailing rows
+      detail::parallel_for(t_in, [&](int t) {  // the trailing rows (SPD: their lower triangle)
         for (int i = k1 + t; i < m; i += t_in) {
           double* row = A + static_cast<long>(i) * m;
+          const int j_end = f.spd ? i + 1 : m;
           for (int k = k0; k < k1; ++k) {
             const double l = row[k];
             const double* urow = A + static_cast<long>(k) * m;
-            for (int j = k1; j < m; ++j) row[j] -= l * urow[j];
+            for (int j = k1; j < j_end; ++j) row[j] -= l * urow[j];
           }
         }
       });
     }
+    if (f.spd) mirror_update(A, m, nc);
   };
   for (std::size_t l = 0; l < f.levels(); ++l) {
     const std::size_t b = f.level_ptr[l], e = f.level_ptr[l + 1], count = e - b;

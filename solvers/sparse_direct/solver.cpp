@@ -159,7 +159,7 @@ std::string sparse_direct_solver::description() const {
   const impl& p = *p_;
   char buf[200];
   std::snprintf(buf, sizeof buf, "supernodal multifrontal %s (%s), %zu fronts in %zu levels, %.3g MB of fronts",
-                p.spd && !p.host ? "L D L^T" : "LU",
+                p.spd ? "L D L^T" : "LU",
                 p.spd            ? "no pivoting: A symmetric with a positive diagonal"
                 : p.unmatched_lu ? "static pivoting on A's rows: the matching gave up, the diagonal is zero-free"
                                  : "static pivoting after a max-product matching",
