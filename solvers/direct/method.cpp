@@ -201,7 +201,7 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
     if constexpr (std::is_same_v<T, double>) {
       fs = sparse_detail::build_fronts(a, false, fill_ordering::automatic, rate);
       fronts_factor(a);
-      if (fronts_bad == 0) used = kind::sparse_cholesky, how = "multifrontal sparse LU without pivoting, A looks SPD (" + fronts_summary() + ")";
+      if (fronts_bad == 0) used = kind::sparse_cholesky, how = "multifrontal sparse L D L^T without pivoting, A looks SPD (" + fronts_summary() + ")";
       else before = "the LU without pivoting met a pivot that is not positive in column " + std::to_string(fronts_bad) + "; ";
     } else {
       sa = analyze_pattern(a, fill_ordering::automatic, rate);
