@@ -27,6 +27,16 @@ std::vector<std::vector<int>> children_of(const front_symbols& f) {
   for (auto& ch : children) std::sort(ch.begin(), ch.end());
   return children;
 }
+/// sum_t row[t] * y[t] over [0, n): four running sums (a dependent chain of adds, the single
+/// sum's latency, bounded the host's solve).
+inline double dot4(const double* row, const double* y, int n) {
+  double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int t = 0;
+  for (; t + 4 <= n; t += 4) s0 += row[t] * y[t], s1 += row[t + 1] * y[t + 1], s2 += row[t + 2] * y[t + 2], s3 += row[t + 3] * y[t + 3];
+  for (; t < n; ++t) s0 += row[t] * y[t];
+  return (s0 + s1) + (s2 + s3);
+}
+
 /// L D L^T: the update matrix's upper triangle (rows and columns [nc, m)) from its lower
 /// one, for the parent's extend-add, which reads whole rows.
 void mirror_update(double* A, int m, int nc) {
@@ -209,26 +219,51 @@ void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, dou
   std::vector<double> y(static_cast<std::size_t>(n));
   for (index_t k = 0; k < n; ++k) y[static_cast<std::size_t>(k)] = gs[static_cast<std::size_t>(k)] * b[gi[static_cast<std::size_t>(k)]];
   const std::size_t ns = f.f_m.size();
-  for (std::size_t s = 0; s < ns; ++s) {  // forward: L (unit, by columns) or U^T (by U's rows)
+  // Every pass reads the fronts along their rows (row-major, contiguous): L by rows (dot
+  // products), U by rows, L^T and U^T by rows scattered. Walking L's columns, a stride of m
+  // doubles a step, had the solve at 30% of a 2D Poisson 300^2 direct solve on the host.
+  for (std::size_t s = 0; s < ns; ++s) {  // forward: L (unit) or U^T
     const int m = f.f_m[s], nc = f.f_nc[s], first = f.f_first[s];
     const double* A = F.data() + f.f_off[s];
     const int* rows = f.f_rows.data() + f.f_vec[s];
-    for (int t = 0; t < nc; ++t) {
-      double& yt = y[static_cast<std::size_t>(first + t)];
-      if (transposed) yt /= A[static_cast<long>(t) * m + t];
-      for (int a = t + 1; a < m; ++a)
-        y[static_cast<std::size_t>(rows[a])] -= (transposed ? A[static_cast<long>(t) * m + a] : A[static_cast<long>(a) * m + t]) * yt;
+    double* yf = y.data() + first;
+    if (transposed) {  // U^T: U's row t scattered once y_t is final
+      for (int t = 0; t < nc; ++t) {
+        const double* row = A + static_cast<long>(t) * m;
+        const double yt = (yf[t] /= row[t]);
+        for (int a = t + 1; a < nc; ++a) yf[a] -= row[a] * yt;
+        for (int a = nc; a < m; ++a) y[static_cast<std::size_t>(rows[a])] -= row[a] * yt;
+      }
+      continue;
+    }
+    for (int a = 1; a < m; ++a) {  // L: row a's dot product with the front's solved part
+      const double* row = A + static_cast<long>(a) * m;
+      const double v = dot4(row, yf, std::min(a, nc));
+      if (a < nc) yf[a] -= v;
+      else y[static_cast<std::size_t>(rows[a])] -= v;
     }
   }
-  for (std::size_t s = ns; s-- > 0;) {  // backward: U (by rows) or L^T (unit, by L's columns)
+  for (std::size_t s = ns; s-- > 0;) {  // backward: U or L^T (unit)
     const int m = f.f_m[s], nc = f.f_nc[s], first = f.f_first[s];
     const double* A = F.data() + f.f_off[s];
     const int* rows = f.f_rows.data() + f.f_vec[s];
-    for (int t = nc - 1; t >= 0; --t) {
-      double v = y[static_cast<std::size_t>(first + t)];
-      for (int a = t + 1; a < m; ++a)
-        v -= (transposed ? A[static_cast<long>(a) * m + t] : A[static_cast<long>(t) * m + a]) * y[static_cast<std::size_t>(rows[a])];
-      y[static_cast<std::size_t>(first + t)] = transposed ? v : v / A[static_cast<long>(t) * m + t];
+    double* yf = y.data() + first;
+    if (transposed) {  // L^T: each row of L below and inside, scattered once its x is final
+      for (int a = m - 1; a >= 1; --a) {
+        const double* row = A + static_cast<long>(a) * m;
+        const double xa = a < nc ? yf[a] : y[static_cast<std::size_t>(rows[a])];
+        const int to = std::min(a, nc);
+        for (int t = 0; t < to; ++t) yf[t] -= row[t] * xa;
+      }
+      continue;
+    }
+    for (int t = nc - 1; t >= 0; --t) {  // U: row t's dot product
+      const double* row = A + static_cast<long>(t) * m;
+      double g0 = 0, g1 = 0;  // the rows below gathered, two running sums
+      int a = nc;
+      for (; a + 2 <= m; a += 2) g0 += row[a] * y[static_cast<std::size_t>(rows[a])], g1 += row[a + 1] * y[static_cast<std::size_t>(rows[a + 1])];
+      if (a < m) g0 += row[a] * y[static_cast<std::size_t>(rows[a])];
+      yf[t] = (yf[t] - dot4(row + t + 1, yf + t + 1, nc - t - 1) - (g0 + g1)) / row[t];
     }
   }
   for (index_t k = 0; k < n; ++k) b[si[static_cast<std::size_t>(k)]] = ss[static_cast<std::size_t>(k)] * y[static_cast<std::size_t>(k)];
