@@ -41,11 +41,7 @@ template <typename T, typename O>
 class amg_impl final : public device_preconditioner<T>::impl {
  public:
   amg_impl(context& ctx, const device_csr<T, O>& a, const amg_options& opt) : ctx_(ctx), opt_(opt), a0_(&a) {
-    LA_EXPECTS(opt.smoother_degree >= 1 && opt.max_levels >= 1 && opt.coarse_size >= 1 && opt.strength >= 0,
-               "amg: the smoother degree, levels and coarse size must be positive and the strength non-negative");
-    LA_EXPECTS(opt.coarse_size <= amg_coarse_size_max, "amg: the coarse size " + std::to_string(opt.coarse_size) +
-                                                          " is above " + std::to_string(amg_coarse_size_max) +
-                                                          " (a dense solve that large is not the coarse level's job)");
+    amg::check_options(opt);
     fingerprint_ = fingerprint(a);
     levels_.emplace_back();
     levels_[0].n = a.rows();

@@ -81,6 +81,15 @@ inline double power_lambda(const csr_matrix<double, count_t>& a, const std::vect
   return lambda;
 }
 
+/// The options both hierarchies (host_amg, the GPU's) refuse, in one place.
+inline void check_options(const amg_options& opt) {
+  LA_EXPECTS(opt.smoother_degree >= 1 && opt.max_levels >= 1 && opt.coarse_size >= 1 && opt.strength >= 0,
+             "amg: the smoother degree, levels and coarse size must be positive and the strength non-negative");
+  LA_EXPECTS(opt.coarse_size <= amg_coarse_size_max, "amg: the coarse size " + std::to_string(opt.coarse_size) +
+                                                        " is above " + std::to_string(amg_coarse_size_max) +
+                                                        " (a dense solve that large is not the coarse level's job)");
+}
+
 }  // namespace amg
 
 /// The hierarchy and its V-cycle (host, double).
@@ -89,11 +98,7 @@ class host_amg {
   template <typename T, typename O>
   host_amg(const csr_matrix<T, O>& a, const amg_options& opt = {}) : opt_(opt) {
     LA_EXPECTS(a.rows() == a.cols(), "amg: the matrix must be square");
-    LA_EXPECTS(opt.smoother_degree >= 1 && opt.max_levels >= 1 && opt.coarse_size >= 1 && opt.strength >= 0,
-               "amg: the smoother degree, levels and coarse size must be positive and the strength non-negative");
-    LA_EXPECTS(opt.coarse_size <= amg_coarse_size_max, "amg: the coarse size " + std::to_string(opt.coarse_size) +
-                                                          " is above " + std::to_string(amg_coarse_size_max) +
-                                                          " (a dense solve that large is not the coarse level's job)");
+    amg::check_options(opt);
     std::vector<count_t> ptr(a.row_ptr().begin(), a.row_ptr().end());
     std::vector<double> val(a.values().begin(), a.values().end());
     amg::level finest;

@@ -202,7 +202,7 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
       fs = sparse_detail::build_fronts(a, false, fill_ordering::automatic, rate);
       fronts_factor(a);
       if (fronts_bad == 0) used = kind::sparse_cholesky, how = "multifrontal sparse L D L^T without pivoting, A looks SPD (" + fronts_summary() + ")";
-      else before = "the LU without pivoting met a pivot that is not positive in column " + std::to_string(fronts_bad) + "; ";
+      else before = "the L D L^T without pivoting met a pivot that is not positive in column " + std::to_string(fronts_bad) + "; ";
     } else {
       sa = analyze_pattern(a, fill_ordering::automatic, rate);
       check_host_memory(sa.factor_bytes + 8.0 * n, "the sparse Cholesky factor (" + sa.summary() + ")");
@@ -257,7 +257,7 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
             " pivots perturbed)";
   }
   r.method = std::string("direct, host, ") +
-             (used == kind::sparse_cholesky ? (std::is_same_v<T, double> ? "sparse LU without pivoting " : "sparse Cholesky ")
+             (used == kind::sparse_cholesky ? (std::is_same_v<T, double> ? "sparse L D L^T " : "sparse Cholesky ")
                                             : "sparse LU ") +
              std::to_string(n) + " x " + std::to_string(n);
   r.setup_seconds = since(t0);

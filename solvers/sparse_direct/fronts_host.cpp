@@ -77,21 +77,15 @@ std::vector<double> factor_fronts_host(const front_symbols& f, const std::vector
         ++perturbed;
       }
       A[static_cast<long>(k) * m + k] = p;
-      if (f.spd) {
-        // L D L^T: U's row k is column k before its division (A's symmetry), and only the
-        // lower triangle is updated: half the multiply-adds.
+      // L D L^T (SPD): U's row k is column k before its division (A's symmetry), and only the
+      // lower triangle is updated: half the multiply-adds.
+      if (f.spd)
         for (int j = k + 1; j < m; ++j) A[static_cast<long>(k) * m + j] = A[static_cast<long>(j) * m + k];
-        for (int i = k + 1; i < m; ++i) A[static_cast<long>(i) * m + k] /= p;
-        for (int i = k + 1; i < m; ++i) {
-          const double l = A[static_cast<long>(i) * m + k];
-          for (int j = k + 1; j <= i; ++j) A[static_cast<long>(i) * m + j] -= l * A[static_cast<long>(k) * m + j];
-        }
-        continue;
-      }
       for (int i = k + 1; i < m; ++i) A[static_cast<long>(i) * m + k] /= p;
       for (int i = k + 1; i < m; ++i) {
         const double l = A[static_cast<long>(i) * m + k];
-        for (int j = k + 1; j < m; ++j) A[static_cast<long>(i) * m + j] -= l * A[static_cast<long>(k) * m + j];
+        const int j_end = f.spd ? i + 1 : m;
+        for (int j = k + 1; j < j_end; ++j) A[static_cast<long>(i) * m + j] -= l * A[static_cast<long>(k) * m + j];
       }
     }
     if (f.spd) mirror_update(A, m, nc);
