@@ -52,7 +52,8 @@ struct sparse_direct_options {
   std::string factorization = "auto";
   /// Fronts of more rows than this are factored blocked (the trailing update on the GEMM) where
   /// their level holds fewer than 64 fronts, and above 4 times this always; the rest one thread
-  /// block each, a level's in one launch.
+  /// block each, a level's in one launch. In the GPU's solve, a front whose off-diagonal block
+  /// (L21, U12) holds big_front^2 entries or more has its products spread over many thread blocks.
   index_t big_front = 192;
   /// Refinement: steps at most, and the backward error ||b - Ax||_inf / (||A||_inf ||x||_inf +
   /// ||b||_inf) it stops at.

@@ -171,12 +171,14 @@ void sparse_direct_solver::impl::upload_symbols() {
   d_m = upload(c, sym.f_m), d_nc = upload(c, sym.f_nc), d_first = upload(c, sym.f_first), d_rows = upload(c, sym.f_rows), d_rel = upload(c, sym.f_rel);
   d_list = upload(c, sym.level_list);
   d_small = upload(c, level_small);
+  d_split = upload(c, solve_split);
   d_item_front = upload(c, sym.item_front), d_item_row = upload(c, sym.item_row), d_item_ptr = upload(c, sym.item_ptr);
   d_con_child = upload(c, sym.con_child), d_con_row = upload(c, sym.con_row);
   d_in_idx = upload(c, sym.in_idx), d_out_idx = upload(c, sym.out_idx), d_in_scale = upload(c, sym.in_scale), d_out_scale = upload(c, sym.out_scale);
   d_aptr = upload(c, a.row_ptr()), d_aidx = upload(c, a.col_idx());
   aval = upload(c, a.values());
   d_flags = c.allocate<int>(2);
+  ws.reset();  // its buffers and graphs name the old symbols
 }
 
 void sparse_direct_solver::impl::numeric() {

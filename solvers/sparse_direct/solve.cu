@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <la/error.hpp>
+#include <la/solvers/detail/backend_util.cuh>
 #include <la/solvers/detail/gmres_basis.cuh>
 #include <la/solvers/sparse_direct/detail/solver_impl.hpp>
 
@@ -32,14 +33,18 @@ __global__ void permute_kernel(const double* from, double* to, const index_t* id
   else to[col * n + idx[i]] = scale[i] * from[e];
 }
 
-/// Forward, step 1: a level's front vectors: w[a] = y[first + a] for the front's own rows, 0 below.
+/// Forward, step 1: a level's front vectors: w[a] = y[first + a] for the front's own rows, 0 below;
+/// a block a front, or (per_block > 1, fronts of at most 32 rows) a warp a front.
 __global__ void forward_init_kernel(double* w, long vec_total, front_table t, const int* list, int count, const double* y,
-                                    index_t n) {
-  const int s = list[blockIdx.x];
+                                    index_t n, int per_block) {
+  const int q = per_block == 1 ? static_cast<int>(blockIdx.x) : static_cast<int>(blockIdx.x) * per_block + threadIdx.x / 32;
+  if (q >= count) return;
+  const int s = list[q];
   const long col = blockIdx.y;
   double* ws = w + col * vec_total + t.vec[s];
   const int m = t.m[s], nc = t.nc[s], f = t.first[s];
-  for (int a = threadIdx.x; a < m; a += blockDim.x) ws[a] = a < nc ? y[col * n + f + a] : 0.0;
+  const int start = per_block == 1 ? threadIdx.x : threadIdx.x & 31, step = per_block == 1 ? blockDim.x : 32;
+  for (int a = start; a < m; a += step) ws[a] = a < nc ? y[col * n + f + a] : 0.0;
 }
 
 /// Forward, step 2: the children's update vectors added, an item (front, row) a thread, its
@@ -58,56 +63,207 @@ __global__ void forward_gather_kernel(double* w, long vec_total, front_table t, 
   base[t.vec[item_front[item]] + item_row[item]] += v;
 }
 
-/// Forward, step 3, a block per front: L11 x1 = w1 (unit), w2 -= L21 x1; y[first..] = x1.
-__global__ void forward_front_kernel(const double* F, double* w, long vec_total, front_table t, const int* list, double* y,
-                                     index_t n) {
+constexpr int tile = 32;  // the triangular parts' column tiles: a warp solves a tile's triangle
+constexpr unsigned full_mask = 0xffffffffu;
+__device__ double warp_sum(double v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(full_mask, v, o);
+  return v;  // lane 0's
+}
+
+/// A block's front's triangular part, tile by tile (forward: L11 x1 = w1, unit, from the first
+/// tile, also updating rows [nc, bound) of L21; backward: U11 x1 = w1 from the last tile), ws
+/// holding w and left holding x1. Pipelined: warp 0 solves tile j's triangle from shared memory
+/// while the other warps load the next tile and their first eight rows' values of tile j's
+/// columns; after a barrier they subtract those rows' products with x_j, then the rest's.
+template <bool Forward>
+__device__ void front_triangle(const double* A, int m, int nc, double* ws, int bound) {
+  __shared__ double T[2][tile][tile + 1];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x / 32, helpers = blockDim.x / 32 - 1, h = warp - 1;
+  auto load_tile = [&](double (*dst)[tile + 1], int j0, int jw, int from, int step) {
+    for (int r = from; r < jw; r += step)
+      if (lane < jw) dst[r][lane] = A[static_cast<long>(j0 + r) * m + j0 + lane];
+  };
+  int j0 = Forward ? 0 : max(0, nc - tile), jw = Forward ? min(tile, nc) : nc - j0;
+  load_tile(T[0], j0, jw, warp, blockDim.x / 32);
+  __syncthreads();
+  for (int buf = 0; jw > 0; buf ^= 1) {
+    const int count = Forward ? bound - (j0 + jw) : j0;  // the rows tile j updates, nearest first
+    const int nj0 = Forward ? j0 + jw : max(0, j0 - tile), njw = Forward ? min(tile, nc - nj0) : j0 - nj0;
+    auto row = [&](int idx) { return Forward ? j0 + jw + idx : j0 - 1 - idx; };
+    double pv[8];
+    if (warp == 0) {
+      double v = lane < jw ? ws[j0 + lane] : 0.0;
+      if (Forward) {
+        for (int k = 0; k < jw - 1; ++k) {
+          const double xk = __shfl_sync(full_mask, v, k);
+          if (lane > k && lane < jw) v -= T[buf][lane][k] * xk;
+        }
+      } else {
+        const double inv = lane < jw ? 1.0 / T[buf][lane][lane] : 0.0;
+        for (int k = jw - 1; k >= 0; --k) {
+          const double xk = __shfl_sync(full_mask, v * inv, k);
+          if (lane == k) v = xk;
+          else if (lane < k) v -= T[buf][lane][k] * xk;
+        }
+      }
+      if (lane < jw) ws[j0 + lane] = v;
+    } else {
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int idx = h + u * helpers;
+        pv[u] = idx < count && lane < jw ? A[static_cast<long>(row(idx)) * m + j0 + lane] : 0.0;
+      }
+      load_tile(T[buf ^ 1], nj0, njw, h, helpers);
+    }
+    __syncthreads();
+    if (warp != 0) {
+      const double xl = lane < jw ? ws[j0 + lane] : 0.0;
+      for (int i0 = 0; i0 < count; i0 += 8 * helpers) {
+        if (i0 > 0) {
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int idx = i0 + h + u * helpers;
+            pv[u] = idx < count && lane < jw ? A[static_cast<long>(row(idx)) * m + j0 + lane] : 0.0;
+          }
+        }
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const int idx = i0 + h + u * helpers;
+          const double sum = warp_sum(pv[u] * xl);
+          if (lane == 0 && idx < count) ws[row(idx)] -= sum;
+        }
+      }
+    }
+    __syncthreads();
+    j0 = nj0, jw = njw;
+  }
+}
+
+/// Forward, step 3, a block per front: L11 x1 = w1 and w2 -= L21 x1 (front_triangle), or, for a
+/// split front (split_solve), L21's products by forward_below_kernel after. y[first..] = x1.
+__global__ void __launch_bounds__(1024) forward_front_kernel(const double* F, double* w, long vec_total, front_table t,
+                                                             const int* list, double* y, index_t n, long split_at) {
   const int s = list[blockIdx.x];
+  const long col = blockIdx.y;
+  const int m = t.m[s], nc = t.nc[s], f = t.first[s];
+  double* ws = w + col * vec_total + t.vec[s];
+  front_triangle<true>(F + t.off[s], m, nc, ws, split_solve(m, nc, split_at) ? nc : m);
+  for (int a = threadIdx.x; a < nc; a += blockDim.x) y[col * n + f + a] = ws[a];
+}
+
+/// Forward, steps 3 and 4 for fronts of at most 32 rows, a warp a front (lane a its row a):
+/// L11 x1 = w1 and w2 -= L21 x1 in one loop over the front's columns; y[first..] = x1.
+__global__ void forward_warp_kernel(const double* F, double* w, long vec_total, front_table t, const int* list, int count,
+                                    double* y, index_t n) {
+  const int q = static_cast<int>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  if (q >= count) return;
+  const int s = list[q], lane = threadIdx.x & 31;
   const long col = blockIdx.y;
   const int m = t.m[s], nc = t.nc[s], f = t.first[s];
   const double* A = F + t.off[s];
   double* ws = w + col * vec_total + t.vec[s];
+  double v = lane < m ? ws[lane] : 0.0;
   for (int k = 0; k < nc; ++k) {
-    const double xk = ws[k];
-    for (int i = k + 1 + threadIdx.x; i < nc; i += blockDim.x) ws[i] -= A[static_cast<long>(i) * m + k] * xk;
-    __syncthreads();
+    const double xk = __shfl_sync(full_mask, v, k);
+    if (lane > k && lane < m) v -= A[lane * m + k] * xk;
   }
-  const int lane = threadIdx.x & 31, warps = blockDim.x / 32;
-  for (int i = nc + threadIdx.x / 32; i < m; i += warps) {  // a warp per row below
-    const double* row = A + static_cast<long>(i) * m;
-    double v = 0;
-    for (int q = lane; q < nc; q += 32) v += row[q] * ws[q];
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    if (lane == 0) ws[i] -= v;
-  }
-  for (int a = threadIdx.x; a < nc; a += blockDim.x) y[col * n + f + a] = ws[a];
+  if (lane < m) ws[lane] = v;
+  if (lane < nc) y[col * n + f + lane] = v;
 }
 
-/// Backward, a block per front (roots first): w1 = y1 - U12 x(R_s below); U11 x1 = w1; y[first..] = x1.
-__global__ void backward_front_kernel(const double* F, double* w, long vec_total, front_table t, const int* list, double* y,
+/// Backward for fronts of at most 32 rows, a warp a front: w1 = y1 - U12 x(R_s below) (lane a
+/// its row a), U11 x1 = w1; y[first..] = x1.
+__global__ void backward_warp_kernel(const double* F, front_table t, const int* list, int count, double* y, index_t n) {
+  const int q = static_cast<int>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  if (q >= count) return;
+  const int s = list[q], lane = threadIdx.x & 31;
+  double* yc = y + static_cast<long>(blockIdx.y) * n;
+  const int m = t.m[s], nc = t.nc[s], f = t.first[s];
+  const double* A = F + t.off[s];
+  const int* rows = t.rows + t.vec[s];
+  double v = 0;
+  if (lane < nc) {
+    v = yc[f + lane];
+#pragma unroll 4
+    for (int r = nc; r < m; ++r) v -= A[lane * m + r] * yc[rows[r]];
+  }
+  for (int k = nc - 1; k >= 0; --k) {
+    const double xk = __shfl_sync(full_mask, v, k) / A[k * m + k];
+    if (lane == k) v = xk;
+    else if (lane < k) v -= A[lane * m + k] * xk;
+  }
+  if (lane < nc) yc[f + lane] = v;
+}
+
+constexpr int split_rows = 8;  // the split kernels' rows a block (8 warps, a row each)
+/// Forward, step 4, split fronts: w2 -= L21 x1, blocks of split_rows rows (grid: front, row block, column).
+__global__ void forward_below_kernel(const double* F, double* w, long vec_total, front_table t, const int* list) {
+  const int s = list[blockIdx.x];
+  const int m = t.m[s], nc = t.nc[s];
+  const int r0 = nc + static_cast<int>(blockIdx.y) * split_rows;
+  if (r0 >= m) return;
+  const int r1 = min(m, r0 + split_rows);
+  const double* A = F + t.off[s];
+  double* ws = w + static_cast<long>(blockIdx.z) * vec_total + t.vec[s];
+  const int lane = threadIdx.x & 31;
+  for (int i = r0 + threadIdx.x / 32; i < r1; i += blockDim.x / 32) {
+    const double* row = A + static_cast<long>(i) * m;
+    double v = 0;
+#pragma unroll 8
+    for (int q = lane; q < nc; q += 32) v += row[q] * ws[q];
+    v = warp_sum(v);
+    if (lane == 0) ws[i] -= v;
+  }
+}
+
+/// Backward, split fronts first: w1 = y1 - U12 x(R_s below), blocks of split_rows rows.
+__global__ void backward_above_kernel(const double* F, double* w, long vec_total, front_table t, const int* list, const double* y,
                                       index_t n) {
   const int s = list[blockIdx.x];
-  const long col = blockIdx.y;
   const int m = t.m[s], nc = t.nc[s], f = t.first[s];
+  const int r0 = static_cast<int>(blockIdx.y) * split_rows;
+  if (r0 >= nc) return;
+  const int r1 = min(nc, r0 + split_rows);
+  const long col = blockIdx.z;
   const double* A = F + t.off[s];
   double* ws = w + col * vec_total + t.vec[s];
   const int* rows = t.rows + t.vec[s];
   const double* yc = y + col * n;
-  const int lane = threadIdx.x & 31, warps = blockDim.x / 32;
-  for (int a = threadIdx.x / 32; a < nc; a += warps) {
+  const int lane = threadIdx.x & 31;
+  for (int a = r0 + threadIdx.x / 32; a < r1; a += blockDim.x / 32) {
     const double* row = A + static_cast<long>(a) * m;
     double v = 0;
+#pragma unroll 8
     for (int q = nc + lane; q < m; q += 32) v += row[q] * yc[rows[q]];
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    v = warp_sum(v);
     if (lane == 0) ws[a] = yc[f + a] - v;
   }
-  __syncthreads();
-  for (int k = nc - 1; k >= 0; --k) {
-    const double xk = ws[k] / A[static_cast<long>(k) * m + k];
-    __syncthreads();
-    if (threadIdx.x == 0) ws[k] = xk;
-    for (int a = threadIdx.x; a < k; a += blockDim.x) ws[a] -= A[static_cast<long>(a) * m + k] * xk;
+}
+
+/// Backward, a block per front (roots first): w1 = y1 - U12 x(R_s below) (done by
+/// backward_above_kernel for a split front); U11 x1 = w1 (front_triangle); y[first..] = x1.
+__global__ void __launch_bounds__(1024) backward_front_kernel(const double* F, double* w, long vec_total, front_table t,
+                                                              const int* list, double* y, index_t n, long split_at) {
+  const int s = list[blockIdx.x];
+  const long col = blockIdx.y;
+  const int m = t.m[s], nc = t.nc[s], f = t.first[s];
+  const double* A = F + t.off[s];
+  double* ws = w + col * vec_total + t.vec[s];
+  if (!split_solve(m, nc, split_at)) {
+    const int* rows = t.rows + t.vec[s];
+    const double* yc = y + col * n;
+    const int lane = threadIdx.x & 31;
+    for (int a = threadIdx.x / 32; a < nc; a += blockDim.x / 32) {
+      const double* row = A + static_cast<long>(a) * m;
+      double v = 0;
+#pragma unroll 4
+      for (int q = nc + lane; q < m; q += 32) v += row[q] * yc[rows[q]];
+      v = warp_sum(v);
+      if (lane == 0) ws[a] = yc[f + a] - v;
+    }
     __syncthreads();
   }
+  front_triangle<false>(A, m, nc, ws, 0);
   for (int a = threadIdx.x; a < nc; a += blockDim.x) y[col * n + f + a] = ws[a];
 }
 
@@ -226,25 +382,33 @@ sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, inde
                            std::to_string(p.singular));
   const long nk = static_cast<long>(n) * k;
   double* B = bv.data();
-  auto b0 = c.allocate<double>(static_cast<std::size_t>(nk));  // b kept for the residuals
-  auto x = c.allocate<double>(static_cast<std::size_t>(nk));
-  auto r = c.allocate<double>(static_cast<std::size_t>(nk));
-  auto y = c.allocate<double>(static_cast<std::size_t>(nk));
-  auto wv = c.allocate<double>(static_cast<std::size_t>(p.sym.vec_total) * static_cast<std::size_t>(k));
+  if (!p.ws || p.ws->k < k) {  // buffers for k right-hand sides (graphs made for the old ones dropped)
+    p.ws.reset();
+    auto w = std::make_unique<solve_workspace>();
+    const auto kk = static_cast<std::size_t>(k), nn = static_cast<std::size_t>(nk);
+    w->k = k;
+    w->b0 = c.allocate<double>(nn);  // b kept for the residuals
+    w->x = c.allocate<double>(nn), w->r = c.allocate<double>(nn), w->y = c.allocate<double>(nn), w->best = c.allocate<double>(nn);
+    w->wv = c.allocate<double>(static_cast<std::size_t>(p.sym.vec_total) * kk);
+    w->pmax = c.allocate<double>(norm_blocks * kk), w->psq = c.allocate<double>(norm_blocks * kk);
+    p.ws = std::move(w);
+  }
+  solve_workspace& W = *p.ws;
+  device_buffer<double>&b0 = W.b0, &x = W.x, &r = W.r, &y = W.y, &wv = W.wv, &best = W.best, &pmax = W.pmax, &psq = W.psq;
   LA_CUDA_TRY(cudaMemcpyAsync(b0.data(), B, sizeof(double) * nk, cudaMemcpyDeviceToDevice, st));
   const front_table t = p.table();
   const std::size_t levels = p.sym.level_ptr.size() - 1;
-  const dim3 per_col(1, static_cast<unsigned>(k));
-  // out = A^-1 in (the factors' solve), in and out n x kk (kk <= k).
-  auto factor_solve = [&](const double* in, double* out, index_t kk) {
-    const long nkk = static_cast<long>(n) * kk;
-    permute_kernel<<<blocks_for(nkk), threads, 0, st>>>(in, y.data(), p.d_in_idx.data(), p.d_in_scale.data(), n, kk, true);
-    LA_CHECK_LAUNCH(st);
+  const long split_at = static_cast<long>(p.opt.big_front) * p.opt.big_front;
+  // The levels' kernels for kk right-hand sides: y (the analysis's numbering) overwritten with
+  // the factors' solution. Captured once per kk as a graph (factor_solve) and replayed.
+  auto queue_levels = [&](index_t kk) {
     for (std::size_t l = 0; l < levels; ++l) {
       const auto count = static_cast<unsigned>(p.sym.level_ptr[l + 1] - p.sym.level_ptr[l]);
       const int* list = p.d_list.data() + p.sym.level_ptr[l];
-      forward_init_kernel<<<dim3(count, static_cast<unsigned>(kk)), 128, 0, st>>>(wv.data(), p.sym.vec_total, t, list, static_cast<int>(count),
-                                                                                  y.data(), n);
+      const bool warp = p.level_m[l] <= 32;  // a warp a front, 8 a block
+      const dim3 grid(warp ? blocks_for(count, 8) : count, static_cast<unsigned>(kk));
+      forward_init_kernel<<<grid, warp ? threads : 128, 0, st>>>(wv.data(), p.sym.vec_total, t, list, static_cast<int>(count), y.data(),
+                                                                 n, warp ? threads / 32 : 1);
       LA_CHECK_LAUNCH(st);
       const long i0 = static_cast<long>(p.sym.level_items[l]), i1 = static_cast<long>(p.sym.level_items[l + 1]);
       if (i1 > i0) {
@@ -253,21 +417,51 @@ sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, inde
             p.d_con_child.data(), p.d_con_row.data(), i1 - i0);
         LA_CHECK_LAUNCH(st);
       }
-      forward_front_kernel<<<dim3(count, static_cast<unsigned>(kk)), threads, 0, st>>>(p.F.data(), wv.data(), p.sym.vec_total, t, list,
-                                                                                       y.data(), n);
+      if (warp)
+        forward_warp_kernel<<<grid, threads, 0, st>>>(p.F.data(), wv.data(), p.sym.vec_total, t, list, static_cast<int>(count), y.data(), n);
+      else  // a level of few fronts: more warps a front, more rows' loads in flight
+        forward_front_kernel<<<grid, count < 264 ? 1024 : threads, 0, st>>>(p.F.data(), wv.data(), p.sym.vec_total, t, list, y.data(), n,
+                                                                           split_at);
       LA_CHECK_LAUNCH(st);
+      if (const auto split = static_cast<unsigned>(p.split_ptr[l + 1] - p.split_ptr[l])) {
+        forward_below_kernel<<<dim3(split, blocks_for(p.split_below[l], split_rows), static_cast<unsigned>(kk)), threads, 0, st>>>(
+            p.F.data(), wv.data(), p.sym.vec_total, t, p.d_split.data() + p.split_ptr[l]);
+        LA_CHECK_LAUNCH(st);
+      }
     }
     for (std::size_t l = levels; l-- > 0;) {
       const auto count = static_cast<unsigned>(p.sym.level_ptr[l + 1] - p.sym.level_ptr[l]);
-      backward_front_kernel<<<dim3(count, static_cast<unsigned>(kk)), threads, 0, st>>>(
-          p.F.data(), wv.data(), p.sym.vec_total, t, p.d_list.data() + p.sym.level_ptr[l], y.data(), n);
+      if (const auto split = static_cast<unsigned>(p.split_ptr[l + 1] - p.split_ptr[l])) {
+        backward_above_kernel<<<dim3(split, blocks_for(p.split_own[l], split_rows), static_cast<unsigned>(kk)), threads, 0, st>>>(
+            p.F.data(), wv.data(), p.sym.vec_total, t, p.d_split.data() + p.split_ptr[l], y.data(), n);
+        LA_CHECK_LAUNCH(st);
+      }
+      const int* list = p.d_list.data() + p.sym.level_ptr[l];
+      if (p.level_m[l] <= 32)
+        backward_warp_kernel<<<dim3(blocks_for(count, 8), static_cast<unsigned>(kk)), threads, 0, st>>>(p.F.data(), t, list,
+                                                                                                     static_cast<int>(count), y.data(), n);
+      else
+        backward_front_kernel<<<dim3(count, static_cast<unsigned>(kk)), count < 264 ? 1024 : threads, 0, st>>>(
+            p.F.data(), wv.data(), p.sym.vec_total, t, list, y.data(), n, split_at);
       LA_CHECK_LAUNCH(st);
     }
+  };
+  // out = A^-1 in (the factors' solve), in and out n x kk (kk <= k).
+  auto factor_solve = [&](const double* in, double* out, index_t kk) {
+    const long nkk = static_cast<long>(n) * kk;
+    permute_kernel<<<blocks_for(nkk), threads, 0, st>>>(in, y.data(), p.d_in_idx.data(), p.d_in_scale.data(), n, kk, true);
+    LA_CHECK_LAUNCH(st);
+    auto g = std::find_if(W.graphs.begin(), W.graphs.end(), [&](const auto& e) { return e.first == kk; });
+    if (g == W.graphs.end()) {
+      cudaGraphExec_t exec = nullptr;
+      cg_detail::capture_graph(st, exec, [&] { queue_levels(kk); });
+      W.graphs.emplace_back(kk, exec);
+      g = W.graphs.end() - 1;
+    }
+    LA_CUDA_TRY(cudaGraphLaunch(g->second, st));
     permute_kernel<<<blocks_for(nkk), threads, 0, st>>>(y.data(), out, p.d_out_idx.data(), p.d_out_scale.data(), n, kk, false);
     LA_CHECK_LAUNCH(st);
   };
-  auto pmax = c.allocate<double>(static_cast<std::size_t>(norm_blocks) * k);
-  auto psq = c.allocate<double>(static_cast<std::size_t>(norm_blocks) * k);
   // Per column: max |v| and ||v||_2.
   auto norms = [&](const double* v, std::vector<double>& mx, std::vector<double>& l2) {
     norms_kernel<<<dim3(norm_blocks, static_cast<unsigned>(k)), threads, 0, st>>>(v, n, pmax.data(), psq.data());
@@ -305,7 +499,6 @@ sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, inde
   };
   factor_solve(b0.data(), x.data(), k);
   double be = backward(), rel = rep.relative_residual;
-  auto best = c.allocate<double>(static_cast<std::size_t>(nk));
   LA_CUDA_TRY(cudaMemcpyAsync(best.data(), x.data(), sizeof(double) * nk, cudaMemcpyDeviceToDevice, st));
   // GMRES-based refinement's operator, w = M^-1 A v for one column: tmp = 0 - A v, then
   // w = -M^-1 tmp. Its basis is made at the first GMRES-based step.

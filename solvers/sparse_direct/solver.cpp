@@ -60,6 +60,20 @@ void sparse_direct_solver::impl::analyze(bool matched) {
     }
     small_ptr.push_back(level_small.size());
   }
+  solve_split.clear();
+  split_ptr.assign(1, 0);
+  split_below.assign(sym.levels(), 0), split_own.assign(sym.levels(), 0), level_m.assign(sym.levels(), 0);
+  for (std::size_t l = 0; l < sym.levels(); ++l) {
+    for (std::size_t e = sym.level_ptr[l]; e < sym.level_ptr[l + 1]; ++e)
+      level_m[l] = std::max(level_m[l], sym.f_m[static_cast<std::size_t>(sym.level_list[e])]);
+    for (std::size_t e = sym.level_ptr[l]; e < sym.level_ptr[l + 1] && level_m[l] > 32; ++e) {  // (a warp a front: whole)
+      const auto s = static_cast<std::size_t>(sym.level_list[e]);
+      if (!sparse_detail::split_solve(sym.f_m[s], sym.f_nc[s], long(opt.big_front) * opt.big_front)) continue;
+      solve_split.push_back(sym.level_list[e]);
+      split_below[l] = std::max(split_below[l], sym.f_m[s] - sym.f_nc[s]), split_own[l] = std::max(split_own[l], sym.f_nc[s]);
+    }
+    split_ptr.push_back(solve_split.size());
+  }
 }
 
 void sparse_direct_solver::impl::init(const csr_matrix<double, count_t>& a, sparse_direct_options o) {

@@ -273,6 +273,65 @@ TEST(SparseDirect, FactorsMatchTheHostOracleOnAwkwardMatrices) {
   }
 }
 
+// The GPU's solve without refinement against the host's solve of the host oracle's fronts (the
+// same symbols): each front's triangles by column tiles of 32, and with a big_front of 8 the
+// off-diagonal products of most fronts on their own launch (split fronts); several
+// right-hand sides. Refinement would hide a wrong solve, so it is off.
+TEST(SparseDirect, SolvesWithoutRefinementAsTheHostFrontsDo) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(58);
+  bool reached_split = false, reached_tiles = false;  // the split fronts' kernels, tiles after the first
+  for (const auto& [name, a] : awkward(test::under_sanitizer())) {
+    for (index_t big : {index_t(192), index_t(8)}) {
+      const std::string what = name + " big_front " + std::to_string(big);
+      sparse_direct_options o;
+      o.big_front = big, o.max_refinement = 0, o.refinement = "classical";
+      sparse_direct_solver s(ctx, a, o);
+      s.factor();
+      ASSERT_TRUE(s.ok()) << what;
+      const sparse_detail::front_symbols f = sparse_detail::build_fronts(a, s.matched(), fill_ordering::automatic);
+      index_t perturbed = 0, bad = 0;
+      const std::vector<double> F = sparse_detail::factor_fronts_host(f, a.values(), perturbed, bad);
+      ASSERT_EQ(bad, 0) << what;
+      for (std::size_t q = 0; q < f.f_m.size(); ++q) {
+        reached_split = reached_split || sparse_detail::split_solve(f.f_m[q], f.f_nc[q], long(big) * big);
+        reached_tiles = reached_tiles || f.f_nc[q] > 32;
+      }
+      const index_t k = 3, n = a.rows();
+      const std::vector<double> b = random_rhs(n, k, g);
+      std::vector<double> x = b;
+      const sparse_direct_report r = s.solve(x, k);
+      EXPECT_EQ(r.refinement_steps, 0) << what;
+      for (index_t c = 0; c < k; ++c) {
+        std::vector<double> h(b.begin() + c * n, b.begin() + (c + 1) * n);
+        sparse_detail::solve_fronts_host(f, F, h.data());
+        double diff = 0, scale = 0;
+        for (index_t i = 0; i < n; ++i) {
+          diff = std::max(diff, std::abs(x[static_cast<std::size_t>(c * n + i)] - h[static_cast<std::size_t>(i)]));
+          scale = std::max(scale, std::abs(h[static_cast<std::size_t>(i)]));
+        }
+        EXPECT_LE(diff, 1e-10 * scale) << what << ", right-hand side " << c;
+      }
+      std::vector<double> again = b;
+      s.solve(again, k);
+      EXPECT_EQ(again, x) << what << ": reruns bit-identical";
+      // Fewer right-hand sides (another graph), then more (the kept buffers made again): each
+      // column's solution the same bits.
+      std::vector<double> one(b.begin(), b.begin() + n);
+      s.solve(one, 1);
+      EXPECT_TRUE(std::equal(one.begin(), one.end(), x.begin())) << what << ": one right-hand side";
+      std::vector<double> four = b;
+      four.insert(four.end(), b.begin(), b.begin() + n);
+      s.solve(four, k + 1);
+      EXPECT_TRUE(std::equal(x.begin(), x.end(), four.begin())) << what << ": four right-hand sides";
+      EXPECT_TRUE(std::equal(one.begin(), one.end(), four.begin() + k * n)) << what << ": four right-hand sides";
+    }
+  }
+  EXPECT_TRUE(reached_split);
+  EXPECT_TRUE(reached_tiles);
+}
+
 TEST(SparseDirect, TakesASymmetricPositiveDiagonalMatrixWithoutPivotingAndFallsBackWhereItIsIndefinite) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;

@@ -22,7 +22,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <la/context.hpp>
@@ -63,6 +65,23 @@ device_buffer<typename V::value_type> upload(context& ctx, const V& h) {
 }
 }  // namespace sparse_detail
 
+namespace sparse_detail {
+/// The GPU solve's buffers and its level loop's CUDA graphs (one per count of right-hand sides),
+/// kept between solves: a kept factor's later solves allocate nothing and launch one graph.
+/// Made again when the symbols are (upload_symbols).
+struct solve_workspace {
+  index_t k = 0;  // right-hand sides the buffers hold
+  device_buffer<double> b0, x, r, y, best, wv, pmax, psq;
+  std::vector<std::pair<index_t, cudaGraphExec_t>> graphs;
+  solve_workspace() = default;
+  solve_workspace(const solve_workspace&) = delete;
+  solve_workspace& operator=(const solve_workspace&) = delete;
+  ~solve_workspace() {
+    for (auto& g : graphs) cudaGraphExecDestroy(g.second);
+  }
+};
+}  // namespace sparse_detail
+
 struct sparse_direct_solver::impl {
   context* ctx = nullptr;
   sparse_direct_options opt;
@@ -78,6 +97,11 @@ struct sparse_direct_solver::impl {
   std::vector<std::vector<int>> level_big;  // per level: its fronts factored blocked (big_front)
   std::vector<int> level_small;             // the rest, level after level: [small_ptr[l], small_ptr[l + 1])
   std::vector<std::size_t> small_ptr;
+  std::vector<int> solve_split;             // per level, its split fronts (split_solve): [split_ptr[l], split_ptr[l + 1])
+  std::vector<std::size_t> split_ptr;
+  std::vector<int> split_below, split_own;  // per level, the largest m - nc and nc of its split fronts
+  std::unique_ptr<sparse_detail::solve_workspace> ws;  // the GPU solve's (solve.cu)
+  std::vector<int> level_m;                 // per level, its largest front (the solve: a warp a front up to 32 rows)
   bool host = false;        // the host's threads (no context): the fronts in hF
   int host_threads = 1;     // (not `threads`: that is the kernels' block size, sparse_detail::threads)
   std::vector<double> hF;
@@ -88,7 +112,7 @@ struct sparse_direct_solver::impl {
   device_buffer<double> d_scale, d_in_scale, d_out_scale;
   device_buffer<long> d_pos, d_off, d_vec, d_map, d_item_ptr;
   device_buffer<int> d_m, d_nc, d_first, d_rows, d_rel, d_list, d_item_front, d_item_row, d_con_child, d_con_row, d_flags,
-      d_small;
+      d_small, d_split;
 
   sparse_detail::front_table table() const {
     return {d_off.data(), d_m.data(), d_nc.data(), d_first.data(), d_map.data(), d_rel.data(), d_vec.data(), d_rows.data()};
