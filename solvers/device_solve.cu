@@ -130,6 +130,7 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
           LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, bytes, ctx.stream()));
         }
       },
+      [&] { return detail::spd_analysis_of(to_host(ctx, a)); },  // (A small: at most auto_direct_spd_nnz nonzeros)
       std::is_same_v<T, double>);
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -58,6 +59,8 @@ struct cg_progress {
   double seconds = 0;   // since the iteration started
 };
 
+struct sparse_analysis;  // sparse_analysis.hpp
+
 struct cg_options {
   double rtol = 1e-8;                    // relative to ||b||
   double atol = 0;                       // absolute floor on ||r||
@@ -70,6 +73,13 @@ struct cg_options {
   /// method automatic on a double A that does not look SPD and has at most this many rows:
   /// the sparse direct solver first, the Krylov methods where it does not solve A (0: never).
   std::int64_t auto_direct_rows = 20000;
+  /// method automatic on a double A that looks SPD and has at most auto_direct_spd_nnz
+  /// nonzeros: the sparse analysis predicts the factorization's multiply-adds, and at most this
+  /// many take the direct method first (0: never; method.hpp says what was measured).
+  double auto_direct_flops = 2e5;
+  /// Set by that rule where it picks the direct method: its analysis of A's pattern, which the
+  /// host's direct method then uses instead of making it again (null: none).
+  std::shared_ptr<const sparse_analysis> spd_analysis;
   /// solve_host/solve_device refuse CG on a matrix whose values are not symmetric (an
   /// invalid_input naming the alternative) unless this is set.
   bool force = false;

@@ -26,6 +26,7 @@
 #include <la/solvers/gmres.hpp>
 #include <la/solvers/host_backend.hpp>
 #include <la/solvers/matrix_properties.hpp>
+#include <la/solvers/sparse_analysis.hpp>
 
 namespace la {
 
@@ -190,6 +191,20 @@ inline bool direct_after_krylov(krylov_method asked, const cg_options& opt, cons
   }
 }
 
+/// The sparse analysis of A's pattern for auto's direct-first rule on small SPD systems (its
+/// predicted multiply-adds), ordered as the host's direct method orders (its flop rate); null
+/// where no analysis is possible (a build without ordering libraries).
+template <typename Matrix>
+std::shared_ptr<const sparse_analysis> spd_analysis_of(const Matrix& a) {
+  try {
+    const double rate = 1e9 * thread_count();  // direct_host's
+    if constexpr (Matrix::kind == format::csr) return std::make_shared<sparse_analysis>(analyze_pattern(a, fill_ordering::automatic, rate));
+    else return std::make_shared<sparse_analysis>(analyze_pattern(to_csr<count_t>(a), fill_ordering::automatic, rate));
+  } catch (const error&) {
+    return nullptr;
+  }
+}
+
 /// What host_solver and device_solver share once they have A's properties (`needs`: the
 /// method's choice reads them): the method's choice and refusals (la::invalid_argument with the
 /// solvers' words), precond auto resolved by the rule for `gpu`, and build(), retried where
@@ -222,9 +237,15 @@ std::string set_up(cg_options& opt, const matrix_properties& props, bool needs, 
 /// preconditioner for another method), precond auto's meaning, and the fallback from a
 /// broken-down auto BiCGSTAB to GMRES. `run(opt)` solves by opt.method; `where` names the
 /// side in a refusal's result.
-template <typename Properties, typename Run, typename KeepGuess>
+/// The most nonzeros of an SPD A for which auto asks the sparse analysis (cg_options::
+/// auto_direct_flops): its time is wasted where CG then runs (0.26 ms on gr_30_30's 7,744
+/// nonzeros on the 2-core host, a third of CG's whole solve; every SPD system measured where
+/// direct won has at most 4,356).
+constexpr std::int64_t auto_direct_spd_nnz = 5000;
+
+template <typename Properties, typename Run, typename KeepGuess, typename Flops>
 solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const char* where, Properties&& properties,
-                             Run&& run, KeepGuess&& keep_guess, bool sparse_direct = false) {
+                             Run&& run, KeepGuess&& keep_guess, Flops&& predicted_flops, bool sparse_direct = false) {
   const krylov_method asked = opt.method;
   const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
                            opt.precond == preconditioner::automatic;
@@ -257,19 +278,37 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   // was 2-280x faster than auto's Krylov methods (west2021 7.8 ms against 2.2 s, bayer10 80
   // ms against 1.8 s, adder_dcop_05 8 ms against 82 ms); where the Krylov methods won (arrow,
   // 46,500 rows; convection-diffusion 512^2) A was larger. An SPD A stays with CG, which won
-  // on the SPD systems above 1,000 rows.
-  std::string direct_first;
+  // on the SPD systems above 1,000 rows, except where it is small (at most auto_direct_spd_nnz
+  // nonzeros) and the sparse analysis predicts its factorization at most
+  // opt.auto_direct_flops multiply-adds: measured on the H200 machine (bench/RESULTS.md), auto's
+  // CG took 1.3-2.5x direct's time on the SPD systems predicted at 1e3-1e5 (bcsstk01-05,
+  // 494_bus, 662_bus, Trefethen_20b: CG's setup dominates) and was ahead from 4e5 (gr_30_30,
+  // bcsstk10 and up; Trefethen_2000, 6.8e8, 9x). A preconditioner asked for by name means a
+  // Krylov solve: neither rule applies then.
+  std::string direct_first, direct_why;
   double direct_first_seconds = 0;  // charged to the Krylov result where the direct method did not solve A
-  if (asked == krylov_method::automatic && sparse_direct && mc.method != krylov_method::cg &&
-      rows <= opt.auto_direct_rows) {
+  const bool direct_may_go_first = asked == krylov_method::automatic && sparse_direct && auto_pc;
+  if (direct_may_go_first && mc.method != krylov_method::cg && rows <= opt.auto_direct_rows)
+    direct_why = mc.why.substr(0, mc.why.rfind(':')) + ", and " + std::to_string(rows) + " rows (at most " +
+                 std::to_string(opt.auto_direct_rows) + ", {auto-direct-rows}): the direct method first";
+  if (direct_may_go_first && mc.method == krylov_method::cg && opt.auto_direct_flops > 0 && props.nnz <= auto_direct_spd_nnz) {
+    std::shared_ptr<const sparse_analysis> an = predicted_flops();  // null: no analysis (no ordering library)
+    if (an && an->factor_flops <= opt.auto_direct_flops) {
+      direct_why = mc.why.substr(0, mc.why.rfind(':')) + ", and the analysis predicts its factorization at " +
+                   short_number(an->factor_flops) + " multiply-adds (at most " + short_number(opt.auto_direct_flops) +
+                   ", {auto-direct-flops}): the direct method first";
+      opt.spd_analysis = std::move(an);  // the host's direct method takes it (only the direct run below reads it)
+    }
+  }
+  if (!direct_why.empty()) {
     cg_options d = opt;
     d.method = krylov_method::direct;
+    opt.spd_analysis.reset();
     std::string why;
     try {
       solve_result dr = run(d);
       if (dr.status == solve_status::converged) {
-        dr.solver_choice = mc.why.substr(0, mc.why.rfind(':')) + ", and " + std::to_string(rows) + " rows (at most " +
-                           std::to_string(opt.auto_direct_rows) + ", --auto-direct-rows): the direct method first";
+        dr.solver_choice = direct_why;
         dr.analysis_seconds = analysis_seconds;
         return dr;
       }
@@ -280,8 +319,9 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
       why = e.what();
     }
     keep_guess(true);
-    direct_first = "; the direct method, tried first (at most " + std::to_string(opt.auto_direct_rows) +
-                   " rows, --auto-direct-rows), did not solve A (" + why + "), so " + to_string(mc.method);
+    direct_first = "; the direct method, tried first (" +
+                   std::string(mc.method == krylov_method::cg ? "{auto-direct-flops}" : "{auto-direct-rows}") +
+                   "), did not solve A (" + why + "), so " + to_string(mc.method);
   }
   r = run(opt);
   r.setup_seconds += direct_first_seconds;
@@ -382,7 +422,7 @@ solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>
         if (restore) x = x0.empty() ? std::vector<T>(b.size(), T(0)) : x0;
         else x0 = x;
       },
-      std::is_same_v<T, double>);
+      [&] { return detail::spd_analysis_of(a); }, std::is_same_v<T, double>);
 }
 
 }  // namespace la

@@ -369,7 +369,7 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     device: auto (the GPU when there is one), gpu, cpu. callback(iteration, residual) is called
     between chunks of iterations (not every iteration: the GPU runs chunks without the host);
     Ctrl-C stops the solve there with KeyboardInterrupt. history=True keeps every residual in
-    the result. Further options as `la solve`'s, '_' for '-': restart, auto_direct_rows, force, fsai_pattern,
+    the result. Further options as `la solve`'s, '_' for '-': restart, auto_direct_rows, auto_direct_flops, force, fsai_pattern,
     fsai_drop, fsai_max_row, ic_shift, block_size, factorization, sweeps, trisolve, matching,
     amg_strength, amg_degree, amg_coarse, amg_levels, amg_cycle, amg_smoother, inner_iterations,
     inner_precond.

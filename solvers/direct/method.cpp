@@ -199,7 +199,7 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
   const double rate = 1e9 * threads;  // the host's flop rate, for the ordering's choice
   if (props.looks_spd()) {
     if constexpr (std::is_same_v<T, double>) {
-      fs = sparse_detail::build_fronts(a, false, fill_ordering::automatic, rate);
+      fs = sparse_detail::build_fronts(a, false, fill_ordering::automatic, rate, o.spd_analysis.get());
       fronts_factor(a);
       if (fronts_bad == 0) used = kind::sparse_cholesky, how = "multifrontal sparse L D L^T without pivoting, A looks SPD (" + fronts_summary() + ")";
       else before = "the L D L^T without pivoting met a pivot that is not positive in column " + std::to_string(fronts_bad) + "; ";

@@ -20,7 +20,8 @@ double since(clock_type::time_point t) { return std::chrono::duration<double>(cl
 }  // namespace
 
 
-front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering ordering, double flop_rate) {
+front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering ordering, double flop_rate,
+                           const sparse_analysis* given) {
   const auto t0 = clock_type::now();
   front_symbols fs;
   const index_t n = a.rows();
@@ -63,7 +64,8 @@ front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, f
   }
   tiny = std::sqrt(std::numeric_limits<double>::epsilon()) * (mmax > 0 ? mmax : 1.0);
   const csr_matrix<double, count_t> m(n, n, std::vector<count_t>(mptr), std::vector<index_t>(midx), std::vector<double>(mval));
-  an = analyze_pattern(m, ordering, flop_rate);
+  if (given && !matched && given->n == n && given->perm.size() == static_cast<std::size_t>(n)) an = *given;  // M = A
+  else an = analyze_pattern(m, ordering, flop_rate);
   const std::vector<index_t>& q = an.perm;
   const std::vector<index_t>& qi = an.inverse;
   // The solve's permutations: y[k] = Dr[rp[Q[k]]] b[rp[Q[k]]]; x[Q[k]] = Dc[Q[k]] y[k].

@@ -271,7 +271,7 @@ TEST(DirectMethod, AutoSolvesSmallNonSpdSystemsDirectlyFirst) {
     const solve_result r = solve_host(a, b, x, o);
     EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;
     EXPECT_EQ(r.solver, krylov_method::direct) << name << ": " << r.solver_choice;
-    EXPECT_NE(r.solver_choice.find("(at most 20000, --auto-direct-rows): the direct method first"), std::string::npos)
+    EXPECT_NE(r.solver_choice.find("(at most 20000, {auto-direct-rows}): the direct method first"), std::string::npos)
         << r.solver_choice;
     EXPECT_EQ(r.iterations, solve_host(a, b, x, direct()).iterations) << name;  // the direct method's own run
     EXPECT_LT(test::true_relres(a, b, x), 1e-10) << name;
@@ -298,10 +298,43 @@ TEST(DirectMethod, AutoSolvesSmallNonSpdSystemsDirectlyFirst) {
   EXPECT_NE(rs.solver, krylov_method::direct) << rs.solver_choice;
   EXPECT_NE(rs.solver_choice.find("the direct method, tried first"), std::string::npos) << rs.solver_choice;
   EXPECT_NE(rs.solver_choice.find("did not solve A (breakdown"), std::string::npos) << rs.solver_choice;
-  // SPD: CG.
-  const csr_matrix<double> p = test::poisson_2d<double>(20);
-  std::vector<double> bp(400, 1.0), xp;
+  // SPD, its factorization not predicted small: CG.
+  const csr_matrix<double> p = test::poisson_2d<double>(60);
+  std::vector<double> bp(3600, 1.0), xp;
   EXPECT_EQ(solve_host(p, bp, xp, automatic(1e-8)).solver, krylov_method::cg);
+}
+
+// auto on a small SPD system: the sparse analysis's predicted multiply-adds decide. bcsstk01
+// (6e3) and a 20 x 20 grid go direct first (host and GPU), gr_30_30 (4e5, above 2e5) CG;
+// --auto-direct-flops 0 turns it off, and a threshold just under the prediction leaves CG.
+TEST(DirectMethod, AutoSolvesSmallSpdSystemsDirectlyWhereTheAnalysisPredictsACheapFactor) {
+  const csr_matrix<double> grid = test::poisson_2d<double>(20);
+  const std::vector<std::pair<std::string, csr_matrix<double>>> cheap = {
+      {"bcsstk01.mtx", test::system_matrix("bcsstk01.mtx", test::data_dir())}, {"poisson2d:20", grid}};
+  for (const auto& [name, a] : cheap) {
+    const std::vector<double> b = times_ones(a);
+    const cg_options o = automatic(1e-10);
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, o);
+    EXPECT_EQ(r.status, solve_status::converged) << name << ": " << r.message;
+    EXPECT_EQ(r.solver, krylov_method::direct) << name << ": " << r.solver_choice;
+    EXPECT_NE(r.solver_choice.find("{auto-direct-flops}): the direct method first"), std::string::npos) << r.solver_choice;
+    EXPECT_LT(test::true_relres(a, b, x), 1e-10) << name;
+    const double flops = analyze_pattern(a).factor_flops;
+    EXPECT_LE(flops, o.auto_direct_flops) << name;
+    cg_options off = o, under = o;
+    off.auto_direct_flops = 0;
+    under.auto_direct_flops = 0.99 * flops;
+    std::vector<double> y;
+    EXPECT_EQ(solve_host(a, b, y, off).solver, krylov_method::cg) << name;
+    EXPECT_EQ(solve_host(a, b, y, under).solver, krylov_method::cg) << name;
+    if (!cuda_available()) continue;
+    expect_solved_directly_on_the_gpu(a, b, o, name);
+  }
+  const csr_matrix<double> gr = test::system_matrix("gr_30_30.mtx", test::data_dir());
+  EXPECT_GT(analyze_pattern(gr).factor_flops, automatic(1e-8).auto_direct_flops);
+  std::vector<double> x;
+  EXPECT_EQ(solve_host(gr, times_ones(gr), x, automatic(1e-8)).solver, krylov_method::cg);
 }
 
 // auto: where its Krylov methods stop short on a system whose factor fits (the direct method

@@ -19,11 +19,11 @@ namespace {
 using test::to_eigen;
 
 /// The options of these tests: auto's Krylov choices, so without its direct method first on
-/// small non-SPD systems (direct_test tests that).
+/// small non-SPD systems and on SPD ones predicted cheap to factor (direct_test tests those).
 cg_options with(krylov_method m, preconditioner p, double tol = 1e-8) {
   cg_options o;
   o.method = m, o.precond = p, o.rtol = tol;
-  o.auto_direct_rows = 0;
+  o.auto_direct_rows = 0, o.auto_direct_flops = 0;
   return o;
 }
 

@@ -53,7 +53,10 @@ constexpr bool split_solve(long m, long nc, long split_at) { return (m - nc) * n
 /// The matching (matched) or none, the analysis of M's pattern, the supernodes' row
 /// structures (checked against the analysis's column counts), levels, maps and items.
 /// flop_rate: the factorization's speed, for the automatic ordering's choice (analyze_pattern).
-front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering o, double flop_rate = 2e11);
+/// given: an analysis of A's own pattern to use where not matched (auto's, cg_options::
+/// spd_analysis), instead of making it.
+front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, fill_ordering o, double flop_rate = 2e11,
+                           const sparse_analysis* given = nullptr);
 
 /// The host oracle of the numeric factorization: the fronts of A's values factored one after
 /// another (children before parents), without pivoting, the static pivot rule of the GPU's
