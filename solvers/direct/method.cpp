@@ -153,14 +153,17 @@ solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& 
   // The fronts of A (matched or not) factored on the host's threads: their symbols' memory
   // checked first; bad: the first column without a positive pivot (A taken as SPD).
   index_t fronts_bad = 0, fronts_perturbed = 0;
+  // One thread below 1e6 multiply-adds: starting the others costs more there (bcsstk02, 66 rows:
+  // 0.34 ms on one thread, 0.50 on two or sixteen, the 2-core host).
+  auto fronts_threads = [&] { return fs.an.factor_flops < 1e6 ? 1 : threads; };
   auto fronts_factor = [&](const auto& aa) {
     check_host_memory(8.0 * double(fs.front_total) + 16.0 * double(fs.vec_total),
                       "the sparse factorization's fronts (" + fs.an.summary() + ")");
-    fronts_f = sparse_detail::factor_fronts_threaded(fs, aa.values(), threads, fronts_perturbed, fronts_bad);
+    fronts_f = sparse_detail::factor_fronts_threaded(fs, aa.values(), fronts_threads(), fronts_perturbed, fronts_bad);
   };
   auto fronts_summary = [&] {
-    return fs.an.summary() + ", " + std::to_string(fs.f_m.size()) + " fronts, " + std::to_string(threads) + " thread" +
-           (threads == 1 ? "" : "s");
+    const int t = fronts_threads();
+    return fs.an.summary() + ", " + std::to_string(fs.f_m.size()) + " fronts, " + std::to_string(t) + " thread" + (t == 1 ? "" : "s");
   };
   std::vector<T> res(b.size());
   double rinf = 0, rn = 0;
