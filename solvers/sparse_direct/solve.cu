@@ -216,6 +216,20 @@ __global__ void forward_below_kernel(const double* F, double* w, long vec_total,
   }
 }
 
+/// Backward: ws[a] = y[f + a] - U12[a, :] x(R_s below) for a front's rows a in [a0, a1) (row a at
+/// A + a * m; its columns past nc hold x at y[rows[q]]), a warp a row.
+__device__ void upper_rows(const double* A, int m, int nc, const int* rows, const double* yc, int f, double* ws, int a0, int a1) {
+  const int lane = threadIdx.x & 31;
+  for (int a = a0 + threadIdx.x / 32; a < a1; a += blockDim.x / 32) {
+    const double* row = A + static_cast<long>(a) * m;
+    double v = 0;
+#pragma unroll 8
+    for (int q = nc + lane; q < m; q += 32) v += row[q] * yc[rows[q]];
+    v = warp_sum(v);
+    if (lane == 0) ws[a] = yc[f + a] - v;
+  }
+}
+
 /// Backward, split fronts first: w1 = y1 - U12 x(R_s below), blocks of split_rows rows.
 __global__ void backward_above_kernel(const double* F, double* w, long vec_total, front_table t, const int* list, const double* y,
                                       index_t n) {
@@ -229,15 +243,7 @@ __global__ void backward_above_kernel(const double* F, double* w, long vec_total
   double* ws = w + col * vec_total + t.vec[s];
   const int* rows = t.rows + t.vec[s];
   const double* yc = y + col * n;
-  const int lane = threadIdx.x & 31;
-  for (int a = r0 + threadIdx.x / 32; a < r1; a += blockDim.x / 32) {
-    const double* row = A + static_cast<long>(a) * m;
-    double v = 0;
-#pragma unroll 8
-    for (int q = nc + lane; q < m; q += 32) v += row[q] * yc[rows[q]];
-    v = warp_sum(v);
-    if (lane == 0) ws[a] = yc[f + a] - v;
-  }
+  upper_rows(A, m, nc, rows, yc, f, ws, r0, r1);
 }
 
 /// Backward, a block per front (roots first): w1 = y1 - U12 x(R_s below) (done by
@@ -250,17 +256,7 @@ __global__ void __launch_bounds__(1024) backward_front_kernel(const double* F, d
   const double* A = F + t.off[s];
   double* ws = w + col * vec_total + t.vec[s];
   if (!split_solve(m, nc, split_at)) {
-    const int* rows = t.rows + t.vec[s];
-    const double* yc = y + col * n;
-    const int lane = threadIdx.x & 31;
-    for (int a = threadIdx.x / 32; a < nc; a += blockDim.x / 32) {
-      const double* row = A + static_cast<long>(a) * m;
-      double v = 0;
-#pragma unroll 4
-      for (int q = nc + lane; q < m; q += 32) v += row[q] * yc[rows[q]];
-      v = warp_sum(v);
-      if (lane == 0) ws[a] = yc[f + a] - v;
-    }
+    upper_rows(A, m, nc, t.rows + t.vec[s], y + col * n, f, ws, 0, nc);
     __syncthreads();
   }
   front_triangle<false>(A, m, nc, ws, 0);
