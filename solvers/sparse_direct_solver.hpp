@@ -119,6 +119,8 @@ class sparse_direct_solver {
   std::string description() const;  // for reports
 
   /// X = A^-1 B in place, then refined; b n entries (or n x k, column after column) on ctx's device.
+  /// On the GPU the solver keeps the solve's buffers (about 5 n k doubles and the fronts' vectors,
+  /// sum(m) k) and its level loop as a CUDA graph for later solves of at most k columns.
   sparse_direct_report solve(device_vector<double>& b, index_t k = 1);
   sparse_direct_report solve(std::vector<double>& b, index_t k = 1);
 
