@@ -26,7 +26,7 @@ constexpr option_spec general[] = {
      {on::method, "auto", "{method} auto"}, {}, "",
      [](cg_options& o, const option_value& v) { o.auto_direct_rows = static_cast<std::int64_t>(v.number); }},
     {"auto-direct-flops", option_type::real, "2e5", 0, std::numeric_limits<double>::max(), "", "F",
-     "auto on a double A that looks SPD and has at most 20,000 nonzeros:\n"
+     "auto on a double A that looks SPD and has at most 5,000 nonzeros:\n"
      "the sparse analysis predicts the factorization's multiply-adds;\n"
      "at most F (default 2e5; 0: never) solve directly first, more run\n"
      "CG. Measured on an H200 machine, auto's CG was 1.3-2.5x behind\n"
