@@ -231,21 +231,22 @@ std::string set_up(cg_options& opt, const matrix_properties& props, bool needs, 
   return mc.why;
 }
 
-/// What solve_host and solve_device share: the method's choice from the matrix's properties
-/// (`properties()` computes them, on the host or the device, only when the choice needs
-/// them), the refusals (a matrix that is not square, CG on non-symmetric values, an SPD-only
-/// preconditioner for another method), precond auto's meaning, and the fallback from a
-/// broken-down auto BiCGSTAB to GMRES. `run(opt)` solves by opt.method; `where` names the
-/// side in a refusal's result.
 /// The most nonzeros of an SPD A for which auto asks the sparse analysis (cg_options::
 /// auto_direct_flops): its time is wasted where CG then runs (0.26 ms on gr_30_30's 7,744
 /// nonzeros on the 2-core host, a third of CG's whole solve; every SPD system measured where
 /// direct won has at most 4,356).
 constexpr std::int64_t auto_direct_spd_nnz = 5000;
 
-template <typename Properties, typename Run, typename KeepGuess, typename Flops>
+/// What solve_host and solve_device share: the method's choice from the matrix's properties
+/// (`properties()` computes them, on the host or the device, only when the choice needs
+/// them), the refusals (a matrix that is not square, CG on non-symmetric values, an SPD-only
+/// preconditioner for another method), precond auto's meaning, and the fallback from a
+/// broken-down auto BiCGSTAB to GMRES. `run(opt)` solves by opt.method; `where` names the
+/// side in a refusal's result; `spd_analysis()` analyzes A's pattern (spd_analysis_of) for
+/// the direct-first rule on small SPD systems.
+template <typename Properties, typename Run, typename KeepGuess, typename SpdAnalysis>
 solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const char* where, Properties&& properties,
-                             Run&& run, KeepGuess&& keep_guess, Flops&& predicted_flops, bool sparse_direct = false) {
+                             Run&& run, KeepGuess&& keep_guess, SpdAnalysis&& spd_analysis, bool sparse_direct = false) {
   const krylov_method asked = opt.method;
   const bool needs_props = opt.method == krylov_method::automatic || (opt.method == krylov_method::cg && !opt.force) ||
                            opt.precond == preconditioner::automatic;
@@ -292,7 +293,7 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
     direct_why = mc.why.substr(0, mc.why.rfind(':')) + ", and " + std::to_string(rows) + " rows (at most " +
                  std::to_string(opt.auto_direct_rows) + ", {auto-direct-rows}): the direct method first";
   if (direct_may_go_first && mc.method == krylov_method::cg && opt.auto_direct_flops > 0 && props.nnz <= auto_direct_spd_nnz) {
-    std::shared_ptr<const sparse_analysis> an = predicted_flops();  // null: no analysis (no ordering library)
+    std::shared_ptr<const sparse_analysis> an = spd_analysis();  // null: no analysis (no ordering library)
     if (an && an->factor_flops <= opt.auto_direct_flops) {
       direct_why = mc.why.substr(0, mc.why.rfind(':')) + ", and the analysis predicts its factorization at " +
                    short_number(an->factor_flops) + " multiply-adds (at most " + short_number(opt.auto_direct_flops) +

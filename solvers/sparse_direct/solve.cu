@@ -154,13 +154,15 @@ sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, inde
   const front_table t = p.table();
   const std::size_t levels = p.sym.level_ptr.size() - 1;
   const long split_at = static_cast<long>(p.opt.big_front) * p.opt.big_front;
+  // A block a front: 1,024 threads on a level of few fronts (more rows' loads in flight), else 256.
+  auto front_threads = [](unsigned count) { return count < 264 ? 1024 : threads; };
   // The levels' kernels for kk right-hand sides: y (the analysis's numbering) overwritten with
   // the factors' solution. Captured once per kk as a graph (factor_solve) and replayed.
   auto queue_levels = [&](index_t kk) {
     for (std::size_t l = 0; l < levels; ++l) {
       const auto count = static_cast<unsigned>(p.sym.level_ptr[l + 1] - p.sym.level_ptr[l]);
       const int* list = p.d_list.data() + p.sym.level_ptr[l];
-      const bool warp = p.level_m[l] <= 32;  // a warp a front, 8 a block
+      const bool warp = p.level_m[l] <= warp_front_rows;  // a warp a front, 8 a block
       const dim3 grid(warp ? blocks_for(count, 8) : count, static_cast<unsigned>(kk));
       forward_init_kernel<<<grid, warp ? threads : 128, 0, st>>>(wv.data(), p.sym.vec_total, t, list, static_cast<int>(count), y.data(),
                                                                  n, warp ? threads / 32 : 1);
@@ -174,8 +176,8 @@ sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, inde
       }
       if (warp)
         forward_warp_kernel<<<grid, threads, 0, st>>>(p.F.data(), wv.data(), p.sym.vec_total, t, list, static_cast<int>(count), y.data(), n);
-      else  // a level of few fronts: more warps a front, more rows' loads in flight
-        forward_front_kernel<<<grid, count < 264 ? 1024 : threads, 0, st>>>(p.F.data(), wv.data(), p.sym.vec_total, t, list, y.data(), n,
+      else
+        forward_front_kernel<<<grid, front_threads(count), 0, st>>>(p.F.data(), wv.data(), p.sym.vec_total, t, list, y.data(), n,
                                                                            split_at);
       LA_CHECK_LAUNCH(st);
       if (const auto split = static_cast<unsigned>(p.split_ptr[l + 1] - p.split_ptr[l])) {
@@ -192,11 +194,11 @@ sparse_direct_report sparse_direct_solver::solve(device_vector<double>& bv, inde
         LA_CHECK_LAUNCH(st);
       }
       const int* list = p.d_list.data() + p.sym.level_ptr[l];
-      if (p.level_m[l] <= 32)
+      if (p.level_m[l] <= warp_front_rows)
         backward_warp_kernel<<<dim3(blocks_for(count, 8), static_cast<unsigned>(kk)), threads, 0, st>>>(p.F.data(), t, list,
                                                                                                      static_cast<int>(count), y.data(), n);
       else
-        backward_front_kernel<<<dim3(count, static_cast<unsigned>(kk)), count < 264 ? 1024 : threads, 0, st>>>(
+        backward_front_kernel<<<dim3(count, static_cast<unsigned>(kk)), front_threads(count), 0, st>>>(
             p.F.data(), wv.data(), p.sym.vec_total, t, list, y.data(), n, split_at);
       LA_CHECK_LAUNCH(st);
     }

@@ -66,7 +66,7 @@ void sparse_direct_solver::impl::analyze(bool matched) {
   for (std::size_t l = 0; l < sym.levels(); ++l) {
     for (std::size_t e = sym.level_ptr[l]; e < sym.level_ptr[l + 1]; ++e)
       level_m[l] = std::max(level_m[l], sym.f_m[static_cast<std::size_t>(sym.level_list[e])]);
-    for (std::size_t e = sym.level_ptr[l]; e < sym.level_ptr[l + 1] && level_m[l] > 32; ++e) {  // (a warp a front: whole)
+    for (std::size_t e = sym.level_ptr[l]; e < sym.level_ptr[l + 1] && level_m[l] > sparse_detail::warp_front_rows; ++e) {
       const auto s = static_cast<std::size_t>(sym.level_list[e]);
       if (!sparse_detail::split_solve(sym.f_m[s], sym.f_nc[s], long(opt.big_front) * opt.big_front)) continue;
       solve_split.push_back(sym.level_list[e]);

@@ -45,9 +45,13 @@ struct front_symbols {
   std::size_t levels() const noexcept { return level_ptr.empty() ? 0 : level_ptr.size() - 1; }
 };
 
+/// The GPU solve's levels whose fronts all have at most this many rows run a warp a front, the
+/// whole front in it (detail/solve_kernels.cuh; such levels have no split fronts).
+constexpr int warp_front_rows = 32;
 /// The solve's split fronts: where a front's off-diagonal block (L21, U12) holds split_at
 /// entries or more (big_front^2), its products run as their own launch over many blocks
-/// (solve.cu), the triangular part on one; below it the whole front is one block's work.
+/// (detail/solve_kernels.cuh), the triangular part on one; below it the whole front is one
+/// block's work.
 constexpr bool split_solve(long m, long nc, long split_at) { return (m - nc) * nc >= split_at; }
 
 /// The matching (matched) or none, the analysis of M's pattern, the supernodes' row

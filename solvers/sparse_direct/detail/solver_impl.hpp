@@ -63,9 +63,7 @@ device_buffer<typename V::value_type> upload(context& ctx, const V& h) {
                                 ctx.stream()));
   return d;
 }
-}  // namespace sparse_detail
 
-namespace sparse_detail {
 /// The GPU solve's buffers and its level loop's CUDA graphs (one per count of right-hand sides),
 /// kept between solves: a kept factor's later solves allocate nothing and launch one graph.
 /// Made again when the symbols are (upload_symbols).
