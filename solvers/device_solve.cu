@@ -98,25 +98,34 @@ matrix_properties properties_of(context& ctx, const device_csr<T, O>& a) {
 }
 
 template <typename T, typename O>
+solve_result run_device_method(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
+                               const cg_options& o, const device_cg_options& dopt) {
+  switch (o.method) {
+    case krylov_method::bicgstab: return bicgstab_device(ctx, a, b, x, o, dopt);
+    case krylov_method::gmres: return gmres_device(ctx, a, b, x, o, dopt, false);
+    case krylov_method::fgmres: return gmres_device(ctx, a, b, x, o, dopt, true);
+    case krylov_method::automatic:  // resolved by solve_by_method
+    case krylov_method::cg: {
+      solve_result c = cg_device(ctx, a, b, x, o, dopt);
+      c.method = "cg, " + c.method;
+      return c;
+    }
+    default:  // the direct method, or a method added at run time: its entry's GPU solver
+      return entry_of(o.method).solvers.device<T, O>()(ctx, a, b, x, o);
+  }
+}
+
+template <typename T, typename O>
+std::shared_ptr<const sparse_analysis> spd_analysis_of(context& ctx, const device_csr<T, O>& a) {
+  return detail::spd_analysis_of(to_host(ctx, a));
+}
+
+template <typename T, typename O>
 solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
                           cg_options opt, const device_cg_options& dopt) {
   return detail::solve_by_method(
       a.rows(), a.cols(), std::move(opt), "gpu", [&] { return properties_of(ctx, a); },
-      [&](const cg_options& o) {
-        switch (o.method) {
-          case krylov_method::bicgstab: return bicgstab_device(ctx, a, b, x, o, dopt);
-          case krylov_method::gmres: return gmres_device(ctx, a, b, x, o, dopt, false);
-          case krylov_method::fgmres: return gmres_device(ctx, a, b, x, o, dopt, true);
-          case krylov_method::automatic:  // resolved by solve_by_method
-          case krylov_method::cg: {
-            solve_result c = cg_device(ctx, a, b, x, o, dopt);
-            c.method = "cg, " + c.method;
-            return c;
-          }
-          default:  // a method added at run time: its entry's GPU solver
-            return entry_of(o.method).solvers.device<T, O>()(ctx, a, b, x, o);
-        }
-      },
+      [&](const cg_options& o) { return run_device_method(ctx, a, b, x, o, dopt); },
       [&, x0 = device_vector<T>()](bool restore) mutable {
         // In place: x may be memory the caller owns (a CuPy array), which must stay where it is.
         const std::size_t bytes = static_cast<std::size_t>(x.size()) * sizeof(T);
@@ -130,14 +139,17 @@ solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_
           LA_CUDA_TRY(cudaMemsetAsync(x.data(), 0, bytes, ctx.stream()));
         }
       },
-      [&] { return detail::spd_analysis_of(to_host(ctx, a)); },  // (A small: at most auto_direct_spd_nnz nonzeros)
+      [&] { return spd_analysis_of(ctx, a); },
       std::is_same_v<T, double>);
 }
 
 #define LA_INSTANTIATE(T, O)                                                                                        \
   template matrix_properties properties_of<T, O>(context&, const device_csr<T, O>&);                               \
   template solve_result solve_device<T, O>(context&, const device_csr<T, O>&, const device_vector<T>&,             \
-                                           device_vector<T>&, cg_options, const device_cg_options&);
+                                           device_vector<T>&, cg_options, const device_cg_options&);            \
+  template solve_result run_device_method<T, O>(context&, const device_csr<T, O>&, const device_vector<T>&,       \
+                                                device_vector<T>&, const cg_options&, const device_cg_options&); \
+  template std::shared_ptr<const sparse_analysis> spd_analysis_of<T, O>(context&, const device_csr<T, O>&);
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 

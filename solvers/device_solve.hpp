@@ -31,6 +31,16 @@ solve_result gmres_device(context& ctx, const device_csr<T, O>& a, const device_
 template <typename T, typename O>
 matrix_properties properties_of(context& ctx, const device_csr<T, O>& a);
 
+/// Runs o.method itself on ctx's device (no auto rules: solve_device applies them): la's Krylov
+/// methods, the others (direct, methods added at run time) through their entry's GPU solver.
+template <typename T, typename O>
+solve_result run_device_method(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
+                               const cg_options& o, const device_cg_options& dopt);
+/// The host analysis of a device A's pattern for auto's SPD direct-first rule (A small: at
+/// most auto_direct_spd_nnz nonzeros; downloaded for it).
+template <typename T, typename O>
+std::shared_ptr<const sparse_analysis> spd_analysis_of(context& ctx, const device_csr<T, O>& a);
+
 /// Solves A x = b on ctx's device by opt.method (automatic: select_method on the matrix's
 /// properties, computed on the device). x holds the initial guess (empty: zeros).
 template <typename T, typename O>

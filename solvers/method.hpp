@@ -237,6 +237,30 @@ std::string set_up(cg_options& opt, const matrix_properties& props, bool needs, 
 /// direct won has at most 4,356).
 constexpr std::int64_t auto_direct_spd_nnz = 5000;
 
+/// auto's direct-first rules (solve_by_method's comment says what was measured): why the
+/// direct method goes first for this A, or "" where it does not. Where the SPD rule takes it,
+/// opt.spd_analysis holds the analysis it made (the direct method's setup reuses it).
+/// `spd_analysis()` analyzes A's pattern (null: no ordering library).
+template <typename SpdAnalysis>
+std::string direct_first_why(krylov_method asked, const method_choice& mc, cg_options& opt, const matrix_properties& props,
+                             index_t rows, bool sparse_direct, bool auto_pc, SpdAnalysis&& spd_analysis) {
+  if (asked != krylov_method::automatic || !sparse_direct || !auto_pc) return {};
+  if (mc.method != krylov_method::cg && rows <= opt.auto_direct_rows)
+    return mc.why.substr(0, mc.why.rfind(':')) + ", and " + std::to_string(rows) + " rows (at most " +
+           std::to_string(opt.auto_direct_rows) + ", {auto-direct-rows}): the direct method first";
+  if (mc.method == krylov_method::cg && opt.auto_direct_flops > 0 && props.nnz <= auto_direct_spd_nnz) {
+    std::shared_ptr<const sparse_analysis> an = spd_analysis();  // null: no analysis (no ordering library)
+    if (an && an->factor_flops <= opt.auto_direct_flops) {
+      std::string why = mc.why.substr(0, mc.why.rfind(':')) + ", and the analysis predicts its factorization at " +
+                        short_number(an->factor_flops) + " multiply-adds (at most " + short_number(opt.auto_direct_flops) +
+                        ", {auto-direct-flops}): the direct method first";
+      opt.spd_analysis = std::move(an);
+      return why;
+    }
+  }
+  return {};
+}
+
 /// What solve_host and solve_device share: the method's choice from the matrix's properties
 /// (`properties()` computes them, on the host or the device, only when the choice needs
 /// them), the refusals (a matrix that is not square, CG on non-symmetric values, an SPD-only
@@ -286,21 +310,9 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   // 494_bus, 662_bus, Trefethen_20b: CG's setup dominates) and was ahead from 4e5 (gr_30_30,
   // bcsstk10 and up; Trefethen_2000, 6.8e8, 9x). A preconditioner asked for by name means a
   // Krylov solve: neither rule applies then.
-  std::string direct_first, direct_why;
+  std::string direct_first;
   double direct_first_seconds = 0;  // charged to the Krylov result where the direct method did not solve A
-  const bool direct_may_go_first = asked == krylov_method::automatic && sparse_direct && auto_pc;
-  if (direct_may_go_first && mc.method != krylov_method::cg && rows <= opt.auto_direct_rows)
-    direct_why = mc.why.substr(0, mc.why.rfind(':')) + ", and " + std::to_string(rows) + " rows (at most " +
-                 std::to_string(opt.auto_direct_rows) + ", {auto-direct-rows}): the direct method first";
-  if (direct_may_go_first && mc.method == krylov_method::cg && opt.auto_direct_flops > 0 && props.nnz <= auto_direct_spd_nnz) {
-    std::shared_ptr<const sparse_analysis> an = spd_analysis();  // null: no analysis (no ordering library)
-    if (an && an->factor_flops <= opt.auto_direct_flops) {
-      direct_why = mc.why.substr(0, mc.why.rfind(':')) + ", and the analysis predicts its factorization at " +
-                   short_number(an->factor_flops) + " multiply-adds (at most " + short_number(opt.auto_direct_flops) +
-                   ", {auto-direct-flops}): the direct method first";
-      opt.spd_analysis = std::move(an);  // the host's direct method takes it (only the direct run below reads it)
-    }
-  }
+  const std::string direct_why = direct_first_why(asked, mc, opt, props, rows, sparse_direct, auto_pc, spd_analysis);
   if (!direct_why.empty()) {
     cg_options d = opt;
     d.method = krylov_method::direct;
@@ -386,6 +398,35 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
 }
 }  // namespace detail
 
+namespace detail {
+/// Runs o.method itself on the host (no auto rules: solve_by_method applies them): la's Krylov
+/// methods over every format, the others (direct, methods added at run time) through their
+/// entry's host solver, on CSR.
+template <typename Matrix, typename T>
+solve_result run_host_method(const Matrix& a, const std::vector<T>& b, std::vector<T>& x, const cg_options& o) {
+  switch (o.method) {
+    case krylov_method::bicgstab: return bicgstab_host(a, b, x, o);
+    case krylov_method::gmres: return gmres_host(a, b, x, o, false);
+    case krylov_method::fgmres: return gmres_host(a, b, x, o, true);
+    case krylov_method::automatic:  // resolved by solve_by_method
+    case krylov_method::cg: {
+      solve_result c = cg_host(a, b, x, o);
+      c.method = "cg, " + c.method;
+      return c;
+    }
+    default: {  // the direct method, or a method added at run time: its entry's host solver, on CSR
+      const host_method_solver<T> f = entry_of(o.method).solvers.host<T>();
+      if constexpr (Matrix::kind == format::csr) {
+        if constexpr (std::is_same_v<typename Matrix::offset_type, count_t>) return f(a, b, x, o);
+        else return f(to_csr<count_t>(a), b, x, o);
+      } else {
+        return f(to_csr<count_t>(a), b, x, o);
+      }
+    }
+  }
+}
+}  // namespace detail
+
 /// Solves A x = b on the host by opt.method (automatic: the rule above); x holds the initial
 /// guess (resized to n zeros if empty). A refused method or preconditioner is invalid_input.
 template <typename Matrix, typename T>
@@ -396,29 +437,7 @@ solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>
   };
   std::vector<T> x0;
   return detail::solve_by_method(
-      a.rows(), a.cols(), opt, "", properties,
-      [&](const cg_options& o) {
-        switch (o.method) {
-          case krylov_method::bicgstab: return bicgstab_host(a, b, x, o);
-          case krylov_method::gmres: return gmres_host(a, b, x, o, false);
-          case krylov_method::fgmres: return gmres_host(a, b, x, o, true);
-          case krylov_method::automatic:  // resolved by solve_by_method
-          case krylov_method::cg: {
-            solve_result c = cg_host(a, b, x, o);
-            c.method = "cg, " + c.method;
-            return c;
-          }
-          default: {  // a method added at run time: its entry's host solver, on CSR
-            const host_method_solver<T> f = entry_of(o.method).solvers.host<T>();
-            if constexpr (Matrix::kind == format::csr) {
-              if constexpr (std::is_same_v<typename Matrix::offset_type, count_t>) return f(a, b, x, o);
-              else return f(to_csr<count_t>(a), b, x, o);
-            } else {
-              return f(to_csr<count_t>(a), b, x, o);
-            }
-          }
-        }
-      },
+      a.rows(), a.cols(), opt, "", properties, [&](const cg_options& o) { return detail::run_host_method(a, b, x, o); },
       [&](bool restore) {
         if (restore) x = x0.empty() ? std::vector<T>(b.size(), T(0)) : x0;
         else x0 = x;

@@ -49,6 +49,8 @@ struct sparse_analysis {
   double factor_flops = 0;          // sum of col_count^2: Cholesky's multiply-adds, about
   double factor_bytes = 0;          // L's values (8 bytes) and row indices (4 bytes)
   double seconds = 0;
+  /// automatic asked, and this build has neither METIS nor AMD: natural taken (summary() says so).
+  bool no_ordering_library = false;
   std::string summary() const;      // one line for a person
 };
 

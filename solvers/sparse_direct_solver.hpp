@@ -71,6 +71,9 @@ struct sparse_direct_options {
   /// allocated only when it runs) and the preconditioned residual's reduction it stops at.
   int gmres_restart = 30;
   double gmres_tolerance = 1e-10;
+  /// An analysis of A's own pattern made already (auto's direct-first rule makes one): used
+  /// for the unmatched (SPD) path instead of making it again. Null: made here.
+  std::shared_ptr<const sparse_analysis> pattern_analysis;
 };
 
 struct sparse_direct_report {
@@ -82,6 +85,8 @@ struct sparse_direct_report {
   std::string message;  // one line for a person
 };
 
+/// Thread safety: one solver is used by one thread at a time (its solve keeps buffers); two
+/// solvers share nothing.
 class sparse_direct_solver {
  public:
   /// The analysis (host): a not square A is la::invalid_argument; an ordering this build lacks
@@ -99,8 +104,10 @@ class sparse_direct_solver {
   /// The numeric factorization on the GPU. Memory that does not fit is la::out_of_memory,
   /// before anything is allocated, in the analysis's own terms.
   void factor();
-  /// New values with A's pattern (the same row pointers and column indices; checked): the
-  /// matching's permutation and scalings, the ordering and the fronts are reused.
+  /// New values with A's pattern (the same row pointers and column indices; checked), by the
+  /// same steps as the first factorization: the SPD path reuses its ordering and fronts (and
+  /// turns to the matched LU where a pivot is not positive, as factor() does); the matched LU
+  /// makes its matching, scalings and pivot threshold again from the new values.
   void refactor(const csr_matrix<double, count_t>& a);
 
   bool ok() const noexcept;
@@ -123,6 +130,10 @@ class sparse_direct_solver {
   /// sum(m) k) and its level loop as a CUDA graph for later solves of at most k columns.
   sparse_direct_report solve(device_vector<double>& b, index_t k = 1);
   sparse_direct_report solve(std::vector<double>& b, index_t k = 1);
+  /// An estimate of the 1-norm condition number ||A||_1 ||A^-1||_1 from the factors (Hager and
+  /// Higham's estimator, five pairs of solves at most): on the host's factors; NaN on the GPU's
+  /// (no transposed solve there).
+  double condition_estimate() const;
 
   /// The factors in the oracle's layout, copied to the host (tests): L unit lower by columns
   /// and U's strict upper part by rows, in the analysis's numbering, and U's diagonal.

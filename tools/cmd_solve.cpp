@@ -243,7 +243,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   std::fprintf(rep, "rhs:        %s%s\n",
                known ? "b = A * ones (known solution x = ones)" : printable(a.get("--rhs", "")).c_str(),
                extra.empty() ? "" : (" (" + std::to_string(extra.size() + 1) + " columns: " +
-                                     (gpu ? "one setup, a solve each)" : "a solve each)")).c_str());
+                                     "one setup, then the columns through it)").c_str());
   const std::int64_t n = A.rows();
   const std::string maxit =
       opt.max_iterations >= 0           ? std::to_string(opt.max_iterations)
@@ -296,16 +296,20 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     transfer_ms += ms_since(t);
   } else if (extra.empty()) {
     r = with_format(fmt, A, [&](const auto& M) { return solve_host(M, b, x, opt); });
-  } else {  // the setup (method, preconditioner) once, then a solve per column, as on the GPU
+  } else {  // the setup (method, preconditioner or factors) once, then the columns through it
     r = with_format(fmt, A, [&](const auto& M) {
       host_solver<std::decay_t<decltype(M)>> solver(M, opt);
-      solve_result first = solver.solve(b, x);
-      for (auto& col : extra) {
-        std::vector<T> y(col.size(), T(0));
-        column_results.push_back(solver.solve(col, y));
-        col = std::move(y);
+      const std::size_t nn = b.size();
+      std::vector<T> all(nn * (extra.size() + 1)), xs;
+      std::copy(b.begin(), b.end(), all.begin());
+      for (std::size_t c = 0; c < extra.size(); ++c) std::copy(extra[c].begin(), extra[c].end(), all.begin() + static_cast<std::ptrdiff_t>(nn * (c + 1)));
+      std::vector<solve_result> res = solver.solve_columns(all, xs, static_cast<index_t>(extra.size() + 1));
+      std::copy(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(nn), x.begin());
+      for (std::size_t c = 0; c < extra.size(); ++c) {
+        extra[c].assign(xs.begin() + static_cast<std::ptrdiff_t>(nn * (c + 1)), xs.begin() + static_cast<std::ptrdiff_t>(nn * (c + 2)));
+        column_results.push_back(std::move(res[c + 1]));
       }
-      return first;
+      return std::move(res[0]);
     });
   }
   const double solve_ms = ms_since(t0);

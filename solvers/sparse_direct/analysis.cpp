@@ -57,6 +57,9 @@ std::string sparse_analysis::summary() const {
   std::snprintf(buf, sizeof buf, "%s ordering: nnz(L) %lld, %.3g flops, %.3g MB, %zu supernodes (%.3f s)", to_string(ordering),
                 static_cast<long long>(factor_nnz), factor_flops, factor_bytes / 1e6,
                 super_begin.empty() ? std::size_t(0) : super_begin.size() - 1, seconds);
+  if (no_ordering_library)
+    return std::string("WARNING: no fill-reducing ordering (this build found neither METIS nor SuiteSparse AMD: install "
+                       "libmetis-dev and libsuitesparse-dev and reconfigure; the factor can be many times larger), ") + buf;
   return buf;
 }
 
@@ -308,7 +311,10 @@ sparse_analysis analyze_pattern(const csr_matrix<T, O>& a, fill_ordering o, doub
       sparse_analysis m = analyze_with(g, a.rows(), fill_ordering::metis);
       if (!amd || m.factor_nnz < best.factor_nnz) best = std::move(m);
     }
-    if (!amd && !metis) best = analyze_with(g, a.rows(), fill_ordering::natural);
+    if (!amd && !metis) {
+      best = analyze_with(g, a.rows(), fill_ordering::natural);
+      best.no_ordering_library = true;
+    }
   }
   best.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return best;

@@ -27,9 +27,16 @@ front_symbols build_fronts(const csr_matrix<double, count_t>& a, bool matched, f
   const index_t n = a.rows();
   fs.n = n;
   fs.spd = !matched;
-  auto& [_n, _spd, singular, tiny, an, in_idx, out_idx, in_scale, out_scale, ent_src, ent_scale, ent_pos, f_off, f_vec, f_map, f_m,
-         f_nc, f_first, f_rows, f_rel, front_total, vec_total, level_list, level_ptr, item_front, item_row, con_child, con_row,
-         item_ptr, level_items, seconds] = fs;
+  // fs's fields by name (references, not a structured binding: lambdas below capture them, which C++17 allows only for variables).
+  auto& singular = fs.singular; auto& tiny = fs.tiny; auto& an = fs.an; auto& in_idx = fs.in_idx;
+  auto& out_idx = fs.out_idx; auto& in_scale = fs.in_scale; auto& out_scale = fs.out_scale;
+  auto& ent_src = fs.ent_src; auto& ent_scale = fs.ent_scale; auto& ent_pos = fs.ent_pos; auto& f_off = fs.f_off;
+  auto& f_vec = fs.f_vec; auto& f_map = fs.f_map; auto& f_m = fs.f_m; auto& f_nc = fs.f_nc;
+  auto& f_first = fs.f_first; auto& f_rows = fs.f_rows; auto& f_rel = fs.f_rel; auto& front_total = fs.front_total;
+  auto& vec_total = fs.vec_total; auto& level_list = fs.level_list; auto& level_ptr = fs.level_ptr;
+  auto& item_front = fs.item_front; auto& item_row = fs.item_row; auto& con_child = fs.con_child;
+  auto& con_row = fs.con_row; auto& item_ptr = fs.item_ptr; auto& level_items = fs.level_items;
+  auto& seconds = fs.seconds;
   // M = Dr P A Dc, its entries by rows with their source in A.
   std::vector<index_t> rp(static_cast<std::size_t>(n));
   std::vector<double> dr(static_cast<std::size_t>(n), 1.0), dc(static_cast<std::size_t>(n), 1.0);

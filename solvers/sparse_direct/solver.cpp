@@ -13,6 +13,7 @@
 #include <la/error.hpp>
 #include <la/memory.hpp>
 #include <la/parallel.hpp>
+#include <la/solvers/direct/dense_host.hpp>
 #include <la/solvers/method.hpp>
 #include <la/solvers/sparse_direct/detail/solver_impl.hpp>
 
@@ -22,8 +23,11 @@ using namespace sparse_detail;
 void sparse_direct_solver::impl::analyze(bool matched) {
   const double before = t_analyze;
   bool lu_unmatched = false;
+  // The automatic ordering weighs the analysis's time against the factorization's at this
+  // side's speed: the GPU's (2e11 multiply-adds a second) or the host's (1e9 a thread).
+  const double rate = host ? 1e9 * host_threads : 2e11;
   try {
-    sym = sparse_detail::build_fronts(a, matched, opt.ordering);
+    sym = sparse_detail::build_fronts(a, matched, opt.ordering, rate, matched ? nullptr : opt.pattern_analysis.get());
   } catch (const invalid_argument& e) {
     // The matching's search budget (a pattern its augmenting paths wander): a zero-free
     // diagonal needs no matching, static pivoting on the rows as they are; else no sparse LU.
@@ -37,7 +41,7 @@ void sparse_direct_solver::impl::analyze(bool matched) {
       throw invalid_argument(std::string("sparse direct solver: ") + e.what() +
                              " (the sparse LU needs the matching where A's diagonal has zeros; the dense LU with partial "
                              "pivoting does not)");
-    sym = sparse_detail::build_fronts(a, false, opt.ordering);
+    sym = sparse_detail::build_fronts(a, false, opt.ordering, rate);
     lu_unmatched = true;
   }
   if (lu_unmatched) sym.spd = false;
@@ -94,11 +98,7 @@ void sparse_direct_solver::impl::init(const csr_matrix<double, count_t>& a, spar
   p.n = a.rows();
   for (double v : a.values())
     if (!std::isfinite(v)) throw invalid_argument("sparse direct solver: A holds NaN or infinite values");
-  for (index_t i = 0; i < p.n; ++i) {
-    double s = 0;
-    for (count_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) s += std::abs(a.values()[q]);
-    p.a_inf = std::max(p.a_inf, s);
-  }
+  p.a_inf = p.row_sum_max();
   // Symmetric with a positive diagonal: tried without matching or pivoting first.
   const bool sym_pos = p.opt.factorization == "spd" ||
                        (p.opt.factorization == "auto" && properties_of(a, false, true).looks_spd());
@@ -146,17 +146,24 @@ void sparse_direct_solver::refactor(const csr_matrix<double, count_t>& a) {
   for (double v : a.values())
     if (!std::isfinite(v)) throw invalid_argument("sparse direct solver: A holds NaN or infinite values");
   p.a = a;
-  p.a_inf = 0;
-  for (index_t i = 0; i < p.n; ++i) {
-    double s = 0;
-    for (count_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) s += std::abs(a.values()[q]);
-    p.a_inf = std::max(p.a_inf, s);
+  p.a_inf = p.row_sum_max();
+  p.factored = false;
+  // The first factorization's steps on the new values: the SPD path where they still look SPD
+  // (its symbols depend on the pattern only: kept), else the matched LU, whose matching,
+  // scalings and pivot threshold depend on the values (made again).
+  const bool sym_pos = p.opt.factorization == "spd" ||
+                       (p.opt.factorization == "auto" && properties_of(a, false, true).looks_spd());
+  const bool keep_symbols = sym_pos && p.spd && p.sym.an.n == p.n && p.sym.singular == 0;
+  if (!keep_symbols) {
+    p.analyze(!sym_pos);
+    if (p.singular == 0 && p.n > 0 && !p.host) p.upload_symbols();
+  } else {
+    p.singular = 0;
+    if (!p.host && p.n > 0)
+      LA_CUDA_TRY(cudaMemcpyAsync(p.aval.data(), a.values().data(), sizeof(double) * a.values().size(),
+                                  cudaMemcpyHostToDevice, p.ctx->stream()));
   }
-  if (p.sym.an.n == 0) return factor();
-  if (p.host) return p.numeric_host();
-  LA_CUDA_TRY(cudaMemcpyAsync(p.aval.data(), a.values().data(), sizeof(double) * a.values().size(), cudaMemcpyHostToDevice,
-                              p.ctx->stream()));
-  p.numeric();
+  factor();
 }
 
 bool sparse_direct_solver::ok() const noexcept { return p_->singular == 0; }
@@ -187,7 +194,10 @@ void sparse_direct_solver::impl::numeric_host() {
                                                          " fronts, " + std::to_string(sym.front_total) + " entries: " +
                                                          sym.an.summary() + ")");
   index_t pert = 0, bad = 0;
-  hF = sparse_detail::factor_fronts_threaded(sym, a.values(), host_threads, pert, bad);
+  // One thread below 1e6 multiply-adds: starting the others costs more there (bcsstk02, 66
+  // rows: 0.34 ms on one thread, 0.50 on two or sixteen, the 2-core host).
+  const int t = sym.an.factor_flops < 1e6 ? 1 : host_threads;
+  hF = sparse_detail::factor_fronts_threaded(sym, a.values(), t, pert, bad);
   singular = bad, perturbed = pert;
   factored = true;
   t_factor = since(t0);
@@ -195,20 +205,51 @@ void sparse_direct_solver::impl::numeric_host() {
 
 sparse_direct_report sparse_direct_solver::impl::solve_host(std::vector<double>& b, index_t k) {
   const auto t0 = clock_type::now();
+  // Columns shared out over the host's threads (each its own refinement's buffers; the factors
+  // read by all): the solve and the residual are bound by reading the fronts and A, and a
+  // column's are independent of the others'.
+  const int t = static_cast<int>(std::min<index_t>(k, host_threads));
+  std::vector<sparse_direct_report> one(static_cast<std::size_t>(k));
+  detail::parallel_for(t, [&](int w) {
+    std::vector<double> x(static_cast<std::size_t>(n));
+    sparse_detail::host_refinement work(a, a_inf, sym, hF, opt);
+    for (index_t c = w; c < k; c += t) {
+      double* bc = b.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(n);
+      one[static_cast<std::size_t>(c)] = work.solve(bc, x);
+      std::copy(x.begin(), x.end(), bc);
+    }
+  });
   sparse_direct_report rep;
-  std::vector<double> x(static_cast<std::size_t>(n));
-  sparse_detail::host_refinement work(a, a_inf, sym, hF, opt);
-  for (index_t c = 0; c < k; ++c) {
-    double* bc = b.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(n);
-    const sparse_direct_report one = work.solve(bc, x);
-    std::copy(x.begin(), x.end(), bc);
-    rep.refinement_steps = std::max(rep.refinement_steps, one.refinement_steps);
-    rep.gmres_iterations += one.gmres_iterations;
-    rep.backward_error = std::max(rep.backward_error, one.backward_error);
-    rep.relative_residual = std::max(rep.relative_residual, one.relative_residual);
+  for (const sparse_direct_report& o : one) {
+    rep.refinement_steps = std::max(rep.refinement_steps, o.refinement_steps);
+    rep.gmres_iterations += o.gmres_iterations;
+    rep.backward_error = std::max(rep.backward_error, o.backward_error);
+    rep.relative_residual = std::max(rep.relative_residual, o.relative_residual);
   }
   rep.seconds = since(t0);
   return rep;
+}
+
+double sparse_direct_solver::impl::row_sum_max() const {
+  double m = 0;
+  for (index_t i = 0; i < n; ++i) {
+    double s = 0;
+    for (count_t q = a.row_ptr()[i]; q < a.row_ptr()[i + 1]; ++q) s += std::abs(a.values()[q]);
+    m = std::max(m, s);
+  }
+  return m;
+}
+
+double sparse_direct_solver::condition_estimate() const {
+  const impl& p = *p_;
+  if (!p.host || !p.factored || p.singular) return std::nan("");
+  double a1 = 0;
+  std::vector<double> col(static_cast<std::size_t>(p.n), 0.0);
+  for (std::size_t q = 0; q < p.a.values().size(); ++q) col[static_cast<std::size_t>(p.a.col_idx()[q])] += std::abs(p.a.values()[q]);
+  for (double c : col) a1 = std::max(a1, c);
+  auto solve = [&](double* v) { sparse_detail::solve_fronts_host(p.sym, p.hF, v); };
+  auto solve_t = [&](double* v) { sparse_detail::solve_fronts_host(p.sym, p.hF, v, true); };
+  return a1 * inverse_norm1_estimate<double>(p.n, solve, solve_t);
 }
 
 }  // namespace la

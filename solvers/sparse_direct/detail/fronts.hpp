@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <la/formats/csr.hpp>
+#include <la/solvers/detail/refinement.hpp>
 #include <la/solvers/sparse_analysis.hpp>
 #include <la/solvers/sparse_direct_solver.hpp>
 
@@ -83,36 +84,19 @@ void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, dou
 double residual_host(const csr_matrix<double, count_t>& a, double a_inf, const double* b, const std::vector<double>& x,
                      std::vector<double>& r, double& rel);
 
-/// The refinement's steps and stops, the same on the GPU and the host. be and rel come in as
-/// the first solution's backward error and relative residual and go out as the best x's.
-/// step(gmres, be, rel) takes one step (x += M^-1 r, or one GMRES cycle's correction), leaves
-/// the new x's residual in r and sets its be and rel; keep() saves x as the best; restore()
-/// puts the best x back and its residual in r. "auto" turns to GMRES-based refinement from the
-/// best x where classical refinement stalls (two steps that halve neither measure), breaks
-/// down or uses up its max_refinement steps above the targets. Returns the steps taken.
+/// The refinement's stop rule from the solver's options (detail/refinement.hpp: the same on the
+/// GPU and the host, and for every direct path).
+inline detail::refine_rule refine_rule_of(const sparse_direct_options& o) {
+  detail::refine_rule r;
+  r.how = o.refinement == "gmres"       ? detail::refine_rule::kind::gmres
+          : o.refinement == "classical" ? detail::refine_rule::kind::classical
+                                        : detail::refine_rule::kind::automatic;
+  r.max_steps = o.max_refinement, r.backward = o.refine_tolerance, r.relative = o.refine_residual;
+  return r;
+}
 template <class Step, class Keep, class Restore>
 int refine(const sparse_direct_options& o, double& be, double& rel, Step step, Keep keep, Restore restore) {
-  double best_be = be, best_rel = rel;
-  bool gmres = o.refinement == "gmres";
-  int steps = 0, in_kind = 0, slow = 0;
-  while (best_be > o.refine_tolerance || best_rel > o.refine_residual) {
-    if (in_kind >= o.max_refinement || slow >= 2 || !std::isfinite(be)) {
-      if (gmres || o.refinement != "auto") break;
-      gmres = true, in_kind = 0, slow = 0;
-      restore();
-      be = best_be, rel = best_rel;
-    }
-    const double prev = be, prev_rel = rel;
-    step(gmres, be, rel);
-    ++steps, ++in_kind;
-    if (rel < best_rel || (rel == best_rel && be < best_be)) {
-      best_be = be, best_rel = rel;
-      keep();
-    }
-    slow = be < 0.5 * prev || rel < 0.5 * prev_rel ? 0 : slow + 1;
-  }
-  be = best_be, rel = best_rel;
-  return steps;
+  return detail::refine(refine_rule_of(o), be, rel, step, keep, restore);
 }
 /// The host's solve of one right-hand side with the fronts F, refined against A as the GPU's
 /// is (sparse_detail::refine: classical, then GMRES-based per the options). The GMRES basis is

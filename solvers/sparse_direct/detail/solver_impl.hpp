@@ -122,6 +122,7 @@ struct sparse_direct_solver::impl {
   void numeric();                                                             // factor.cu
   void numeric_host();                                                        // solver.cpp
   sparse_direct_report solve_host(std::vector<double>& b, index_t k);        // solver.cpp
+  double row_sum_max() const;                                                 // solver.cpp: ||A||_inf
 };
 
 }  // namespace la

@@ -1,0 +1,497 @@
+// la::host_direct (host_direct.hpp): the direct method's chain on the host, set up once and
+// applied column by column. The steps are named functions of impl: scale, screen, the sparse
+// paths, the dense fallback, the solve of a column and its verdict.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <la/formats/convert.hpp>
+#include <la/memory.hpp>
+#include <la/parallel.hpp>
+#include <la/solvers/detail/norms.hpp>
+#include <la/solvers/detail/refinement.hpp>
+#include <la/solvers/direct/dense_host.hpp>
+#include <la/solvers/direct/detail/screen.hpp>
+#include <la/solvers/direct/host_direct.hpp>
+#include <la/solvers/matrix_properties.hpp>
+#include <la/solvers/sparse_analysis.hpp>
+#include <la/solvers/sparse_direct_solver.hpp>
+
+namespace la {
+namespace {
+using clock_type = std::chrono::steady_clock;
+double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+std::string plural(long v, const char* what) { return std::to_string(v) + " " + what + (v == 1 ? "" : "s"); }
+
+/// The backward error a sparse LU with static pivoting must reach, or the dense LU takes over.
+constexpr double static_pivoting_backward = 1e-13;
+
+/// r = b - A x in wider_t (long double for double: no overflow for double's range); returns
+/// ||r||_2 (scale-safe) and sets rinf = ||r||_inf.
+template <typename T>
+double residual(const csr_matrix<T, count_t>& a, const T* b, const T* x, std::vector<T>& r, double& rinf) {
+  using W = wider_t<T>;
+  rinf = 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    W s = b[i];
+    for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) s -= static_cast<W>(a.values()[k]) * x[a.col_idx()[k]];
+    r[static_cast<std::size_t>(i)] = static_cast<T>(s);
+    rinf = std::max(rinf, static_cast<double>(std::abs(s)));
+    if (std::isnan(static_cast<double>(s))) rinf = std::nan("");
+  }
+  return detail::safe_norm2(r.data(), r.size());
+}
+
+template <typename T>
+double inf_norm(const T* v, index_t n) {
+  double m = 0;
+  for (index_t i = 0; i < n; ++i) m = std::max(m, std::abs(static_cast<double>(v[i])));
+  return m;
+}
+}  // namespace
+
+template <typename T>
+struct host_direct<T>::impl {
+  enum class kind { none, sparse_spd, sparse_lu, dense_lu };
+
+  const csr_matrix<T, count_t>* given = nullptr;
+  csr_matrix<T, count_t> scaled;  // 2^e A where e != 0
+  int e = 0;
+  cg_options opt;
+  index_t n = 0;
+  solve_status st = solve_status::converged;
+  std::string msg, how, before;
+  double t_setup = 0, ainf = 0;
+  kind used = kind::none;
+  std::unique_ptr<sparse_direct_solver> sd;  // double's sparse factors (the host's threads)
+  sparse_analysis sa;                         // float's
+  sparse_cholesky<T> sl;
+  sparse_lu<T> su;
+  dense_matrix<T> f;
+  std::vector<index_t> piv;
+  double cond = std::nan("");
+  bool cond_done = false;
+
+  const csr_matrix<T, count_t>& a() const { return e ? scaled : *given; }
+  void fail(solve_status s, std::string m) { st = s, msg = std::move(m); }
+
+  void setup() {
+    const auto t0 = clock_type::now();
+    st = solve_status::converged, msg.clear(), how.clear(), before.clear();
+    used = kind::none, sd.reset(), f = {}, piv.clear(), cond_done = false, cond = std::nan("");
+    if (screen()) factor();
+    t_setup = since(t0);
+  }
+
+  /// direct_detail::screen's checks, and 2^e A where A's largest entry is far from 1.
+  bool screen() {
+    n = given->rows();
+    const direct_detail::screened s = direct_detail::screen(*given);
+    if (s.status != solve_status::converged) return fail(s.status, s.message), false;
+    e = s.exponent;
+    if (e != 0) scaled = direct_detail::scaled(*given, e);
+    inf_norm_of_a();
+    return true;
+  }
+  void inf_norm_of_a() {
+    ainf = 0;
+    for (index_t i = 0; i < n; ++i) {
+      double sum = 0;
+      for (count_t k = a().row_ptr()[i]; k < a().row_ptr()[i + 1]; ++k) sum += std::abs(static_cast<double>(a().values()[k]));
+      ainf = std::max(ainf, sum);
+    }
+  }
+
+  void factor() {
+    if (n == 0) return;
+    const matrix_properties props = properties_of(a(), false, true);
+    bool matching_gave_up = false;
+    if constexpr (std::is_same_v<T, double>) matching_gave_up = !sparse_double(props.looks_spd());
+    else matching_gave_up = !sparse_float(props.looks_spd(), props.diag_zero == 0);
+    if (st != solve_status::converged) return;
+    if (matching_gave_up) dense(true);
+  }
+
+  /// double: la::sparse_direct_solver on the host's threads (L D L^T where A looks SPD, the
+  /// matched LU else or where a pivot is not positive). false: the matching gave up.
+  bool sparse_double(bool looks_spd) {
+    if constexpr (std::is_same_v<T, double>) {
+      sparse_direct_options so;
+      so.factorization = looks_spd ? "auto" : "lu";
+      so.pattern_analysis = opt.spd_analysis;  // A's pattern's (2^e A has the same)
+      try {
+        sd = std::make_unique<sparse_direct_solver>(a(), so);
+      } catch (const invalid_argument& x) {
+        before = std::string("the sparse LU could not start (") + x.what() + "), so ";
+        return false;
+      }
+      if (sd->ok()) {
+        check_host_memory(double(sd->front_bytes()) + 48.0 * n, "the sparse factorization's fronts (" + sd->analysis().summary() + ")");
+        sd->factor();
+      }
+      sparse_factored(looks_spd);
+    }
+    return true;
+  }
+
+  /// What the sparse solver's factorization came to: the kind used and its description, or
+  /// a structurally singular A.
+  void sparse_factored(bool looks_spd) {
+    if constexpr (std::is_same_v<T, double>) {
+      if (!sd->ok())
+        return fail(solve_status::breakdown, "A is singular: structurally, no ordering of its rows puts a nonzero on the "
+                                             "diagonal of column " + std::to_string(sd->singular_column()) +
+                                                 " (a maximum matching of rows to columns leaves it out)"),
+               void();
+      used = sd->matched() || !looks_spd ? kind::sparse_lu : kind::sparse_spd;
+      if (looks_spd && used == kind::sparse_lu) before = "A looks SPD but its L D L^T met a pivot that is not positive, so ";
+      how = before + sd->description() + " (" + sd->analysis().summary() + ", " + plural(long(sd->perturbed()), "pivot") + " perturbed)";
+      before.clear();
+    }
+  }
+
+  /// float: the up-looking sparse Cholesky, else the sparse LU with static pivoting.
+  bool sparse_float(bool looks_spd, bool zero_free_diagonal) {
+    const double rate = 1e9 * thread_count();
+    if (looks_spd) {
+      sa = analyze_pattern(a(), fill_ordering::automatic, rate);
+      check_host_memory(sa.factor_bytes + 8.0 * n, "the sparse Cholesky factor (" + sa.summary() + ")");
+      sl = sparse_cholesky_host(a(), sa);
+      sl.analysis = &sa;
+      if (sl.ok()) {
+        used = kind::sparse_spd, how = "sparse Cholesky (" + sa.summary() + ")";
+        return true;
+      }
+      before = "Cholesky met a pivot that is not positive in column " + std::to_string(sl.bad_column) + ", so ";
+    }
+    try {
+      su = sparse_lu_host(a(), fill_ordering::automatic, true);
+    } catch (const invalid_argument&) {
+      if (!zero_free_diagonal) {
+        before += "the sparse LU's row matching gave up on this pattern, so ";
+        return false;
+      }
+      su = sparse_lu_host(a(), fill_ordering::automatic, false);
+      before += "the row matching gave up on this pattern (A's diagonal is zero-free: rows kept), ";
+    }
+    if (!su.ok())
+      return fail(solve_status::breakdown, "A is singular: structurally, no ordering of its rows puts a nonzero on the "
+                                           "diagonal of column " + std::to_string(su.singular_column) +
+                                               " (a maximum matching of rows to columns leaves it out)"),
+             true;
+    used = kind::sparse_lu;
+    how = before + "sparse LU with static pivoting (" + su.analysis.summary() + ", " + plural(long(su.perturbed), "pivot") + " perturbed)";
+    before.clear();
+    return true;
+  }
+
+  /// A's dense form by LU with partial pivoting, where it fits (half the host's free memory;
+  /// `must`: the sparse path could not start, so a factor that does not fit is the answer).
+  bool dense(bool must) {
+    const double need = 2.0 * double(n) * double(n) * sizeof(T);
+    if (must) check_host_memory(need, "the direct solve (A's dense form and its factors, " + std::to_string(n) + " x " + std::to_string(n) + ")");
+    if (need > 0.5 * static_cast<double>(host_memory_available())) return false;
+    f = to_dense(a());
+    const dense_factor_status s = lu_factor(f, piv);
+    if (!s.ok()) {
+      fail(solve_status::breakdown, "A is singular: " + before + "LU with partial pivoting finds no nonzero pivot in column " +
+                                        std::to_string(s.bad_column) +
+                                        " (every entry at or below the diagonal there is zero after the earlier eliminations)");
+      f = {};
+      return false;
+    }
+    used = kind::dense_lu, sd.reset(), cond_done = false;
+    how = before + "LU with partial pivoting of A's dense form";
+    return true;
+  }
+
+  /// y = A^-1 b refined by the shared rule (detail/refinement.hpp); double's sparse solver
+  /// refines inside its own solve. Returns the refinement steps; gmres_its GMRES iterations.
+  int solve_refined(const T* b, T* y, int& gmres_its) {
+    gmres_its = 0;
+    if constexpr (std::is_same_v<T, double>) {
+      if (used != kind::dense_lu) {
+        std::vector<double> c(b, b + n);
+        const sparse_direct_report rep = sd->solve(c, 1);
+        std::copy(c.begin(), c.end(), y);
+        gmres_its = rep.gmres_iterations;
+        return rep.refinement_steps;
+      }
+    }
+    std::copy(b, b + n, y);
+    if (used == kind::dense_lu) lu_solve(f, piv, y);
+    else if (used == kind::sparse_spd) sl.solve(y);
+    else su.solve(y);
+    std::vector<T> r(static_cast<std::size_t>(n)), best(y, y + n), d(r.size());
+    double rinf = 0;
+    auto measures = [&](double& be, double& rel) {
+      const double rn = residual(a(), b, y, r, rinf);
+      be = rinf / (ainf * inf_norm(y, n) + inf_norm(b, n));
+      rel = rn / detail::safe_norm2(b, static_cast<std::size_t>(n));
+    };
+    double be = 0, rel = 0;
+    measures(be, rel);
+    detail::refine_rule rule;
+    rule.how = detail::refine_rule::kind::classical;
+    rule.max_steps = used == kind::sparse_lu ? 10 : 3;
+    rule.backward = std::numeric_limits<T>::epsilon(), rule.relative = 10 * std::numeric_limits<T>::epsilon();
+    return detail::refine(
+        rule, be, rel,
+        [&](bool, double& sbe, double& srel) {
+          d = r;
+          if (used == kind::dense_lu) lu_solve(f, piv, d.data());
+          else if (used == kind::sparse_spd) sl.solve(d.data());
+          else su.solve(d.data());
+          for (index_t i = 0; i < n; ++i) y[i] += d[static_cast<std::size_t>(i)];
+          measures(sbe, srel);
+        },
+        [&] { std::copy(y, y + n, best.begin()); }, [&] { std::copy(best.begin(), best.end(), y); });
+  }
+
+  /// ||A||_1 ||A^-1||_1 estimated once per factorization (Hager and Higham); float's sparse LU
+  /// has no transposed solve: not estimated.
+  double condition() {
+    if (cond_done) return cond;
+    cond_done = true;
+    if constexpr (std::is_same_v<T, double>) {
+      if (used != kind::dense_lu) return cond = sd->condition_estimate();
+    }
+    if (used == kind::sparse_lu) return cond = std::nan("");
+    std::vector<double> col(static_cast<std::size_t>(n), 0);
+    for (std::size_t k = 0; k < a().values().size(); ++k)
+      col[static_cast<std::size_t>(a().col_idx()[k])] += std::abs(static_cast<double>(a().values()[k]));
+    const double a1 = col.empty() ? 0 : *std::max_element(col.begin(), col.end());
+    auto solve = [&](T* v) {
+      if (used == kind::dense_lu) lu_solve(f, piv, v);
+      else sl.solve(v);
+    };
+    auto solve_t = [&](T* v) {
+      if (used == kind::dense_lu) lu_transpose_solve(f, piv, v);
+      else sl.solve(v);  // A^T = A
+    };
+    return cond = a1 * inverse_norm1_estimate<T>(n, solve, solve_t);
+  }
+
+  std::string method_line() const {
+    const char* k = used == kind::dense_lu      ? "dense "
+                    : used == kind::sparse_spd ? (std::is_same_v<T, double> ? "sparse L D L^T " : "sparse Cholesky ")
+                                                : "sparse LU ";
+    return std::string("direct, host, ") + k + std::to_string(n) + " x " + std::to_string(n);
+  }
+
+  solve_result column(const T* b, T* x) {
+    const auto t0 = clock_type::now();
+    solve_result r;
+    r.solver = krylov_method::direct;
+    r.method = method_line();
+    r.setup_seconds = t_setup;
+    r.true_residual = std::nan("");
+    if (st != solve_status::converged) return r.status = st, r.message = msg, r;
+    for (index_t i = 0; i < n; ++i)
+      if (!std::isfinite(static_cast<double>(b[i])))
+        return r.status = solve_status::non_finite,
+               r.message = "right-hand side holds a non-finite value (" + std::to_string(double(b[i])) + ") at entry " +
+                           std::to_string(i + 1) + " (1-based)",
+               r;
+    const double bn = detail::safe_norm2(b, static_cast<std::size_t>(n));
+    if (bn == 0) {  // x = 0 is the answer, whatever A is
+      std::fill(x, x + n, T(0));
+      r.status = solve_status::converged, r.residual = r.true_residual = 0;
+      r.message = "b = 0, so x = 0 (nothing factored for it)";
+      return r;
+    }
+    int gmres_its = 0;
+    int steps = solve_refined(b, x, gmres_its);
+    std::vector<T> res(static_cast<std::size_t>(n));
+    double rinf = 0, rn = residual(a(), b, x, res, rinf);
+    auto backward = [&] { return rinf / (ainf * inf_norm(x, n) + inf_norm(b, n)); };
+    const double target = std::max(opt.rtol * bn, opt.atol);
+    if (used == kind::sparse_lu && !(rn <= target && backward() <= static_pivoting_backward)) {
+      // Static pivoting fell short: the dense LU with partial pivoting, where it fits (kept
+      // for the later columns).
+      before = "sparse LU with static pivoting reached backward error " + short_number(backward()) + " after " +
+               plural(steps, "refinement step") + ", so ";
+      if (dense(false)) {
+        steps = solve_refined(b, x, gmres_its);
+        rn = residual(a(), b, x, res, rinf);
+      } else if (st != solve_status::converged) {
+        r.status = st, r.message = msg, r.method = method_line();
+        return r;
+      }
+      before.clear();
+    }
+    r.method = method_line();
+    r.iterations = steps;
+    r.iterate_seconds = since(t0);
+    // x of A x = b is 2^e y for y of (2^e A) y = b; the residual b - A x = b - (2^e A) y.
+    const double be = backward();
+    if (e != 0)
+      for (index_t i = 0; i < n; ++i) x[i] = static_cast<T>(std::ldexp(static_cast<double>(x[i]), e));
+    for (index_t i = 0; i < n; ++i)
+      if (!std::isfinite(static_cast<double>(x[i]))) {
+        r.status = solve_status::non_finite;
+        r.message = "x = A^-1 b does not fit in the working precision (entry " + std::to_string(i + 1) +
+                    " is not finite); scale b (or A) towards 1";
+        return r;
+      }
+    r.residual = r.true_residual = rn / bn;
+    const double c = condition();
+    const std::string report =
+        how + ", " + plural(steps, "refinement step") +
+        (gmres_its > 0 ? " (GMRES-based, " + plural(gmres_its, "GMRES iteration") + ")" : std::string()) +
+        ": backward error " + short_number(be) +
+        (std::isnan(c) ? std::string(", condition not estimated (float's sparse LU)") : ", condition estimate " + short_number(c)) +
+        (e != 0 ? ", A scaled by 2^" + std::to_string(e) + " to factor (its largest entry was far from 1)" : std::string());
+    if (rn <= target) {
+      r.status = solve_status::converged;
+      r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + report;
+    } else if (!std::isfinite(rn)) {
+      r.status = solve_status::non_finite;
+      r.message = "the residual ||b - Ax|| is not finite; " + report;
+    } else {
+      r.status = solve_status::precision_limit;
+      r.message = "||b - Ax|| / ||b|| = " + short_number(r.residual) + " misses the tolerance after refinement; " + report +
+                  " (the tolerance is below what the precision resolves for this condition)";
+    }
+    return r;
+  }
+};
+
+template <typename T>
+host_direct<T>::host_direct(const csr_matrix<T, count_t>& a, const cg_options& opt) : p_(std::make_unique<impl>()) {
+  p_->given = &a;
+  p_->opt = opt;
+  p_->setup();
+}
+template <typename T>
+host_direct<T>::~host_direct() = default;
+template <typename T>
+host_direct<T>::host_direct(host_direct&&) noexcept = default;
+template <typename T>
+host_direct<T>& host_direct<T>::operator=(host_direct&&) noexcept = default;
+
+template <typename T>
+solve_result host_direct<T>::solve(const std::vector<T>& b, std::vector<T>& x) {
+  solve_result r;
+  r.solver = krylov_method::direct;
+  r.method = "direct, host";
+  r.true_residual = std::nan("");
+  if (b.size() != static_cast<std::size_t>(p_->n)) {
+    r.message = "right-hand side has " + std::to_string(b.size()) + " entries, matrix has " + std::to_string(p_->n) + " rows";
+    return r;
+  }
+  x.resize(b.size());
+  return p_->column(b.data(), x.data());
+}
+
+template <typename T>
+std::vector<solve_result> host_direct<T>::solve_columns(const std::vector<T>& b, std::vector<T>& x, index_t k) {
+  const index_t n = p_->n;
+  LA_EXPECTS(k >= 0 && b.size() == static_cast<std::size_t>(n) * static_cast<std::size_t>(k),
+             "direct method: b has " + std::to_string(b.size()) + " entries for " + std::to_string(k) + " columns of " +
+                 std::to_string(n));
+  x.resize(b.size());
+  std::vector<solve_result> out(static_cast<std::size_t>(k));
+  if (k == 0) return out;
+  // The first column alone: where the sparse LU misses, it turns to the dense LU, which the
+  // others then use. Then the rest side by side, double's through the sparse solver's own
+  // threaded multi-column solve.
+  out[0] = p_->column(b.data(), x.data());
+  if (k == 1) return out;
+  const std::size_t nn = static_cast<std::size_t>(n);
+  if constexpr (std::is_same_v<T, double>) {
+    if (p_->st == solve_status::converged && p_->used != impl::kind::dense_lu) {
+      // The columns' solves through the kept factors in one call (the host's threads over
+      // columns), then each column's verdict from its own residual.
+      std::vector<double> rest(b.begin() + static_cast<std::ptrdiff_t>(nn), b.end());
+      std::vector<char> zero(static_cast<std::size_t>(k), 0), finite(static_cast<std::size_t>(k), 1);
+      for (index_t c = 1; c < k; ++c) {
+        const double* bc = b.data() + nn * static_cast<std::size_t>(c);
+        for (std::size_t i = 0; i < nn; ++i) finite[static_cast<std::size_t>(c)] &= std::isfinite(bc[i]) ? 1 : 0;
+        zero[static_cast<std::size_t>(c)] = detail::safe_norm2(bc, nn) == 0;
+      }
+      bool plain = true;  // every column finite and nonzero: one threaded call
+      for (index_t c = 1; c < k; ++c) plain = plain && finite[static_cast<std::size_t>(c)] && !zero[static_cast<std::size_t>(c)];
+      if (plain) {
+        const auto t0 = clock_type::now();
+        const sparse_direct_report rep = p_->sd->solve(rest, k - 1);
+        const double each = since(t0) / double(k - 1);
+        std::copy(rest.begin(), rest.end(), x.begin() + static_cast<std::ptrdiff_t>(nn));
+        bool all_met = true;
+        for (index_t c = 1; c < k && all_met; ++c) {
+          const double* bc = b.data() + nn * static_cast<std::size_t>(c);
+          double* xc = x.data() + nn * static_cast<std::size_t>(c);
+          std::vector<double> res(nn);
+          double rinf = 0;
+          const double rn = residual(p_->a(), bc, xc, res, rinf);
+          const double bn = detail::safe_norm2(bc, nn);
+          const double be = rinf / (p_->ainf * inf_norm(xc, n) + inf_norm(bc, n));
+          solve_result& r = out[static_cast<std::size_t>(c)];
+          all_met = rn <= std::max(p_->opt.rtol * bn, p_->opt.atol) && std::isfinite(rn) &&
+                    (p_->used != impl::kind::sparse_lu || be <= static_pivoting_backward);
+          if (!all_met) break;
+          if (p_->e != 0)
+            for (std::size_t i = 0; i < nn; ++i) xc[i] = std::ldexp(xc[i], p_->e);
+          for (std::size_t i = 0; i < nn && all_met; ++i) all_met = std::isfinite(xc[i]);
+          if (!all_met) break;
+          r = out[0];
+          r.iterations = rep.refinement_steps;
+          r.iterate_seconds = each;
+          r.residual = r.true_residual = rn / bn;
+          r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + p_->how + ", one solve of " + std::to_string(k - 1) +
+                      " columns: backward error " + short_number(be);
+        }
+        if (all_met) return out;
+      }
+    }
+  }
+  // One column after another, each with the whole chain's checks and fallbacks.
+  for (index_t c = 1; c < k; ++c)
+    out[static_cast<std::size_t>(c)] = p_->column(b.data() + nn * static_cast<std::size_t>(c), x.data() + nn * static_cast<std::size_t>(c));
+  return out;
+}
+
+template <typename T>
+void host_direct<T>::refactor(const csr_matrix<T, count_t>& a) {
+  LA_EXPECTS(a.rows() == p_->given->rows() && a.cols() == p_->given->cols() && a.row_ptr() == p_->given->row_ptr() &&
+                 a.col_idx() == p_->given->col_idx(),
+             "direct method: new values need A's pattern (the same row pointers and column indices); a new pattern needs "
+             "a new solver");
+  impl& p = *p_;
+  if constexpr (std::is_same_v<T, double>) {
+    // The sparse solver kept: its refactor() runs the first factorization's steps on the new
+    // values (the SPD path's symbols kept, the matched LU's matching and scalings made again).
+    const direct_detail::screened s = direct_detail::screen(a);
+    if (p.sd && p.st == solve_status::converged && s.status == solve_status::converged && s.exponent == p.e) {
+      const auto t0 = clock_type::now();
+      p.given = &a;
+      if (p.e != 0) p.scaled = direct_detail::scaled(a, p.e);
+      p.inf_norm_of_a();
+      const bool looks_spd = properties_of(p.a(), false, true).looks_spd();
+      p.sd->refactor(p.a());
+      p.cond_done = false;
+      p.sparse_factored(looks_spd);
+      p.t_setup = since(t0);
+      return;
+    }
+  }
+  p.given = &a;
+  p.setup();  // the pattern's analysis (opt.spd_analysis) still holds
+}
+
+template <typename T>
+solve_status host_direct<T>::status() const noexcept { return p_->st; }
+template <typename T>
+const std::string& host_direct<T>::message() const noexcept { return p_->msg; }
+template <typename T>
+double host_direct<T>::setup_seconds() const noexcept { return p_->t_setup; }
+template <typename T>
+std::string host_direct<T>::description() const { return p_->how; }
+
+template class host_direct<float>;
+template class host_direct<double>;
+
+}  // namespace la
