@@ -205,20 +205,86 @@ void sparse_direct_solver::impl::numeric_host() {
 
 sparse_direct_report sparse_direct_solver::impl::solve_host(std::vector<double>& b, index_t k) {
   const auto t0 = clock_type::now();
-  // Columns shared out over the host's threads (each its own refinement's buffers; the factors
-  // read by all): the solve and the residual are bound by reading the fronts and A, and a
-  // column's are independent of the others'.
-  const int t = static_cast<int>(std::min<index_t>(k, host_threads));
+  const auto nn = static_cast<std::size_t>(n);
   std::vector<sparse_direct_report> one(static_cast<std::size_t>(k));
-  detail::parallel_for(t, [&](int w) {
-    std::vector<double> x(static_cast<std::size_t>(n));
-    sparse_detail::host_refinement work(a, a_inf, sym, hF, opt);
-    for (index_t c = w; c < k; c += t) {
-      double* bc = b.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(n);
-      one[static_cast<std::size_t>(c)] = work.solve(bc, x);
-      std::copy(x.begin(), x.end(), bc);
+  std::vector<char> open(static_cast<std::size_t>(k), 1);  // columns the block solve leaves to the one-column path
+  if (k > 1) {
+    // The columns through the fronts together (solve_fronts_host_columns: each front read once
+    // for all k), refined by classical block steps while every open column's measures halve;
+    // a column that stops short of the refinement's targets takes the one-column path below
+    // (classical, then GMRES-based).
+    std::vector<double> x(b), r(b.size()), best(b.size());
+    solve_fronts_host_columns(sym, hF, x.data(), k);
+    std::vector<double> be(static_cast<std::size_t>(k)), rel(be.size());
+    const detail::refine_rule rule = refine_rule_of(opt);
+    auto measure = [&](std::size_t c) {
+      std::vector<double> xc(x.begin() + static_cast<std::ptrdiff_t>(c * nn), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * nn));
+      std::vector<double> rc(nn);
+      be[c] = residual_host(a, a_inf, b.data() + c * nn, xc, rc, rel[c]);
+      std::copy(rc.begin(), rc.end(), r.begin() + static_cast<std::ptrdiff_t>(c * nn));
+    };
+    const int t = static_cast<int>(std::min<index_t>(k, host_threads));
+    auto measure_all = [&] {
+      detail::parallel_for(t, [&](int w) {
+        for (std::size_t c = static_cast<std::size_t>(w); c < static_cast<std::size_t>(k); c += static_cast<std::size_t>(t))
+          if (open[c]) measure(c);
+      });
+    };
+    measure_all();
+    auto met = [&](std::size_t c) { return be[c] <= rule.backward && rel[c] <= rule.relative; };
+    std::vector<int> steps(static_cast<std::size_t>(k), 0);
+    for (int step = 0; step < rule.max_steps; ++step) {
+      bool any = false;
+      for (std::size_t c = 0; c < static_cast<std::size_t>(k); ++c) {
+        if (open[c] && met(c)) open[c] = 0;
+        if (!open[c]) std::fill(r.begin() + static_cast<std::ptrdiff_t>(c * nn), r.begin() + static_cast<std::ptrdiff_t>((c + 1) * nn), 0.0);
+        any = any || open[c];
+      }
+      if (!any) break;
+      best = x;
+      const std::vector<double> be0 = be, rel0 = rel;
+      solve_fronts_host_columns(sym, hF, r.data(), k);
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] += r[i];
+      measure_all();
+      bool halved_all = true;
+      for (std::size_t c = 0; c < static_cast<std::size_t>(k); ++c) {
+        if (!open[c]) continue;
+        ++steps[c];
+        if (!(be[c] < 0.5 * be0[c] || rel[c] < 0.5 * rel0[c]) && !met(c)) {
+          halved_all = false;
+          if (rel[c] > rel0[c] || (rel[c] == rel0[c] && be[c] > be0[c])) {  // worse: the best x back
+            std::copy(best.begin() + static_cast<std::ptrdiff_t>(c * nn), best.begin() + static_cast<std::ptrdiff_t>((c + 1) * nn),
+                      x.begin() + static_cast<std::ptrdiff_t>(c * nn));
+            be[c] = be0[c], rel[c] = rel0[c];
+          }
+        }
+      }
+      if (!halved_all) break;
     }
-  });
+    for (std::size_t c = 0; c < static_cast<std::size_t>(k); ++c) {
+      if (open[c] && !met(c)) continue;
+      open[c] = 0;
+      one[c].refinement_steps = steps[c], one[c].backward_error = be[c], one[c].relative_residual = rel[c];
+      std::copy(x.begin() + static_cast<std::ptrdiff_t>(c * nn), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * nn),
+                b.begin() + static_cast<std::ptrdiff_t>(c * nn));
+    }
+  }
+  // One column at a time (a single right-hand side, or the columns the block solve left):
+  // shared out over the host's threads, each with its own refinement's buffers.
+  std::vector<index_t> left;
+  for (index_t c = 0; c < k; ++c)
+    if (open[static_cast<std::size_t>(c)]) left.push_back(c);
+  const int t = static_cast<int>(std::min<std::size_t>(left.size(), static_cast<std::size_t>(host_threads)));
+  if (!left.empty())
+    detail::parallel_for(std::max(t, 1), [&](int w) {
+      std::vector<double> x(nn);
+      sparse_detail::host_refinement work(a, a_inf, sym, hF, opt);
+      for (std::size_t i = static_cast<std::size_t>(w); i < left.size(); i += static_cast<std::size_t>(std::max(t, 1))) {
+        double* bc = b.data() + static_cast<std::size_t>(left[i]) * nn;
+        one[static_cast<std::size_t>(left[i])] = work.solve(bc, x);
+        std::copy(x.begin(), x.end(), bc);
+      }
+    });
   sparse_direct_report rep;
   for (const sparse_direct_report& o : one) {
     rep.refinement_steps = std::max(rep.refinement_steps, o.refinement_steps);

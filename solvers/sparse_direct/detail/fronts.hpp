@@ -79,6 +79,10 @@ std::vector<double> factor_fronts_threaded(const front_symbols& f, const std::ve
 /// for the condition estimate).
 void solve_fronts_host(const front_symbols& f, const std::vector<double>& F, double* b, bool transposed = false);
 
+/// The same for k right-hand sides (b n x k, column after column) through the fronts together:
+/// each front is read once for all k. Not transposed.
+void solve_fronts_host_columns(const front_symbols& f, const std::vector<double>& F, double* b, index_t k);
+
 /// r = b - A x summed in long double; returns the backward error ||r||_inf / (a_inf ||x||_inf +
 /// ||b||_inf) and sets rel = ||r||_2 / ||b||_2 (the host solve's refinement).
 double residual_host(const csr_matrix<double, count_t>& a, double a_inf, const double* b, const std::vector<double>& x,
