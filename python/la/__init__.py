@@ -246,6 +246,13 @@ def _returned(d, gpu, x, full_output):
 _DENSE_OPTIONS = ("direct_factorization", "direct_precision", "direct_refinement", "condition")
 
 
+def _safe_norm(v):
+    """||v||_2 without overflow or underflow (numpy's norm squares: 1e160 entries overflow)."""
+    v = _np.asarray(v, dtype=_np.float64).ravel()
+    m = float(_np.max(_np.abs(v))) if v.size else 0.0
+    return m * float(_np.linalg.norm(v / m)) if m > 0 and _np.isfinite(m) else m
+
+
 def _is_dense(A):
     """A dense 2-D numpy or CuPy array (not a sparse matrix)."""
     if _is_cupy_array(A) and not _is_cupy_sparse(A):
@@ -271,7 +278,15 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
     refine = options.get("direct_refinement", "auto")
     if refine not in ("auto", "classical", "gmres"):
         raise InvalidArgument("direct_refinement must be 'auto', 'classical' or 'gmres', got %r" % (refine,))
-    cond = bool(options.get("condition", True))
+    cond = options.get("condition", True)
+    if not isinstance(cond, (bool, _np.bool_)):
+        raise InvalidArgument("condition must be True or False, got %r" % (cond,))
+    cond = bool(cond)
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if not isinstance(v, (int, float, _np.floating, _np.integer)) or not (0 <= float(v) < float("inf")):
+            raise InvalidArgument("%s must be a finite number >= 0, got %r" % (name, v))
+    if _np.ndim(b) == 0:
+        raise InvalidArgument("b must be a vector of shape (n,) or an array (n, k); got a scalar")
     if device not in ("auto", "gpu", "cpu"):
         raise InvalidArgument("device must be 'auto', 'gpu' or 'cpu', got %r" % (device,))
     n = A.shape[0]
@@ -317,7 +332,7 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
                 raise InvalidArgument("direct_precision=%r runs on the GPU; on the CPU the factors are in A's precision"
                                       % (prec,))
             d = _call(_la.dense_solve_host, a, x, fact, cond)
-    bnorm = float(_np.linalg.norm(b.get() if on_gpu_input else b)) if atol > 0 else 1.0
+    bnorm = _safe_norm(b.get() if on_gpu_input else b) if atol > 0 else 1.0
     r = SolveResult({}, "gpu" if gpu else "cpu")
     r.call_seconds = time.perf_counter() - t0
     r.method, r.where, r.precond, r.precond_detail, r.history = "direct", d["description"], "none", "", []
@@ -328,21 +343,29 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
     if d["singular_column"]:
         r.status, r.converged = "breakdown", False
         r.residual = r.true_residual = float("nan")
-        r.message = ("A is singular: %s finds no %s pivot in column %d"
-                     % ("Cholesky" if d["cholesky"] else "LU with partial pivoting",
-                        "positive" if d["cholesky"] else "nonzero", d["singular_column"]))
+        if d["cholesky"]:
+            r.message = ("A is not positive definite: Cholesky finds no positive pivot in column %d "
+                         "(direct_factorization='lu' or 'auto' factors it by LU)" % d["singular_column"])
+        else:
+            r.message = ("A is singular: LU with partial pivoting finds no nonzero pivot in column %d"
+                         % d["singular_column"])
         return (x, -1, r) if full_output else (x, -1)
     r.residual = r.true_residual = float(d["relative_residual"])
     target = max(rtol, atol / bnorm if bnorm > 0 else 0.0)
-    r.converged = r.true_residual <= target
-    r.status = "converged" if r.converged else "precision_limit"
+    xp = _cupy()[0] if on_gpu_input else _np
+    finite = not d.get("non_finite", False) and bool(xp.isfinite(x).all()) and r.true_residual == r.true_residual
+    r.converged = finite and r.true_residual <= target
+    r.status = "converged" if r.converged else ("non_finite" if not finite else "precision_limit")
     r.message = ("%s: relative residual %.2e, backward error %.2e, %d refinement step%s%s%s%s"
                  % (d["description"], r.true_residual, d["backward_error"], r.iterations,
                     "" if r.iterations == 1 else "s",
                     " (GMRES-based, %d GMRES iterations)" % d["gmres_iterations"] if d.get("gmres_iterations") else "",
                     ", condition estimate %.2e" % d["condition"] if d["condition"] == d["condition"] else "",
                     "; mixed precision stalled, refactored in fp64" if d["refactored"] else ""))
-    info_ = 0 if r.converged else 1
+    if not finite:
+        r.message = "x = A^-1 b does not fit in the working precision (a non-finite entry); scale b (or A) towards 1; " \
+            + r.message
+    info_ = 0 if r.converged else (-1 if not finite else 1)
     return (x, info_, r) if full_output else (x, info_)
 
 
@@ -391,10 +414,13 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
 class Solver:
     """The setup once, then many solves: Solver(A, ...).solve(b) -> (x, info).
 
-    The method's choice and the preconditioner are kept across solves, on the GPU
-    (la::device_solver) and on the CPU (la::host_solver). update_values(A) on the same pattern
-    reruns only the numeric setup on the GPU (AMG keeps its aggregates and SpGEMM plans), the
-    whole setup on the CPU. The options are solve()'s.
+    The method's choice and what it built are kept across solves, on the GPU (la::device_solver)
+    and on the CPU (la::host_solver): a Krylov method's preconditioner, or the direct method's
+    analysis and factors (method='direct', or auto where its direct-first rules take it). Each
+    solve follows la.solve's rules, auto's fallbacks included, whatever the number of columns: b
+    may be (n,) or (n, k). update_values(A) on the same pattern reruns only what depends on the
+    values (AMG its numeric phases; the direct method its factorization, by the first one's
+    steps). The options are solve()'s.
     """
 
     def __init__(self, A, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", precond="auto", device="auto",
@@ -402,21 +428,8 @@ class Solver:
         self._m = _Matrix(A)
         self._words = _words(rtol, atol, maxiter, method, precond, options)
         self._gpu = _use_gpu(device, self._m)
-        self._rtol, self._atol = rtol, atol
-        self._direct = None
         if self._gpu:
             _wait_for_cupy(self._m)
-        if method == "direct" and not self._m.on_device and self._m.dtype == _np.float64 and not options \
-                and self._m.shape[0] == self._m.shape[1]:
-            # The factor kept: la::sparse_direct_solver (GPU, or the host's threads); where it
-            # refuses (the matching gives up on a pattern with zeros on its diagonal), the direct
-            # method's own path (its dense fallback) on each solve.
-            a = self._m.a
-            try:
-                self._direct = _call(_la.SparseDirect, a.shape[0], a.indptr, a.indices, a.data, bool(self._gpu), 0)
-                return
-            except InvalidArgument:
-                self._direct = None
         self._s = _call(_la.Solver, self._m.arg, self._m.code, self._m.offset_bytes, self._words, self._gpu)
 
     @property
@@ -424,56 +437,31 @@ class Solver:
         return self._m.shape
 
     def solve(self, b, x0=None, *, callback=None, full_output=False, history=False):
-        """Solves A x = b with the kept setup; as la.solve. method='direct' keeps the factor: b
-        may then have several columns (n, k)."""
-        if self._direct is not None:
-            return self._solve_direct(b, full_output)
+        """Solves A x = b with the kept setup; as la.solve. b of shape (n, k): each column through the
+        same setup, x of b's shape, info the first column's that did not converge (0 when all did),
+        and with full_output a list of k SolveResults."""
+        if _np.ndim(b) == 0:
+            raise InvalidArgument("b must be a vector of shape (n,) or an array (n, k); got a scalar")
+        n = self._m.shape[0]
+        if getattr(b, "ndim", 1) == 2 and b.shape[1] != 1:
+            if b.shape[0] != n:
+                raise InvalidArgument("A is %d x %d but b has shape %s" % (n, n, tuple(b.shape)))
+            if x0 is not None:
+                raise InvalidArgument("x0 with several right-hand sides is not supported; solve the columns one by one")
+            xs, infos, results = [], [], []
+            for c in range(b.shape[1]):
+                col = b[:, c].copy()
+                x, info_, r = self.solve(col, callback=callback, full_output=True, history=history)
+                xs.append(x), infos.append(info_), results.append(r)
+            xp = _cupy()[0] if self._m.on_device else _np
+            x = xp.stack(xs, axis=1)
+            info_ = next((i for i in infos if i != 0), 0)
+            return (x, info_, results) if full_output else (x, info_)
         b, x = _vectors(self._m, b, x0, self._gpu)
         _wait_for_cupy(self._m)
         pb, px = _pointers(b, x)
         d = _call(self._s.solve, pb, px, callback, bool(history))
         return _returned(d, self._gpu, x, full_output)
-
-    def _solve_direct(self, b, full_output):
-        import time
-        n = self._m.shape[0]
-        if _is_cupy_array(b):
-            raise InvalidArgument("A is a scipy matrix, so b must be a numpy array")
-        b = _np.asarray(b)
-        _real(b, "b")
-        if b.ndim not in (1, 2) or b.shape[0] != n:
-            raise InvalidArgument("A is %d x %d but b has shape %s" % (n, n, tuple(b.shape)))
-        if not _np.isfinite(b).all():
-            raise InvalidArgument("b holds NaN or infinite values")
-        k = 1 if b.ndim == 1 else b.shape[1]
-        cols = _np.array(b.reshape(n, k).T, dtype=_np.float64, order="C")  # column after column
-        t0 = time.perf_counter()
-        rep = self._direct.report()
-        r = SolveResult({}, "gpu" if self._gpu else "cpu")
-        r.method, r.precond, r.precond_detail, r.history = "direct", "none", "", []
-        r.method_choice = "asked for: the factor kept"
-        r.precond_setup_seconds, r.precond_bytes = 0.0, 0
-        r.analysis_seconds, r.setup_seconds = rep["analyze_seconds"], rep["factor_seconds"]
-        r.where = rep["description"]
-        if not rep["ok"]:
-            r.status, r.converged, r.iterations = "breakdown", False, 0
-            r.residual = r.true_residual = float("nan")
-            r.iterate_seconds = 0.0
-            r.message = "A is singular: no pivot (or no matching row) for column %d" % rep["singular_column"]
-            x = _np.full(b.shape, _np.nan)
-            return (x, -1, r) if full_output else (x, -1)
-        d = _call(self._direct.solve, cols.ravel(), k)
-        x = cols.T.reshape(b.shape).astype(self._m.dtype, copy=False)
-        r.call_seconds = r.iterate_seconds = time.perf_counter() - t0
-        r.iterations = int(d["refinement_steps"])
-        r.residual = r.true_residual = float(d["relative_residual"])
-        bnorm = float(_np.linalg.norm(b))
-        target = max(self._rtol, self._atol / bnorm if bnorm > 0 else 0.0)
-        r.converged = r.true_residual <= target
-        r.status = "converged" if r.converged else "precision_limit"
-        r.message = "%s (%s); relative residual %.2e" % (d["message"], rep["analysis"], r.true_residual)
-        info_ = 0 if r.converged else 1
-        return (x, info_, r) if full_output else (x, info_)
 
     def update_values(self, A):
         """New values on the same pattern (same shape, indptr and indices)."""
@@ -485,10 +473,6 @@ class Solver:
         if not same:
             raise InvalidArgument("update_values needs a matrix of the same shape, type and pattern (and kind: "
                                   "scipy or CuPy) as the solver's; make a new Solver")
-        if self._direct is not None:  # the analysis kept, the factor made again
-            _call(self._direct.refactor, m.a.indptr, m.a.indices, m.a.data)
-            self._m = m
-            return
         _wait_for_cupy(m)
         if m.on_device:
             _call(self._s.update_values, m.a.data.data.ptr)

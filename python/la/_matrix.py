@@ -32,46 +32,70 @@ def _value_dtype(dtype):
     return dtype if dtype in (_np.float32, _np.float64) else _np.dtype(_np.float64)
 
 
+def _check_compressed(what, indptr, indices, stored_data, outer, inner, shape):
+    """A compressed format's index arrays (CSR, CSC, BSR's block rows) in range, with numpy only."""
+    indptr, indices = _np.asarray(indptr), _np.asarray(indices)
+    where = "indptr (%s)" % what
+    if indptr.ndim != 1 or indptr.shape[0] != outer + 1:
+        raise InvalidArgument("the %s matrix's indptr has %d entries; a %d x %d matrix needs %d"
+                              % (what, indptr.size, shape[0], shape[1], outer + 1))
+    if indptr[0] != 0:
+        raise InvalidArgument("%s starts at %d; it must start at 0" % (where, int(indptr[0])))
+    stored = min(indices.shape[0], stored_data)
+    past = _np.flatnonzero(indptr > stored)
+    if past.size:
+        i = int(past[0])
+        raise InvalidArgument("%s[%d] = %d is past the end of indices (%d entries) or data (%d entries)"
+                              % (where, i, int(indptr[i]), indices.shape[0], stored_data))
+    if outer > 0:
+        bad = _np.flatnonzero(indptr[1:] < indptr[:-1])
+        if bad.size:
+            i = int(bad[0])
+            raise InvalidArgument("%s decreases at entry %d (%d then %d): it must be non-decreasing"
+                                  % (where, i + 1, int(indptr[i]), int(indptr[i + 1])))
+    end = int(indptr[-1])
+    if end:
+        used = indices[:end]
+        bad = _np.flatnonzero((used < 0) | (used >= inner))
+        if bad.size:
+            k = int(bad[0])
+            raise InvalidArgument("indices[%d] = %d is outside [0, %d) (%s)" % (k, int(used[k]), inner, what))
+
+
 def _check_structure(a):
     """A scipy sparse matrix's index arrays in range, checked with numpy only: scipy's conversions and
     sum_duplicates() read them unchecked (an indptr entry past the end crashes the interpreter)."""
     rows, cols = a.shape
     fmt = a.format
+    if rows >= 2 ** 31 or cols >= 2 ** 31:
+        raise InvalidArgument("A is %d x %d: la's row and column indices are 32-bit (at most %d rows and columns)"
+                              % (rows, cols, 2 ** 31 - 1))
     if fmt in ("csr", "csc"):
         outer, inner = (rows, cols) if fmt == "csr" else (cols, rows)
-        indptr, indices = _np.asarray(a.indptr), _np.asarray(a.indices)
-        where = "indptr (%s)" % fmt.upper()
-        if indptr.ndim != 1 or indptr.shape[0] != outer + 1:
-            raise InvalidArgument("the %s matrix's indptr has %d entries; a %d x %d matrix needs %d"
-                                  % (fmt.upper(), indptr.size, rows, cols, outer + 1))
-        if indptr[0] != 0:
-            raise InvalidArgument("%s starts at %d; it must start at 0" % (where, int(indptr[0])))
-        stored = min(indices.shape[0], _np.asarray(a.data).shape[0])
-        past = _np.flatnonzero(indptr > stored)
-        if past.size:
-            i = int(past[0])
-            raise InvalidArgument("%s[%d] = %d is past the end of indices (%d entries) or data (%d entries)"
-                                  % (where, i, int(indptr[i]), indices.shape[0], _np.asarray(a.data).shape[0]))
-        if outer > 0:
-            bad = _np.flatnonzero(indptr[1:] < indptr[:-1])
-            if bad.size:
-                i = int(bad[0])
-                raise InvalidArgument("%s decreases at entry %d (%d then %d): it must be non-decreasing"
-                                      % (where, i + 1, int(indptr[i]), int(indptr[i + 1])))
-        end = int(indptr[-1])
-        if end:
-            used = indices[:end]
-            bad = _np.flatnonzero((used < 0) | (used >= inner))
-            if bad.size:
-                k = int(bad[0])
-                raise InvalidArgument("indices[%d] = %d is outside [0, %d) (%s)" % (k, int(used[k]), inner,
-                                                                                fmt.upper()))
+        _check_compressed(fmt.upper(), a.indptr, a.indices, _np.asarray(a.data).shape[0], outer, inner, a.shape)
+    elif fmt == "bsr":
+        r, c = a.blocksize
+        if r <= 0 or c <= 0 or rows % r or cols % c:
+            raise InvalidArgument("the BSR matrix's blocks (%d x %d) do not tile its %d x %d shape" % (r, c, rows, cols))
+        data = _np.asarray(a.data)
+        if data.ndim != 3 or data.shape[1:] != (r, c):
+            raise InvalidArgument("the BSR matrix's data has shape %s; blocks of %d x %d need (nblocks, %d, %d)"
+                                  % (data.shape, r, c, r, c))
+        _check_compressed("BSR", a.indptr, a.indices, data.shape[0], rows // r, cols // c, a.shape)
     elif fmt == "coo":
         for name, idx, lim in (("row", _np.asarray(a.row), rows), ("col", _np.asarray(a.col), cols)):
             bad = _np.flatnonzero((idx < 0) | (idx >= lim))
             if bad.size:
                 k = int(bad[0])
                 raise InvalidArgument("COO %s[%d] = %d is outside [0, %d)" % (name, k, int(idx[k]), lim))
+            if idx.shape[0] != _np.asarray(a.data).shape[0]:
+                raise InvalidArgument("COO %s has %d entries and data %d" % (name, idx.shape[0],
+                                                                             _np.asarray(a.data).shape[0]))
+    elif fmt == "dia":
+        data, offsets = _np.asarray(a.data), _np.asarray(a.offsets)
+        if data.ndim != 2 or offsets.ndim != 1 or data.shape[0] != offsets.shape[0]:
+            raise InvalidArgument("the DIA matrix has %d offsets and data of shape %s: one row of data per offset"
+                                  % (offsets.size, data.shape))
 
 
 class _Matrix:

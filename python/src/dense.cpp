@@ -20,7 +20,7 @@ struct dense_out {
   double factor_seconds = 0, setup_seconds = 0, solve_seconds = 0;
   std::string description;
   long singular_column = 0;
-  bool cholesky = false, refactored = false;
+  bool cholesky = false, refactored = false, non_finite = false;
   double condition = std::nan(""), backward_error = std::nan(""), relative_residual = std::nan("");
   int refinement_steps = 0, gmres_iterations = 0;
   py::dict dict() const {
@@ -29,7 +29,7 @@ struct dense_out {
     d["description"] = description, d["singular_column"] = singular_column, d["cholesky"] = cholesky;
     d["refactored"] = refactored, d["condition"] = condition, d["backward_error"] = backward_error;
     d["relative_residual"] = relative_residual, d["refinement_steps"] = refinement_steps;
-    d["gmres_iterations"] = gmres_iterations;
+    d["gmres_iterations"] = gmres_iterations, d["non_finite"] = non_finite;
     return d;
   }
 };
@@ -145,18 +145,25 @@ dense_out solve_host_dense(const T* a, std::int64_t n, T* b, std::int64_t k, den
     for (std::int64_t i = 0; i < n; ++i) col[i] = orig[i] = b[i * k + c];
     if (chol) cholesky_solve(fac, col.data());
     else lu_solve(fac, piv, col.data());
-    double rmax = 0, r2 = 0, b2 = 0, bmax = 0, xmax = 0;
+    // In long double (no overflow or underflow for double's range), and a NaN or an x that does
+    // not fit taken as the worst (std::max drops a NaN).
+    long double r2 = 0, b2 = 0;
+    double rmax = 0, bmax = 0, xmax = 0;
+    bool finite = true;
     for (index_t i = 0; i < nn; ++i) {
       long double s = orig[static_cast<std::size_t>(i)];
       for (index_t j = 0; j < nn; ++j) s -= static_cast<long double>(m(i, j)) * col[static_cast<std::size_t>(j)];
-      const double r = static_cast<double>(s);
-      rmax = std::max(rmax, std::abs(r)), r2 += r * r;
-      b2 += double(orig[i]) * orig[i], bmax = std::max(bmax, std::abs(double(orig[i])));
+      rmax = std::max(rmax, std::abs(static_cast<double>(s))), r2 += s * s;
+      b2 += static_cast<long double>(orig[i]) * orig[i], bmax = std::max(bmax, std::abs(double(orig[i])));
       xmax = std::max(xmax, std::abs(double(col[i])));
+      finite = finite && std::isfinite(static_cast<double>(col[i])) && std::isfinite(static_cast<double>(s));
     }
     const double den = ainf * xmax + bmax;
-    worst_be = std::max(worst_be, den > 0 ? rmax / den : 0.0);
-    worst_rel = std::max(worst_rel, b2 > 0 ? std::sqrt(r2 / b2) : 0.0);
+    const double be = !finite ? INFINITY : den > 0 ? rmax / den : 0.0;
+    const double rel = !finite ? INFINITY : b2 > 0 ? static_cast<double>(std::sqrt(r2 / b2)) : 0.0;
+    if (!(be <= worst_be)) worst_be = be;
+    if (!(rel <= worst_rel)) worst_rel = rel;
+    d.non_finite = d.non_finite || !finite;
     for (std::int64_t i = 0; i < n; ++i) b[i * k + c] = col[i];
   }
   double cond = std::nan("");

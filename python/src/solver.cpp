@@ -1,6 +1,7 @@
 // la.Solver's extension class: the setup once, then many solves, on the GPU
-// (la::device_solver: the method's choice and the preconditioner kept, update_values rerunning
-// only the numeric setup) or on the host (la::host_solver: the same, its values fixed).
+// (la::device_solver) or on the host (la::host_solver): the method's choice and what it built
+// (a preconditioner, or the direct method's factors) kept, update_values rerunning what depends
+// on the values.
 #include <memory>
 #include <variant>
 
@@ -68,10 +69,10 @@ class solver {
                  "update_values: " + std::to_string(v.size()) + " values for a pattern of " +
                      std::to_string(m_.nnz) + " entries");
       without_gil([&] {
-        if (!gpu_) {  // the host keeps no numeric phase apart: the setup again, on the new values
+        if (!gpu_) {  // the new values in place: the solver reruns what depends on them (timed)
           auto& s = std::get<host_state<T, O>>(state_);
           std::copy(v.host.data(), v.host.data() + v.size(), s.a.values().begin());
-          s.solver = std::make_unique<host_solver<csr_matrix<T, O>>>(s.a, opt_);
+          s.solver->update_values(s.a);
           return 0;
         }
         auto& s = std::get<st<T, O>>(state_);
