@@ -21,6 +21,8 @@
 // factors its diagonal blocks in one kernel each and updates only the lower triangle.
 #pragma once
 
+#include <la/solvers/direct_options.hpp>
+
 #include <memory>
 #include <string>
 
@@ -59,11 +61,11 @@ struct dense_solver_options {
   /// the refinement stops at, and its step limit.
   double refine_tolerance = 2e-16;
   int max_refinement = 20;
-  /// Mixed precision's refinement: "auto" (classical, then GMRES-based where classical
-  /// stalls), "classical" (x += M^-1 r, M the float factors) or "gmres" (each step one GMRES
+  /// Mixed precision's refinement: automatic (classical, then GMRES-based where classical
+  /// stalls), classical (x += M^-1 r, M the float factors) or gmres (each step one GMRES
   /// cycle in double on M^-1 A d = M^-1 r: converges where the condition number times the
   /// factors' unit roundoff is above one, as with TF32 factors of a matrix of condition 1e6).
-  std::string refinement = "auto";
+  refinement_kind refinement = refinement_kind::automatic;
   /// GMRES-based refinement's Krylov dimension per step: about the number of directions the
   /// float factors resolve poorly (singular values below float's unit roundoff times ||A||)
   /// must fit, or restarted GMRES stagnates (condition 1e9, fp32 factors, n = 300: 60 such

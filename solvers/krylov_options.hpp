@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <la/types.hpp>
+#include <la/solvers/direct_options.hpp>
 #include <la/solvers/cg_control.hpp>
 #include <la/solvers/precond_options.hpp>
 
@@ -80,6 +81,8 @@ struct cg_options {
   /// Set by that rule where it picks the direct method: its analysis of A's pattern, which the
   /// host's direct method then uses instead of making it again (null: none).
   std::shared_ptr<const sparse_analysis> spd_analysis;
+  /// The direct method's options: its ordering and refinement (solvers/direct/method.cpp declares them).
+  direct_options direct;
   /// solve_host/solve_device refuse CG on a matrix whose values are not symmetric (an
   /// invalid_input naming the alternative) unless this is set.
   bool force = false;

@@ -70,7 +70,7 @@ std::vector<option_spec>& option_list_of_all() {
   static std::vector<option_spec> list = [] {
     std::vector<option_spec> all;
     for (option_list l : {general_option_list(), fsai_option_list(), factored_option_list(), block_jacobi_option_list(),
-                          amg_option_list(), inner_gmres_option_list()})
+                          amg_option_list(), inner_gmres_option_list(), direct_option_list()})
       all.insert(all.end(), l.begin, l.begin + l.size);
     return all;
   }();

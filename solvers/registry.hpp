@@ -251,6 +251,7 @@ option_list factored_option_list();
 option_list fsai_option_list();
 option_list block_jacobi_option_list();
 option_list amg_option_list();
+option_list direct_option_list();
 const method_entry* method_entries(std::size_t& n);
 preconditioner_entry none_entry();
 preconditioner_entry jacobi_entry();

@@ -19,19 +19,12 @@
 #include <vector>
 
 #include <la/formats/csr.hpp>
+#include <la/solvers/direct_options.hpp>
 #include <la/types.hpp>
 
 namespace la {
 
-enum class fill_ordering {
-  automatic,  // AMD, and METIS too where AMD's factor would take longer (at the caller's
-              // flop rate) than METIS's run, the smaller factor kept; natural where neither
-              // library was built
-  natural,    // no reordering
-  amd,        // SuiteSparse AMD (approximate minimum degree)
-  metis,      // METIS_NodeND (nested dissection)
-};
-const char* to_string(fill_ordering o) noexcept;
+// fill_ordering and to_string(fill_ordering): direct_options.hpp.
 /// Whether this build holds the library for o (natural and automatic always).
 bool ordering_available(fill_ordering o) noexcept;
 

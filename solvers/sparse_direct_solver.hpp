@@ -46,10 +46,10 @@ namespace la {
 
 struct sparse_direct_options {
   fill_ordering ordering = fill_ordering::automatic;
-  /// "auto": no pivoting for a symmetric A with a positive diagonal (the matched LU where a
-  /// pivot is not positive after all), else the matched LU; "lu": always the matched LU;
-  /// "spd": no matching, and a non-positive pivot is a status naming the column.
-  std::string factorization = "auto";
+  /// automatic: no pivoting for a symmetric A with a positive diagonal (the matched LU where a
+  /// pivot is not positive after all), else the matched LU; lu: always the matched LU; spd: no
+  /// matching, and a non-positive pivot is a status naming the column.
+  sparse_factorization factorization = sparse_factorization::automatic;
   /// Fronts of more rows than this are factored blocked (the trailing update on the GEMM) where
   /// their level holds fewer than 64 fronts, and above 4 times this always; the rest one thread
   /// block each, a level's in one launch. In the GPU's solve, a front whose off-diagonal block
@@ -61,12 +61,12 @@ struct sparse_direct_options {
   double refine_tolerance = 2e-16;
   /// ... and the relative residual ||b - Ax||_2 / ||b||_2 (the residual in double-double).
   double refine_residual = 1e-15;
-  /// "auto": classical refinement (x += M^-1 r, M the factors), then GMRES-based refinement
+  /// automatic: classical refinement (x += M^-1 r, M the factors), then GMRES-based refinement
   /// from the best x where classical stalls or runs out of steps above the targets (each step
   /// one GMRES cycle in double on M^-1 A d = M^-1 r: it converges where the static pivots
-  /// left the factors too far from A for classical refinement); "classical"; "gmres" (from the
+  /// left the factors too far from A for classical refinement); classical; gmres (from the
   /// first step). Each kind takes at most max_refinement steps.
-  std::string refinement = "auto";
+  refinement_kind refinement = refinement_kind::automatic;
   /// GMRES-based refinement's Krylov dimension per step ((restart + 1) n doubles of workspace,
   /// allocated only when it runs) and the preconditioned residual's reduction it stops at.
   int gmres_restart = 30;

@@ -34,6 +34,11 @@ struct dense_out {
   }
 };
 
+refinement_kind refinement_named(const std::string& r) {
+  if (const auto k = parse_refinement(r)) return *k;
+  throw invalid_argument("direct_refinement must be 'auto', 'classical' or 'gmres', got '" + r + "'");
+}
+
 dense_factorization factorization_named(const std::string& f) {
   if (f == "auto") return dense_factorization::automatic;
   if (f == "lu") return dense_factorization::lu;
@@ -221,7 +226,7 @@ void bind_dense(py::module_& mod) {
         dense_solver_options o;
         o.factorization = factorization_named(factorization);
         o.factor_precision = precision;
-        o.refinement = refinement;
+        o.refinement = refinement_named(refinement);
         dense_out r;
         {
           py::gil_scoped_release release;
@@ -238,7 +243,7 @@ void bind_dense(py::module_& mod) {
         dense_solver_options o;
         o.factorization = factorization_named(factorization);
         o.factor_precision = precision;
-        o.refinement = refinement;
+        o.refinement = refinement_named(refinement);
         return on_numpy(a, b, [&](const auto* ap, auto* bp, std::int64_t n, std::int64_t k) {
           using T = std::remove_const_t<std::remove_pointer_t<decltype(ap)>>;
           return solve_gpu_from_host<T>(ap, n, bp, k, o, want_cond);

@@ -6,10 +6,13 @@
 
 #include <cmath>
 
+#include <la/solvers/direct_options.hpp>
+
 namespace la::detail {
 
 struct refine_rule {
-  enum class kind { automatic, classical, gmres } how = kind::automatic;
+  using kind = refinement_kind;
+  kind how = kind::automatic;
   int max_steps = 10;          // per kind
   double backward = 2e-16;     // ||b - Ax||_inf / (||A||_inf ||x||_inf + ||b||_inf) to stop at
   double relative = 1e-15;     // ||b - Ax||_2 / ||b||_2 to stop at

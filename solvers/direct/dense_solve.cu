@@ -168,8 +168,8 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
     auto x_best = c.allocate<double>(static_cast<std::size_t>(n) * k);
     double best = be;
     LA_CUDA_TRY(cudaMemcpyAsync(x_best.data(), x64.data(), sizeof(double) * n * k, cudaMemcpyDeviceToDevice, s));
-    const std::string& how = p.opt.refinement;
-    bool gmres = how == "gmres";
+    const refinement_kind how = p.opt.refinement;
+    bool gmres = how == refinement_kind::gmres;
     double prev = be;
     int slow = 0;
     while (be > p.opt.refine_tolerance && steps < p.opt.max_refinement) {
@@ -194,7 +194,7 @@ dense_solve_report dense_solver<T>::solve(device_dense<T>& bm) {
       if (!(be < 0.5 * prev)) ++slow;
       else slow = 0;
       if (slow >= 2 || !std::isfinite(be)) {
-        if (gmres || how != "auto") break;
+        if (gmres || how != refinement_kind::automatic) break;
         gmres = true, slow = 0;  // classical refinement stalled: GMRES from the best x
         LA_CUDA_TRY(cudaMemcpyAsync(x64.data(), x_best.data(), sizeof(double) * n * k, cudaMemcpyDeviceToDevice, s));
         be = backward();

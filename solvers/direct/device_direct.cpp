@@ -69,7 +69,8 @@ struct device_direct<T, O>::impl {
     // the caller's tolerance (the solver's 1e-15 default took five steps, GMRES-based ones
     // included, on a 2D Poisson 300^2 whose first solve already met 1e-8).
     so.refine_residual = std::max(so.refine_residual, 1e-3 * opt.rtol);
-    so.pattern_analysis = opt.spd_analysis;
+    so.ordering = opt.direct.ordering, so.refinement = opt.direct.refinement, so.max_refinement = opt.direct.max_refinement;
+    if (opt.direct.ordering == fill_ordering::automatic) so.pattern_analysis = opt.spd_analysis;
     try {
       sd = std::make_unique<sparse_direct_solver>(*ctx, ha, so);
       if (sd->ok()) sd->factor();

@@ -120,12 +120,13 @@ struct host_direct<T>::impl {
   bool sparse_double(bool looks_spd) {
     if constexpr (std::is_same_v<T, double>) {
       sparse_direct_options so;
-      so.factorization = looks_spd ? "auto" : "lu";
+      so.factorization = looks_spd ? sparse_factorization::automatic : sparse_factorization::lu;
       // Refinement stops at a backward error near eps and a relative residual a thousandth of
     // the caller's tolerance (the solver's 1e-15 default took five steps, GMRES-based ones
     // included, on a 2D Poisson 300^2 whose first solve already met 1e-8).
     so.refine_residual = std::max(so.refine_residual, 1e-3 * opt.rtol);
-    so.pattern_analysis = opt.spd_analysis;  // A's pattern's (2^e A has the same)
+    so.ordering = opt.direct.ordering, so.refinement = opt.direct.refinement, so.max_refinement = opt.direct.max_refinement;
+    if (opt.direct.ordering == fill_ordering::automatic) so.pattern_analysis = opt.spd_analysis;  // A's pattern's (2^e A's too)
       try {
         sd = std::make_unique<sparse_direct_solver>(a(), so);
       } catch (const invalid_argument& x) {
@@ -161,7 +162,7 @@ struct host_direct<T>::impl {
   bool sparse_float(bool looks_spd, bool zero_free_diagonal) {
     const double rate = 1e9 * thread_count();
     if (looks_spd) {
-      sa = analyze_pattern(a(), fill_ordering::automatic, rate);
+      sa = analyze_pattern(a(), opt.direct.ordering, rate);
       check_host_memory(sa.factor_bytes + 8.0 * n, "the sparse Cholesky factor (" + sa.summary() + ")");
       sl = sparse_cholesky_host(a(), sa);
       sl.analysis = &sa;
@@ -172,13 +173,13 @@ struct host_direct<T>::impl {
       before = "Cholesky met a pivot that is not positive in column " + std::to_string(sl.bad_column) + ", so ";
     }
     try {
-      su = sparse_lu_host(a(), fill_ordering::automatic, true);
+      su = sparse_lu_host(a(), opt.direct.ordering, true);
     } catch (const invalid_argument&) {
       if (!zero_free_diagonal) {
         before += "the sparse LU's row matching gave up on this pattern, so ";
         return false;
       }
-      su = sparse_lu_host(a(), fill_ordering::automatic, false);
+      su = sparse_lu_host(a(), opt.direct.ordering, false);
       before += "the row matching gave up on this pattern (A's diagonal is zero-free: rows kept), ";
     }
     if (!su.ok())
@@ -240,7 +241,7 @@ struct host_direct<T>::impl {
     measures(be, rel);
     detail::refine_rule rule;
     rule.how = detail::refine_rule::kind::classical;
-    rule.max_steps = used == kind::sparse_lu ? 10 : 3;
+    rule.max_steps = used == kind::sparse_lu ? opt.direct.max_refinement : std::min(3, opt.direct.max_refinement);
     rule.backward = std::numeric_limits<T>::epsilon(), rule.relative = 10 * std::numeric_limits<T>::epsilon();
     return detail::refine(
         rule, be, rel,

@@ -35,6 +35,36 @@ solve_result direct_device(context& ctx, const device_csr<T, O>& a, const device
 }  // namespace
 
 namespace registry_detail {
+namespace {
+using on = option_scope::on;
+// What auto's direct-first rules and its fallback read too: the scope is direct or auto.
+constexpr option_scope direct_or_auto{on::method, "direct|auto", "{method} direct (or auto)"};
+constexpr option_spec options[] = {
+    {"ordering", option_type::choice, "auto", 0, 0, "auto|amd|metis|natural", "O",
+     "the direct method's fill-reducing ordering: auto (default: AMD,\n"
+     "and METIS too where AMD's factor would take longer than METIS's\n"
+     "run; the smaller factor kept), amd, metis or natural (none). A\n"
+     "build without METIS or AMD refuses those and says so",
+     direct_or_auto, {}, "",
+     [](cg_options& o, const option_value& v) { o.direct.ordering = *parse_fill_ordering(v.text); }},
+    {"refinement", option_type::choice, "auto", 0, 0, "auto|classical|gmres", "R",
+     "the direct method's iterative refinement: auto (default: classical,\n"
+     "then GMRES-based from the best x where classical stalls), classical\n"
+     "or gmres. It stops at a backward error near 1e-16 and a relative\n"
+     "residual below a thousandth of {tol}",
+     direct_or_auto, {}, "",
+     [](cg_options& o, const option_value& v) { o.direct.refinement = *parse_refinement(v.text); }},
+    {"max-refinement", option_type::integer, "10", 0, 100, "", "N",
+     "the direct method's refinement steps at most, per kind (default 10;\n"
+     "0: the factors' solve as it is, checked all the same)",
+     direct_or_auto, {}, "",
+     [](cg_options& o, const option_value& v) { o.direct.max_refinement = static_cast<int>(v.number); }},
+};
+static_assert(options_are_valid(options));
+}  // namespace
+
+option_list direct_option_list() { return {options, sizeof options / sizeof options[0]}; }
+
 method_entry direct_entry() {
   return {"direct", krylov_method::direct,
           "A sparse factorization (METIS/AMD ordering): on\n"

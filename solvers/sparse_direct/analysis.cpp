@@ -34,6 +34,33 @@ const char* to_string(fill_ordering o) noexcept {
   return "?";
 }
 
+std::optional<fill_ordering> parse_fill_ordering(const std::string& s) {
+  for (fill_ordering o : {fill_ordering::automatic, fill_ordering::natural, fill_ordering::amd, fill_ordering::metis})
+    if (s == to_string(o)) return o;
+  return std::nullopt;
+}
+const char* to_string(refinement_kind k) noexcept {
+  switch (k) {
+    case refinement_kind::automatic: return "auto";
+    case refinement_kind::classical: return "classical";
+    case refinement_kind::gmres: return "gmres";
+  }
+  return "unknown";
+}
+std::optional<refinement_kind> parse_refinement(const std::string& s) {
+  for (refinement_kind k : {refinement_kind::automatic, refinement_kind::classical, refinement_kind::gmres})
+    if (s == to_string(k)) return k;
+  return std::nullopt;
+}
+const char* to_string(sparse_factorization f) noexcept {
+  switch (f) {
+    case sparse_factorization::automatic: return "auto";
+    case sparse_factorization::lu: return "lu";
+    case sparse_factorization::spd: return "spd";
+  }
+  return "unknown";
+}
+
 bool ordering_available(fill_ordering o) noexcept {
   switch (o) {
     case fill_ordering::metis:

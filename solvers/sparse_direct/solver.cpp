@@ -83,13 +83,7 @@ void sparse_direct_solver::impl::analyze(bool matched) {
 void sparse_direct_solver::impl::init(const csr_matrix<double, count_t>& a, sparse_direct_options o) {
   LA_EXPECTS(a.rows() == a.cols(), "sparse direct solver: A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
                                        "; a direct solve needs a square matrix");
-  const std::string& f = o.factorization;
-  if (f != "auto" && f != "lu" && f != "spd")
-    throw invalid_argument("sparse direct solver: unknown factorization '" + f + "'; choose auto, lu or spd");
   LA_EXPECTS(o.big_front >= 1, "sparse direct solver: big_front must be at least 1");
-  const std::string& rf = o.refinement;
-  if (rf != "auto" && rf != "classical" && rf != "gmres")
-    throw invalid_argument("sparse direct solver: unknown refinement '" + rf + "'; choose auto, classical or gmres");
   LA_EXPECTS(o.gmres_restart >= 1, "sparse direct solver: gmres_restart must be at least 1");
   LA_EXPECTS(o.max_refinement >= 0, "sparse direct solver: max_refinement must not be negative");
   impl& p = *this;
@@ -100,8 +94,8 @@ void sparse_direct_solver::impl::init(const csr_matrix<double, count_t>& a, spar
     if (!std::isfinite(v)) throw invalid_argument("sparse direct solver: A holds NaN or infinite values");
   p.a_inf = p.row_sum_max();
   // Symmetric with a positive diagonal: tried without matching or pivoting first.
-  const bool sym_pos = p.opt.factorization == "spd" ||
-                       (p.opt.factorization == "auto" && properties_of(a, false, true).looks_spd());
+  const bool sym_pos = p.opt.factorization == sparse_factorization::spd ||
+                       (p.opt.factorization == sparse_factorization::automatic && properties_of(a, false, true).looks_spd());
   p.analyze(!sym_pos);
   if (p.singular == 0 && p.n > 0 && !p.host) p.upload_symbols();
 }
@@ -128,7 +122,7 @@ void sparse_direct_solver::factor() {
   if (p.n == 0 || (p.singular && !p.factored && p.sym.an.n == 0)) return;  // structurally singular: nothing to factor
   auto numeric = [&] { p.host ? p.numeric_host() : p.numeric(); };
   numeric();
-  if (p.singular && p.spd && p.opt.factorization == "auto") {
+  if (p.singular && p.spd && p.opt.factorization == sparse_factorization::automatic) {
     // A pivot that is not positive: not SPD after all; the matched LU instead.
     p.analyze(true);
     if (p.singular == 0) {
@@ -151,8 +145,8 @@ void sparse_direct_solver::refactor(const csr_matrix<double, count_t>& a) {
   // The first factorization's steps on the new values: the SPD path where they still look SPD
   // (its symbols depend on the pattern only: kept), else the matched LU, whose matching,
   // scalings and pivot threshold depend on the values (made again).
-  const bool sym_pos = p.opt.factorization == "spd" ||
-                       (p.opt.factorization == "auto" && properties_of(a, false, true).looks_spd());
+  const bool sym_pos = p.opt.factorization == sparse_factorization::spd ||
+                       (p.opt.factorization == sparse_factorization::automatic && properties_of(a, false, true).looks_spd());
   const bool keep_symbols = sym_pos && p.spd && p.sym.an.n == p.n && p.sym.singular == 0;
   if (!keep_symbols) {
     p.analyze(!sym_pos);

@@ -77,9 +77,6 @@ struct dense_solver<T>::impl {
     if (mixed && fp != "tf32x3" && fp != "tf32" && fp != "fp32" && fp != "fp16" && fp != "bf16")
       throw invalid_argument("dense_solver: unknown factor_precision '" + fp +
                              "'; choose working, fp64, tf32x3, fp32, tf32, bf16 or fp16");
-    const std::string& rf = opt.refinement;
-    if (rf != "auto" && rf != "classical" && rf != "gmres")
-      throw invalid_argument("dense_solver: unknown refinement '" + rf + "'; choose auto, classical or gmres");
     if (mixed) {
       // float's range: scale A by a power of two so its largest entry is near 1 (the
       // refinement works on the unscaled A).

@@ -92,9 +92,7 @@ double residual_host(const csr_matrix<double, count_t>& a, double a_inf, const d
 /// GPU and the host, and for every direct path).
 inline detail::refine_rule refine_rule_of(const sparse_direct_options& o) {
   detail::refine_rule r;
-  r.how = o.refinement == "gmres"       ? detail::refine_rule::kind::gmres
-          : o.refinement == "classical" ? detail::refine_rule::kind::classical
-                                        : detail::refine_rule::kind::automatic;
+  r.how = o.refinement;
   r.max_steps = o.max_refinement, r.backward = o.refine_tolerance, r.relative = o.refine_residual;
   return r;
 }
