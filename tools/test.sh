@@ -22,7 +22,8 @@ expect=()
 if dpkg -s libmetis-dev > /dev/null 2>&1 && dpkg -s libsuitesparse-dev > /dev/null 2>&1; then
   expect=(-DLA_EXPECT_ORDERINGS=ON)
 fi
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${arch[@]}" "${py[@]}" "${expect[@]}" -DLA_BUILD_TESTS=ON
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${arch[@]}" "${py[@]}" "${expect[@]}" -DLA_BUILD_TESTS=ON \
+  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 cmake --build "$build"
 status=0
 ctest --test-dir "$build" --output-on-failure -j "$(nproc)" || status=$?
