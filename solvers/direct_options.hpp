@@ -37,9 +37,17 @@ enum class sparse_factorization {
 };
 const char* to_string(sparse_factorization f) noexcept;
 
+/// What factors A on the host (double).
+enum class host_factorization {
+  automatic,    // SuiteSparse where this build found it (CHOLMOD for an A that looks SPD, UMFPACK else), else la's
+  la,           // la's own multifrontal fronts on the host's threads (the GPU's oracle)
+  suitesparse,  // CHOLMOD / UMFPACK; refused where this build lacks them
+};
+
 /// The direct method's options (cg_options::direct).
 struct direct_options {
   fill_ordering ordering = fill_ordering::automatic;
+  host_factorization host_factor = host_factorization::automatic;
   refinement_kind refinement = refinement_kind::automatic;
   int max_refinement = 10;  // steps per refinement kind
 };

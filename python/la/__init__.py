@@ -396,7 +396,8 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     fsai_drop, fsai_max_row, ic_shift, block_size, factorization, sweeps, trisolve, matching,
     amg_strength, amg_degree, amg_coarse, amg_levels, amg_cycle, amg_smoother, inner_iterations,
     inner_precond; the direct method's (method='direct' or auto): ordering ('auto', 'amd', 'metis',
-    'natural'), refinement ('auto', 'classical', 'gmres'), max_refinement.
+    'natural'), refinement ('auto', 'classical', 'gmres'), max_refinement, host_factorization ('auto': SuiteSparse's
+    CHOLMOD or UMFPACK where built; 'la': la's own fronts; 'suitesparse').
     """
     if _is_dense(A) and method in ("auto", "direct") and (method == "direct" or not (set(options) - set(_DENSE_OPTIONS))):
         # A dense array: the dense direct method (a dense A is n^2 memory already; factoring it

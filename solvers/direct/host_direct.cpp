@@ -15,6 +15,7 @@
 #include <la/solvers/detail/refinement.hpp>
 #include <la/solvers/direct/dense_host.hpp>
 #include <la/solvers/direct/detail/screen.hpp>
+#include <la/solvers/direct/detail/suitesparse.hpp>
 #include <la/solvers/direct/host_direct.hpp>
 #include <la/solvers/matrix_properties.hpp>
 #include <la/solvers/sparse_analysis.hpp>
@@ -55,7 +56,7 @@ double inf_norm(const T* v, index_t n) {
 
 template <typename T>
 struct host_direct<T>::impl {
-  enum class kind { none, sparse_spd, sparse_lu, dense_lu };
+  enum class kind { none, sparse_spd, sparse_lu, dense_lu, suitesparse };
 
   const csr_matrix<T, count_t>* given = nullptr;
   csr_matrix<T, count_t> scaled;  // 2^e A where e != 0
@@ -67,6 +68,7 @@ struct host_direct<T>::impl {
   double t_setup = 0, ainf = 0;
   kind used = kind::none;
   std::unique_ptr<sparse_direct_solver> sd;  // double's sparse factors (the host's threads)
+  std::unique_ptr<direct_detail::suitesparse_factors> ss;  // double's CHOLMOD or UMFPACK factors, where built
   sparse_analysis sa;                         // float's
   sparse_cholesky<T> sl;
   sparse_lu<T> su;
@@ -81,7 +83,7 @@ struct host_direct<T>::impl {
   void setup() {
     const auto t0 = clock_type::now();
     st = solve_status::converged, msg.clear(), how.clear(), before.clear();
-    used = kind::none, sd.reset(), f = {}, piv.clear(), cond_done = false, cond = std::nan("");
+    used = kind::none, sd.reset(), ss.reset(), f = {}, piv.clear(), cond_done = false, cond = std::nan("");
     if (screen()) factor();
     t_setup = since(t0);
   }
@@ -119,6 +121,7 @@ struct host_direct<T>::impl {
   /// matched LU else or where a pivot is not positive). false: the matching gave up.
   bool sparse_double(bool looks_spd) {
     if constexpr (std::is_same_v<T, double>) {
+      if (suitesparse(looks_spd)) return true;
       sparse_direct_options so;
       so.factorization = looks_spd ? sparse_factorization::automatic : sparse_factorization::lu;
       // Refinement stops at a backward error near eps and a relative residual a thousandth of
@@ -139,6 +142,42 @@ struct host_direct<T>::impl {
       }
       sparse_factored(looks_spd);
     }
+    return true;
+  }
+
+  /// The host's default where this build has them (direct_options::host_factor): CHOLMOD
+  /// where A looks SPD (UMFPACK where a pivot is not positive), else UMFPACK; false where
+  /// neither applies or UMFPACK finds A singular (la's own chain then says where).
+  bool suitesparse(bool looks_spd) {
+    if constexpr (std::is_same_v<T, double>) return suitesparse_double<T>(looks_spd);
+    return false;
+  }
+  template <typename U>  // a member template: not instantiated for float with the class
+  bool suitesparse_double(bool looks_spd) {
+    if (opt.direct.host_factor == host_factorization::la) return false;
+    bool spd = looks_spd;
+    if (spd && !direct_detail::suitesparse_available(true)) spd = false;
+    if (!direct_detail::suitesparse_available(spd)) {
+      if (opt.direct.host_factor == host_factorization::suitesparse)
+        throw not_supported("the direct method's host factorization 'suitesparse' needs CHOLMOD and UMFPACK, which this "
+                            "build did not find (install libsuitesparse-dev and reconfigure)");
+      return false;
+    }
+    check_host_memory(48.0 * double(a().values().size()) + 64.0 * n, "copying A for SuiteSparse");
+    ss = std::make_unique<direct_detail::suitesparse_factors>(a(), spd, opt.direct.ordering);
+    if (!ss->ok() && spd) {
+      before = "CHOLMOD met a pivot that is not positive in column " + std::to_string(ss->bad_column()) + ", so ";
+      ss.reset();
+      if (direct_detail::suitesparse_available(false)) ss = std::make_unique<direct_detail::suitesparse_factors>(a(), false, opt.direct.ordering);
+    }
+    if (!ss || !ss->ok()) {
+      before += ss ? "UMFPACK found A singular, so " : "";
+      ss.reset();
+      return false;
+    }
+    used = kind::suitesparse;
+    how = before + ss->description();
+    before.clear();
     return true;
   }
 
@@ -208,17 +247,28 @@ struct host_direct<T>::impl {
       f = {};
       return false;
     }
-    used = kind::dense_lu, sd.reset(), cond_done = false;
+    used = kind::dense_lu, sd.reset(), ss.reset(), cond_done = false;
     how = before + "LU with partial pivoting of A's dense form";
     return true;
   }
 
   /// y = A^-1 b refined by the shared rule (detail/refinement.hpp); double's sparse solver
   /// refines inside its own solve. Returns the refinement steps; gmres_its GMRES iterations.
-  int solve_refined(const T* b, T* y, int& gmres_its) {
+  /// x = A^-1 x by the factors as they are (no refinement).
+  void plain_solve(T* v) const {
+    if constexpr (std::is_same_v<T, double>) {
+      if (used == kind::suitesparse) return ss->solve(v);
+    }
+    if (used == kind::dense_lu) lu_solve(f, piv, v);
+    else if (used == kind::sparse_spd) sl.solve(v);
+    else su.solve(v);
+  }
+
+  /// `first`: y holds the factors' solution already (a multi-column solve made it).
+  int solve_refined(const T* b, T* y, int& gmres_its, bool first = false) {
     gmres_its = 0;
     if constexpr (std::is_same_v<T, double>) {
-      if (used != kind::dense_lu) {
+      if (used == kind::sparse_lu || (used == kind::sparse_spd && sd)) {
         std::vector<double> c(b, b + n);
         const sparse_direct_report rep = sd->solve(c, 1);
         std::copy(c.begin(), c.end(), y);
@@ -226,10 +276,10 @@ struct host_direct<T>::impl {
         return rep.refinement_steps;
       }
     }
-    std::copy(b, b + n, y);
-    if (used == kind::dense_lu) lu_solve(f, piv, y);
-    else if (used == kind::sparse_spd) sl.solve(y);
-    else su.solve(y);
+    if (!first) {
+      std::copy(b, b + n, y);
+      plain_solve(y);
+    }
     std::vector<T> r(static_cast<std::size_t>(n)), best(y, y + n), d(r.size());
     double rinf = 0;
     auto measures = [&](double& be, double& rel) {
@@ -242,14 +292,13 @@ struct host_direct<T>::impl {
     detail::refine_rule rule;
     rule.how = detail::refine_rule::kind::classical;
     rule.max_steps = used == kind::sparse_lu ? opt.direct.max_refinement : std::min(3, opt.direct.max_refinement);
-    rule.backward = std::numeric_limits<T>::epsilon(), rule.relative = 10 * std::numeric_limits<T>::epsilon();
+    rule.backward = std::numeric_limits<T>::epsilon();
+    rule.relative = std::max(10.0 * double(std::numeric_limits<T>::epsilon()), 1e-3 * opt.rtol);  // as the sparse solver's
     return detail::refine(
         rule, be, rel,
         [&](bool, double& sbe, double& srel) {
           d = r;
-          if (used == kind::dense_lu) lu_solve(f, piv, d.data());
-          else if (used == kind::sparse_spd) sl.solve(d.data());
-          else su.solve(d.data());
+          plain_solve(d.data());
           for (index_t i = 0; i < n; ++i) y[i] += d[static_cast<std::size_t>(i)];
           measures(sbe, srel);
         },
@@ -262,7 +311,14 @@ struct host_direct<T>::impl {
     if (cond_done) return cond;
     cond_done = true;
     if constexpr (std::is_same_v<T, double>) {
-      if (used != kind::dense_lu) return cond = sd->condition_estimate();
+      if (sd && used != kind::dense_lu) return cond = sd->condition_estimate();
+      if (used == kind::suitesparse) {
+        std::vector<double> col(static_cast<std::size_t>(n), 0);
+        for (std::size_t k = 0; k < a().values().size(); ++k) col[static_cast<std::size_t>(a().col_idx()[k])] += std::abs(a().values()[k]);
+        const double a1 = col.empty() ? 0 : *std::max_element(col.begin(), col.end());
+        return cond = a1 * inverse_norm1_estimate<double>(n, [&](double* v) { ss->solve(v); },
+                                                          [&](double* v) { ss->solve(v, true); });
+      }
     }
     if (used == kind::sparse_lu) return cond = std::nan("");
     std::vector<double> col(static_cast<std::size_t>(n), 0);
@@ -282,6 +338,7 @@ struct host_direct<T>::impl {
 
   std::string method_line() const {
     const char* k = used == kind::dense_lu      ? "dense "
+                    : used == kind::suitesparse ? (how.rfind("CHOLMOD", 0) == 0 ? "CHOLMOD " : "UMFPACK ")
                     : used == kind::sparse_spd ? (std::is_same_v<T, double> ? "sparse L D L^T " : "sparse Cholesky ")
                                                 : "sparse LU ";
     return std::string("direct, host, ") + k + std::to_string(n) + " x " + std::to_string(n);
@@ -415,14 +472,40 @@ std::vector<solve_result> host_direct<T>::solve_columns(const std::vector<T>& b,
       // pivoting fell short turns to the dense LU there, and the later columns with it.
       const auto t0 = clock_type::now();
       std::vector<double> all(b);
-      const sparse_direct_report rep = p_->sd->solve(all, k);
+      std::vector<int> steps(static_cast<std::size_t>(k), 0);
+      if (p_->used == impl::kind::suitesparse) {
+        // CHOLMOD or UMFPACK: every column in one solve, refined by block steps (the shared rule).
+        p_->ss->solve_columns(all.data(), k);
+        std::vector<double> be(static_cast<std::size_t>(k)), rel(be.size());
+        std::vector<char> open(static_cast<std::size_t>(k), 1);
+        detail::refine_rule rule;
+        rule.how = detail::refine_rule::kind::classical;
+        rule.max_steps = std::min(3, p_->opt.direct.max_refinement);
+        rule.backward = std::numeric_limits<double>::epsilon(), rule.relative = std::max(1e-15, 1e-3 * p_->opt.rtol);
+        steps = detail::refine_columns(
+            rule, nn, static_cast<std::size_t>(k), all, be, rel, open,
+            [&](std::size_t c, double* r, double& cbe, double& crel) {
+              std::vector<double> rc(nn);
+              double rinf = 0;
+              const double* bc = b.data() + c * nn;
+              const double* xc = all.data() + c * nn;
+              const double rn = residual(p_->a(), bc, xc, rc, rinf);
+              cbe = rinf / (p_->ainf * inf_norm(xc, n) + inf_norm(bc, n));
+              crel = rn / detail::safe_norm2(bc, nn);
+              std::copy(rc.begin(), rc.end(), r);
+            },
+            [&](double* r) { p_->ss->solve_columns(r, k); });
+      } else {
+        const sparse_direct_report rep = p_->sd->solve(all, k);
+        std::fill(steps.begin(), steps.end(), rep.refinement_steps);
+      }
       const double each = since(t0) / double(k);
       for (index_t c = 0; c < k; ++c) {
         const auto at = nn * static_cast<std::size_t>(c);
         std::copy(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + nn),
                   x.begin() + static_cast<std::ptrdiff_t>(at));
         const bool kept = p_->used != impl::kind::dense_lu;  // an earlier column may have turned to the dense LU
-        out[static_cast<std::size_t>(c)] = p_->column(b.data() + at, x.data() + at, kept ? rep.refinement_steps : -1);
+        out[static_cast<std::size_t>(c)] = p_->column(b.data() + at, x.data() + at, kept ? steps[static_cast<std::size_t>(c)] : -1);
         if (kept) out[static_cast<std::size_t>(c)].iterate_seconds += each;
       }
       return out;

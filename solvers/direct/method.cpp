@@ -54,6 +54,18 @@ constexpr option_spec options[] = {
      "residual below a thousandth of {tol}",
      direct_or_auto, {}, "",
      [](cg_options& o, const option_value& v) { o.direct.refinement = *parse_refinement(v.text); }},
+    {"host-factorization", option_type::choice, "auto", 0, 0, "auto|la|suitesparse", "F",
+     "what factors A on the host (double): auto (default: SuiteSparse's\n"
+     "CHOLMOD where A looks SPD, UMFPACK else, where this build found\n"
+     "them; 2.2-2.7x la's own on 2D and 3D grids on 2 cores), la (la's\n"
+     "multifrontal fronts on the host's threads, the GPU's oracle) or\n"
+     "suitesparse. The report names what factored A",
+     direct_or_auto, {}, "",
+     [](cg_options& o, const option_value& v) {
+       o.direct.host_factor = v.text == "la" ? host_factorization::la
+                              : v.text == "suitesparse" ? host_factorization::suitesparse
+                                                        : host_factorization::automatic;
+     }},
     {"max-refinement", option_type::integer, "10", 0, 100, "", "N",
      "the direct method's refinement steps at most, per kind (default 10;\n"
      "0: the factors' solve as it is, checked all the same)",

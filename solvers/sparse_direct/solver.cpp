@@ -207,57 +207,20 @@ sparse_direct_report sparse_direct_solver::impl::solve_host(std::vector<double>&
     // for all k), refined by classical block steps while every open column's measures halve;
     // a column that stops short of the refinement's targets takes the one-column path below
     // (classical, then GMRES-based).
-    std::vector<double> x(b), r(b.size()), best(b.size());
+    std::vector<double> x(b);
     solve_fronts_host_columns(sym, hF, x.data(), k);
     std::vector<double> be(static_cast<std::size_t>(k)), rel(be.size());
-    const detail::refine_rule rule = refine_rule_of(opt);
-    auto measure = [&](std::size_t c) {
-      std::vector<double> xc(x.begin() + static_cast<std::ptrdiff_t>(c * nn), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * nn));
-      std::vector<double> rc(nn);
-      be[c] = residual_host(a, a_inf, b.data() + c * nn, xc, rc, rel[c]);
-      std::copy(rc.begin(), rc.end(), r.begin() + static_cast<std::ptrdiff_t>(c * nn));
-    };
-    const int t = static_cast<int>(std::min<index_t>(k, host_threads));
-    auto measure_all = [&] {
-      detail::parallel_for(t, [&](int w) {
-        for (std::size_t c = static_cast<std::size_t>(w); c < static_cast<std::size_t>(k); c += static_cast<std::size_t>(t))
-          if (open[c]) measure(c);
-      });
-    };
-    measure_all();
-    auto met = [&](std::size_t c) { return be[c] <= rule.backward && rel[c] <= rule.relative; };
-    std::vector<int> steps(static_cast<std::size_t>(k), 0);
-    for (int step = 0; step < rule.max_steps; ++step) {
-      bool any = false;
-      for (std::size_t c = 0; c < static_cast<std::size_t>(k); ++c) {
-        if (open[c] && met(c)) open[c] = 0;
-        if (!open[c]) std::fill(r.begin() + static_cast<std::ptrdiff_t>(c * nn), r.begin() + static_cast<std::ptrdiff_t>((c + 1) * nn), 0.0);
-        any = any || open[c];
-      }
-      if (!any) break;
-      best = x;
-      const std::vector<double> be0 = be, rel0 = rel;
-      solve_fronts_host_columns(sym, hF, r.data(), k);
-      for (std::size_t i = 0; i < x.size(); ++i) x[i] += r[i];
-      measure_all();
-      bool halved_all = true;
-      for (std::size_t c = 0; c < static_cast<std::size_t>(k); ++c) {
-        if (!open[c]) continue;
-        ++steps[c];
-        if (!(be[c] < 0.5 * be0[c] || rel[c] < 0.5 * rel0[c]) && !met(c)) {
-          halved_all = false;
-          if (rel[c] > rel0[c] || (rel[c] == rel0[c] && be[c] > be0[c])) {  // worse: the best x back
-            std::copy(best.begin() + static_cast<std::ptrdiff_t>(c * nn), best.begin() + static_cast<std::ptrdiff_t>((c + 1) * nn),
-                      x.begin() + static_cast<std::ptrdiff_t>(c * nn));
-            be[c] = be0[c], rel[c] = rel0[c];
-          }
-        }
-      }
-      if (!halved_all) break;
-    }
+    const std::vector<int> steps = detail::refine_columns(
+        refine_rule_of(opt), nn, static_cast<std::size_t>(k), x, be, rel, open,
+        [&](std::size_t c, double* r, double& cbe, double& crel) {
+          std::vector<double> xc(x.begin() + static_cast<std::ptrdiff_t>(c * nn), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * nn));
+          std::vector<double> rc(nn);
+          cbe = residual_host(a, a_inf, b.data() + c * nn, xc, rc, crel);
+          std::copy(rc.begin(), rc.end(), r);
+        },
+        [&](double* r) { solve_fronts_host_columns(sym, hF, r, k); });
     for (std::size_t c = 0; c < static_cast<std::size_t>(k); ++c) {
-      if (open[c] && !met(c)) continue;
-      open[c] = 0;
+      if (open[c]) continue;
       one[c].refinement_steps = steps[c], one[c].backward_error = be[c], one[c].relative_residual = rel[c];
       std::copy(x.begin() + static_cast<std::ptrdiff_t>(c * nn), x.begin() + static_cast<std::ptrdiff_t>((c + 1) * nn),
                 b.begin() + static_cast<std::ptrdiff_t>(c * nn));

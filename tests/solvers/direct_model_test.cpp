@@ -13,6 +13,7 @@
 
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/device_solver.hpp>
+#include <la/solvers/direct/detail/suitesparse.hpp>
 #include <la/solvers/direct/host_direct.hpp>
 #include <la/solvers/host_solver.hpp>
 #include <la/solvers/method.hpp>
@@ -34,6 +35,7 @@ double relres(const csr_matrix<double>& a, const std::vector<double>& b, const s
   }
   return bb > 0 ? double(std::sqrt(rr / bb)) : double(std::sqrt(rr));
 }
+bool direct_detail_available(bool spd) { return la::direct_detail::suitesparse_available(spd); }
 cg_options with(krylov_method m, double rtol = 1e-8) {
   cg_options o;
   o.method = m;
@@ -210,6 +212,7 @@ TEST(DirectModel, ManyColumnsThroughOneSetup) {
   std::mt19937 g(5);
   std::mt19937 gn(9);
   const csr_matrix<double> ns = test::random_nonsymmetric<double>(400, 6, gn);
+  for (host_factorization hf : {host_factorization::automatic, host_factorization::la})
   for (const csr_matrix<double>* m : {&a, &ns}) {
     const auto n = static_cast<std::size_t>(m->rows());
     const index_t k = 5;
@@ -217,7 +220,9 @@ TEST(DirectModel, ManyColumnsThroughOneSetup) {
     for (double& e : b) e = std::uniform_real_distribution<double>(-1, 1)(g);
     std::fill(b.begin() + static_cast<std::ptrdiff_t>(2 * n), b.begin() + static_cast<std::ptrdiff_t>(3 * n), 0.0);  // column 3: zero
     const csr_matrix<double, count_t> m64 = to_csr<count_t>(*m);
-    host_direct<double> d(m64, with(krylov_method::direct, 1e-10));
+    cg_options o = with(krylov_method::direct, 1e-10);
+    o.direct.host_factor = hf;
+    host_direct<double> d(m64, o);
     std::vector<double> x;
     const std::vector<solve_result> rs = d.solve_columns(b, x, k);
     ASSERT_EQ(rs.size(), std::size_t(k));
@@ -267,6 +272,30 @@ TEST(DirectModel, AutoIsTheSameForOneColumnOrMany) {
         expect_honest(rs[c], a, bc, xc, 1e-8, name);
       }
     }
+  }
+}
+
+// The host's default factorization: SuiteSparse's CHOLMOD (A looks SPD) or UMFPACK where this
+// build found them, named in the report, its answers checked as la's own; la's fronts asked by name.
+TEST(DirectModel, TheHostFactorsWithSuiteSparseWhereBuilt) {
+  const csr_matrix<double> spd = test::poisson_2d<double>(40);
+  std::mt19937 g(6);
+  const csr_matrix<double> ns = test::random_nonsymmetric<double>(700, 7, g);
+  for (const csr_matrix<double>* m : {&spd, &ns}) {
+    const bool is_spd = m == &spd;
+    std::vector<double> b = test::random_vector<double>(static_cast<std::size_t>(m->rows()), g), x, y;
+    cg_options o = with(krylov_method::direct, 1e-12);
+    const solve_result r = solve_host(*m, b, x, o);
+    EXPECT_EQ(r.status, solve_status::converged) << r.message;
+    EXPECT_LT(relres(*m, b, x), 1e-12);
+    const bool built = direct_detail_available(is_spd);
+    EXPECT_EQ(r.message.find(is_spd ? "CHOLMOD" : "UMFPACK") != std::string::npos, built) << r.message;
+    o.direct.host_factor = host_factorization::la;
+    const solve_result q = solve_host(*m, b, y, o);
+    EXPECT_NE(q.message.find("multifrontal"), std::string::npos) << q.message;
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-8 * (1 + std::abs(y[i])));
+    o.direct.host_factor = host_factorization::suitesparse;
+    if (!built) EXPECT_THROW(solve_host(*m, b, y, o), not_supported);
   }
 }
 

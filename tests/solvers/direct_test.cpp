@@ -48,10 +48,13 @@ void expect_solved_directly_on_the_gpu(const csr_matrix<double>& a, const std::v
   EXPECT_EQ(g.solver, krylov_method::direct) << name << ": " << g.solver_choice;
   EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-10) << name;
 }
+/// The direct method on la's own factorizations (the host fronts, the GPU's oracle; the host's
+/// default, SuiteSparse where built, is direct_model_test's).
 cg_options direct() {
   cg_options o;
   o.method = krylov_method::direct;
   o.rtol = 1e-12;
+  o.direct.host_factor = host_factorization::la;
   return o;
 }
 }  // namespace
