@@ -44,12 +44,20 @@ enum class host_factorization {
   suitesparse,  // CHOLMOD / UMFPACK; refused where this build lacks them
 };
 
+/// Whether the direct method estimates the condition number (Hager and Higham: up to 11 solves).
+enum class condition_estimate {
+  automatic,  // where those solves take at most a tenth of the setup's time
+  yes,
+  no,
+};
+
 /// The direct method's options (cg_options::direct).
 struct direct_options {
   fill_ordering ordering = fill_ordering::automatic;
   host_factorization host_factor = host_factorization::automatic;
   refinement_kind refinement = refinement_kind::automatic;
   int max_refinement = 10;  // steps per refinement kind
+  condition_estimate condition = condition_estimate::automatic;
 };
 
 }  // namespace la

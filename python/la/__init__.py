@@ -105,6 +105,8 @@ def _words(rtol, atol, maxiter, method, precond, options):
             if v:
                 w.append(("force", ""))
             continue
+        if k == "condition" and isinstance(v, (bool, _np.bool_)):  # as the dense path takes it
+            v = "yes" if v else "no"
         if k not in _OPTION_NAMES or k in ("rtol", "atol", "maxiter", "method", "precond"):
             raise TypeError("unexpected keyword argument '%s' (la's options: %s)" % (k, ", ".join(sorted(_OPTION_NAMES))))
         w.append((_DECLARED[k], str(v)))
@@ -397,7 +399,8 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     amg_strength, amg_degree, amg_coarse, amg_levels, amg_cycle, amg_smoother, inner_iterations,
     inner_precond; the direct method's (method='direct' or auto): ordering ('auto', 'amd', 'metis',
     'natural'), refinement ('auto', 'classical', 'gmres'), max_refinement, host_factorization ('auto': SuiteSparse's
-    CHOLMOD or UMFPACK where built; 'la': la's own fronts; 'suitesparse').
+    CHOLMOD or UMFPACK where built; 'la': la's own fronts; 'suitesparse'), condition ('auto', 'yes', 'no' or a bool:
+    the condition estimate).
     """
     if _is_dense(A) and method in ("auto", "direct") and (method == "direct" or not (set(options) - set(_DENSE_OPTIONS))):
         # A dense array: the dense direct method (a dense A is n^2 memory already; factoring it

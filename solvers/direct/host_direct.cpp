@@ -156,6 +156,10 @@ struct host_direct<T>::impl {
   bool suitesparse_double(bool looks_spd) {
     if (opt.direct.host_factor == host_factorization::la) return false;
     bool spd = looks_spd;
+    // A row or column far denser than the rest: UMFPACK's analysis crawls there (arrow, 46,500
+    // rows, one full row and column: 0.62 s of UMFPACK's symbolic analysis against 0.03 s for
+    // la's whole solve, bench/RESULTS.md "Sparse direct solver on the host"), la's fronts do not.
+    if (!spd && opt.direct.host_factor == host_factorization::automatic && has_dense_line()) return false;
     if (spd && !direct_detail::suitesparse_available(true)) spd = false;
     if (!direct_detail::suitesparse_available(spd)) {
       if (opt.direct.host_factor == host_factorization::suitesparse)
@@ -179,6 +183,19 @@ struct host_direct<T>::impl {
     how = before + ss->description();
     before.clear();
     return true;
+  }
+
+  /// A row or column of more than max(1000, n / 20) entries.
+  bool has_dense_line() const {
+    const index_t limit = std::max<index_t>(1000, n / 20);
+    std::vector<index_t> col(static_cast<std::size_t>(n), 0);
+    for (index_t i = 0; i < n; ++i) {
+      if (a().row_ptr()[i + 1] - a().row_ptr()[i] > limit) return true;
+      for (count_t k = a().row_ptr()[i]; k < a().row_ptr()[i + 1]; ++k) ++col[static_cast<std::size_t>(a().col_idx()[k])];
+    }
+    for (index_t c : col)
+      if (c > limit) return true;
+    return false;
   }
 
   /// What the sparse solver's factorization came to: the kind used and its description, or
@@ -292,7 +309,9 @@ struct host_direct<T>::impl {
     detail::refine_rule rule;
     rule.how = detail::refine_rule::kind::classical;
     rule.max_steps = used == kind::sparse_lu ? opt.direct.max_refinement : std::min(3, opt.direct.max_refinement);
-    rule.backward = std::numeric_limits<T>::epsilon();
+    // Partial pivoting and Cholesky are backward stable: a few eps is what their first solve
+    // reaches, and a step below it buys nothing (static pivoting's LU needs the steps).
+    rule.backward = (used == kind::sparse_lu ? 1 : 8) * std::numeric_limits<T>::epsilon();
     rule.relative = std::max(10.0 * double(std::numeric_limits<T>::epsilon()), 1e-3 * opt.rtol);  // as the sparse solver's
     return detail::refine(
         rule, be, rel,
@@ -374,11 +393,12 @@ struct host_direct<T>::impl {
     double rinf = 0, rn = residual(a(), b, x, res, rinf);
     auto backward = [&] { return rinf / (ainf * inf_norm(x, n) + inf_norm(b, n)); };
     const double target = std::max(opt.rtol * bn, opt.atol);
-    if (used == kind::sparse_lu && !(rn <= target && backward() <= static_pivoting_backward)) {
-      // Static pivoting fell short: the dense LU with partial pivoting, where it fits (kept
-      // for the later columns).
-      before = "sparse LU with static pivoting reached backward error " + short_number(backward()) + " after " +
-               plural(steps, "refinement step") + ", so ";
+    if ((used == kind::sparse_lu || used == kind::suitesparse) && !(rn <= target && backward() <= static_pivoting_backward)) {
+      // Static pivoting (or UMFPACK's threshold pivoting) fell short: the dense LU with partial
+      // pivoting, where it fits (kept for the later columns). fidapex6: UMFPACK's x had relative
+      // residual 1e2 (condition 4.9e21), the dense LU's 1e-13.
+      before = (used == kind::sparse_lu ? "sparse LU with static pivoting" : how.substr(0, how.find(" ("))) +
+               " reached backward error " + short_number(backward()) + " after " + plural(steps, "refinement step") + ", so ";
       if (dense(false)) {
         steps = solve_refined(b, x, gmres_its);
         rn = residual(a(), b, x, res, rinf);
@@ -403,12 +423,21 @@ struct host_direct<T>::impl {
         return r;
       }
     r.residual = r.true_residual = rn / bn;
-    const double c = condition();
+    // The estimate takes up to 11 solves: by default only where that is at most a tenth of the
+    // setup, predicted from this column's solve (2D Poisson 500^2 on the host: 0.18 s against a
+    // 0.70 s factorization, where CHOLMOD alone takes 0.76 s in all).
+    const double one_solve = r.iterate_seconds / double(steps + 1);
+    const bool estimate = opt.direct.condition == condition_estimate::yes ||
+                          (opt.direct.condition == condition_estimate::automatic && (cond_done || 11 * one_solve <= 0.1 * t_setup));
+    const double c = estimate ? condition() : std::nan("");
+    const std::string not_estimated =
+        !estimate ? ", condition not estimated (about " + short_number(11 * one_solve) + " s of solves; {condition} yes estimates it)"
+                  : ", condition not estimated (float's sparse LU has no transposed solve)";
     const std::string report =
         how + ", " + plural(steps, "refinement step") +
         (gmres_its > 0 ? " (GMRES-based, " + plural(gmres_its, "GMRES iteration") + ")" : std::string()) +
         ": backward error " + short_number(be) +
-        (std::isnan(c) ? std::string(", condition not estimated (float's sparse LU)") : ", condition estimate " + short_number(c)) +
+        (std::isnan(c) ? not_estimated : ", condition estimate " + short_number(c)) +
         (e != 0 ? ", A scaled by 2^" + std::to_string(e) + " to factor (its largest entry was far from 1)" : std::string());
     if (rn <= target) {
       r.status = solve_status::converged;
@@ -481,7 +510,7 @@ std::vector<solve_result> host_direct<T>::solve_columns(const std::vector<T>& b,
         detail::refine_rule rule;
         rule.how = detail::refine_rule::kind::classical;
         rule.max_steps = std::min(3, p_->opt.direct.max_refinement);
-        rule.backward = std::numeric_limits<double>::epsilon(), rule.relative = std::max(1e-15, 1e-3 * p_->opt.rtol);
+        rule.backward = 8 * std::numeric_limits<double>::epsilon(), rule.relative = std::max(1e-15, 1e-3 * p_->opt.rtol);
         steps = detail::refine_columns(
             rule, nn, static_cast<std::size_t>(k), all, be, rel, open,
             [&](std::size_t c, double* r, double& cbe, double& crel) {

@@ -66,6 +66,15 @@ constexpr option_spec options[] = {
                               : v.text == "suitesparse" ? host_factorization::suitesparse
                                                         : host_factorization::automatic;
      }},
+    {"condition", option_type::choice, "auto", 0, 0, "auto|yes|no", "C",
+     "the direct method's 1-norm condition estimate (Hager and Higham, up\n"
+     "to 11 solves with the factors): auto (default: where those solves\n"
+     "take at most a tenth of the setup's time), yes or no. The report\n"
+     "gives it, or says why not",
+     direct_or_auto, {}, "",
+     [](cg_options& o, const option_value& v) {
+       o.direct.condition = v.text == "yes" ? condition_estimate::yes : v.text == "no" ? condition_estimate::no : condition_estimate::automatic;
+     }},
     {"max-refinement", option_type::integer, "10", 0, 100, "", "N",
      "the direct method's refinement steps at most, per kind (default 10;\n"
      "0: the factors' solve as it is, checked all the same)",
