@@ -62,6 +62,23 @@ class solver {
       });
     });
   }
+  /// k right-hand sides on the host (b, x: n * k values, column after column) through
+  /// host_solver::solve_columns (the direct method's factors take them together); the GPU
+  /// solves them one by one (Solver.solve does). A list of k results.
+  std::vector<solve_result> solve_columns(const py::object& b, const py::object& x, std::int64_t k) {
+    LA_EXPECTS(!gpu_, "solve_columns: the host solver's (the GPU's columns go one by one)");
+    return dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
+      const auto vb = vector_arg_of<T>(b, false, "b");
+      auto vx = vector_arg_of<T>(x, false, "x", true);
+      return without_gil([&] {
+        auto& s = std::get<host_state<T, O>>(state_);
+        std::vector<T> hx;
+        std::vector<solve_result> res = s.solver->solve_columns(vector_of(vb.host), hx, static_cast<index_t>(k));
+        std::copy(hx.begin(), hx.end(), vx.data());
+        return res;
+      });
+    });
+  }
   void update_values(const py::object& data) {
     dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
       const auto v = vector_arg_of<T>(data, m_.on_device, "data");
@@ -122,6 +139,12 @@ void bind_solver(py::module_& mod) {
       .def(py::init<matrix_arg, char, int, option_pairs, bool>())
       .def("solve", [](solver& s, const py::object& b, const py::object& x, const py::object& cb,
                        bool history) { return report_of(s.solve(b, x, cb, history)); })
+      .def("solve_columns",
+           [](solver& s, const py::object& b, const py::object& x, std::int64_t k) {
+             py::list out;
+             for (const solve_result& r : s.solve_columns(b, x, k)) out.append(report_of(r));
+             return out;
+           })
       .def("update_values", &solver::update_values);
 }
 }  // namespace la::pybind_detail

@@ -76,6 +76,7 @@ struct host_direct<T>::impl {
   std::vector<index_t> piv;
   double cond = std::nan("");
   bool cond_done = false;
+  double solve_hint = 0;  // a column's solve time where several were solved together (the estimate's cost)
 
   const csr_matrix<T, count_t>& a() const { return e ? scaled : *given; }
   void fail(solve_status s, std::string m) { st = s, msg = std::move(m); }
@@ -426,7 +427,7 @@ struct host_direct<T>::impl {
     // The estimate takes up to 11 solves: by default only where that is at most a tenth of the
     // setup, predicted from this column's solve (2D Poisson 500^2 on the host: 0.18 s against a
     // 0.70 s factorization, where CHOLMOD alone takes 0.76 s in all).
-    const double one_solve = r.iterate_seconds / double(steps + 1);
+    const double one_solve = std::max(r.iterate_seconds / double(steps + 1), solve_hint);
     const bool estimate = opt.direct.condition == condition_estimate::yes ||
                           (opt.direct.condition == condition_estimate::automatic && (cond_done || 11 * one_solve <= 0.1 * t_setup));
     const double c = estimate ? condition() : std::nan("");
@@ -529,6 +530,7 @@ std::vector<solve_result> host_direct<T>::solve_columns(const std::vector<T>& b,
         std::fill(steps.begin(), steps.end(), rep.refinement_steps);
       }
       const double each = since(t0) / double(k);
+      p_->solve_hint = 2 * each;  // one column alone reads the factors once for itself: about twice its share
       for (index_t c = 0; c < k; ++c) {
         const auto at = nn * static_cast<std::size_t>(c);
         std::copy(all.begin() + static_cast<std::ptrdiff_t>(at), all.begin() + static_cast<std::ptrdiff_t>(at + nn),
@@ -537,9 +539,11 @@ std::vector<solve_result> host_direct<T>::solve_columns(const std::vector<T>& b,
         out[static_cast<std::size_t>(c)] = p_->column(b.data() + at, x.data() + at, kept ? steps[static_cast<std::size_t>(c)] : -1);
         if (kept) out[static_cast<std::size_t>(c)].iterate_seconds += each;
       }
+      p_->solve_hint = 0;
       return out;
     }
   }
+  p_->solve_hint = 0;
   // One column after another, each with the whole chain's checks and fallbacks.
   for (index_t c = 0; c < k; ++c)
     out[static_cast<std::size_t>(c)] = p_->column(b.data() + nn * static_cast<std::size_t>(c), x.data() + nn * static_cast<std::size_t>(c));
