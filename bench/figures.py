@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The figures quoted in bench/RESULTS.md and docs/, computed from the CSVs they come from.
+"""The figures and tables quoted in bench/RESULTS.md and docs/, computed from the CSVs they come from.
 
 Each claim names a document, a phrase with {} where the figure goes, the CSV and how the figure
 is computed from it. `figures.py --check` (a ctest) fails, printing the phrase it expected,
 where a document's figure differs from its CSV; `figures.py` alone prints every claim's phrase
-with the CSV's figure, to paste. Only the standard library: CI runs it without numpy.
+with the CSV's figure, to paste; `figures.py --write` rewrites the tables (blocks between
+"<!-- figures.py: NAME -->" and "<!-- /figures.py -->") from their CSVs. Only the standard library: CI runs it without numpy.
 """
 import csv
 import os
@@ -64,15 +65,49 @@ def gesv(n, impl, kind="getrf", name="gesv-16bit-h200.csv"):
     return f(one(name, n=str(n), impl=impl, kind=kind)["ms"])
 
 
+def best_peer_ratio(system):
+    """The faster of CHOLMOD's and UMFPACK's whole time over la's default's."""
+    rs = [r for r in rows("sparse-direct-host-2core.csv") if r["system"] == system and float(r["relres"]) <= 1e-10]
+    t = {r["solver"]: f(r["analyze_s"]) + f(r["factor_s"]) + f(r["solve_s"]) for r in rs}
+    return min(t[k] for k in ("CHOLMOD supernodal", "UMFPACK") if k in t) / t["la host default"]
+
+
+def columns_ratio(system, k):
+    rs = rows("columns-host-2core.csv")
+    pick = lambda kk, s: f([r for r in rs if r["system"] == system and r["k"] == str(kk) and r["solver"] == s][0]["seconds"])
+    return pick(k, "la") / pick(1, "la")
+
+
+def cli_median(k):
+    import statistics
+    return statistics.median(f(r["seconds"]) for r in rows("columns-cli-host-2core.csv") if r["k"] == str(k))
+
+
+def cli_ratio():
+    return cli_median(8) / cli_median(1)
+
+
+def columns_scipy(system, k):
+    rs = rows("columns-host-2core.csv")
+    pick = lambda s: f([r for r in rs if r["system"] == system and r["k"] == str(k) and r["solver"] == s][0]["seconds"])
+    return pick("scipy") / pick("la")
+
+
+def gesv_factor(n, impl, kind="getrf", name="gesv-16bit-h200.csv"):
+    """The factorization alone: a row's ms less its solve_ms."""
+    r = one(name, n=str(n), impl=impl, kind=kind)
+    return f(r["ms"]) - f(r["solve_ms"])
+
+
 def gesv_misses(name):
     return sum(1 for r in rows(name) if r["ok"] == "0")
 
 
 def host_ratio(csvname, system, peer):
-    """A peer's whole time over la's, from a sparse_direct_bench CSV."""
+    """A peer's whole time over la's default's, from a sparse_direct_bench CSV."""
     rs = [r for r in rows(csvname) if r["system"] == system]
     t = {r["solver"]: f(r["analyze_s"]) + f(r["factor_s"]) + f(r["solve_s"]) for r in rs}
-    return t[peer] / t["la host"]
+    return t[peer] / t["la host default"]
 
 
 # (document, phrase with {} for the figure, the figure computed from the CSV, its format)
@@ -89,16 +124,94 @@ CLAIMS = [
     ("bench/RESULTS.md", "condition estimate {}); the same on this host", fidapex6_condition, g3),
     ("bench/RESULTS.md", "fidapex6, condition estimate {}) and on the host", fidapex6_condition, g3),
     ("bench/RESULTS.md", "to relres <= {} but fidapex6's", lambda: worst_relres_but("fidapex6.mtx"), g2),
-    ("bench/RESULTS.md", "at 16384 against {} ms fp64", lambda: gesv(16384, "la:fp64"), lambda v: "%.1f" % v),
-    ("bench/RESULTS.md", "and {} ms 3xTF32", lambda: gesv(16384, "la:tf32x3", "gesv-mixed"), lambda v: "%.1f" % v),
-    ("bench/RESULTS.md", "Every row but {} validated", lambda: gesv_misses("gesv-h200-final.csv"), str),
-    ("bench/RESULTS.md", "2D Poisson 500^2: la host {} CHOLMOD's time", lambda: 1 / host_ratio("sparse-direct-host-2core.csv", "poisson2d:500", "CHOLMOD supernodal"), x2),
+    ("bench/RESULTS.md", "at 16384 against {} ms fp64", lambda: gesv_factor(16384, "la:fp64"), lambda v: "%.0f" % v),
+    ("bench/RESULTS.md", "and {} ms 3xTF32", lambda: gesv_factor(16384, "la:tf32x3", "gesv-mixed"), lambda v: "%.0f" % v),
+    ("bench/RESULTS.md", "Factorization alone: {} ms for either", lambda: gesv_factor(16384, "la:fp16", "gesv-mixed"), lambda v: "%.0f" % v),
+    ("bench/RESULTS.md", "Every row but {} validated", lambda: gesv_misses("gesv-h200.csv"), str),
+    ("bench/RESULTS.md", "2D Poisson 500^2 at {} and", lambda: 1 / best_peer_ratio("poisson2d:500"), x2),
+    ("bench/RESULTS.md", "3D Poisson 40^3 at {} the faster peer", lambda: 1 / best_peer_ratio("poisson3d:40"), x2),
+    ("bench/RESULTS.md", "8 columns at most 1.5x one column (2D Poisson 300^2, host) | {} from the CLI", cli_ratio, x2),
+    ("bench/RESULTS.md", "from the CLI, {} through Python", lambda: columns_ratio("poisson2d:300", 8), x2),
+    ("bench/RESULTS.md", "8 columns, median of 5 process runs): {} against", lambda: cli_median(8), lambda v: "%.2f s" % v),
+    ("bench/RESULTS.md", "against {} for one column", lambda: cli_median(1), lambda v: "%.2f s" % v),
+    ("bench/RESULTS.md", "| {} against scipy on OpenBLAS", lambda: columns_scipy("poisson2d:300", 8), x2),
 ]
+
+
+def host_direct_table():
+    """la's direct method on the host (the default: SuiteSparse where built, la's fronts on a
+    dense row) against la's own fronts, CHOLMOD and UMFPACK: whole-call seconds."""
+    t, note = {}, {}
+    order = []
+    for r in rows("sparse-direct-host-2core.csv"):
+        if r["system"] not in t:
+            t[r["system"]] = {}
+            order.append(r["system"])
+        ok = float(r["relres"]) <= 1e-10
+        t[r["system"]][r["solver"]] = (f(r["analyze_s"]) + f(r["factor_s"]) + f(r["solve_s"]), ok, r["rows"])
+        if r["solver"] == "la host default":
+            m = r["note"]
+            note[r["system"]] = "CHOLMOD" if "CHOLMOD" in m else "UMFPACK" if "UMFPACK" in m else "la's fronts" if "multifrontal" in m else "dense LU" if "dense" in m else "?"
+    out = ["| system | rows | la default (s) | factored by | la's own fronts (s) | CHOLMOD (s) | UMFPACK (s) | la default / faster peer |",
+           "|---|---|---|---|---|---|---|---|"]
+    for sname in order:
+        d = t[sname]
+        cell = lambda k: ("%.4f" % d[k][0] + ("" if d[k][1] else " MISS")) if k in d else "-"
+        peers = [d[k][0] for k in ("CHOLMOD supernodal", "UMFPACK") if k in d and d[k][1]]
+        ratio = "%.2fx" % (d["la host default"][0] / min(peers)) if peers and "la host default" in d else "no peer solved it"
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (sname.replace(".mtx", ""), d["la host"][2], cell("la host default"),
+                   note.get(sname, ""), cell("la host"), cell("CHOLMOD supernodal"), cell("UMFPACK"), ratio))
+    return "\n".join(out)
+
+
+def columns_table():
+    out = ["| system | k | la.Solver direct (s) | scipy splu + solve (s) | scipy / la | la k columns / la one |", "|---|---|---|---|---|---|"]
+    rs = rows("columns-host-2core.csv")
+    one = {r["system"]: f(r["seconds"]) for r in rs if r["solver"] == "la" and r["k"] == "1"}
+    for r in rs:
+        if r["solver"] != "la":
+            continue
+        sp = one_of = [q for q in rs if q["system"] == r["system"] and q["k"] == r["k"] and q["solver"] == "scipy"][0]
+        out.append("| %s | %s | %.3f | %.3f | %.2fx | %.2fx |" % (r["system"], r["k"], f(r["seconds"]), f(sp["seconds"]),
+                   f(sp["seconds"]) / f(r["seconds"]), f(r["seconds"]) / one[r["system"]]))
+    return "\n".join(out)
+
+
+# Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
+# produced whole from a CSV.
+TABLES = {
+    ("bench/RESULTS.md", "host-direct"): host_direct_table,
+    ("bench/RESULTS.md", "columns"): columns_table,
+}
+
+
+def tables(check, write):
+    bad = 0
+    for (doc, name), make in TABLES.items():
+        path = os.path.join(ROOT, doc)
+        text = open(path).read()
+        begin, end = "<!-- figures.py: %s -->\n" % name, "<!-- /figures.py -->"
+        a = text.find(begin)
+        b = text.find(end, a)
+        if a < 0 or b < 0:
+            print("%s: no '%s' block" % (doc, name))
+            bad += 1
+            continue
+        want = make() + "\n"
+        have = text[a + len(begin):b]
+        if have != want:
+            if write:
+                open(path, "w").write(text[:a + len(begin)] + want + text[b:])
+                print("%s: the '%s' block written from its CSV" % (doc, name))
+            else:
+                bad += 1
+                print("%s: the '%s' block differs from its CSV; `bench/figures.py --write` makes it:\n%s" % (doc, name, want))
+    return bad
 
 
 def main():
     check = "--check" in sys.argv
-    bad = 0
+    bad = tables(check, "--write" in sys.argv)
     for doc, phrase, value, fmt in CLAIMS:
         text = open(os.path.join(ROOT, doc)).read()
         want = phrase.format(fmt(value()))
@@ -109,7 +222,8 @@ def main():
         elif not check:
             print("%-18s %s%s" % (doc, want, "" if ok else "   <- differs or missing"))
     if check:
-        print("figures.py: %d of %d figures match their CSVs" % (len(CLAIMS) - bad, len(CLAIMS)))
+        print("figures.py: %d of %d figures and %d tables checked against their CSVs; %d differ"
+              % (len(CLAIMS), len(CLAIMS), len(TABLES), bad))
     return 1 if bad else 0
 
 
