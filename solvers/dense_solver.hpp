@@ -89,6 +89,8 @@ struct dense_solve_report {
   double seconds = 0;
 };
 
+/// Thread safety: one solver is used by one thread at a time (its solves share its context's
+/// stream and workspace); two solvers on two contexts share nothing.
 template <typename T>
 class dense_solver {
  public:

@@ -41,6 +41,8 @@ solve_result run_device_method(context& ctx, const device_csr<T, O>& a, const de
 template <typename T, typename O>
 std::shared_ptr<const sparse_analysis> spd_analysis_of(context& ctx, const device_csr<T, O>& a);
 
+/// Thread safety (every function here): calls on different contexts and data may run at once
+/// on different threads; a context is used by one thread at a time.
 /// Solves A x = b on ctx's device by opt.method (automatic: select_method on the matrix's
 /// properties, computed on the device). x holds the initial guess (empty: zeros).
 template <typename T, typename O>

@@ -46,7 +46,7 @@ class device_solver {
     if (!mc.refused.empty()) throw invalid_argument(mc.refused);
     cg_options o = opt_;
     const std::string first = detail::direct_first_why(opt_.method, mc, o, props_, a.rows(), std::is_same_v<T, double>,
-                                                       opt_.precond == preconditioner::automatic, [this] { return spd_analysis(); });
+                                                       opt_.precond == preconditioner::automatic, [this] { return spd_analysis(); }, true);
     if (opt_.method == krylov_method::direct || !first.empty()) {
       direct_ = std::make_unique<device_direct<T, O>>(ctx, a, o);
       why_ = first.empty() ? mc.why : first;

@@ -47,7 +47,7 @@ class host_solver {
     cg_options o = opt_;
     const bool auto_pc = opt_.precond == preconditioner::automatic;
     const std::string first = detail::direct_first_why(opt_.method, mc, o, props_, a.rows(), std::is_same_v<T, double>,
-                                                       auto_pc, [this] { return spd_analysis(); });
+                                                       auto_pc, [this] { return spd_analysis(); }, false);
     if (opt_.method == krylov_method::direct || !first.empty()) {
       make_direct(o);
       why_ = first.empty() ? mc.why : first;

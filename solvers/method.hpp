@@ -221,6 +221,7 @@ std::string set_up(cg_options& opt, const matrix_properties& props, bool needs, 
   const bool auto_pc = opt.precond == preconditioner::automatic;
   opt.precond = auto_precond_for(mc.method, opt.precond, props, gpu);
   if (opt.precond == preconditioner::automatic) opt.precond = select_preconditioner(props.rows, props.nnz, gpu);
+  if (opt.max_iterations == 0) opt.precond = preconditioner::none;  // no iteration applies it
   try {
     build();
   } catch (const invalid_argument&) {
@@ -236,6 +237,9 @@ std::string set_up(cg_options& opt, const matrix_properties& props, bool needs, 
 /// nonzeros on the 2-core host, a third of CG's whole solve; every SPD system measured where
 /// direct won has at most 4,356).
 constexpr std::int64_t auto_direct_spd_nnz = 5000;
+/// The most nonzeros of a non-SPD A that auto's direct-first rule takes without asking the
+/// analysis what the factorization costs (below it the factor is cheap whatever the pattern).
+constexpr std::int64_t direct_cost_nnz = 20000;
 
 /// auto's direct-first rules (solve_by_method's comment says what was measured): why the
 /// direct method goes first for this A, or "" where it does not. Where the SPD rule takes it,
@@ -243,11 +247,30 @@ constexpr std::int64_t auto_direct_spd_nnz = 5000;
 /// `spd_analysis()` analyzes A's pattern (null: no ordering library).
 template <typename SpdAnalysis>
 std::string direct_first_why(krylov_method asked, const method_choice& mc, cg_options& opt, const matrix_properties& props,
-                             index_t rows, bool sparse_direct, bool auto_pc, SpdAnalysis&& spd_analysis) {
+                             index_t rows, bool sparse_direct, bool auto_pc, SpdAnalysis&& spd_analysis, bool gpu) {
   if (asked != krylov_method::automatic || !sparse_direct || !auto_pc) return {};
-  if (mc.method != krylov_method::cg && rows <= opt.auto_direct_rows)
-    return mc.why.substr(0, mc.why.rfind(':')) + ", and " + std::to_string(rows) + " rows (at most " +
-           std::to_string(opt.auto_direct_rows) + ", {auto-direct-rows}): the direct method first";
+  if (mc.method != krylov_method::cg && rows <= opt.auto_direct_rows) {
+    const std::string why = mc.why.substr(0, mc.why.rfind(':')) + ", and " + std::to_string(rows) + " rows (at most " +
+                            std::to_string(opt.auto_direct_rows) + ", {auto-direct-rows})";
+    // Unless the analysis predicts the factorization far dearer than the Krylov methods' usual
+    // cost (choose_device's estimate): a 3D convection-diffusion grid of 19,683 rows factored
+    // in 0.38 s on the 2-core host where BiCGSTAB took 0.03 s. Only where A's own pattern
+    // predicts the factor's (a zero-free diagonal: the matching keeps it) and A is big enough
+    // for the analysis to matter (more than direct_cost_nnz entries).
+    if (props.diag_zero == 0 && props.nnz > direct_cost_nnz) {
+      std::shared_ptr<const sparse_analysis> an = spd_analysis();
+      if (an) {
+        // The LU's multiply-adds (twice the symmetric count) at 1e10 a second on the host
+        // (UMFPACK and CHOLMOD on OpenBLAS, 2 cores: 1.4e10 measured) or 2e11 on the GPU.
+        const double direct_s = 2 * an->factor_flops / (gpu ? 2e11 : 1e10);
+        const double its = std::max(100.0, 2 * std::sqrt(static_cast<double>(rows)));
+        const double krylov_s = gpu ? 2e-10 * double(props.nnz) * its + 2e-5 * its : 1e-3 * choose_device(rows, props.nnz).host_estimate_ms;
+        if (direct_s > 3 * krylov_s)
+          return {};  // (solve_by_method's Krylov path, direct still its fallback)
+      }
+    }
+    return why + ": the direct method first";
+  }
   if (mc.method == krylov_method::cg && opt.auto_direct_flops > 0 && props.nnz <= auto_direct_spd_nnz) {
     std::shared_ptr<const sparse_analysis> an = spd_analysis();  // null: no analysis (no ordering library)
     if (an && an->factor_flops <= opt.auto_direct_flops) {
@@ -285,8 +308,9 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   r.solver = mc.method;
   r.method = where;
   if (rows != cols) {
-    r.message = "matrix is " + std::to_string(rows) + " x " + std::to_string(cols) +
-                "; the Krylov solvers need a square matrix";
+    r.message = "matrix is " + std::to_string(rows) + " x " + std::to_string(cols) + "; " +
+                (asked == krylov_method::direct ? std::string("the direct method needs") : std::string("the solvers need")) +
+                " a square matrix (least squares is not supported)";
     return r;
   }
   if (!mc.refused.empty()) return r.message = mc.refused, r;
@@ -294,6 +318,9 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   const bool auto_pc = opt.precond == preconditioner::automatic;
   opt.precond = auto_precond_for(mc.method, opt.precond, props, where[0] != '\0');
   opt.method = mc.method;
+  // No iteration applies M^-1 under {maxit} 0 (the initial residual only): none is built (an
+  // ILU(0) matching or AMG setup would be time spent on nothing).
+  if (opt.max_iterations == 0) opt.precond = preconditioner::none;
   // auto's first method may hand over to GMRES from the initial guess: keep it (restore() puts it back).
   if (asked == krylov_method::automatic) keep_guess(false);
   // auto on a small double A that does not look SPD (at most opt.auto_direct_rows rows): the
@@ -312,7 +339,7 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
   // Krylov solve: neither rule applies then.
   std::string direct_first;
   double direct_first_seconds = 0;  // charged to the Krylov result where the direct method did not solve A
-  const std::string direct_why = direct_first_why(asked, mc, opt, props, rows, sparse_direct, auto_pc, spd_analysis);
+  const std::string direct_why = direct_first_why(asked, mc, opt, props, rows, sparse_direct, auto_pc, spd_analysis, where[0] != '\0');
   if (!direct_why.empty()) {
     cg_options d = opt;
     d.method = krylov_method::direct;
@@ -429,6 +456,8 @@ solve_result run_host_method(const Matrix& a, const std::vector<T>& b, std::vect
 
 /// Solves A x = b on the host by opt.method (automatic: the rule above); x holds the initial
 /// guess (resized to n zeros if empty). A refused method or preconditioner is invalid_input.
+/// Thread safety: calls on different data may run at once on different threads (each call
+/// owns its workspace; the registry is read only).
 template <typename Matrix, typename T>
 solve_result solve_host(const Matrix& a, const std::vector<T>& b, std::vector<T>& x, const cg_options& opt) {
   auto properties = [&] {

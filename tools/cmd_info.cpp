@@ -14,6 +14,7 @@
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
+#include "solve_options.hpp"
 
 namespace la::cli {
 namespace {
@@ -55,6 +56,7 @@ struct row_stats {
   count_t sell_slots = 0;         // SELL-32-sigma slots, padding included
   std::optional<matrix_properties> props;  // numeric symmetry, the diagonal (from CSR)
   std::string fill;                        // the sparse direct solver's predicted factor (from CSR)
+  std::string auto_host, auto_gpu;         // what `la solve --method auto` picks, with its defaults, on each side
 };
 
 /// The largest matrix whose fill `la info` predicts (the analysis is O(nnz(L)) after the orderings).
@@ -66,7 +68,23 @@ row_stats stats_of(const csr_matrix<double, O>& m) {
   s.rows = m.rows(), s.cols = m.cols(), s.nnz = m.nnz();
   s.offset_bits = 8 * sizeof(O);
   s.props = properties_of(m);
-  if (m.rows() == m.cols() && m.rows() > 0 && m.rows() <= info_fill_rows) s.fill = analyze_pattern(m).summary();
+  std::shared_ptr<const sparse_analysis> an;
+  if (m.rows() == m.cols() && m.rows() > 0 && m.rows() <= info_fill_rows) {
+    an = std::make_shared<sparse_analysis>(analyze_pattern(m));
+    s.fill = an->summary();
+  }
+  // What la solve's auto does with its defaults: solve_by_method's rules (the method from the
+  // properties, then the direct-first rules, which read the analysis), on the host and the GPU.
+  if (m.rows() == m.cols()) {
+    const method_choice mc = select_method(krylov_method::automatic, *s.props, false);
+    for (bool gpu : {false, true}) {
+      cg_options o;
+      o.method = krylov_method::automatic;
+      const std::string first =
+          detail::direct_first_why(krylov_method::automatic, mc, o, *s.props, m.rows(), true, true, [&] { return an; }, gpu);
+      (gpu ? s.auto_gpu : s.auto_host) = first.empty() ? mc.why : first;
+    }
+  }
   s.min = m.rows() ? std::numeric_limits<index_t>::max() : 0;
   for (index_t i = 0; i < m.rows(); ++i) {
     const auto len = static_cast<index_t>(m.row_ptr()[i + 1] - m.row_ptr()[i]);
@@ -161,7 +179,10 @@ int print_info(const std::string& path, const mm_header& h, const row_stats& st)
                 p->diag_negative, p->diag_zero);
     std::printf("dominance:       %d of %d rows diagonally dominant; min |a_ii| / sum_j!=i |a_ij| = %.3g\n",
                 p->dominant_rows, std::min(p->rows, p->cols), p->min_dominance);
-    std::printf("solver:          %s\n", select_method(krylov_method::automatic, *p, false).why.c_str());
+    if (st.auto_host == st.auto_gpu)
+      std::printf("solver:          %s\n", cli_words(st.auto_host).c_str());
+    else
+      std::printf("solver:          on the host %s; on the GPU %s\n", cli_words(st.auto_host).c_str(), cli_words(st.auto_gpu).c_str());
   }
   if (!st.fill.empty()) std::printf("direct fill:     %s (symmetrized pattern)\n", st.fill.c_str());
   std::printf("stored entries:  %lld (in the file)\n", static_cast<long long>(h.entries));

@@ -214,8 +214,9 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
                       "sweeps; add --factorization sweeps to sweep");
 
   if (A.rows() != A.cols())
-    throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
-                           "; the Krylov solvers need a square matrix (least squares is not supported)");
+    throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) + "; " +
+                           (opt.method == krylov_method::direct ? "the direct method needs" : "the solvers need") +
+                           " a square matrix (least squares is not supported)");
   const bool known = !a.has("--rhs");
   std::vector<T> b;
   std::vector<std::vector<T>> extra;  // right-hand sides 2..k of an n x k --rhs

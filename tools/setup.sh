@@ -9,7 +9,9 @@ need=()
 command -v ninja > /dev/null || need+=(ninja-build)
 dpkg -s libgtest-dev > /dev/null 2>&1 || need+=(libgtest-dev)
 # The sparse direct solver's orderings (optional: without them the build says so).
-for p in libmetis-dev libsuitesparse-dev; do
+# and the host's direct factorizations (CHOLMOD, UMFPACK) on a multithreaded BLAS (OpenBLAS;
+# without it Debian's reference BLAS runs their dense blocks several times slower).
+for p in libmetis-dev libsuitesparse-dev libopenblas-dev; do
   dpkg -s $p > /dev/null 2>&1 || need+=($p)
 done
 # The Python package and its tests (optional: without them the build says what is missing).

@@ -13,6 +13,7 @@
 #include <la/solvers/dense_solver.hpp>
 #include <la/solvers/detail/norms.hpp>
 #include <la/solvers/direct/detail/screen.hpp>
+#include <la/solvers/direct/detail/verdict.hpp>
 #include <la/solvers/direct/device_direct.hpp>
 #include <la/solvers/sparse_direct_solver.hpp>
 
@@ -20,7 +21,7 @@ namespace la {
 namespace {
 using clock_type = std::chrono::steady_clock;
 double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
-std::string plural(long v, const char* what) { return std::to_string(v) + " " + what + (v == 1 ? "" : "s"); }
+using direct_detail::plural;
 constexpr double static_pivoting_backward = 1e-13;  // as host_direct.cpp's
 }  // namespace
 
@@ -179,33 +180,13 @@ struct device_direct<T, O>::impl {
     r.method = line;
     r.iterations = steps;
     r.iterate_seconds = since(t0);
-    bool finite = true;
-    for (T& v : hx) {
-      if (e != 0) v = static_cast<T>(std::ldexp(static_cast<double>(v), e));
-      finite = finite && std::isfinite(static_cast<double>(v));
-    }
-    if (!finite) {
-      r.status = solve_status::non_finite;
-      r.message = "x = A^-1 b does not fit in the working precision; scale b (or A) towards 1";
-      return r;
-    }
+    if (!direct_detail::scale_back(hx.data(), n, e, r)) return r;
     if (e != 0) x = to_device(*ctx, hx);
     r.residual = r.true_residual = rel;
-    const std::string report = how + ", " + plural(steps, "refinement step") + ": backward error " + short_number(be) +
-                               (std::isnan(cond) ? std::string(", condition not estimated (the GPU's sparse LU has no transposed solve)")
-                                                 : ", condition estimate " + short_number(cond)) +
-                               (e != 0 ? ", A scaled by 2^" + std::to_string(e) + " to factor" : std::string());
-    if (rel * bn <= target) {
-      r.status = solve_status::converged;
-      r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + report;
-    } else if (!std::isfinite(rel)) {
-      r.status = solve_status::non_finite;
-      r.message = "the residual ||b - Ax|| is not finite; " + report;
-    } else {
-      r.status = solve_status::precision_limit;
-      r.message = "||b - Ax|| / ||b|| = " + short_number(rel) + " misses the tolerance after refinement; " + report +
-                  " (the tolerance is below what the precision resolves for this condition)";
-    }
+    direct_detail::column_report c;
+    c.how = how, c.steps = steps, c.backward = be, c.condition = cond, c.exponent = e;
+    c.no_condition = ", condition not estimated (the GPU's sparse LU has no transposed solve)";
+    direct_detail::set_verdict(r, rel * bn, target, c);
     return r;
   }
 };

@@ -247,7 +247,7 @@ class host_factors {
       }
       if (match) {
         const auto t0 = std::chrono::steady_clock::now();
-        const diagonal_matching m = max_product_matching(a);
+        const diagonal_matching m = max_product_matching(a, ilu_matching_budget(a.nnz()));
         const csr_matrix<T, count_t> matched = matched_matrix(a, m);
         perm_ = m.perm;
         matching_scales(m, dr_, dc_);

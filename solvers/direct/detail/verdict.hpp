@@ -1,0 +1,68 @@
+// The direct method's verdict on a column, the same on the host and the GPU (host_direct.cpp,
+// device_direct.cpp): converged only where ||b - Ax|| met max(rtol ||b||, atol), recomputed in
+// wider precision by the caller; a residual that is not finite is non_finite; a miss after
+// refinement is precision_limit. The report names what factored A, the refinement, the
+// backward error and the condition estimate (or why there is none).
+#pragma once
+
+#include <cmath>
+#include <string>
+
+#include <la/solvers/krylov_options.hpp>
+
+namespace la::direct_detail {
+
+inline std::string plural(long v, const char* what) { return std::to_string(v) + " " + what + (v == 1 ? "" : "s"); }
+
+struct column_report {
+  std::string how;            // what factored A
+  int steps = 0;              // refinement steps
+  int gmres_iterations = 0;   // GMRES-based refinement's
+  double backward = 0;        // ||b - Ax||_inf / (||A||_inf ||x||_inf + ||b||_inf)
+  double condition = NAN;     // NaN: not estimated, for the reason below
+  std::string no_condition;   // ", condition not estimated (...)"
+  int exponent = 0;           // A factored as 2^exponent A
+};
+
+inline std::string report_of(const column_report& c) {
+  return c.how + ", " + plural(c.steps, "refinement step") +
+         (c.gmres_iterations > 0 ? " (GMRES-based, " + plural(c.gmres_iterations, "GMRES iteration") + ")" : std::string()) +
+         ": backward error " + short_number(c.backward) +
+         (std::isnan(c.condition) ? c.no_condition : ", condition estimate " + short_number(c.condition)) +
+         (c.exponent != 0 ? ", A scaled by 2^" + std::to_string(c.exponent) + " to factor (its largest entry was far from 1)"
+                          : std::string());
+}
+
+/// r's status and message from the residual's norm rn against target (max(rtol ||b||, atol)).
+inline void set_verdict(solve_result& r, double rn, double target, const column_report& c) {
+  const std::string report = report_of(c);
+  if (rn <= target) {
+    r.status = solve_status::converged;
+    r.message = "||b - Ax|| <= max(rtol*||b||, atol); " + report;
+  } else if (!std::isfinite(rn)) {
+    r.status = solve_status::non_finite;
+    r.message = "the residual ||b - Ax|| is not finite; " + report;
+  } else {
+    r.status = solve_status::precision_limit;
+    r.message = "||b - Ax|| / ||b|| = " + short_number(r.residual) + " misses the tolerance after refinement; " + report +
+                " (the tolerance is below what the precision resolves for this condition)";
+  }
+}
+
+/// x's entries scaled back (x of A x = b is 2^e y for y of (2^e A) y = b) and checked: false,
+/// with r's status and message set, where one does not fit in T.
+template <typename T>
+bool scale_back(T* x, index_t n, int e, solve_result& r) {
+  for (index_t i = 0; i < n; ++i) {
+    if (e != 0) x[i] = static_cast<T>(std::ldexp(static_cast<double>(x[i]), e));
+    if (!std::isfinite(static_cast<double>(x[i]))) {
+      r.status = solve_status::non_finite;
+      r.message = "x = A^-1 b does not fit in the working precision (entry " + std::to_string(i + 1) +
+                  " is not finite); scale b (or A) towards 1";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace la::direct_detail
