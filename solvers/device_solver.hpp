@@ -130,12 +130,9 @@ class device_solver {
       if (!direct_) direct_ = std::make_unique<device_direct<T, O>>(*ctx_, *a_, m);
       return direct_->solve(b, x);
     }
-    preconditioner k = m.precond;
-    if (k == preconditioner::automatic && m.method == krylov_method::cg) k = select_preconditioner(a_->rows(), a_->nnz(), true);
-    if (k == resolved_ && resolved_ != pre_kind_) k = pre_kind_;  // auto's pick did not exist for A: what the setup built
-    m.precond = k;
+    m.precond = detail::kept_precond(m, a_->rows(), a_->nnz(), true, resolved_, pre_kind_);
     m.precond_opt.prebuilt.reset();
-    if (pre_ && k == pre_kind_) {
+    if (pre_ && m.precond == pre_kind_) {
       m.precond_opt.prebuilt = pre_;
       m.precond_opt.prebuilt_value_size = sizeof(T);
     }

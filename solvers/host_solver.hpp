@@ -190,12 +190,9 @@ class host_solver {
       solve_result r = direct_->solve(b, x);
       return r;
     }
-    preconditioner k = o.precond;
-    if (k == preconditioner::automatic && o.method == krylov_method::cg) k = select_preconditioner(a_->rows(), stored(), false);
-    if (k == resolved_ && resolved_ != pre_kind_) k = pre_kind_;  // auto's pick did not exist for A: what the setup built
-    o.precond = k;
+    o.precond = detail::kept_precond(o, a_->rows(), stored(), false, resolved_, pre_kind_);
     o.precond_opt.host_prebuilt.reset();
-    if (pre_ && k == pre_kind_) {
+    if (pre_ && o.precond == pre_kind_) {
       o.precond_opt.host_prebuilt = pre_;
       o.precond_opt.prebuilt_value_size = sizeof(T);
     }

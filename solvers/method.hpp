@@ -205,6 +205,17 @@ std::shared_ptr<const sparse_analysis> spd_analysis_of(const Matrix& a) {
   }
 }
 
+/// The preconditioner a kept solver (host_solver, device_solver) applies for a run of o: auto
+/// resolved as the solvers resolve it for CG (select_preconditioner), and where auto's pick
+/// (`resolved`) did not exist for A at setup, what the setup built instead (`built`). Whether
+/// the kept one serves is `result == built`.
+inline preconditioner kept_precond(const cg_options& o, std::int64_t rows, std::int64_t nnz, bool gpu, preconditioner resolved,
+                                   preconditioner built) {
+  preconditioner k = o.precond;
+  if (k == preconditioner::automatic && o.method == krylov_method::cg) k = select_preconditioner(rows, nnz, gpu);
+  return k == resolved && resolved != built ? built : k;
+}
+
 /// What host_solver and device_solver share once they have A's properties (`needs`: the
 /// method's choice reads them): the method's choice and refusals (la::invalid_argument with the
 /// solvers' words), precond auto resolved by the rule for `gpu`, and build(), retried where
@@ -262,10 +273,13 @@ std::string direct_first_why(krylov_method asked, const method_choice& mc, cg_op
       if (an) {
         // The LU's multiply-adds (twice the symmetric count) at 1e10 a second on the host
         // (UMFPACK and CHOLMOD on OpenBLAS, 2 cores: 1.4e10 measured) or 2e11 on the GPU.
+        // The Krylov methods' iterations: choose_device's max(100, 2 sqrt(n)), or 30 where every
+        // row is diagonally dominant (BiCGSTAB took 12 on convdiff3d:27, whose rows all are).
         const double direct_s = 2 * an->factor_flops / (gpu ? 2e11 : 1e10);
-        const double its = std::max(100.0, 2 * std::sqrt(static_cast<double>(rows)));
-        const double krylov_s = gpu ? 2e-10 * double(props.nnz) * its + 2e-5 * its : 1e-3 * choose_device(rows, props.nnz).host_estimate_ms;
-        if (direct_s > 3 * krylov_s)
+        const bool dominant = props.dominant_rows == rows;
+        const double its = dominant ? 30.0 : std::max(100.0, 2 * std::sqrt(static_cast<double>(rows)));
+        const double krylov_s = gpu ? 2e-10 * double(props.nnz) * its + 2e-5 * its : 4e-9 * double(props.nnz) * its;
+        if (direct_s > 2 * krylov_s)
           return {};  // (solve_by_method's Krylov path, direct still its fallback)
       }
     }

@@ -76,7 +76,7 @@ sparse_cholesky<T> sparse_cholesky_host(const csr_matrix<T, O>& a, const sparse_
 
 /// A = Dr^-1 P^T Q^T (L U) Q Dc^-1: LU with static pivoting, as SuperLU_DIST's: a
 /// maximum-product matching and its scalings put a heavy diagonal on Dr P A Dc (entries at
-/// most 1, the matched ones 1: precond/matching.hpp), the analysis orders the symmetrized
+/// most 1, the matched ones 1: matching/matching.hpp), the analysis orders the symmetrized
 /// pattern of that matrix (Q), and the factorization runs without pivoting on the Cholesky
 /// structure of Q (M + M^T) Q^T; a pivot smaller than sqrt(eps) is set to +-sqrt(eps) and
 /// counted (the caller refines). L is unit lower (by columns, below the diagonal), U is kept

@@ -13,7 +13,7 @@
 // What it does (solvers/sparse_direct/: fronts.cpp the symbols, factor.cu and solve.cu the GPU's
 // factorization and solve, fronts_host.cpp and solver.cpp the host's):
 //  - A general A: a maximum-product matching with its scalings puts a heavy diagonal on
-//    M = Dr P A Dc (precond/matching.hpp), as SuperLU_DIST does; a symmetric A with a positive
+//    M = Dr P A Dc (matching/matching.hpp), as SuperLU_DIST does; a symmetric A with a positive
 //    diagonal is taken as it is (tried SPD: no matching, and a non-positive pivot sends it to
 //    the matched path).
 //  - The analysis (sparse_analysis.hpp) orders M's symmetrized pattern (METIS or AMD), and

@@ -24,7 +24,7 @@
 #include <la/solvers/precond_options.hpp>
 #include <la/solvers/precond/factor_rows.hpp>
 #include <la/solvers/precond/ilu.hpp>
-#include <la/solvers/precond/matching.hpp>
+#include <la/solvers/matching/matching.hpp>
 #include <la/solvers/precond/messages.hpp>
 
 namespace la {

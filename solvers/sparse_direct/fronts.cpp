@@ -10,7 +10,7 @@
 #include <vector>
 
 #include <la/error.hpp>
-#include <la/solvers/precond/matching.hpp>
+#include <la/solvers/matching/matching.hpp>
 #include <la/solvers/sparse_direct/detail/fronts.hpp>
 
 namespace la::sparse_detail {

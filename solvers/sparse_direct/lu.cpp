@@ -1,5 +1,5 @@
 // LU with static pivoting on the host (sparse_analysis.hpp's sparse_lu): the matching and
-// scalings of precond/matching.hpp, the symbolic analysis of the matched matrix's symmetrized
+// scalings of matching/matching.hpp, the symbolic analysis of the matched matrix's symmetrized
 // pattern, and an up-looking factorization: row k of L and column k of U from the elimination
 // tree's reach of row and column k (the same set: the structure is Cholesky's of M + M^T), each
 // node's update applied in the tree's order, descendants first.
@@ -9,7 +9,7 @@
 #include <numeric>
 
 #include <la/solvers/precond/factored.hpp>
-#include <la/solvers/precond/matching.hpp>
+#include <la/solvers/matching/matching.hpp>
 #include <la/solvers/sparse_analysis.hpp>
 
 namespace la {

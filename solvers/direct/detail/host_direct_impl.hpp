@@ -34,28 +34,8 @@ using direct_detail::plural;
 /// The backward error a sparse LU with static pivoting must reach, or the dense LU takes over.
 constexpr double static_pivoting_backward = 1e-13;
 
-/// r = b - A x in wider_t (long double for double: no overflow for double's range); returns
-/// ||r||_2 (scale-safe) and sets rinf = ||r||_inf.
-template <typename T>
-double residual(const csr_matrix<T, count_t>& a, const T* b, const T* x, std::vector<T>& r, double& rinf) {
-  using W = wider_t<T>;
-  rinf = 0;
-  for (index_t i = 0; i < a.rows(); ++i) {
-    W s = b[i];
-    for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) s -= static_cast<W>(a.values()[k]) * x[a.col_idx()[k]];
-    r[static_cast<std::size_t>(i)] = static_cast<T>(s);
-    rinf = std::max(rinf, static_cast<double>(std::abs(s)));
-    if (std::isnan(static_cast<double>(s))) rinf = std::nan("");
-  }
-  return detail::safe_norm2(r.data(), r.size());
-}
-
-template <typename T>
-double inf_norm(const T* v, index_t n) {
-  double m = 0;
-  for (index_t i = 0; i < n; ++i) m = std::max(m, std::abs(static_cast<double>(v[i])));
-  return m;
-}
+using direct_detail::inf_norm;
+using direct_detail::residual;
 }  // namespace host_direct_detail
 using namespace host_direct_detail;
 

@@ -5,8 +5,13 @@
 // backward error and the condition estimate (or why there is none).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
+
+#include <la/formats/csr.hpp>
+#include <la/solvers/detail/norms.hpp>
 
 #include <la/solvers/krylov_options.hpp>
 
@@ -47,6 +52,41 @@ inline void set_verdict(solve_result& r, double rn, double target, const column_
     r.message = "||b - Ax|| / ||b|| = " + short_number(r.residual) + " misses the tolerance after refinement; " + report +
                 " (the tolerance is below what the precision resolves for this condition)";
   }
+}
+
+/// r = b - A x in wider_t (long double for double: no overflow for double's range); returns
+/// ||r||_2 (scale-safe) and sets rinf = ||r||_inf (NaN where a sum is).
+template <typename T>
+double residual(const csr_matrix<T, count_t>& a, const T* b, const T* x, std::vector<T>& r, double& rinf) {
+  using W = wider_t<T>;
+  rinf = 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    W s = b[i];
+    for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) s -= static_cast<W>(a.values()[k]) * x[a.col_idx()[k]];
+    r[static_cast<std::size_t>(i)] = static_cast<T>(s);
+    rinf = std::max(rinf, static_cast<double>(std::abs(s)));
+    if (std::isnan(static_cast<double>(s))) rinf = std::nan("");
+  }
+  return detail::safe_norm2(r.data(), r.size());
+}
+
+template <typename T>
+double inf_norm(const T* v, index_t n) {
+  double m = 0;
+  for (index_t i = 0; i < n; ++i) m = std::max(m, std::abs(static_cast<double>(v[i])));
+  return m;
+}
+
+/// ||A||_inf.
+template <typename T>
+double inf_norm_of(const csr_matrix<T, count_t>& a) {
+  double m = 0;
+  for (index_t i = 0; i < a.rows(); ++i) {
+    double sum = 0;
+    for (count_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) sum += std::abs(static_cast<double>(a.values()[k]));
+    m = std::max(m, sum);
+  }
+  return m;
 }
 
 /// x's entries scaled back (x of A x = b is 2^e y for y of (2^e A) y = b) and checked: false,

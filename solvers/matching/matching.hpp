@@ -1,5 +1,6 @@
-// A heavy, zero-free diagonal for a square sparse matrix (the host oracle; the factorizations
-// that use it come with the GPU incomplete factorizations): a maximum-product bipartite
+// A heavy, zero-free diagonal for a square sparse matrix, shared by the families that need one
+// (the incomplete factorizations' rows, the sparse direct solver's static pivoting; it is
+// neither's, so it lives apart): a maximum-product bipartite
 // matching of rows to columns with the scalings of its dual (Duff and Koster's MC64, job 5),
 // by shortest augmenting paths (Dijkstra over reduced costs) from each column in turn.
 //

@@ -14,7 +14,7 @@
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/host_backend.hpp>
 #include <la/solvers/precond.hpp>
-#include "eigen_cg.hpp"
+#include "solvers/eigen_cg.hpp"
 #include "test_util.hpp"
 
 namespace la {

@@ -8,7 +8,7 @@
 
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/host_backend.hpp>
-#include "eigen_cg.hpp"
+#include "solvers/eigen_cg.hpp"
 #include "test_util.hpp"
 
 // Counts every allocation of the process, for the loop test below.

@@ -15,7 +15,7 @@
 
 #include <la/solvers/dense_solver.hpp>
 
-#include "eigen_util.hpp"
+#include "solvers/eigen_util.hpp"
 #include "test_util.hpp"
 
 using namespace la;

@@ -15,7 +15,7 @@
 #include <la/solvers/direct/dense_host.hpp>
 #include <la/solvers/method.hpp>
 
-#include "eigen_util.hpp"
+#include "solvers/eigen_util.hpp"
 #include "test_util.hpp"
 
 using namespace la;

@@ -1,4 +1,4 @@
-// The maximum-product diagonal matching (solvers/precond/matching.hpp): against every
+// The maximum-product diagonal matching (solvers/matching/matching.hpp): against every
 // permutation on small random matrices, and on the real non-symmetric matrices whose
 // diagonals have zeros (a zero-free diagonal of magnitude 1 after scaling, every entry at
 // most 1).
@@ -7,7 +7,7 @@
 #include <numeric>
 #include <random>
 
-#include <la/solvers/precond/matching.hpp>
+#include <la/solvers/matching/matching.hpp>
 #include "test_util.hpp"
 
 namespace la {

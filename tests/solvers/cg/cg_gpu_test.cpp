@@ -8,8 +8,8 @@
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/host_backend.hpp>
-#include "eigen_cg.hpp"
-#include "kernels/extra_spmv_variant.hpp"
+#include "solvers/eigen_cg.hpp"
+#include "kernels/spmv/extra_spmv_variant.hpp"
 #include "test_util.hpp"
 
 namespace la {
