@@ -108,10 +108,10 @@ diagonal_matching max_product_matching(const csr_matrix<T, O>& a,
     auto relax = [&](index_t j) {  // column j settled at dcol[j]
       work += static_cast<std::int64_t>(cp[j + 1] - cp[j]) + 1;
       if (work > budget)
-        throw invalid_argument("ilu0: the row matching gave up after examining " + std::to_string(work) +
+        throw invalid_argument("the row matching gave up after examining " + std::to_string(work) +
                                " entries with " + std::to_string(j0) + " of " + std::to_string(n) +
                                " columns matched: its augmenting paths wander this pattern (a random one, or a "
-                               "dense row?); use {matching} off or another preconditioner");
+                               "dense row?)");
       cols_settled.push_back(j);
       for (O k = cp[j]; k < cp[j + 1]; ++k) {
         if (!std::isfinite(cost[k])) continue;

@@ -159,7 +159,13 @@ struct factored_impl final : device_preconditioner<T>::impl {
       if (match) {
         const auto t0 = std::chrono::steady_clock::now();
         const csr_matrix<T, O> h = to_host(ctx, a_in);
-        const diagonal_matching m = max_product_matching(h, ilu_matching_budget(h.nnz()));
+        const diagonal_matching m = [&] {
+          try {
+            return max_product_matching(h, ilu_matching_budget(h.nnz()));
+          } catch (const invalid_argument& e) {  // in the preconditioner's words
+            throw invalid_argument(std::string("ilu0: ") + e.what() + "; use {matching} off or another preconditioner");
+          }
+        }();
         const device_csr<T, O> matched = to_device(ctx, matched_matrix(h, m));
         std::vector<T> hr, hc;
         matching_scales(m, hr, hc);

@@ -247,7 +247,13 @@ class host_factors {
       }
       if (match) {
         const auto t0 = std::chrono::steady_clock::now();
-        const diagonal_matching m = max_product_matching(a, ilu_matching_budget(a.nnz()));
+        const diagonal_matching m = [&] {
+          try {
+            return max_product_matching(a, ilu_matching_budget(a.nnz()));
+          } catch (const invalid_argument& e) {  // in the preconditioner's words
+            throw invalid_argument(std::string("ilu0: ") + e.what() + "; use {matching} off or another preconditioner");
+          }
+        }();
         const csr_matrix<T, count_t> matched = matched_matrix(a, m);
         perm_ = m.perm;
         matching_scales(m, dr_, dc_);
