@@ -177,11 +177,27 @@ def columns_table():
     return "\n".join(out)
 
 
+def host_defaults_table():
+    """la.solve with its defaults (auto) and method='direct' on the host against scipy's spsolve."""
+    out = ["| system | rows | la auto (s) | auto's method | la direct (s) | spsolve (s) | spsolve / la direct | relres (la direct) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in rows("direct-host-2core-2026-12-07.csv"):
+        sp_ok = r.get("spsolve_ok", "True") == "True" and r["spsolve"] not in ("", "nan")
+        ratio = "%.2fx" % (f(r["spsolve"]) / f(r["la_direct"])) if sp_ok and r["la_ok"] == "True" and r["la_relres"] != "nan" else \
+            ("spsolve missed" if r["spsolve"] not in ("", "nan") else "-")
+        la_rel = "singular (said)" if r.get("la_note") else "%.1e" % f(r["la_relres"])
+        out.append("| %s | %s | %.4f | %s | %.4f | %s | %s | %s |" % (
+            r["system"].replace(".mtx", ""), r["rows"], f(r["la_auto"]), r["auto_method"], f(r["la_direct"]),
+            "%.4f" % f(r["spsolve"]) if r["spsolve"] not in ("", "nan") else "-", ratio, la_rel))
+    return "\n".join(out)
+
+
 # Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
 # produced whole from a CSV.
 TABLES = {
     ("bench/RESULTS.md", "host-direct"): host_direct_table,
     ("bench/RESULTS.md", "columns"): columns_table,
+    ("bench/RESULTS.md", "host-defaults"): host_defaults_table,
 }
 
 
