@@ -74,7 +74,15 @@ struct device_direct<T, O>::impl {
     if (opt.direct.ordering == fill_ordering::automatic) so.pattern_analysis = opt.spd_analysis;
     try {
       sd = std::make_unique<sparse_direct_solver>(*ctx, ha, so);
-      if (sd->ok()) sd->factor();
+      if (sd->ok()) {
+        // Everything the factorization and its solves allocate beside the fronts' symbols
+        // (uploaded with the analysis): the fronts, the solve's vectors (b, x, r, y, the best x
+        // and the fronts' own, about the fronts' rows), GMRES-based refinement's basis.
+        const double vectors = 8.0 * double(n) * (6 + so.gmres_restart + 1);
+        check_device_memory(*ctx, sd->front_bytes() + vectors + 8.0 * double(sd->analysis().factor_nnz),
+                            "the sparse factorization and its solve (" + sd->analysis().summary() + ")");
+        sd->factor();
+      }
     } catch (const invalid_argument& x) {
       sd.reset();
       before = std::string("the sparse LU could not start (") + x.what() + "), so ";

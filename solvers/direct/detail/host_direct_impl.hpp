@@ -214,6 +214,12 @@ struct host_direct<T>::impl {
       }
       before = "Cholesky met a pivot that is not positive in column " + std::to_string(sl.bad_column) + ", so ";
     }
+    {
+      // The LU's factors, L and U, about twice the symmetrized pattern's Cholesky factor:
+      // refused before the factorization allocates them.
+      const sparse_analysis guess = analyze_pattern(a(), opt.direct.ordering, rate);
+      check_host_memory(2 * guess.factor_bytes + 32.0 * n, "the sparse LU's factors (about twice " + guess.summary() + ")");
+    }
     try {
       su = sparse_lu_host(a(), opt.direct.ordering, true);
     } catch (const invalid_argument&) {
