@@ -5,7 +5,7 @@
 
 #include <la/detail/instantiate.hpp>
 #include <la/solvers/registry.hpp>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 
 namespace la {
 

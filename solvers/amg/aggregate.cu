@@ -4,7 +4,7 @@
 // runs, node for node.
 #include <la/detail/instantiate.hpp>
 #include <la/solvers/amg/aggregation.hpp>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 
 namespace la::precond_detail::amg_detail {
 

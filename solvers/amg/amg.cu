@@ -20,7 +20,7 @@
 #include <la/solvers/amg/hierarchy.hpp>
 #include <la/solvers/dense_solver.hpp>
 #include <la/solvers/amg/detail/kernels.cuh>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 
 namespace la::precond_detail {
 namespace {

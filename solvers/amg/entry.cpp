@@ -1,7 +1,7 @@
 // Smoothed-aggregation AMG's registry entry, options and host builder (registry.hpp); the
 // setup is hierarchy.hpp and aggregation.hpp (host, the oracle) and amg.cu (GPU).
 #include <la/solvers/amg/hierarchy.hpp>
-#include <la/solvers/precond/detail/builders.hpp>
+#include <la/solvers/detail/precond_builders.hpp>
 #include <la/solvers/registry.hpp>
 
 namespace la::registry_detail {

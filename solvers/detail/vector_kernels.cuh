@@ -1,6 +1,6 @@
 // Vector kernels the GPU backends of every Krylov method share: scaling, and a norm that is
 // right for entries near under- or overflow (LAPACK's nrm2 idea: scale by the largest
-// magnitude). Deterministic: fixed-order sums (cg/detail/reduce.cuh), max is order-free. Private.
+// magnitude). Deterministic: fixed-order sums (detail/reduce.cuh), max is order-free. Private.
 #pragma once
 
 #include <array>
@@ -12,7 +12,7 @@
 
 #include <la/error.hpp>
 #include <la/solvers/detail/backend_util.cuh>
-#include <la/solvers/cg/detail/reduce.cuh>
+#include <la/solvers/detail/reduce.cuh>
 
 namespace la::cg_detail {
 

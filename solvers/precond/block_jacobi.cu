@@ -1,7 +1,7 @@
 // Block-Jacobi on the GPU (device_precond.hpp): the supervariable blocks found by one kernel,
 // each block inverted by Cholesky in double by its own thread, applied a thread a row.
 #include <la/detail/instantiate.hpp>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 
 namespace la {
 namespace precond_detail {

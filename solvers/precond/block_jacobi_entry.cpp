@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include <la/solvers/precond/block_jacobi.hpp>
-#include <la/solvers/precond/detail/builders.hpp>
+#include <la/solvers/detail/precond_builders.hpp>
 #include <la/solvers/registry.hpp>
 
 namespace la::registry_detail {

@@ -16,7 +16,7 @@
 //                  uploaded, and M^-1 r = Dc (L U)^-1 (Dr P r) by a gather and a scaling.
 // apply() queues kernels only, so it can be captured into a CUDA graph.
 #include <la/detail/instantiate.hpp>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 #include <la/solvers/precond/detail/trisolve_kernels.cuh>
 
 namespace la {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include <la/error.hpp>
-#include <la/solvers/precond/detail/builders.hpp>
+#include <la/solvers/detail/precond_builders.hpp>
 #include <la/solvers/precond/factored.hpp>
 #include <la/solvers/registry.hpp>
 

@@ -1,7 +1,7 @@
 // FSAI on the GPU (device_precond.hpp): G's pattern, its rows solved a thread each from
 // dense blocks in global scratch, G^T by the device conversion, applied as two products.
 #include <la/detail/instantiate.hpp>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 
 namespace la {
 namespace precond_detail {

@@ -1,7 +1,7 @@
 // FSAI's registry entry, options and host builder (registry.hpp); the algorithm is fsai.hpp
 // (host, the oracle) and fsai.cu (GPU).
 #include <la/kernels/reference/transpose.hpp>
-#include <la/solvers/precond/detail/builders.hpp>
+#include <la/solvers/detail/precond_builders.hpp>
 #include <la/solvers/precond/fsai.hpp>
 #include <la/solvers/registry.hpp>
 

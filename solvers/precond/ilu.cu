@@ -2,7 +2,7 @@
 // the sweeps in factored.cu): level by level on the device, a thread a row, in the order
 // and with the steps of the host's ic0_attempt and ilu0_factor (in double).
 #include <la/detail/instantiate.hpp>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 
 namespace la {
 namespace precond_detail {

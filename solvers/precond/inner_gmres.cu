@@ -11,8 +11,8 @@
 
 #include <la/solvers/device_solve.hpp>
 #include <la/solvers/gmres.hpp>
-#include <la/solvers/precond/detail/builders.hpp>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_builders.hpp>
+#include <la/solvers/detail/precond_device.cuh>
 #include <la/solvers/registry.hpp>
 
 namespace la {

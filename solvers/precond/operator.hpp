@@ -27,7 +27,7 @@ struct host_precond_operator {
 };
 
 /// M^-1 on the GPU (device_preconditioner's implementation), defined in
-/// solvers/precond/detail/device.cuh: apply() queues kernels on a stream only.
+/// solvers/detail/precond_device.cuh: apply() queues kernels on a stream only.
 template <typename T>
 struct device_precond_operator;
 

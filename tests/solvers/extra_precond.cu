@@ -11,7 +11,7 @@
 #include <vector>
 
 #include <la/error.hpp>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 
 namespace la::test {
 namespace {

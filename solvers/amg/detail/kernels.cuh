@@ -5,8 +5,8 @@
 #pragma once
 
 #include <la/solvers/amg/aggregation.hpp>
-#include <la/solvers/cg/detail/reduce.cuh>
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/reduce.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 
 namespace la::precond_detail::amg_detail {
 

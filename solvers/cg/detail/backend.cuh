@@ -14,7 +14,7 @@
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
 #include <la/solvers/detail/backend_util.cuh>
-#include <la/solvers/cg/detail/kernels.cuh>
+#include <la/solvers/detail/cg_kernels.cuh>
 #include <la/solvers/cg/detail/walks.cuh>
 #include <la/solvers/detail/vector_kernels.cuh>
 

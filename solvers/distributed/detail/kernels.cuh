@@ -6,7 +6,7 @@
 #include <la/solvers/distributed/distributed.hpp>
 
 #include <la/solvers/detail/backend_util.cuh>
-#include <la/solvers/cg/detail/kernels.cuh>
+#include <la/solvers/detail/cg_kernels.cuh>
 #include <la/solvers/detail/scan_counts.cuh>
 
 namespace la {

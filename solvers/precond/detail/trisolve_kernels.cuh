@@ -4,7 +4,7 @@
 // sources.
 #pragma once
 
-#include <la/solvers/precond/detail/device.cuh>
+#include <la/solvers/detail/precond_device.cuh>
 #include <la/solvers/precond/factor_rows.hpp>
 
 namespace la {

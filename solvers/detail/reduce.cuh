@@ -1,6 +1,7 @@
 // Fixed-order reductions of the GPU CG kernels: a block's sum, and the two levels of a dot
 // (block partials, then one block adds them in block order), so every run adds in the same
-// order. Private to solvers/cg/device_cg.cu.
+// order. Shared by the GPU solvers that sum (CG on one GPU and several, the Krylov methods' backend, AMG): it
+// belongs to none of them. Private to la's sources.
 #pragma once
 
 #include <la/grid.cuh>

@@ -1,5 +1,5 @@
 // What the GPU preconditioner builders share (device_precond.cu's dispatch and the families
-// in solvers/precond/): the implementation interface, the setup kernels, and the
+// in solvers/precond/ and AMG in solvers/amg/, so it lives in the shared detail/): the implementation interface, the setup kernels, and the
 // level-scheduled row runner IC(0) and ILU(0) use. Private to la's sources.
 #pragma once
 
@@ -18,7 +18,7 @@
 #include <la/kernels/spmv/walks.cuh>
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/precond.hpp>
-#include <la/solvers/precond/detail/builders.hpp>
+#include <la/solvers/detail/precond_builders.hpp>
 #include <la/detail/instantiate.hpp>
 #include <la/solvers/detail/scan_counts.cuh>
 #include <memory>

@@ -1,13 +1,14 @@
 // The GPU CG kernels, in the order a solve runs them: the start step, then per iteration the
 // direction step (fused with the SpMV where the variant has a row walk, or an update, the
 // registry SpMV and a dot) and the residual step; the persistent kernel that runs both steps
-// for many iterations; the setup kernels. Private to solvers/cg/device_cg.cu.
+// for many iterations; the setup kernels. Shared by CG on one GPU (solvers/cg/), on several
+// (solvers/distributed/) and the Krylov methods' device backend. Private to la's sources.
 #pragma once
 
 #include <cooperative_groups.h>
 
 #include <la/solvers/cg_control.hpp>
-#include <la/solvers/cg/detail/reduce.cuh>
+#include <la/solvers/detail/reduce.cuh>
 
 namespace la::cg_detail {
 namespace cgx = cooperative_groups;
