@@ -105,10 +105,12 @@ struct device_choice {
   double host_estimate_ms = 0;
   std::string why;  // for a person, when host
 };
+/// The host's Krylov time estimate (seconds): 4 ns per stored entry and iteration.
+inline double host_krylov_seconds(std::int64_t nnz, double iterations) { return 4e-9 * static_cast<double>(nnz) * iterations; }
 inline device_choice choose_device(std::int64_t rows, std::int64_t nnz) {
   device_choice c;
   const double iterations = std::max(100.0, 2 * std::sqrt(static_cast<double>(std::max<std::int64_t>(rows, 0))));
-  c.host_estimate_ms = 4e-6 * static_cast<double>(nnz) * iterations;
+  c.host_estimate_ms = 1e3 * host_krylov_seconds(nnz, iterations);
   c.host = c.host_estimate_ms < 50;
   if (c.host)
     c.why = "a GPU is present, but this system is small: the host's estimated " + short_number(c.host_estimate_ms) +
@@ -278,7 +280,7 @@ std::string direct_first_why(krylov_method asked, const method_choice& mc, cg_op
         const double direct_s = 2 * an->factor_flops / (gpu ? 2e11 : 1e10);
         const bool dominant = props.dominant_rows == rows;
         const double its = dominant ? 30.0 : std::max(100.0, 2 * std::sqrt(static_cast<double>(rows)));
-        const double krylov_s = gpu ? 2e-10 * double(props.nnz) * its + 2e-5 * its : 4e-9 * double(props.nnz) * its;
+        const double krylov_s = gpu ? 2e-10 * double(props.nnz) * its + 2e-5 * its : host_krylov_seconds(props.nnz, its);
         if (direct_s > 2 * krylov_s)
           return {};  // (solve_by_method's Krylov path, direct still its fallback)
       }

@@ -235,12 +235,17 @@ def _wait_for_cupy(m):
         cupy.cuda.get_current_stream().synchronize()
 
 
-def _returned(d, gpu, x, full_output):
-    """(x, info) or (x, info, SolveResult) from the extension's report."""
+def _result_of(d, gpu):
+    """A SolveResult from the extension's report, its texts in Python's words."""
     for k in ("message", "method_choice", "precond_detail"):
         if isinstance(d.get(k), str):
             d[k] = _python_words(d[k])
-    r = SolveResult(d, "gpu" if gpu else "cpu")
+    return SolveResult(d, "gpu" if gpu else "cpu")
+
+
+def _returned(d, gpu, x, full_output):
+    """(x, info) or (x, info, SolveResult) from the extension's report."""
+    r = _result_of(d, gpu)
     info_ = _info_code(r)
     return (x, info_, r) if full_output else (x, info_)
 
@@ -461,12 +466,7 @@ class Solver:
                 cols = _np.ascontiguousarray(bb.T, dtype=self._m.dtype)  # column after column
                 xs = _np.zeros_like(cols)
                 ds = _call(self._s.solve_columns, cols.ravel(), xs.ravel(), b.shape[1])
-                results = []
-                for d in ds:
-                    for k in ("message", "method_choice", "precond_detail"):
-                        if isinstance(d.get(k), str):
-                            d[k] = _python_words(d[k])
-                    results.append(SolveResult(d, "cpu"))
+                results = [_result_of(d, False) for d in ds]
                 infos = [_info_code(r) for r in results]
                 x = xs.T.copy()
                 info_ = next((i for i in infos if i != 0), 0)

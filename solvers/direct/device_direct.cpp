@@ -13,6 +13,7 @@
 #include <la/solvers/dense_solver.hpp>
 #include <la/solvers/detail/norms.hpp>
 #include <la/solvers/direct/detail/screen.hpp>
+#include <la/solvers/direct/detail/setup.hpp>
 #include <la/solvers/direct/detail/verdict.hpp>
 #include <la/solvers/direct/device_direct.hpp>
 #include <la/solvers/sparse_direct_solver.hpp>
@@ -22,7 +23,7 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 using direct_detail::plural;
-constexpr double static_pivoting_backward = 1e-13;  // as host_direct.cpp's
+using direct_detail::static_pivoting_backward;
 }  // namespace
 
 template <typename T, typename O>
@@ -30,6 +31,7 @@ struct device_direct<T, O>::impl {
   context* ctx = nullptr;
   cg_options opt;
   csr_matrix<T, count_t> ha;  // A (2^e A where e != 0), downloaded once
+  double ainf = 0;            // its ||.||_inf, for the columns' backward errors
   index_t n = 0;
   int e = 0;
   solve_status st = solve_status::converged;
@@ -52,6 +54,7 @@ struct device_direct<T, O>::impl {
     } else {
       e = s.exponent;
       if (e != 0) ha = direct_detail::scaled(ha, e);
+      ainf = direct_detail::inf_norm_of(ha);
       if (n > 0) {
         if constexpr (std::is_same_v<T, double>) sparse();
         if (st == solve_status::converged && !sd) dense(true);
@@ -65,13 +68,7 @@ struct device_direct<T, O>::impl {
   }
   template <typename U>  // a member template: not instantiated for float with the class
   void sparse_double() {
-    sparse_direct_options so;
-    // Refinement stops at a backward error near eps and a relative residual a thousandth of
-    // the caller's tolerance (the solver's 1e-15 default took five steps, GMRES-based ones
-    // included, on a 2D Poisson 300^2 whose first solve already met 1e-8).
-    so.refine_residual = std::max(so.refine_residual, 1e-3 * opt.rtol);
-    so.ordering = opt.direct.ordering, so.refinement = opt.direct.refinement, so.max_refinement = opt.direct.max_refinement;
-    if (opt.direct.ordering == fill_ordering::automatic) so.pattern_analysis = opt.spd_analysis;
+    const sparse_direct_options so = direct_detail::sparse_options_of(opt);
     try {
       sd = std::make_unique<sparse_direct_solver>(*ctx, ha, so);
       if (sd->ok()) {
@@ -167,16 +164,18 @@ struct device_direct<T, O>::impl {
     // the residual are sums of squares in double, which overflow past 1e154.
     const double bmax = direct_detail::inf_norm(hb.data(), n);
     const int s = bmax < 0x1p-400 || bmax > 0x1p400 ? -std::ilogb(bmax) : 0;
-    if (n > 0) {
+    auto load_b = [&] {  // x = 2^s b, the factors' solve's input
+      if (n == 0) return;
       if (s == 0) {
         LA_CUDA_TRY(cudaMemcpyAsync(x.data(), b.data(), sizeof(T) * n, cudaMemcpyDeviceToDevice, ctx->stream()));
-      } else {
-        std::vector<T> sb(hb);
-        for (T& v : sb) v = static_cast<T>(std::ldexp(static_cast<double>(v), s));
-        LA_CUDA_TRY(cudaMemcpyAsync(x.data(), sb.data(), sizeof(T) * n, cudaMemcpyHostToDevice, ctx->stream()));
-        ctx->synchronize();
+        return;
       }
-    }
+      std::vector<T> sb(hb);
+      for (T& v : sb) v = static_cast<T>(std::ldexp(static_cast<double>(v), s));
+      LA_CUDA_TRY(cudaMemcpyAsync(x.data(), sb.data(), sizeof(T) * n, cudaMemcpyHostToDevice, ctx->stream()));
+      ctx->synchronize();
+    };
+    load_b();
     if constexpr (std::is_same_v<T, double>) {
       if (sd) {
         const sparse_direct_report rep = sd->solve(x);
@@ -184,10 +183,7 @@ struct device_direct<T, O>::impl {
         if (!(rel * bn <= target && be <= static_pivoting_backward)) {
           before = "the sparse LU reached relative residual " + short_number(rel) + " (backward error " + short_number(be) + "), so ";
           if (dense(false)) {
-            std::vector<T> sb(hb);
-            for (T& v : sb) v = static_cast<T>(std::ldexp(static_cast<double>(v), s));
-            LA_CUDA_TRY(cudaMemcpyAsync(x.data(), sb.data(), sizeof(T) * n, cudaMemcpyHostToDevice, ctx->stream()));
-            ctx->synchronize();
+            load_b();
           } else if (st != solve_status::converged) {
             return r.status = st, r.message = msg, r;
           } else {
@@ -211,7 +207,7 @@ struct device_direct<T, O>::impl {
     std::vector<T> res(hx.size());
     double rinf = 0;
     const double rn = direct_detail::residual(ha, hb.data(), hx.data(), res, rinf);
-    be = rinf / (direct_detail::inf_norm_of(ha) * direct_detail::inf_norm(hx.data(), n) + direct_detail::inf_norm(hb.data(), n));
+    be = rinf / (ainf * direct_detail::inf_norm(hx.data(), n) + direct_detail::inf_norm(hb.data(), n));
     if (!direct_detail::scale_back(hx.data(), n, e, r)) return r;
     if (e != 0 || s != 0) x = to_device(*ctx, hx);
     r.residual = r.true_residual = rn / bn;
@@ -255,6 +251,7 @@ void device_direct<T, O>::refactor(const device_csr<T, O>& a) {
       if (s.status == solve_status::converged && s.exponent == p.e && h.row_ptr() == p.ha.row_ptr() &&
           h.col_idx() == p.ha.col_idx()) {
         p.ha = p.e != 0 ? direct_detail::scaled(h, p.e) : std::move(h);
+        p.ainf = direct_detail::inf_norm_of(p.ha);
         p.sd->refactor(p.ha);
         if (!p.sd->ok()) {
           p.fail(solve_status::breakdown, "A is singular: structurally, no ordering of its rows puts a nonzero on the diagonal of column " +

@@ -57,20 +57,11 @@ std::vector<solve_result> host_direct<T>::solve_columns(const std::vector<T>& b,
         p_->ss->solve_columns(all.data(), k);
         std::vector<double> be(static_cast<std::size_t>(k)), rel(be.size());
         std::vector<char> open(static_cast<std::size_t>(k), 1);
-        detail::refine_rule rule;
-        rule.how = detail::refine_rule::kind::classical;
-        rule.max_steps = std::min(3, p_->opt.direct.max_refinement);
-        rule.backward = 8 * std::numeric_limits<double>::epsilon(), rule.relative = std::max(1e-15, 1e-3 * p_->opt.rtol);
         steps = detail::refine_columns(
-            rule, nn, static_cast<std::size_t>(k), all, be, rel, open,
+            p_->rule(), nn, static_cast<std::size_t>(k), all, be, rel, open,
             [&](std::size_t c, double* r, double& cbe, double& crel) {
               std::vector<double> rc(nn);
-              double rinf = 0;
-              const double* bc = b.data() + c * nn;
-              const double* xc = all.data() + c * nn;
-              const double rn = residual(p_->a(), bc, xc, rc, rinf);
-              cbe = rinf / (p_->ainf * inf_norm(xc, n) + inf_norm(bc, n));
-              crel = rn / detail::safe_norm2(bc, nn);
+              p_->measure(b.data() + c * nn, all.data() + c * nn, rc, cbe, crel);
               std::copy(rc.begin(), rc.end(), r);
             },
             [&](double* r) { p_->ss->solve_columns(r, k); });
@@ -114,7 +105,7 @@ void host_direct<T>::refactor(const csr_matrix<T, count_t>& a) {
       const auto t0 = clock_type::now();
       p.given = &a;
       if (p.e != 0) p.scaled = direct_detail::scaled(a, p.e);
-      p.inf_norm_of_a();
+      p.ainf = direct_detail::inf_norm_of(p.a());
       const bool looks_spd = properties_of(p.a(), false, true).looks_spd();
       p.sd->refactor(p.a());
       p.cond_done = false;

@@ -18,6 +18,7 @@
 #include <la/solvers/detail/refinement.hpp>
 #include <la/solvers/direct/dense_host.hpp>
 #include <la/solvers/direct/detail/screen.hpp>
+#include <la/solvers/direct/detail/setup.hpp>
 #include <la/solvers/direct/detail/suitesparse.hpp>
 #include <la/solvers/direct/detail/verdict.hpp>
 #include <la/solvers/direct/host_direct.hpp>
@@ -31,9 +32,7 @@ using clock_type = std::chrono::steady_clock;
 inline double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 using direct_detail::plural;
 
-/// The backward error a sparse LU with static pivoting must reach, or the dense LU takes over.
-constexpr double static_pivoting_backward = 1e-13;
-
+using direct_detail::static_pivoting_backward;
 using direct_detail::inf_norm;
 using direct_detail::residual;
 }  // namespace host_direct_detail
@@ -81,16 +80,8 @@ struct host_direct<T>::impl {
     if (s.status != solve_status::converged) return fail(s.status, s.message), false;
     e = s.exponent;
     if (e != 0) scaled = direct_detail::scaled(*given, e);
-    inf_norm_of_a();
+    ainf = direct_detail::inf_norm_of(a());
     return true;
-  }
-  void inf_norm_of_a() {
-    ainf = 0;
-    for (index_t i = 0; i < n; ++i) {
-      double sum = 0;
-      for (count_t k = a().row_ptr()[i]; k < a().row_ptr()[i + 1]; ++k) sum += std::abs(static_cast<double>(a().values()[k]));
-      ainf = std::max(ainf, sum);
-    }
   }
 
   void factor() {
@@ -108,24 +99,15 @@ struct host_direct<T>::impl {
   bool sparse_double(bool looks_spd) {
     if constexpr (std::is_same_v<T, double>) {
       if (suitesparse(looks_spd)) return true;
-      sparse_direct_options so;
+      sparse_direct_options so = direct_detail::sparse_options_of(opt);
       so.factorization = looks_spd ? sparse_factorization::automatic : sparse_factorization::lu;
-      // Refinement stops at a backward error near eps and a relative residual a thousandth of
-    // the caller's tolerance (the solver's 1e-15 default took five steps, GMRES-based ones
-    // included, on a 2D Poisson 300^2 whose first solve already met 1e-8).
-    so.refine_residual = std::max(so.refine_residual, 1e-3 * opt.rtol);
-    so.ordering = opt.direct.ordering, so.refinement = opt.direct.refinement, so.max_refinement = opt.direct.max_refinement;
-    if (opt.direct.ordering == fill_ordering::automatic) so.pattern_analysis = opt.spd_analysis;  // A's pattern's (2^e A's too)
       try {
         sd = std::make_unique<sparse_direct_solver>(a(), so);
       } catch (const invalid_argument& x) {
         before = std::string("the sparse LU could not start (") + x.what() + "), so ";
         return false;
       }
-      if (sd->ok()) {
-        check_host_memory(double(sd->front_bytes()) + 48.0 * n, "the sparse factorization's fronts (" + sd->analysis().summary() + ")");
-        sd->factor();
-      }
+      if (sd->ok()) sd->factor();  // (its fronts' memory refused there before they are allocated)
       sparse_factored(looks_spd);
     }
     return true;
@@ -261,8 +243,6 @@ struct host_direct<T>::impl {
     return true;
   }
 
-  /// y = A^-1 b refined by the shared rule (detail/refinement.hpp); double's sparse solver
-  /// refines inside its own solve. Returns the refinement steps; gmres_its GMRES iterations.
   /// x = A^-1 x by the factors as they are (no refinement).
   void plain_solve(T* v) const {
     if constexpr (std::is_same_v<T, double>) {
@@ -273,8 +253,30 @@ struct host_direct<T>::impl {
     else su.solve(v);
   }
 
-  /// `first`: y holds the factors' solution already (a multi-column solve made it).
-  int solve_refined(const T* b, T* y, int& gmres_its, bool first = false) {
+  /// y's backward error and relative residual for b (its residual left in r), in wider precision.
+  void measure(const T* b, const T* y, std::vector<T>& r, double& be, double& rel) const {
+    double rinf = 0;
+    const double rn = residual(a(), b, y, r, rinf);
+    be = rinf / (ainf * inf_norm(y, n) + inf_norm(b, n));
+    rel = rn / detail::safe_norm2(b, static_cast<std::size_t>(n));
+  }
+
+  /// The shared refinement rule (detail/refinement.hpp) for the factors in use: classical,
+  /// to a few eps where the factors are backward stable (partial pivoting, Cholesky: a step below
+  /// what their first solve reaches buys nothing), to eps with static pivoting's, and to a
+  /// relative residual a thousandth of rtol (as the sparse solver's).
+  detail::refine_rule rule() const {
+    detail::refine_rule r;
+    r.how = detail::refine_rule::kind::classical;
+    r.max_steps = used == kind::sparse_lu ? opt.direct.max_refinement : std::min(3, opt.direct.max_refinement);
+    r.backward = (used == kind::sparse_lu ? 1 : 8) * std::numeric_limits<T>::epsilon();
+    r.relative = std::max(10.0 * double(std::numeric_limits<T>::epsilon()), 1e-3 * opt.rtol);
+    return r;
+  }
+
+  /// y = A^-1 b refined by rule(); double's sparse solver refines inside its own solve. Returns
+  /// the refinement steps; gmres_its GMRES iterations.
+  int solve_refined(const T* b, T* y, int& gmres_its) {
     gmres_its = 0;
     if constexpr (std::is_same_v<T, double>) {
       if (used == kind::sparse_lu || (used == kind::sparse_spd && sd)) {
@@ -285,33 +287,18 @@ struct host_direct<T>::impl {
         return rep.refinement_steps;
       }
     }
-    if (!first) {
-      std::copy(b, b + n, y);
-      plain_solve(y);
-    }
+    std::copy(b, b + n, y);
+    plain_solve(y);
     std::vector<T> r(static_cast<std::size_t>(n)), best(y, y + n), d(r.size());
-    double rinf = 0;
-    auto measures = [&](double& be, double& rel) {
-      const double rn = residual(a(), b, y, r, rinf);
-      be = rinf / (ainf * inf_norm(y, n) + inf_norm(b, n));
-      rel = rn / detail::safe_norm2(b, static_cast<std::size_t>(n));
-    };
     double be = 0, rel = 0;
-    measures(be, rel);
-    detail::refine_rule rule;
-    rule.how = detail::refine_rule::kind::classical;
-    rule.max_steps = used == kind::sparse_lu ? opt.direct.max_refinement : std::min(3, opt.direct.max_refinement);
-    // Partial pivoting and Cholesky are backward stable: a few eps is what their first solve
-    // reaches, and a step below it buys nothing (static pivoting's LU needs the steps).
-    rule.backward = (used == kind::sparse_lu ? 1 : 8) * std::numeric_limits<T>::epsilon();
-    rule.relative = std::max(10.0 * double(std::numeric_limits<T>::epsilon()), 1e-3 * opt.rtol);  // as the sparse solver's
+    measure(b, y, r, be, rel);
     return detail::refine(
-        rule, be, rel,
+        rule(), be, rel,
         [&](bool, double& sbe, double& srel) {
           d = r;
           plain_solve(d.data());
           for (index_t i = 0; i < n; ++i) y[i] += d[static_cast<std::size_t>(i)];
-          measures(sbe, srel);
+          measure(b, y, r, sbe, srel);
         },
         [&] { std::copy(y, y + n, best.begin()); }, [&] { std::copy(best.begin(), best.end(), y); });
   }
@@ -324,18 +311,11 @@ struct host_direct<T>::impl {
     if constexpr (std::is_same_v<T, double>) {
       if (sd && used != kind::dense_lu) return cond = sd->condition_estimate();
       if (used == kind::suitesparse) {
-        std::vector<double> col(static_cast<std::size_t>(n), 0);
-        for (std::size_t k = 0; k < a().values().size(); ++k) col[static_cast<std::size_t>(a().col_idx()[k])] += std::abs(a().values()[k]);
-        const double a1 = col.empty() ? 0 : *std::max_element(col.begin(), col.end());
-        return cond = a1 * inverse_norm1_estimate<double>(n, [&](double* v) { ss->solve(v); },
+        return cond = direct_detail::one_norm_of(a()) * inverse_norm1_estimate<double>(n, [&](double* v) { ss->solve(v); },
                                                           [&](double* v) { ss->solve(v, true); });
       }
     }
     if (used == kind::sparse_lu) return cond = std::nan("");
-    std::vector<double> col(static_cast<std::size_t>(n), 0);
-    for (std::size_t k = 0; k < a().values().size(); ++k)
-      col[static_cast<std::size_t>(a().col_idx()[k])] += std::abs(static_cast<double>(a().values()[k]));
-    const double a1 = col.empty() ? 0 : *std::max_element(col.begin(), col.end());
     auto solve = [&](T* v) {
       if (used == kind::dense_lu) lu_solve(f, piv, v);
       else sl.solve(v);
@@ -344,7 +324,7 @@ struct host_direct<T>::impl {
       if (used == kind::dense_lu) lu_transpose_solve(f, piv, v);
       else sl.solve(v);  // A^T = A
     };
-    return cond = a1 * inverse_norm1_estimate<T>(n, solve, solve_t);
+    return cond = direct_detail::one_norm_of(a()) * inverse_norm1_estimate<T>(n, solve, solve_t);
   }
 
   std::string method_line() const {

@@ -89,6 +89,15 @@ double inf_norm_of(const csr_matrix<T, count_t>& a) {
   return m;
 }
 
+/// ||A||_1, the largest column sum.
+template <typename T>
+double one_norm_of(const csr_matrix<T, count_t>& a) {
+  std::vector<double> col(static_cast<std::size_t>(a.cols()), 0.0);
+  for (std::size_t k = 0; k < a.values().size(); ++k)
+    col[static_cast<std::size_t>(a.col_idx()[k])] += std::abs(static_cast<double>(a.values()[k]));
+  return col.empty() ? 0.0 : *std::max_element(col.begin(), col.end());
+}
+
 /// x's entries scaled back (x of A x = b is 2^e y for y of (2^e A) y = b) and checked: false,
 /// with r's status and message set, where one does not fit in T.
 template <typename T>
