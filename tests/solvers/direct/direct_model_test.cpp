@@ -67,12 +67,23 @@ void expect_honest(const solve_result& r, const csr_matrix<double>& a, const std
 // inconsistent system "converged" with residual 0.
 TEST(DirectModel, NormsDoNotOverflowOnAHugeRightHandSide) {
   const csr_matrix<double> a = dense_csr(3, {1, 2, 3, 2, 4, 6, 1, 1, 1});  // rank 2
-  const std::vector<double> b(3, 1e160);  // inconsistent
-  for (krylov_method m : {krylov_method::direct, krylov_method::automatic}) {
+  for (double scale : {1e160, 1e300}) {
+    const std::vector<double> b(3, scale);  // inconsistent
+    for (krylov_method m : {krylov_method::direct, krylov_method::automatic}) {
+      std::vector<double> x;
+      const solve_result r = solve_host(a, b, x, with(m));
+      EXPECT_NE(r.status, solve_status::converged) << to_string(m) << " " << scale << ": " << r.message;
+      expect_honest(r, a, b, x, 1e-8, "rank 2, b = 1e160 or 1e300");
+    }
+  }
+  {  // A well-posed system with b = 1e300: x near 1e300 still fits, and is checked
+    const csr_matrix<double> p = test::poisson_2d<double>(5);
+    std::vector<double> xt(static_cast<std::size_t>(p.rows()), 1e299), b(xt.size());
+    reference::spmv(1.0, p, xt, 0.0, b);
     std::vector<double> x;
-    const solve_result r = solve_host(a, b, x, with(m));
-    EXPECT_NE(r.status, solve_status::converged) << to_string(m) << ": " << r.message;
-    expect_honest(r, a, b, x, 1e-8, "rank 2, b = 1e160");
+    const solve_result r = solve_host(p, b, x, with(krylov_method::direct));
+    EXPECT_EQ(r.status, solve_status::converged) << r.message;
+    expect_honest(r, p, b, x, 1e-8, "b near 1e300");
   }
   // A 40 x 40 of condition about 1e20, b = 1e160: converged only where true.
   std::mt19937 g(7);
@@ -96,11 +107,13 @@ TEST(DirectModel, NormsDoNotOverflowOnAHugeRightHandSide) {
 // ||b|| below 1e-154 once underflowed to 0: the solve "missed" with x right.
 TEST(DirectModel, NormsDoNotUnderflowOnATinyRightHandSide) {
   const csr_matrix<double> a = test::poisson_2d<double>(12);
-  std::vector<double> b(static_cast<std::size_t>(a.rows()), 1e-160), x;
-  b[3] = -3e-161;
-  const solve_result r = solve_host(a, b, x, with(krylov_method::direct));
-  EXPECT_EQ(r.status, solve_status::converged) << r.message;
-  expect_honest(r, a, b, x, 1e-8, "b = 1e-160");
+  for (double scale : {1e-160, 1e-300}) {
+    std::vector<double> b(static_cast<std::size_t>(a.rows()), scale), x;
+    b[3] = -0.3 * scale;
+    const solve_result r = solve_host(a, b, x, with(krylov_method::direct));
+    EXPECT_EQ(r.status, solve_status::converged) << scale << ": " << r.message;
+    expect_honest(r, a, b, x, 1e-8, "b = 1e-160 or 1e-300");
+  }
 }
 
 // b = 0 with a matrix that is not SPD: x = 0 at once (it once fell to the O(n^3) dense LU on a
