@@ -593,3 +593,29 @@ def test_solver_auto_with_columns_is_auto_per_column(data):
         x1, info1 = la.solve(A, B[:, j], method="auto", device="cpu", auto_direct_rows=0)
         assert (rs[j].converged, info1 == 0) == (True, True), rs[j].message
         assert rel_residual(A, X[:, j], B[:, j]) < 1e-7
+
+
+def test_every_scipy_format_with_corrupt_indices_is_refused():
+    # In a child: a format la did not check would crash the interpreter in scipy's conversion.
+    code = """
+import numpy as np, scipy.sparse as sp, la
+base = sp.random(40, 40, density=0.2, format="csr", random_state=1) + sp.identity(40)
+b = np.ones(40)
+cases = {}
+m = base.tocsc(); m.indptr[3] = 10**6; cases["csc"] = m
+m = base.tocoo(); m.row[2] = 99; cases["coo"] = m
+m = base.tobsr(blocksize=(2, 2)); m.indptr[-1] = 10**6; cases["bsr"] = m
+m = base.todia(); m.offsets = np.append(m.offsets, 7); cases["dia"] = m
+m = base.tocsr(); m.indices[0] = -5; cases["csr"] = m
+for name, m in cases.items():
+    try:
+        la.solve(m, b, device="cpu")
+        print(name, "accepted")
+    except la.InvalidArgument as e:
+        print(name, "refused")
+"""
+    run = subprocess.run([__import__("sys").executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(__import__("sys").path)})
+    assert run.returncode == 0, run.stderr
+    for name in ("csc", "coo", "bsr", "dia", "csr"):
+        assert name + " refused" in run.stdout, run.stdout
