@@ -100,19 +100,10 @@ matrix_properties properties_of(context& ctx, const device_csr<T, O>& a) {
 template <typename T, typename O>
 solve_result run_device_method(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
                                const cg_options& o, const device_cg_options& dopt) {
-  switch (o.method) {
-    case krylov_method::bicgstab: return bicgstab_device(ctx, a, b, x, o, dopt);
-    case krylov_method::gmres: return gmres_device(ctx, a, b, x, o, dopt, false);
-    case krylov_method::fgmres: return gmres_device(ctx, a, b, x, o, dopt, true);
-    case krylov_method::automatic:  // resolved by solve_by_method
-    case krylov_method::cg: {
-      solve_result c = cg_device(ctx, a, b, x, o, dopt);
-      c.method = "cg, " + c.method;
-      return c;
-    }
-    default:  // the direct method, or a method added at run time: its entry's GPU solver
-      return entry_of(o.method).solvers.device<T, O>()(ctx, a, b, x, o);
-  }
+  // Through the method's registry entry, la's own and those added at run time alike.
+  const device_method_solver<T, O> f = entry_of(o.method).solvers.device<T, O>();
+  LA_EXPECTS(f != nullptr, std::string("{method} ") + to_string(o.method) + " has no GPU solver (auto is resolved first)");
+  return f(ctx, a, b, x, o, dopt);
 }
 
 template <typename T, typename O>

@@ -15,27 +15,12 @@
 
 #include <la/types.hpp>
 #include <la/solvers/direct_options.hpp>
+#include <la/solvers/method_kind.hpp>
 #include <la/solvers/cg_control.hpp>
 #include <la/solvers/precond_options.hpp>
 
 namespace la {
 
-/// The Krylov methods. CG for symmetric positive definite matrices; the others for any
-/// square non-singular matrix, right-preconditioned (the residual they monitor is the true
-/// one, not M^-1 r).
-enum class krylov_method {
-  automatic,  // CG when A looks SPD (symmetric values, positive diagonal), else select_method's (method.hpp)
-  cg,
-  bicgstab,   // van der Vorst's BiCGSTAB: two products with A an iteration, short recurrences
-  gmres,      // restarted GMRES(m): classical Gram-Schmidt with one reorthogonalization, Givens rotations
-  fgmres,     // flexible GMRES(m): M^-1 may change between applications (keeps the m vectors M^-1 v)
-  direct,     // a dense factorization of A, on the host for now (solvers/direct/)
-  // Values past direct: methods added at run time (registry.hpp, add_method).
-};
-/// The method's registered name (registry.hpp's entries; "unknown" for a value none has).
-const char* to_string(krylov_method m) noexcept;
-/// The method registered as `s`, or nothing.
-std::optional<krylov_method> parse_method(const std::string& s);
 
 /// The outcome of a solve. The statuses a backend's stopping rule sets take their values
 /// from cg_code (cg_control.hpp), so a control block's status converts with a cast; the

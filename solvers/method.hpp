@@ -22,10 +22,10 @@
 #include <la/formats/convert.hpp>
 #include <la/memory.hpp>
 #include <la/parallel.hpp>
-#include <la/solvers/bicgstab.hpp>
-#include <la/solvers/gmres.hpp>
-#include <la/solvers/host_backend.hpp>
+#include <la/solvers/host_matrix.hpp>
 #include <la/solvers/matrix_properties.hpp>
+#include <la/solvers/precond.hpp>
+#include <la/solvers/registry.hpp>
 #include <la/solvers/sparse_analysis.hpp>
 
 namespace la {
@@ -442,31 +442,13 @@ solve_result solve_by_method(index_t rows, index_t cols, cg_options opt, const c
 }  // namespace detail
 
 namespace detail {
-/// Runs o.method itself on the host (no auto rules: solve_by_method applies them): la's Krylov
-/// methods over every format, the others (direct, methods added at run time) through their
-/// entry's host solver, on CSR.
+/// Runs o.method itself on the host through its registry entry's host solver, on A's own
+/// format (no auto rules: solve_by_method applies them; auto itself has no solver).
 template <typename Matrix, typename T>
 solve_result run_host_method(const Matrix& a, const std::vector<T>& b, std::vector<T>& x, const cg_options& o) {
-  switch (o.method) {
-    case krylov_method::bicgstab: return bicgstab_host(a, b, x, o);
-    case krylov_method::gmres: return gmres_host(a, b, x, o, false);
-    case krylov_method::fgmres: return gmres_host(a, b, x, o, true);
-    case krylov_method::automatic:  // resolved by solve_by_method
-    case krylov_method::cg: {
-      solve_result c = cg_host(a, b, x, o);
-      c.method = "cg, " + c.method;
-      return c;
-    }
-    default: {  // the direct method, or a method added at run time: its entry's host solver, on CSR
-      const host_method_solver<T> f = entry_of(o.method).solvers.host<T>();
-      if constexpr (Matrix::kind == format::csr) {
-        if constexpr (std::is_same_v<typename Matrix::offset_type, count_t>) return f(a, b, x, o);
-        else return f(to_csr<count_t>(a), b, x, o);
-      } else {
-        return f(to_csr<count_t>(a), b, x, o);
-      }
-    }
-  }
+  const host_method_solver<T> f = entry_of(o.method).solvers.host<T>();
+  LA_EXPECTS(f != nullptr, std::string("{method} ") + to_string(o.method) + " has no host solver (auto is resolved first)");
+  return f(host_matrix_ref<T>(a), b, x, o);
 }
 }  // namespace detail
 

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include <la/solvers/method_kind.hpp>
 #include <la/types.hpp>
 
 namespace la {
@@ -25,7 +26,7 @@ enum class preconditioner {
   ilu0,          // (L U)^-1 on the pattern of A, no pivoting, no shift (for symmetric A, IC(0)'s M
                  // without the shift); built for the non-symmetric solvers, usable by CG
   amg,           // one cycle of smoothed-aggregation algebraic multigrid (solvers/amg/)
-  inner_gmres,   // K iterations of GMRES as M^-1, for FGMRES (precond/inner_gmres.cu)
+  inner,         // K iterations of a method as M^-1, for FGMRES (precond/inner.cu)
   automatic,     // one of the above, by select_preconditioner (precond.hpp)
   // Values past automatic: preconditioners added at run time (registry.hpp, add_preconditioner).
 };
@@ -135,8 +136,10 @@ struct precond_options {
   double max_shift = 1;
   /// Block-Jacobi: the largest diagonal block (1 to 32 rows).
   int max_block = 32;
-  /// GMRES as a preconditioner (inner_gmres): the inner GMRES(K)'s iterations an application,
-  /// and its own preconditioner (none, jacobi, ilu0 or amg), built once.
+  /// A method as a preconditioner (inner): the inner method (a registered one but auto and
+  /// direct; GMRES runs as GMRES(K)), its iterations an application, and its own
+  /// preconditioner (none, jacobi, ilu0 or amg), built once.
+  krylov_method inner_method = krylov_method::gmres;
   int inner_iterations = 10;
   preconditioner inner_precond = preconditioner::jacobi;
   /// FSAI on the GPU: bytes of scratch for the rows' dense blocks (0: a quarter of the free

@@ -62,7 +62,7 @@ std::vector<preconditioner_entry>& precond_list() {
   using namespace registry_detail;
   static std::vector<preconditioner_entry> list = {none_entry(), jacobi_entry(), block_jacobi_entry(),
                                                    fsai_entry(), ic0_entry(),    ilu0_entry(),
-                                                   amg_entry(),  inner_gmres_entry(), auto_entry()};
+                                                   amg_entry(),  inner_entry(), auto_entry()};
   return list;
 }
 std::vector<option_spec>& option_list_of_all() {
@@ -70,7 +70,7 @@ std::vector<option_spec>& option_list_of_all() {
   static std::vector<option_spec> list = [] {
     std::vector<option_spec> all;
     for (option_list l : {general_option_list(), fsai_option_list(), factored_option_list(), block_jacobi_option_list(),
-                          amg_option_list(), inner_gmres_option_list(), direct_option_list()})
+                          amg_option_list(), inner_option_list(), direct_option_list()})
       all.insert(all.end(), l.begin, l.begin + l.size);
     return all;
   }();

@@ -1,6 +1,6 @@
 // The registries of Krylov methods and preconditioners, and the options of a solve: the only
 // lists of them. Each method or preconditioner family declares its entry and its options in
-// its own file (solvers/method_entries.cpp; solvers/precond/*_entry.cpp; solvers/amg/entry.cpp),
+// its own file (solvers/krylov/entries.cpp; solvers/precond/*_entry.cpp; solvers/amg/entry.cpp),
 // each option once: its name, type, default, range or choices, where it applies and its
 // help. Front ends read these tables: the CLI's parser and `la solve --help`
 // (tools/solve_options.cpp), Python's keywords (python/la/__init__.py, through
@@ -24,6 +24,10 @@
 #include <la/vector.hpp>
 
 namespace la {
+
+template <typename T>
+class host_matrix_ref;     // host_matrix.hpp
+struct device_cg_options;  // device_cg.hpp
 
 enum class option_type { real, integer, choice, flag };
 
@@ -72,15 +76,17 @@ struct option_spec {
 /// apart, as the M^-1 the entry's builders make, between the method's kernels.
 enum class precond_form { identity, diagonal, apart };
 
-/// The solvers of a method added at run time (add_method), on CSR: the host one (the oracle)
-/// and the GPU one for each value and offset type. la's own methods are templates over every
-/// format and backend, dispatched in method.hpp (solve_host) and device_solve.cu.
+/// A method's solvers, the only way a solve reaches a method (la's own and those added at run
+/// time alike): the host one (the oracle), on A in any host format (host_matrix.hpp: la's
+/// Krylov methods run on the format itself, others read its CSR), and the GPU one, on CSR,
+/// for each value and offset type. `device_cg_options` carries the GPU path and the SpMV
+/// kernel chosen for A (a method that has no use for them ignores them).
 template <typename T>
-using host_method_solver = solve_result (*)(const csr_matrix<T, count_t>&, const std::vector<T>& b, std::vector<T>& x,
+using host_method_solver = solve_result (*)(const host_matrix_ref<T>&, const std::vector<T>& b, std::vector<T>& x,
                                             const cg_options&);
 template <typename T, typename O>
 using device_method_solver = solve_result (*)(context&, const device_csr<T, O>&, const device_vector<T>& b,
-                                              device_vector<T>& x, const cg_options&);
+                                              device_vector<T>& x, const cg_options&, const device_cg_options&);
 struct method_solvers {
   host_method_solver<float> hf = nullptr;
   host_method_solver<double> hd = nullptr;
@@ -97,6 +103,7 @@ struct method_solvers {
   device_method_solver<T, O> device() const {
     return for_types<T, O>(f32, f64, d32, d64);
   }
+  constexpr bool complete() const { return hf && hd && f32 && f64 && d32 && d64; }
 };
 /// The solvers of a method's function templates host<T> and device<T, O>, for its entry.
 #define LA_METHOD_SOLVERS(host, device)                                                                   \
@@ -115,8 +122,7 @@ struct method_entry {
   bool several_gpus;      // runs on a team of GPUs (--gpus, --mpi)
   bool flexible;          // takes an M^-1 that changes between applications
   bool short_recurrence;  // memory independent of the iteration count
-  method_solvers solvers; // its solvers on CSR (la's Krylov methods leave them null: method.hpp
-                          // and device_solve.cu dispatch them over every format and backend)
+  method_solvers solvers; // how a solve runs it (auto, resolved before a solve, has none)
   bool on_gpu = true;     // solves on the GPU
 };
 
@@ -160,7 +166,7 @@ const std::vector<option_spec>& solve_options();
 const method_entry& entry_of(krylov_method m);
 /// Adds a method to the list, with its options, before any solve reads the lists: its kind is
 /// a new value of la::krylov_method, which solve_host and solve_device run through its
-/// solvers, and the CLI and Python take by its name. `e.name` and the options' strings must
+/// solvers, as they run la's own, and the CLI and Python take by its name. `e.name` and the options' strings must
 /// outlive the program (string literals); a name already listed is la::invalid_argument.
 krylov_method add_method(method_entry e, const option_spec* options = nullptr, std::size_t count = 0);
 
@@ -252,7 +258,6 @@ option_list fsai_option_list();
 option_list block_jacobi_option_list();
 option_list amg_option_list();
 option_list direct_option_list();
-const method_entry* method_entries(std::size_t& n);
 preconditioner_entry none_entry();
 preconditioner_entry jacobi_entry();
 preconditioner_entry block_jacobi_entry();
@@ -260,9 +265,10 @@ preconditioner_entry fsai_entry();
 preconditioner_entry ic0_entry();
 preconditioner_entry ilu0_entry();
 preconditioner_entry amg_entry();
+const method_entry* method_entries(std::size_t& n);  // solvers/krylov/entries.cpp
 method_entry direct_entry();  // solvers/direct/method.cpp
-preconditioner_entry inner_gmres_entry();
-option_list inner_gmres_option_list();
+preconditioner_entry inner_entry();
+option_list inner_option_list();
 preconditioner_entry auto_entry();
 }  // namespace registry_detail
 

@@ -11,6 +11,7 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
+#include <la/kernels/reference/spmv.hpp>
 #include <la/atomic_file.hpp>
 #include <la/context.hpp>
 #include <la/solvers/device_cg.hpp>

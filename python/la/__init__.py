@@ -394,8 +394,8 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     stopped without converging; -1 a breakdown or non-finite values (scipy's convention).
     rtol, atol, maxiter: stop when ||b - Ax|| <= max(rtol ||b||, atol), or after maxiter
     iterations (None: 2n for cg, max(2n, 20000) for the others). method: auto (CG for symmetric positive-diagonal values, else BiCGSTAB), cg, bicgstab,
-    gmres, fgmres, direct (A's dense form factored: LU or Cholesky, on the GPU or the CPU). precond: auto, none, jacobi, block-jacobi, fsai, ic0, ilu0, amg, gmres (an
-    inner GMRES, for fgmres).
+    gmres, fgmres, direct (A's dense form factored: LU or Cholesky, on the GPU or the CPU). precond: auto, none, jacobi, block-jacobi, fsai, ic0, ilu0, amg, inner (an
+    inner solve by inner_method, gmres by default, for fgmres).
     device: auto (the GPU when there is one), gpu, cpu. callback(iteration, residual) is called
     between chunks of iterations (not every iteration: the GPU runs chunks without the host);
     Ctrl-C stops the solve there with KeyboardInterrupt. history=True keeps every residual in

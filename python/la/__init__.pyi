@@ -8,7 +8,7 @@ __version__: str
 
 # The registry's names (la/solvers/registry.hpp; tests/test_registry.py compares them).
 Method = Literal["auto", "cg", "bicgstab", "gmres", "fgmres", "direct"]
-Precond = Literal["auto", "none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "amg", "gmres"]
+Precond = Literal["auto", "none", "jacobi", "block-jacobi", "fsai", "ic0", "ilu0", "amg", "inner"]
 Device = Literal["auto", "gpu", "cpu"]
 Matrix = Any  # scipy.sparse matrix or array, dense 2-D array, or cupyx.scipy.sparse.csr_matrix
 Vector = Any  # numpy.ndarray, or cupy.ndarray for CuPy matrices

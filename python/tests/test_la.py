@@ -140,6 +140,16 @@ def test_options_reach_the_solver_and_are_refused_where_they_do_not_apply():
         assert info == 0 and r.method == method
     _, _, r = la.solve(A, b, precond="amg", amg_cycle="w", amg_degree=3, device="cpu", full_output=True)
     assert "W-cycle" in r.precond_detail and "degree 3" in r.precond_detail
+    # Any registered method as an inner solve (PCKSP), by keyword; only fgmres takes it, and
+    # the direct method is refused as an inner one.
+    x, info, r = la.solve(A, b, method="fgmres", precond="inner", inner_method="bicgstab", inner_iterations=4,
+                          inner_precond="ilu0", device="cpu", full_output=True)
+    assert info == 0 and "bicgstab, 4 iterations" in r.precond_detail, r.precond_detail
+    assert np.linalg.norm(b - A @ x) <= 1e-8 * np.linalg.norm(b)
+    with pytest.raises(ValueError, match="only a flexible method"):
+        la.solve(A, b, method="gmres", precond="inner", device="cpu")
+    with pytest.raises(ValueError, match="inner_method='direct'"):
+        la.solve(A, b, method="fgmres", precond="inner", inner_method="direct", device="cpu")
     _, _, r = la.solve(A, b, maxiter=3, precond="none", device="cpu", full_output=True)
     assert r.status == "max_iterations" and r.iterations == 3
     bad = [dict(method="lu"), dict(precond="ilu7"), dict(amg_strength=0.2, precond="jacobi"),

@@ -13,6 +13,8 @@
 
 #include <la/solvers/direct/device_direct.hpp>
 #include <la/solvers/direct/host_direct.hpp>
+#include <la/solvers/device_cg.hpp>
+#include <la/solvers/host_matrix.hpp>
 #include <la/solvers/method.hpp>
 #include <la/solvers/registry.hpp>
 
@@ -21,14 +23,14 @@ namespace {
 // The method's solvers: one setup (host_direct, device_direct: the chain and its checks) and
 // one column.
 template <typename T>
-solve_result direct_host(const csr_matrix<T, count_t>& a, const std::vector<T>& b, std::vector<T>& x, const cg_options& o) {
-  host_direct<T> d(a, o);
+solve_result direct_host(const host_matrix_ref<T>& a, const std::vector<T>& b, std::vector<T>& x, const cg_options& o) {
+  host_direct<T> d(a.csr(), o);
   return d.solve(b, x);
 }
 
 template <typename T, typename O>
 solve_result direct_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
-                           const cg_options& o) {
+                           const cg_options& o, const device_cg_options&) {
   device_direct<T, O> d(ctx, a, o);
   return d.solve(b, x);
 }

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include <la/error.hpp>
+#include <la/solvers/device_cg.hpp>
 #include <la/solvers/device_precond.hpp>
+#include <la/solvers/host_matrix.hpp>
 #include <la/solvers/precond.hpp>
 
 namespace la::test {
@@ -50,9 +52,10 @@ solve_result richardson(double bnorm, std::int64_t n, const cg_options& o, Resid
 }
 
 template <typename T>
-solve_result solve_host(const csr_matrix<T, count_t>& a, const std::vector<T>& b, std::vector<T>& x,
+solve_result solve_host(const host_matrix_ref<T>& any, const std::vector<T>& b, std::vector<T>& x,
                         const cg_options& o) {
   ++host_runs;
+  const csr_matrix<T, count_t>& a = any.csr();  // the method works on CSR
   const std::size_t n = b.size();
   if (x.empty()) x.assign(n, T(0));
   std::optional<host_preconditioner<T>> pre;
@@ -135,7 +138,7 @@ unsigned blocks(long long n) { return static_cast<unsigned>(std::max<long long>(
 
 template <typename T, typename O>
 solve_result solve_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
-                          const cg_options& o) {
+                          const cg_options& o, const device_cg_options&) {
   ++device_runs;
   const long long n = a.rows();
   const cudaStream_t s = ctx.stream();

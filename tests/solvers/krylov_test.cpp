@@ -8,6 +8,7 @@
 #include <Eigen/SparseCore>
 
 #include <la/formats/generate.hpp>
+#include <la/solvers/gmres.hpp>
 #include <la/solvers/method.hpp>
 #include <la/solvers/registry.hpp>
 #include "eigen_cg.hpp"

@@ -283,35 +283,73 @@ TEST(HostSolver, BuildsThePreconditionerOnceAndSolvesAsSolveHost) {
   EXPECT_THROW((host_solver<csr_matrix<double>>(empty, with(krylov_method::gmres, extra))), invalid_argument);
 }
 
-// One method preconditioning another: FGMRES with K iterations of GMRES(K) as M^-1, on a
-// non-symmetric system, on the host and the GPU; the methods that are not flexible refuse it.
-TEST(InnerGmres, PreconditionsFgmresOnTheHostAndTheGpu) {
+// One method preconditioning another: FGMRES with K iterations of an inner method (GMRES(K),
+// BiCGSTAB, or the tests' own Richardson added at run time) as M^-1, on a non-symmetric
+// system, on the host and the GPU, the inner method reached through its registry entry; the
+// methods that are not flexible refuse it, and so does an inner auto or direct.
+TEST(Inner, AnyRegisteredMethodPreconditionsFgmresOnTheHostAndTheGpu) {
   std::mt19937 g(11);
   const csr_matrix<double> a = test::random_nonsymmetric<double>(500, 6, g);
   const std::vector<double> b = test::random_vector<double>(500, g);
-  for (preconditioner inner : {preconditioner::jacobi, preconditioner::ilu0}) {
-    cg_options o = with(krylov_method::fgmres, preconditioner::inner_gmres);
+  const krylov_method extra = test::add_extra_method();
+  struct inner_case {
+    krylov_method method;
+    preconditioner precond;
+    const char* named;
+  };
+  for (const inner_case& c : {inner_case{krylov_method::gmres, preconditioner::jacobi, "gmres(5)"},
+                              inner_case{krylov_method::gmres, preconditioner::ilu0, "gmres(5)"},
+                              inner_case{krylov_method::bicgstab, preconditioner::ilu0, "bicgstab, 5"},
+                              inner_case{extra, preconditioner::jacobi, "extra-richardson, 5"}}) {
+    cg_options o = with(krylov_method::fgmres, preconditioner::inner);
+    o.precond_opt.inner_method = c.method;
     o.precond_opt.inner_iterations = 5;
-    o.precond_opt.inner_precond = inner;
+    o.precond_opt.inner_precond = c.precond;
+    const long long host_runs = test::extra_method_host_runs();
     std::vector<double> x;
     const solve_result r = solve_host(a, b, x, o);
-    EXPECT_EQ(r.status, solve_status::converged) << r.message;
-    EXPECT_LT(test::true_relres(a, b, x), 1e-7);
-    EXPECT_TRUE(contains(r.precond.detail, std::string("preconditioned by ") + to_string(inner))) << r.precond.detail;
+    EXPECT_EQ(r.status, solve_status::converged) << c.named << ": " << r.message;
+    EXPECT_LT(test::true_relres(a, b, x), 1e-7) << c.named;
+    EXPECT_TRUE(contains(r.precond.detail, c.named)) << r.precond.detail;
+    EXPECT_TRUE(contains(r.precond.detail, std::string("preconditioned by ") + to_string(c.precond))) << r.precond.detail;
+    if (c.method == extra) EXPECT_GT(test::extra_method_host_runs(), host_runs + r.iterations - 1);  // one an application
     if (!cuda_available()) continue;
     context ctx;
     device_vector<double> dx;
+    const long long device_runs = test::extra_method_device_runs();
     const solve_result d = solve_device(ctx, to_device(ctx, a), to_device(ctx, b), dx, o);
-    EXPECT_EQ(d.status, solve_status::converged) << d.message;
-    EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-7);
+    EXPECT_EQ(d.status, solve_status::converged) << c.named << ": " << d.message;
+    EXPECT_LT(test::true_relres(a, b, to_host(ctx, dx)), 1e-7) << c.named;
     EXPECT_TRUE(contains(d.method, "plain path")) << d.method;  // an inner solve is not captured
+    if (c.method == extra) EXPECT_GT(test::extra_method_device_runs(), device_runs);
   }
   for (krylov_method m : {krylov_method::cg, krylov_method::bicgstab, krylov_method::gmres, krylov_method::automatic}) {
-    cg_options o = with(m, preconditioner::inner_gmres);
+    cg_options o = with(m, preconditioner::inner);
     o.force = true;  // CG on these values: the preconditioner's refusal, not the matrix's
     std::vector<double> x;
     const solve_result r = solve_host(a, b, x, o);
     EXPECT_EQ(r.status, solve_status::invalid_input) << to_string(m);
     EXPECT_TRUE(contains(r.message, "only a flexible method takes: use {method} fgmres")) << r.message;
+  }
+  for (krylov_method inner : {krylov_method::direct, krylov_method::automatic}) {
+    cg_options o = with(krylov_method::fgmres, preconditioner::inner);
+    o.precond_opt.inner_method = inner;
+    std::vector<double> x;
+    const solve_result r = solve_host(a, b, x, o);
+    EXPECT_EQ(r.status, solve_status::invalid_input) << to_string(inner);
+    EXPECT_TRUE(contains(r.message, std::string("{inner-method} ") + to_string(inner) + " cannot be an inner solve"))
+        << r.message;
+  }
+}
+
+// Every method is reached through its registry entry: each of la's own has both solvers, and
+// auto (a rule, resolved before a solve) has none.
+TEST(Registry, EveryMethodHasItsSolvers) {
+  for (const method_entry& e : methods()) {
+    if (e.kind == krylov_method::automatic) {
+      EXPECT_FALSE(e.solvers.hf || e.solvers.hd || e.solvers.f32 || e.solvers.f64 || e.solvers.d32 || e.solvers.d64);
+      continue;
+    }
+    EXPECT_TRUE(e.solvers.complete()) << e.name;
   }
 }

@@ -1,8 +1,11 @@
 // The Krylov methods' registry entries and the options every solve reads (tolerances, the
-// iteration limit, the method, the preconditioner), declared once (registry.hpp).
+// iteration limit, the method, the preconditioner), declared once (registry.hpp). Each
+// entry's solvers are its method's pair (krylov/solvers.hpp); auto has none: solve_by_method
+// resolves it to one of them first.
 #include <cstdint>
 #include <limits>
 
+#include <la/solvers/krylov/solvers.hpp>
 #include <la/solvers/registry.hpp>
 
 namespace la::registry_detail {
@@ -87,17 +90,18 @@ constexpr method_entry entries[] = {
     {"cg", krylov_method::cg,
      "refused on a matrix whose values are not symmetric,\n"
      "naming the alternative; {force} runs it anyway",
-     true, true, false, true},
-    {"bicgstab", krylov_method::bicgstab, "two products with A an iteration, short recurrences", false, false, false, true},
+     true, true, false, true, LA_METHOD_SOLVERS(krylov_detail::cg_on_host, krylov_detail::cg_on_device)},
+    {"bicgstab", krylov_method::bicgstab, "two products with A an iteration, short recurrences", false, false, false, true,
+     LA_METHOD_SOLVERS(krylov_detail::bicgstab_on_host, krylov_detail::bicgstab_on_device)},
     {"gmres", krylov_method::gmres,
      "restarted GMRES(m), right-preconditioned: the residual\n"
      "it monitors is ||b - Ax||; never grows; breaks down\n"
      "only where A M^-1 is singular (it says so)",
-     false, false, false, false},
+     false, false, false, false, LA_METHOD_SOLVERS(krylov_detail::gmres_on_host, krylov_detail::gmres_on_device)},
     {"fgmres", krylov_method::fgmres,
      "flexible GMRES(m), for preconditioners that change\n"
      "between applications",
-     false, false, true, false},
+     false, false, true, false, LA_METHOD_SOLVERS(krylov_detail::fgmres_on_host, krylov_detail::fgmres_on_device)},
 };
 }  // namespace
 
