@@ -1,5 +1,5 @@
 // BiCGSTAB (van der Vorst 1992), right-preconditioned: the host backend (the oracle) and
-// the GPU entry point (bicgstab.cu), both driven by the Krylov skeleton's loop (krylov.hpp).
+// the GPU entry point (krylov/bicgstab_device.cu), both driven by the Krylov skeleton's loop (krylov.hpp).
 //
 // An iteration, with M^-1 applied on the right so r is the true residual b - A x:
 //   beta = (rho / rho_old) (alpha / omega);  p = r + beta (p - omega v)

@@ -1,5 +1,5 @@
-// The Krylov methods on the GPU: BiCGSTAB (bicgstab.cu), GMRES(m) and flexible GMRES(m)
-// (gmres.cu), and solve_device, which takes the method from cg_options the way solve_host
+// The Krylov methods on the GPU: BiCGSTAB (krylov/bicgstab_device.cu), GMRES(m) and flexible GMRES(m)
+// (krylov/gmres_device.cu), and solve_device, which takes the method from cg_options the way solve_host
 // does (method.hpp) and runs CG through cg_device (device_cg.hpp).
 //
 // The non-CG methods run their steps as kernels whose scalars stay in a device control

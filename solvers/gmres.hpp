@@ -1,5 +1,5 @@
 // Restarted GMRES(m) and flexible GMRES(m), right-preconditioned: the host backend (the
-// oracle) and the GPU entry point (gmres.cu), both driven by the Krylov skeleton's loop
+// oracle) and the GPU entry point (krylov/gmres_device.cu), both driven by the Krylov skeleton's loop
 // (krylov.hpp).
 //
 // An iteration (one product with A) extends the basis V of the Krylov space of A M^-1:

@@ -1,7 +1,7 @@
 // What the GPU backends of BiCGSTAB and GMRES share (krylov.hpp's Backend contract, less the
 // method's steps): the operator, the checks, M^-1 (Jacobi by a non-zero diagonal, the others
 // from device_precond.hpp), scale-safe norms, the true residual, the control block's read-back
-// and the history ring. Private to solvers/bicgstab.cu and solvers/gmres.cu.
+// and the history ring. Private to solvers/krylov/bicgstab_device.cu and gmres_device.cu.
 #pragma once
 
 #include <algorithm>

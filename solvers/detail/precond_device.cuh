@@ -1,4 +1,4 @@
-// What the GPU preconditioner builders share (device_precond.cu's dispatch and the families
+// What the GPU preconditioner builders share (precond/device_precond.cu's dispatch and the families
 // in solvers/precond/ and AMG in solvers/amg/, so it lives in the shared detail/): the implementation interface, the setup kernels, and the
 // level-scheduled row runner IC(0) and ILU(0) use. Private to la's sources.
 #pragma once

@@ -1,5 +1,5 @@
 // Row pointers from row counts on the device, shared by the builders that cut a matrix on the
-// GPU (device_precond.cu: tril(A), FSAI's offsets; distributed/matrix.cu: the generated Laplacian's
+// GPU (precond/device_precond.cu: tril(A), FSAI's offsets; distributed/matrix.cu: the generated Laplacian's
 // parts, a part's diagonal block). Private.
 #pragma once
 

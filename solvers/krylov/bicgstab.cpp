@@ -1,5 +1,5 @@
 // BiCGSTAB's registry solvers (krylov/solvers.hpp): bicgstab_host over A's own format
-// (bicgstab.hpp), bicgstab_device on the GPU (bicgstab.cu).
+// (bicgstab.hpp), bicgstab_device on the GPU (bicgstab_device.cu).
 #include <la/solvers/bicgstab.hpp>
 #include <la/solvers/device_solve.hpp>
 #include <la/solvers/host_matrix.hpp>

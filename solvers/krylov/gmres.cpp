@@ -1,5 +1,5 @@
 // GMRES's and FGMRES's registry solvers (krylov/solvers.hpp): gmres_host over A's own format
-// (gmres.hpp), gmres_device on the GPU (gmres.cu); one backend, flexible or not.
+// (gmres.hpp), gmres_device on the GPU (gmres_device.cu); one backend, flexible or not.
 #include <la/solvers/device_solve.hpp>
 #include <la/solvers/gmres.hpp>
 #include <la/solvers/host_matrix.hpp>

@@ -332,6 +332,39 @@ TEST(SparseDirect, SolvesWithoutRefinementAsTheHostFrontsDo) {
   EXPECT_TRUE(reached_tiles);
 }
 
+// The GPU solve's norms are scaled sums (dnrm2's): b of 1e200 (whose squares overflow) and
+// 1e-200 (whose squares underflow) give the backward error and relative residual of b of 1,
+// and a NaN in b is a non-finite residual, not a converged one.
+TEST(SparseDirect, TheGpuNormsNeitherOverflowNorUnderflow) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(61);
+  const csr_matrix<double, count_t> a = to_csr<count_t>(test::random_nonsymmetric<double>(33, 4, g));
+  sparse_direct_solver s(ctx, a, {});
+  s.factor();
+  ASSERT_TRUE(s.ok());
+  const index_t n = a.rows(), k = 2;
+  const std::vector<double> b = random_rhs(n, k, g);
+  std::vector<double> x = b;
+  const sparse_direct_report base = s.solve(x, k);
+  ASSERT_LE(base.backward_error, 1e-15);
+  for (double scale : {1e200, 1e-200}) {
+    std::vector<double> y = b;
+    for (double& v : y) v *= scale;
+    const sparse_direct_report r = s.solve(y, k);
+    EXPECT_TRUE(std::isfinite(r.backward_error) && std::isfinite(r.relative_residual)) << scale;
+    EXPECT_LE(r.backward_error, 1e-15) << scale;
+    EXPECT_LE(r.relative_residual, 1e-12) << scale;
+    EXPECT_GT(r.relative_residual, 0.0) << scale << ": a residual that underflowed to 0";
+    for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i] / scale, x[i], 1e-10 * (1 + std::abs(x[i]))) << scale;
+  }
+  std::vector<double> bad = b;
+  bad[5] = NAN;
+  const sparse_direct_report r = s.solve(bad, k);
+  EXPECT_FALSE(r.backward_error <= 1e-15) << "a NaN in b reads as a backward error of " << r.backward_error;
+  EXPECT_FALSE(r.relative_residual <= 1e-12);
+}
+
 TEST(SparseDirect, TakesASymmetricPositiveDiagonalMatrixWithoutPivotingAndFallsBackWhereItIsIndefinite) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
