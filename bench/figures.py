@@ -192,12 +192,44 @@ def host_defaults_table():
     return "\n".join(out)
 
 
+GEMM_CSV = "gemm-h100-2026-12-07.csv"  # the latest gemm_bench run (bench/gemm_csv.py)
+TEACHING = {"naive", "smem_tiled", "joint_rs"}  # the ladder's first rungs, not la's best
+
+
+def gemm_table():
+    """Per shape and precision class: la's fastest validated variant against the cuBLAS call of
+    that class, measured in the same gemm_bench run."""
+    rs = rows(GEMM_CSV)
+    out = ["| shape | precision | la's fastest | la (TFLOP/s) | cuBLAS | cuBLAS (TFLOP/s) | la / cuBLAS |",
+           "|---|---|---|---|---|---|---|"]
+    by = {}
+    for r in rs:
+        by.setdefault(r["shape"], []).append(r)
+    for shape, group in by.items():
+        t = {r["variant"]: r for r in group if r["ok"] == "1"}
+        for prec in ("fp32", "tf32x3", "tf32", "fp16", "bf16"):
+            own = [r for r in group if r["precision"] == prec and r["ok"] == "1" and not r["variant"].startswith("cublas")
+                   and r["variant"] not in TEACHING]
+            peer = t.get({"fp32": "cublas_fp32", "tf32x3": "cublas_fp32", "tf32": "cublas_tf32", "fp16": "cublas_f16",
+                          "bf16": "cublas_bf16"}[prec])
+            if not own or not peer:
+                continue
+            best = max(own, key=lambda r: f(r["tflops"]))
+            out.append("| %s | %s | %s | %.1f | %s | %.1f | %.2fx |" % (shape, prec, best["variant"], f(best["tflops"]),
+                       peer["variant"], f(peer["tflops"]), f(best["tflops"]) / f(peer["tflops"])))
+    misses = [r["shape"] + " " + r["variant"] for r in rs if r["ok"] != "1"]
+    out.append("")
+    out.append("Not validated (no time): " + (", ".join(misses) if misses else "none") + ".")
+    return "\n".join(out)
+
+
 # Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
 # produced whole from a CSV.
 TABLES = {
     ("bench/RESULTS.md", "host-direct"): host_direct_table,
     ("bench/RESULTS.md", "columns"): columns_table,
     ("bench/RESULTS.md", "host-defaults"): host_defaults_table,
+    ("bench/RESULTS.md", "gemm"): gemm_table,
 }
 
 
