@@ -30,9 +30,11 @@
 #include <la/kernels/reference/spgemm.hpp>
 #include <la/kernels/reference/spmv.hpp>
 
+#include <la/solvers/batched_dense.hpp>
 #include <la/solvers/bicgstab.hpp>
 #include <la/solvers/cg.hpp>
 #include <la/solvers/device_solve.hpp>
+#include <la/solvers/dense_solver.hpp>
 #include <la/solvers/device_solver.hpp>
 #include <la/solvers/gmres.hpp>
 #include <la/solvers/krylov.hpp>

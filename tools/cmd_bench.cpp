@@ -37,6 +37,7 @@ const char* usage =
 
 const char* gesv_usage =
     "usage: la bench gesv [--sizes N,N,...] [--reps N] [--only lu|cholesky] [--no-mixed] [--out FILE.csv]\n"
+    "       la bench gesv --batch [--sizes N,N,...] [--count C,C,...] [--reps N] [--only lu|cholesky] [--out FILE.csv]\n"
     "       la bench dgemm [--sizes N,N,...] [--reps N] [--out FILE.csv]\n"
     "\n"
     "gesv: la's dense LU (getrf) and Cholesky (potrf) on the fp64 Tensor Cores beside cuSOLVER's,\n"
@@ -47,9 +48,16 @@ const char* gesv_usage =
     "||b||_inf) computed the same way (cuBLAS DGEMV) for every row: 1e-14 or better, or the row\n"
     "says NO. Times are wall clock around device syncs, median of --reps runs after a warm-up\n"
     "(one run from n = 16384, two from 4096); la's factorization time includes copying A.\n"
+    "gesv --batch: batches of small systems, factor + solve of one right-hand side each:\n"
+    "la::batched_dense_solver (lu, cholesky on SPD batches, and auto) beside cuBLAS's\n"
+    "getrfBatched + getrsBatched and cuSOLVER's potrfBatched + potrsBatched (la's time includes\n"
+    "copying A; the vendor's does not); every system's backward error recomputed on the host in\n"
+    "long double, the worst at most 1e-13 or the row says NO.\n"
     "dgemm: every fp64 GEMM rung beside cuBLAS DGEMM on n x n x n, validated against it.\n"
     "  --sizes LIST    n values (default gesv: 32,64,128,256,512,1024,2048,4096,8192,16384;\n"
-    "                  dgemm: 1024,2048,4096,8192)\n"
+    "                  gesv --batch: 8,16,32,64,128,256; dgemm: 1024,2048,4096,8192)\n"
+    "  --count LIST    --batch: the systems in each batch, one per size or one for all\n"
+    "                  (default 10000 up to n = 64, 1000 above)\n"
     "  --reps N        timed runs below n = 4096 (default 5)\n"
     "  --only K        lu or cholesky alone\n"
     "  --no-mixed      leave out the mixed-precision rows\n"
@@ -57,19 +65,31 @@ const char* gesv_usage =
     "Exit status: 0 every row validated, 1 one failed, 2 bad usage, 3 no usable GPU.\n";
 
 int cmd_bench_dense(int argc, char** argv, bool gesv) {
-  args a(argc, argv, 3, {"--sizes", "--reps", "--only", "--out"}, {"--no-mixed", "--quiet"});
+  args a(argc, argv, 3, {"--sizes", "--reps", "--only", "--out", "--count"}, {"--no-mixed", "--quiet", "--batch"});
   if (a.help()) return std::printf("%s", gesv_usage), 0;
   gesv_bench_options o;
-  const std::string sizes = a.get("--sizes", gesv ? "32,64,128,256,512,1024,2048,4096,8192,16384" : "1024,2048,4096,8192");
-  for (std::size_t p = 0; p < sizes.size();) {
-    const std::size_t q = std::min(sizes.find(',', p), sizes.size());
-    const std::string item = sizes.substr(p, q - p);
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end || v < 1 || v > 200000) throw usage_error("--sizes: '" + item + "' is not a size from 1 to 200000");
-    o.sizes.push_back(static_cast<index_t>(v));
-    p = q + 1;
-  }
+  const bool batch = a.has("--batch");
+  if (batch && !gesv) throw usage_error("--batch belongs to 'la bench gesv'");
+  if (!batch && a.has("--count")) throw usage_error("--count needs --batch");
+  auto list = [](const std::string& text, const char* flag, long hi) {
+    std::vector<index_t> out;
+    for (std::size_t p = 0; p < text.size();) {
+      const std::size_t q = std::min(text.find(',', p), text.size());
+      const std::string item = text.substr(p, q - p);
+      char* end = nullptr;
+      const long v = std::strtol(item.c_str(), &end, 10);
+      if (item.empty() || *end || v < 1 || v > hi)
+        throw usage_error(std::string(flag) + ": '" + item + "' is not a number from 1 to " + std::to_string(hi));
+      out.push_back(static_cast<index_t>(v));
+      p = q + 1;
+    }
+    return out;
+  };
+  o.sizes = list(a.get("--sizes", batch ? "8,16,32,64,128,256" : gesv ? "32,64,128,256,512,1024,2048,4096,8192,16384" : "1024,2048,4096,8192"),
+                 "--sizes", batch ? 1024 : 200000);
+  const std::vector<index_t> counts = batch ? list(a.get("--count", ""), "--count", 10000000) : std::vector<index_t>{};
+  if (counts.size() > 1 && counts.size() != o.sizes.size())
+    throw usage_error("--count: one count for every size, or one for all (" + std::to_string(o.sizes.size()) + " sizes)");
   o.reps = static_cast<int>(a.get_int("--reps", 5, 1, 1000));
   const std::string only = a.get_choice("--only", "both", {"lu", "cholesky", "both"});
   o.lu = only != "cholesky", o.cholesky = only != "lu";
@@ -84,7 +104,7 @@ int cmd_bench_dense(int argc, char** argv, bool gesv) {
   // fp64 Tensor Cores: 256 flops a clock a multiprocessor on compute capability 9.0 (64 on 8.0).
   const double per_sm = ctx.properties().major >= 9 ? 256 : 64;
   const double peak = per_sm * ctx.sm_count() * clock_khz * 1e3 / 1e12;
-  const std::vector<gesv_row> rows = gesv ? bench_gesv(ctx, vh, o) : bench_dgemm(ctx, vh, o);
+  const std::vector<gesv_row> rows = batch ? bench_gesv_batched(ctx, vh, o, counts) : gesv ? bench_gesv(ctx, vh, o) : bench_dgemm(ctx, vh, o);
   print_gesv_table(rows, ctx.properties().name, peak);
   if (!out.empty()) write_gesv_csv(rows, out, ctx.properties().name);
   for (const auto& r : rows)

@@ -26,7 +26,7 @@ import numpy as _np
 from . import _la
 
 __version__ = "0.2.0"
-__all__ = ["solve", "Solver", "SolveResult", "read_matrix_market", "write_matrix_market", "info", "spmv",
+__all__ = ["solve", "Solver", "SolveResult", "BatchResult", "read_matrix_market", "write_matrix_market", "info", "spmv",
            "cuda_available", "cuda_status", "copies", "Error", "InvalidArgument", "FileError", "DeviceError",
            "NoGpuError", "NotSupported"]
 
@@ -267,6 +267,101 @@ def _is_dense(A):
     return isinstance(A, _np.ndarray) and A.ndim == 2
 
 
+def _is_batch(A):
+    """A batch of dense systems: a 3-D numpy or CuPy array (batch, n, n)."""
+    if _is_cupy_array(A) and not _is_cupy_sparse(A):
+        return getattr(A, "ndim", 0) == 3
+    return isinstance(A, _np.ndarray) and A.ndim == 3
+
+
+class BatchResult:
+    """What la.solve did for a batch (full_output=True): per system the backward error and
+    whether Cholesky factored it, the times, and where it ran."""
+
+    def __init__(self, d, where, info):
+        self.backward_error = _np.asarray(d["backward_error"], dtype=_np.float64)
+        self.cholesky = _np.asarray(d["cholesky"], dtype=bool)
+        self.factor_seconds, self.solve_seconds = float(d["factor_seconds"]), float(d["solve_seconds"])
+        self.device = where
+        self.solved = int((info == 0).sum())
+        bad = _np.flatnonzero(info != 0)
+        self.message = ("%d of %d systems solved on the %s%s" % (self.solved, len(info), where.upper(),
+                        "" if not len(bad) else "; system %d: %s" % (bad[0], _batch_status(int(info[bad[0]])))))
+
+    def __repr__(self):
+        return "BatchResult(%s)" % self.message
+
+
+def _batch_status(v):
+    if v == -1:
+        return "a NaN or infinity in A, b or x"
+    if v == -2:
+        return "x misses the backward-error check (A singular to working precision)"
+    return "no usable pivot in column %d (singular, or not positive definite with direct_factorization='cholesky')" % v
+
+
+def _batched_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callback, full_output, history, options):
+    """la.solve on a batch: A (batch, n, n), b (batch, n) or (batch, n, k)."""
+    import time
+    if method not in ("auto", "direct"):
+        raise InvalidArgument("a batch (A of shape %s) is solved by the direct method: method must be 'auto' or "
+                              "'direct', got %r" % (tuple(A.shape), method))
+    refused = [name for name, v in (("x0", x0), ("maxiter", maxiter), ("callback", callback)) if v is not None]
+    refused += [name for name, v, default in (("rtol", rtol, 1e-8), ("atol", atol, 0.0), ("precond", precond, "auto"),
+                                              ("history", history, False))
+                if not (isinstance(v, (str, bool, int, float)) and v == default)]
+    unknown = [k for k in options if k != "direct_factorization"]
+    if refused or unknown:
+        raise InvalidArgument("%s do%s not apply to a batch (each system is factored and its backward error checked); "
+                              "its only option is direct_factorization" % (", ".join(refused + unknown),
+                                                                          "es" if len(refused + unknown) == 1 else ""))
+    fact = options.get("direct_factorization", "auto")
+    if fact not in ("auto", "lu", "cholesky"):
+        raise InvalidArgument("direct_factorization must be 'auto', 'lu' or 'cholesky', got %r" % (fact,))
+    if device not in ("auto", "gpu", "cpu"):
+        raise InvalidArgument("device must be 'auto', 'gpu' or 'cpu', got %r" % (device,))
+    count, n, n2 = A.shape
+    if n != n2:
+        raise InvalidArgument("A has shape %s: a batch needs square matrices (batch, n, n)" % (tuple(A.shape),))
+    if _np.ndim(b) not in (2, 3) or b.shape[0] != count or b.shape[1] != n:
+        raise InvalidArgument("A has shape %s, so b must have shape (%d, %d) or (%d, %d, k); got %s"
+                              % (tuple(A.shape), count, n, count, n, tuple(_np.shape(b))))
+    dtype = _value_dtype(A.dtype)
+    t0 = time.perf_counter()
+    if _is_cupy_array(A):
+        cupy, _ = _cupy()
+        if device == "cpu":
+            raise InvalidArgument("device='cpu' takes numpy input; A is a CuPy array (A.get() copies it to the host)")
+        if not _is_cupy_array(b):
+            raise InvalidArgument("A is a CuPy array, so b must be a CuPy array on the same GPU")
+        a = cupy.ascontiguousarray(A, dtype=dtype)
+        x = cupy.array(b.reshape(count, n, -1), dtype=dtype, copy=True, order="C")
+        cupy.cuda.get_current_stream().synchronize()
+        d = _call(_la.batched_solve_gpu, a.data.ptr, x.data.ptr, count, n, x.shape[2],
+                  "f" if dtype == _np.float32 else "d", a.data.device.id, fact)
+        where = "gpu"
+    else:
+        if _is_cupy_array(b):
+            raise InvalidArgument("A is a numpy array, so b must be a numpy array")
+        a = _np.ascontiguousarray(A, dtype=dtype)
+        _real(a, "A")
+        b = _np.asarray(b)
+        _real(b, "b")
+        x = _np.array(b.reshape(count, n, -1), dtype=dtype, copy=True, order="C")
+        if device == "gpu" and not _la.cuda_available():
+            raise NoGpuError("device='gpu': " + _la.cuda_status() + "; use device='cpu' or 'auto'")
+        gpu = device == "gpu" or (device == "auto" and _la.cuda_available() and count * n * n >= 65536)
+        d = _call(_la.batched_solve_numpy, a, x, gpu, fact)
+        where = "gpu" if gpu else "cpu"
+    info = _np.asarray(d["info"], dtype=_np.int64)
+    x = x.reshape(b.shape)
+    if not full_output:
+        return x, info
+    r = BatchResult(d, where, info)
+    r.call_seconds = time.perf_counter() - t0
+    return x, info, r
+
+
 def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
     """la.solve's dense direct path: la::dense_solver on the GPU (numpy arrays copied there, CuPy
     arrays used in place), the host oracle with device='cpu'. b: (n,) or (n, k)."""
@@ -406,7 +501,21 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     'natural'), refinement ('auto', 'classical', 'gmres'), max_refinement, host_factorization ('auto': SuiteSparse's
     CHOLMOD or UMFPACK where built; 'la': la's own fronts; 'suitesparse'), condition ('auto', 'yes', 'no' or a bool:
     the condition estimate).
+
+    A batch: A of shape (batch, n, n) (numpy or CuPy) and b of shape (batch, n) or (batch, n, k)
+    solve every system A[i] x[i] = b[i] at once (la::batched_dense_solver: a thread block a system
+    on the GPU, the host's threads on the CPU), by LU with partial pivoting or Cholesky
+    (direct_factorization 'auto': Cholesky for each A[i] symmetric with a positive diagonal,
+    LU where a pivot is not positive; 'lu'; 'cholesky'). x comes back in b's shape and info is an
+    array of shape (batch,): 0 solved (the system's backward error checked), j > 0 no usable
+    pivot in column j (singular; with 'cholesky', not positive definite), -1 a NaN or infinity in
+    A[i], b[i] or x[i], -2 x[i] misses the backward-error check; x[i] is NaN where info[i] != 0.
+    device: 'auto' (the GPU for a batch of at least 65,536 matrix entries where there is one;
+    CuPy input stays on its GPU), 'gpu', 'cpu'. rtol, atol, maxiter, x0, callback and the
+    iterative options do not apply to a batch and are refused.
     """
+    if _is_batch(A):
+        return _batched_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callback, full_output, history, options)
     if _is_dense(A) and method in ("auto", "direct") and (method == "direct" or not (set(options) - set(_DENSE_OPTIONS))):
         # A dense array: the dense direct method (a dense A is n^2 memory already; factoring it
         # is what a dense solve costs). method='cg' etc. still take it as a sparse matrix.

@@ -40,6 +40,7 @@ void bind_registry(pybind11::module_& mod);  // registry.cpp: the option and ent
 namespace la::pybind_detail {
 void bind_solver(py::module_& mod);  // solver.cpp: la.Solver
 void bind_dense(py::module_& mod);   // dense.cpp: la.solve on dense arrays
+void bind_batched(py::module_& mod);  // batched.cpp: la.solve on batches of dense arrays
 void bind_sparse_direct(py::module_& mod);  // sparse_direct.cpp: la.Solver(method='direct')'s kept factor
 }
 using namespace la::pybind_detail;
@@ -125,6 +126,7 @@ PYBIND11_MODULE(_la, mod) {
 
   bind_solver(mod);
   bind_dense(mod);
+  bind_batched(mod);
   bind_sparse_direct(mod);
 
   mod.def(

@@ -436,6 +436,17 @@ TEST(Cli, BenchSpmvChecksItsArgumentsAndWritesItsTable) {
   auto r = run("bench gemm");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(contains(r.output, "expected 'la bench spmv")) << r.output;
+  // gesv --batch: its usage checked before the GPU is looked for.
+  r = run("bench gesv --batch --count 5,6");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.output, "--count: one count for every size, or one for all (6 sizes)")) << r.output;
+  r = run("bench gesv --count 5");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.output, "--count needs --batch")) << r.output;
+  r = run("bench dgemm --batch");
+  EXPECT_EQ(r.status, 2);
+  r = run("bench gesv --batch --sizes 0");
+  EXPECT_EQ(r.status, 2);
   r = run("bench spmv");
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_TRUE(contains(r.output, "no matrices")) << r.output;

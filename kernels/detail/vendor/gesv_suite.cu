@@ -14,7 +14,9 @@
 
 #include <la/kernels/detail/vendor/gesv_suite.hpp>
 #include <la/kernels/gemm/gemm.hpp>
+#include <la/solvers/batched_dense.hpp>
 #include <la/solvers/dense_solver.hpp>
+#include <random>
 
 namespace la {
 namespace {
@@ -315,6 +317,160 @@ void write_gesv_csv(const std::vector<gesv_row>& rows, const std::string& path, 
   for (const auto& r : rows)
     f << '"' << device << "\"," << r.what << ',' << r.n << ',' << r.impl << ',' << r.ms << ',' << r.solve_ms << ',' << r.tflops
       << ',' << r.backward_error << ',' << r.refinement_steps << ',' << (r.ok ? 1 : 0) << ",\"" << r.note << "\"\n";
+}
+
+namespace {
+/// The worst backward error over a batch (row-major A_i, one right-hand side each), in long double.
+double batch_backward_error(const std::vector<double>& a, const std::vector<double>& b, const std::vector<double>& x,
+                            index_t n, index_t count) {
+  double worst = 0;
+  for (index_t i = 0; i < count; ++i) {
+    const double* ai = a.data() + static_cast<std::size_t>(i) * n * n;
+    const double* bi = b.data() + static_cast<std::size_t>(i) * n;
+    const double* xi = x.data() + static_cast<std::size_t>(i) * n;
+    long double rmax = 0, xmax = 0, bmax = 0, ainf = 0;
+    for (index_t r = 0; r < n; ++r) {
+      long double s = bi[r], row = 0;
+      for (index_t c = 0; c < n; ++c) s -= static_cast<long double>(ai[r * n + c]) * xi[c], row += std::fabs(static_cast<long double>(ai[r * n + c]));
+      rmax = std::max(rmax, std::fabs(s)), ainf = std::max(ainf, row);
+      xmax = std::max(xmax, std::fabs(static_cast<long double>(xi[r]))), bmax = std::max(bmax, std::fabs(static_cast<long double>(bi[r])));
+    }
+    const double be = static_cast<double>(rmax / (ainf * xmax + bmax));
+    if (!(be <= worst)) worst = std::isfinite(be) ? be : INFINITY;
+  }
+  return worst;
+}
+
+/// cuBLAS's and cuSOLVER's batched calls take an array of device pointers, one a system.
+device_buffer<double*> pointer_array(double* base, index_t count, std::size_t stride, cudaStream_t s) {
+  std::vector<double*> h(static_cast<std::size_t>(count));
+  for (index_t i = 0; i < count; ++i) h[static_cast<std::size_t>(i)] = base + static_cast<std::size_t>(i) * stride;
+  device_buffer<double*> d(h.size(), s);
+  LA_CUDA_TRY(cudaMemcpyAsync(d.data(), h.data(), sizeof(double*) * h.size(), cudaMemcpyHostToDevice, s));
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
+  return d;
+}
+}  // namespace
+
+std::vector<gesv_row> bench_gesv_batched(context& ctx, vendor_handles& vh, const gesv_bench_options& o,
+                                         const std::vector<index_t>& counts) {
+  std::vector<gesv_row> rows;
+  cusolver cs(ctx);
+  cudaStream_t s = ctx.stream();
+  for (std::size_t q = 0; q < o.sizes.size(); ++q) {
+    const index_t n = o.sizes[q];
+    const index_t count = counts.empty() ? (n <= 64 ? 10000 : 1000) : counts[std::min(q, counts.size() - 1)];
+    const std::size_t na = static_cast<std::size_t>(count) * n * n, nb = static_cast<std::size_t>(count) * n;
+    const std::string note = "batch of " + std::to_string(count);
+    for (bool spd : {false, true}) {
+      if ((!spd && !o.lu) || (spd && !o.cholesky)) continue;
+      const std::string what = spd ? "potrf-batch" : "getrf-batch";
+      progress(o, what + " " + std::to_string(n));
+      // The systems: uniform [-1, 1] plus sqrt(n) I, or M M^T / n + I (SPD); b uniform.
+      std::mt19937 g(static_cast<unsigned>(n * 7 + spd));
+      std::uniform_real_distribution<double> u(-1, 1);
+      std::vector<double> ha(na), hb(nb), hx(nb);
+      for (index_t i = 0; i < count; ++i) {
+        double* ai = ha.data() + static_cast<std::size_t>(i) * n * n;
+        if (!spd) {
+          for (index_t r = 0; r < n; ++r)
+            for (index_t c = 0; c < n; ++c) ai[r * n + c] = u(g) + (r == c ? std::sqrt(double(n)) : 0.0);
+        } else {
+          std::vector<double> m(static_cast<std::size_t>(n) * n);
+          for (double& v : m) v = u(g);
+          for (index_t r = 0; r < n; ++r)
+            for (index_t c = 0; c <= r; ++c) {
+              double t = r == c ? 1.0 : 0.0;
+              for (index_t p = 0; p < n; ++p) t += m[r * n + p] * m[c * n + p] / n;
+              ai[r * n + c] = ai[c * n + r] = t;
+            }
+        }
+      }
+      for (double& v : hb) v = u(g);
+      device_buffer<double> a(na, s), work(na, s), b(nb, s), x(nb, s);
+      LA_CUDA_TRY(cudaMemcpyAsync(a.data(), ha.data(), sizeof(double) * na, cudaMemcpyHostToDevice, s));
+      LA_CUDA_TRY(cudaMemcpyAsync(b.data(), hb.data(), sizeof(double) * nb, cudaMemcpyHostToDevice, s));
+      const double flops = count * (spd ? n * double(n) * n / 3.0 : 2.0 * n * double(n) * n / 3.0);
+      const int reps = std::max(o.reps, 3);
+      auto check = [&](double* xd, std::string& why) {
+        LA_CUDA_TRY(cudaMemcpyAsync(hx.data(), xd, sizeof(double) * nb, cudaMemcpyDeviceToHost, s));
+        LA_CUDA_TRY(cudaStreamSynchronize(s));
+        const double be = batch_backward_error(ha, hb, hx, n, count);
+        if (!(be <= 1e-13)) why = "worst backward error " + std::to_string(be);
+        return be;
+      };
+      auto add = [&](const std::string& impl, std::vector<double>& tf, std::vector<double>& ts, double be, const std::string& why) {
+        const double f = median(tf), sv = median(ts);
+        rows.push_back({what, n, impl, 1e3 * (f + sv), 1e3 * sv, flops / (f + sv) / 1e12, be, 0, why.empty(),
+                        note + (why.empty() ? "" : "; " + why)});
+      };
+      // la: the solver (A's copy, the factorization), then the solve of b (copied into x first).
+      for (dense_factorization f : spd ? std::vector<dense_factorization>{dense_factorization::cholesky, dense_factorization::automatic}
+                                        : std::vector<dense_factorization>{dense_factorization::lu, dense_factorization::automatic}) {
+        std::vector<double> tf, ts;
+        std::string why;
+        batched_dense_options bo;
+        bo.factorization = f;
+        index_t failed = 0;
+        for (int rep = 0; rep <= reps; ++rep) {
+          ctx.synchronize();
+          const double t0 = seconds_now();
+          batched_dense_solver<double> sol(ctx, count, n, a.data(), bo);
+          ctx.synchronize();
+          const double t1 = seconds_now();
+          LA_CUDA_TRY(cudaMemcpyAsync(x.data(), b.data(), sizeof(double) * nb, cudaMemcpyDeviceToDevice, s));
+          const batched_dense_report r = sol.solve(x.data(), 1);
+          ctx.synchronize();
+          const double t2 = seconds_now();
+          if (rep > 0) tf.push_back(t1 - t0), ts.push_back(t2 - t1);
+          failed = r.failed;
+        }
+        const double be = check(x.data(), why);
+        if (failed) why += (why.empty() ? "" : "; ") + std::to_string(failed) + " systems not solved";
+        add(f == dense_factorization::automatic ? "la:auto" : spd ? "la:cholesky" : "la:lu", tf, ts, be, why);
+      }
+      // The vendor's: column-major, so the row-major A_i is A_i^T; the transposed solve gives A_i x = b.
+      {
+        device_buffer<double*> pa = pointer_array(work.data(), count, static_cast<std::size_t>(n) * n, s);
+        device_buffer<double*> px = pointer_array(x.data(), count, static_cast<std::size_t>(n), s);
+        device_buffer<int> ipiv(static_cast<std::size_t>(count) * n, s), info(static_cast<std::size_t>(count), s);
+        std::vector<double> tf, ts;
+        std::string why;
+        int host_info = 0;
+        for (int rep = 0; rep <= reps; ++rep) {
+          LA_CUDA_TRY(cudaMemcpyAsync(work.data(), a.data(), sizeof(double) * na, cudaMemcpyDeviceToDevice, s));
+          LA_CUDA_TRY(cudaMemcpyAsync(x.data(), b.data(), sizeof(double) * nb, cudaMemcpyDeviceToDevice, s));
+          ctx.synchronize();
+          const double t0 = seconds_now();
+          if (!spd) {
+            LA_CUBLAS_TRY(cublasDgetrfBatched(vh.cublas(), n, pa.data(), n, ipiv.data(), info.data(), count));
+          } else {
+            LA_CUSOLVER_TRY(cusolverDnDpotrfBatched(cs.h, CUBLAS_FILL_MODE_UPPER, n, pa.data(), n, info.data(), count));
+          }
+          ctx.synchronize();
+          const double t1 = seconds_now();
+          if (!spd) {
+            LA_CUBLAS_TRY(cublasDgetrsBatched(vh.cublas(), CUBLAS_OP_T, n, 1, pa.data(), n, ipiv.data(), px.data(), n,
+                                              &host_info, count));
+          } else {
+            LA_CUSOLVER_TRY(cusolverDnDpotrsBatched(cs.h, CUBLAS_FILL_MODE_UPPER, n, 1, pa.data(), n, px.data(), n,
+                                                    info.data(), count));
+          }
+          ctx.synchronize();
+          const double t2 = seconds_now();
+          if (rep > 0) tf.push_back(t1 - t0), ts.push_back(t2 - t1);
+        }
+        std::vector<int> hi(static_cast<std::size_t>(count));
+        LA_CUDA_TRY(cudaMemcpy(hi.data(), info.data(), sizeof(int) * hi.size(), cudaMemcpyDeviceToHost));
+        const double be = check(x.data(), why);
+        const auto bad = std::count_if(hi.begin(), hi.end(), [](int v) { return v != 0; });
+        if (bad || host_info) why += (why.empty() ? "" : "; ") + std::to_string(bad) + " systems with info != 0";
+        add(spd ? "cusolver" : "cublas", tf, ts, be, why);
+      }
+    }
+  }
+  if (o.progress) std::fprintf(stderr, "\r%-70s\r", "");
+  return rows;
 }
 
 }  // namespace la

@@ -34,6 +34,14 @@ struct gesv_bench_options {
 
 std::vector<gesv_row> bench_dgemm(context& ctx, vendor_handles& vh, const gesv_bench_options& o);
 std::vector<gesv_row> bench_gesv(context& ctx, vendor_handles& vh, const gesv_bench_options& o);
+/// Batches of small systems (`la bench gesv --batch`): for each n of o.sizes, `counts` systems
+/// (the same index; default 10,000 up to n = 64, 1,000 above), factor + solve of one right-hand
+/// side each: la::batched_dense_solver (LU; and Cholesky on SPD batches) beside cuBLAS's
+/// getrfBatched + getrsBatched and cuSOLVER's potrfBatched + potrsBatched. Every system's
+/// backward error is recomputed on the host in long double for every row: the worst must be
+/// at most 1e-13, or the row says NO.
+std::vector<gesv_row> bench_gesv_batched(context& ctx, vendor_handles& vh, const gesv_bench_options& o,
+                                         const std::vector<index_t>& counts);
 /// The table on stdout, la's ratio to the cuSOLVER/cuBLAS row of the same size and kind.
 void print_gesv_table(const std::vector<gesv_row>& rows, const std::string& device, double fp64_peak_tflops);
 void write_gesv_csv(const std::vector<gesv_row>& rows, const std::string& path, const std::string& device);

@@ -1,0 +1,561 @@
+// la::batched_dense_solver (batched_dense.hpp): many small dense systems, one thread block a
+// system on the GPU, the host oracle (dense_host.hpp's factorizations) over the host's threads.
+//
+// A block's factorization: right-looking, a column at a time, the system in shared memory
+// where it fits (n^2 values up to 96 KB: double n <= 110, float n <= 156) and in a global
+// copy above; a column is a pivot search (a block reduction, the first largest |a_rj| as the
+// host's), the row swap, the scaling by the pivot's inverse and the rank-1 update of the
+// trailing block, three barriers a column. Cholesky likewise on the lower triangle. The solve:
+// B's block of the system in place (pivots, then the two triangular sweeps, a barrier a
+// column), then its residual against the kept copy of A in double and the backward error.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <la/error.hpp>
+#include <la/memory.hpp>
+#include <la/parallel.hpp>
+#include <la/solvers/batched_dense.hpp>
+#include <la/solvers/direct/dense_host.hpp>
+
+namespace la {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
+
+constexpr int info_non_finite = -1, info_check = -2;
+constexpr std::size_t shared_limit = 96 * 1024;  // dynamic shared memory a block may take for its system
+
+template <typename T>
+double default_tolerance(index_t n) {
+  return 1000.0 * std::max<index_t>(n, 1) * static_cast<double>(std::numeric_limits<T>::epsilon());
+}
+
+// ---- block reductions (blockDim.x a multiple of 32, at most 1024) ----
+
+__device__ double block_max(double v, double* s) {
+  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
+  __syncthreads();  // s free: its last readers are done
+  if ((threadIdx.x & 31) == 0) s[threadIdx.x / 32] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (unsigned w = 1; w < blockDim.x / 32; ++w) v = fmax(v, s[w]);
+    s[0] = v;
+  }
+  __syncthreads();
+  return s[0];
+}
+
+/// The row of the largest |M[r][j]|, r in [j, n) (the first where several tie, as the host's);
+/// its magnitude in *big. Entries are finite (checked before).
+template <typename T>
+__device__ int pivot_row(const T* M, int n, int j, double* s, int* si, double* big) {
+  double best = -1;
+  int row = n;
+  for (int r = j + static_cast<int>(threadIdx.x); r < n; r += blockDim.x) {
+    const double v = fabs(static_cast<double>(M[static_cast<long>(r) * n + j]));
+    if (v > best) best = v, row = r;  // a thread's rows ascend: the first largest kept
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    const double ob = __shfl_down_sync(0xffffffffu, best, o);
+    const int orow = __shfl_down_sync(0xffffffffu, row, o);
+    if (ob > best || (ob == best && orow < row)) best = ob, row = orow;
+  }
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) s[threadIdx.x / 32] = best, si[threadIdx.x / 32] = row;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (unsigned w = 1; w < blockDim.x / 32; ++w)
+      if (s[w] > best || (s[w] == best && si[w] < row)) best = s[w], row = si[w];
+    s[0] = best, si[0] = row;
+  }
+  __syncthreads();
+  *big = s[0];
+  return si[0];
+}
+
+/// LU with partial pivoting of M (n x n, row-major) in place; 0 or the first column (1-based)
+/// without a nonzero pivot.
+template <typename T>
+__device__ int lu_in_place(T* M, int n, int* piv, double* s, int* si) {
+  for (int j = 0; j < n; ++j) {
+    double big;
+    const int p = pivot_row(M, n, j, s, si, &big);
+    if (!(big > 0)) return j + 1;
+    if (threadIdx.x == 0) piv[j] = p;
+    if (p != j)
+      for (int c = threadIdx.x; c < n; c += blockDim.x) {
+        const T t = M[static_cast<long>(j) * n + c];
+        M[static_cast<long>(j) * n + c] = M[static_cast<long>(p) * n + c];
+        M[static_cast<long>(p) * n + c] = t;
+      }
+    __syncthreads();
+    const T inv = T(1) / M[static_cast<long>(j) * n + j];
+    for (int r = j + 1 + static_cast<int>(threadIdx.x); r < n; r += blockDim.x) M[static_cast<long>(r) * n + j] *= inv;
+    __syncthreads();
+    const int w = n - j - 1;
+    for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
+      const int r = j + 1 + e / w, c = j + 1 + e % w;
+      M[static_cast<long>(r) * n + c] -= M[static_cast<long>(r) * n + j] * M[static_cast<long>(j) * n + c];
+    }
+    __syncthreads();
+  }
+  return 0;
+}
+
+/// A = L L^T in M's lower triangle; 0 or the first column (1-based) without a positive pivot.
+template <typename T>
+__device__ int cholesky_in_place(T* M, int n) {
+  for (int j = 0; j < n; ++j) {
+    const T d = M[static_cast<long>(j) * n + j];
+    if (!(d > T(0))) return j + 1;  // every thread read d before anyone writes it (the barrier below)
+    __syncthreads();
+    const T root = sqrt(d), inv = T(1) / root;
+    if (threadIdx.x == 0) M[static_cast<long>(j) * n + j] = root;
+    for (int r = j + 1 + static_cast<int>(threadIdx.x); r < n; r += blockDim.x) M[static_cast<long>(r) * n + j] *= inv;
+    __syncthreads();
+    const int w = n - j - 1;
+    for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
+      const int r = j + 1 + e / w, c = j + 1 + e % w;
+      if (c <= r) M[static_cast<long>(r) * n + c] -= M[static_cast<long>(r) * n + j] * M[static_cast<long>(c) * n + j];
+    }
+    __syncthreads();
+  }
+  return 0;
+}
+
+struct batch_layout {
+  const int* n;                // each system's size
+  const long long* a_off;      // where its matrix starts (n^2 values a system)
+  const long long* r_off;      // where its rows start (its pivots; its B block at r_off * k)
+};
+
+/// One block a system: the copy of A_i checked (finite), its ||A||_inf, the factorization
+/// asked for (automatic: Cholesky where A_i is symmetric with a positive diagonal, LU where a
+/// pivot is not positive), the factors into F. `shared`: the system is staged in shared memory.
+template <typename T>
+__global__ void factor_kernel(batch_layout L, const T* A, T* F, int* piv, int* info, unsigned char* chol, double* ainf,
+                              int how, bool shared) {
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ double s[32];
+  __shared__ int si[32];
+  const long sys = blockIdx.x;
+  const int n = L.n[sys];
+  const T* a = A + L.a_off[sys];
+  T* f = F + L.a_off[sys];
+  T* M = shared ? reinterpret_cast<T*>(smem_raw) : f;
+  const long nn = static_cast<long>(n) * n;
+  bool finite = true, sym = true;
+  double row_max = 0;
+  for (long e = threadIdx.x; e < nn; e += blockDim.x) {
+    const T v = a[e];
+    M[e] = v;
+    finite = finite && isfinite(static_cast<double>(v));
+    const long r = e / n, c = e % n;
+    sym = sym && (c <= r || v == a[c * n + r]) && (r != c || v > T(0));
+  }
+  for (int r = threadIdx.x; r < n; r += blockDim.x) {
+    double sum = 0;
+    for (int c = 0; c < n; ++c) sum += fabs(static_cast<double>(a[static_cast<long>(r) * n + c]));
+    row_max = fmax(row_max, sum);
+  }
+  finite = __syncthreads_and(finite);
+  sym = __syncthreads_and(sym);
+  const double norm = block_max(row_max, s);
+  int status = 0;
+  bool by_cholesky = false;
+  if (!finite) {
+    status = info_non_finite;
+  } else if (how == static_cast<int>(dense_factorization::cholesky) || (how == 0 && sym)) {
+    status = cholesky_in_place(M, n);
+    by_cholesky = status == 0 || how != 0;
+    if (status != 0 && how == 0) {  // automatic: not positive definite, so LU from A again
+      __syncthreads();
+      for (long e = threadIdx.x; e < nn; e += blockDim.x) M[e] = a[e];
+      __syncthreads();
+      status = lu_in_place(M, n, piv + L.r_off[sys], s, si);
+    }
+  } else {
+    status = lu_in_place(M, n, piv + L.r_off[sys], s, si);
+  }
+  if (shared && status == 0) {
+    __syncthreads();
+    for (long e = threadIdx.x; e < nn; e += blockDim.x) f[e] = M[e];
+  }
+  if (threadIdx.x == 0) info[sys] = status, chol[sys] = by_cholesky ? 1 : 0, ainf[sys] = norm;
+}
+
+/// One block a system: X = A_i^-1 B_i in place (B_i n x k row-major), then its residual
+/// against A_i in double and the backward error; x = NaN where the system is not solved.
+template <typename T>
+__global__ void solve_kernel(batch_layout L, const T* A, const T* F, const int* piv, const int* finfo,
+                             const unsigned char* chol, const double* ainf, T* B, T* B0, int k, double tol, int* info,
+                             double* be) {
+  __shared__ double s[32];
+  const long sys = blockIdx.x;
+  const int n = L.n[sys];
+  const T* a = A + L.a_off[sys];
+  const T* f = F + L.a_off[sys];
+  const long base = L.r_off[sys] * k;
+  T* b = B + base;
+  T* b0 = B0 + base;
+  const long nk = static_cast<long>(n) * k;
+  bool finite = true;
+  for (long e = threadIdx.x; e < nk; e += blockDim.x) {
+    b0[e] = b[e];
+    finite = finite && isfinite(static_cast<double>(b[e]));
+  }
+  finite = __syncthreads_and(finite);
+  int status = finfo[sys] != 0 ? finfo[sys] : finite ? 0 : info_non_finite;
+  if (status == 0) {
+    if (!chol[sys]) {
+      const int* p = piv + L.r_off[sys];
+      for (int j = 0; j < n; ++j) {  // the row swaps in order
+        const int q = p[j];
+        if (q != j)
+          for (int c = threadIdx.x; c < k; c += blockDim.x) {
+            const T t = b[static_cast<long>(j) * k + c];
+            b[static_cast<long>(j) * k + c] = b[static_cast<long>(q) * k + c];
+            b[static_cast<long>(q) * k + c] = t;
+          }
+        __syncthreads();
+      }
+    }
+    // Forward: L y = P b (unit L for LU; L's diagonal for Cholesky).
+    for (int j = 0; j < n; ++j) {
+      if (chol[sys]) {
+        for (int c = threadIdx.x; c < k; c += blockDim.x) b[static_cast<long>(j) * k + c] /= f[static_cast<long>(j) * n + j];
+        __syncthreads();
+      }
+      const long w = static_cast<long>(n - j - 1) * k;
+      for (long e = threadIdx.x; e < w; e += blockDim.x) {
+        const long r = j + 1 + e / k, c = e % k;
+        b[r * k + c] -= f[r * n + j] * b[static_cast<long>(j) * k + c];
+      }
+      __syncthreads();
+    }
+    // Backward: U x = y (LU), L^T x = y (Cholesky).
+    for (int j = n - 1; j >= 0; --j) {
+      for (int c = threadIdx.x; c < k; c += blockDim.x) b[static_cast<long>(j) * k + c] /= f[static_cast<long>(j) * n + j];
+      __syncthreads();
+      const long w = static_cast<long>(j) * k;
+      for (long e = threadIdx.x; e < w; e += blockDim.x) {
+        const long r = e / k, c = e % k;
+        const T u = chol[sys] ? f[static_cast<long>(j) * n + r] : f[r * n + j];
+        b[r * k + c] -= u * b[static_cast<long>(j) * k + c];
+      }
+      __syncthreads();
+    }
+  }
+  // The residual in double: max |r|, |x|, |b| over the block's columns.
+  double rmax = 0, xmax = 0, bmax = 0;
+  bool xfinite = true;
+  if (status == 0) {
+    for (long e = threadIdx.x; e < nk; e += blockDim.x) {
+      const long r = e / k, c = e % k;
+      double sum = static_cast<double>(b0[e]);
+      for (int j = 0; j < n; ++j) sum -= static_cast<double>(a[r * n + j]) * static_cast<double>(b[static_cast<long>(j) * k + c]);
+      const double x = static_cast<double>(b[e]);
+      xfinite = xfinite && isfinite(x) && isfinite(sum);
+      rmax = fmax(rmax, fabs(sum)), xmax = fmax(xmax, fabs(x)), bmax = fmax(bmax, fabs(static_cast<double>(b0[e])));
+    }
+  }
+  xfinite = __syncthreads_and(xfinite);
+  rmax = block_max(rmax, s);
+  xmax = block_max(xmax, s);
+  bmax = block_max(bmax, s);
+  double err = NAN;
+  if (status == 0 && !xfinite) status = info_non_finite;
+  if (status == 0) {
+    const double den = ainf[sys] * xmax + bmax;
+    err = den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
+    if (!(err <= tol)) status = info_check;
+  }
+  if (status != 0)
+    for (long e = threadIdx.x; e < nk; e += blockDim.x) b[e] = static_cast<T>(NAN);  // never a silent answer
+  if (threadIdx.x == 0) info[sys] = status, be[sys] = err;
+}
+
+unsigned block_threads_for(index_t max_n) { return max_n <= 16 ? 64 : max_n <= 64 ? 128 : 256; }
+
+}  // namespace
+
+template <typename T>
+struct batched_dense_solver<T>::impl {
+  context* ctx = nullptr;  // null: the host's
+  batched_dense_options opt;
+  std::vector<index_t> sizes;
+  std::vector<long long> a_off, r_off;  // count + 1 each
+  index_t max_n = 0;
+  std::vector<int> finfo;
+  std::vector<unsigned char> chol;
+  std::vector<double> ainf;
+  double factor_seconds = 0;
+  // Host: A's copy, the factors, the pivots.
+  std::vector<T> a, f;
+  std::vector<index_t> piv;
+  // GPU: the same, and the layout.
+  device_buffer<T> da, df;
+  device_buffer<int> dpiv, dinfo, dn;
+  device_buffer<unsigned char> dchol;
+  device_buffer<double> dainf;
+  device_buffer<long long> da_off, dr_off;
+
+  void layout(std::vector<index_t> s) {
+    sizes = std::move(s);
+    a_off.assign(sizes.size() + 1, 0), r_off.assign(sizes.size() + 1, 0);
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      LA_EXPECTS(sizes[i] >= 0, "batched_dense_solver: system " + std::to_string(i) + " has a negative size");
+      a_off[i + 1] = a_off[i] + static_cast<long long>(sizes[i]) * sizes[i];
+      r_off[i + 1] = r_off[i] + sizes[i];
+      max_n = std::max(max_n, sizes[i]);
+    }
+  }
+  double tolerance() const { return opt.check_tolerance > 0 ? opt.check_tolerance : default_tolerance<T>(max_n); }
+
+  void factor_host() {
+    const auto t0 = clock_type::now();
+    const std::size_t count = sizes.size();
+    f = a;
+    piv.assign(static_cast<std::size_t>(r_off[count]), 0);
+    finfo.assign(count, 0), chol.assign(count, 0), ainf.assign(count, 0);
+    const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(thread_count()), std::max<std::size_t>(count, 1)));
+    detail::parallel_for(threads, [&](int t) {
+      for (std::size_t i = static_cast<std::size_t>(t); i < count; i += static_cast<std::size_t>(threads)) factor_one(i);
+    });
+    factor_seconds = since(t0);
+  }
+  void factor_one(std::size_t i) {
+    const index_t n = sizes[i];
+    dense_matrix<T> m(n, n);
+    std::copy(a.begin() + a_off[i], a.begin() + a_off[i + 1], m.values().begin());
+    bool finite = true, sym = true;
+    double norm = 0;
+    for (index_t r = 0; r < n; ++r) {
+      double sum = 0;
+      for (index_t c = 0; c < n; ++c) {
+        finite = finite && std::isfinite(static_cast<double>(m(r, c)));
+        sym = sym && (c <= r || m(r, c) == m(c, r)) && (r != c || m(r, c) > T(0));
+        sum += std::abs(static_cast<double>(m(r, c)));
+      }
+      norm = std::max(norm, sum);
+    }
+    ainf[i] = norm;
+    if (!finite) {
+      finfo[i] = info_non_finite;
+      return;
+    }
+    const dense_factorization how = opt.factorization;
+    dense_factor_status st;
+    std::vector<index_t> p;
+    dense_matrix<T> fac = m;
+    if (how == dense_factorization::cholesky || (how == dense_factorization::automatic && sym)) {
+      st = cholesky_factor(fac);
+      chol[i] = st.ok() || how == dense_factorization::cholesky;
+      if (!st.ok() && how == dense_factorization::automatic) fac = m, st = lu_factor(fac, p);
+    } else {
+      st = lu_factor(fac, p);
+    }
+    finfo[i] = static_cast<int>(st.bad_column);
+    std::copy(fac.values().begin(), fac.values().end(), f.begin() + a_off[i]);
+    for (std::size_t r = 0; r < p.size(); ++r) piv[static_cast<std::size_t>(r_off[i]) + r] = p[r];
+  }
+
+  void solve_host(T* b, index_t k, batched_dense_report& rep) {
+    const std::size_t count = sizes.size();
+    const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(thread_count()), std::max<std::size_t>(count, 1)));
+    detail::parallel_for(threads, [&](int t) {
+      for (std::size_t i = static_cast<std::size_t>(t); i < count; i += static_cast<std::size_t>(threads)) solve_one(i, b, k, rep);
+    });
+  }
+  void solve_one(std::size_t i, T* b, index_t k, batched_dense_report& rep) const {
+    const index_t n = sizes[i];
+    T* bi = b + r_off[i] * k;
+    const std::size_t nk = static_cast<std::size_t>(n) * static_cast<std::size_t>(k);
+    std::vector<T> b0(bi, bi + nk);
+    int status = finfo[i];
+    if (status == 0 && !std::all_of(b0.begin(), b0.end(), [](T v) { return std::isfinite(static_cast<double>(v)); }))
+      status = info_non_finite;
+    double err = NAN;
+    if (status == 0) {
+      dense_matrix<T> fac(n, n);
+      std::copy(f.begin() + a_off[i], f.begin() + a_off[i + 1], fac.values().begin());
+      const std::vector<index_t> p(piv.begin() + r_off[i], piv.begin() + r_off[i + 1]);
+      std::vector<T> col(static_cast<std::size_t>(n));
+      double rmax = 0, xmax = 0, bmax = 0;
+      bool finite = true;
+      for (index_t c = 0; c < k; ++c) {
+        for (index_t r = 0; r < n; ++r) col[static_cast<std::size_t>(r)] = bi[static_cast<std::size_t>(r) * k + c];
+        if (chol[i]) cholesky_solve(fac, col.data());
+        else lu_solve(fac, p, col.data());
+        for (index_t r = 0; r < n; ++r) {
+          double sum = static_cast<double>(b0[static_cast<std::size_t>(r) * k + c]);
+          for (index_t j = 0; j < n; ++j)
+            sum -= static_cast<double>(a[static_cast<std::size_t>(a_off[i]) + static_cast<std::size_t>(r) * n + j]) *
+                   static_cast<double>(col[static_cast<std::size_t>(j)]);
+          const double x = static_cast<double>(col[static_cast<std::size_t>(r)]);
+          finite = finite && std::isfinite(x) && std::isfinite(sum);
+          rmax = std::max(rmax, std::abs(sum)), xmax = std::max(xmax, std::abs(x));
+          bmax = std::max(bmax, std::abs(static_cast<double>(b0[static_cast<std::size_t>(r) * k + c])));
+          bi[static_cast<std::size_t>(r) * k + c] = col[static_cast<std::size_t>(r)];
+        }
+      }
+      if (!finite) {
+        status = info_non_finite;
+      } else {
+        const double den = ainf[i] * xmax + bmax;
+        err = den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
+        if (!(err <= tolerance())) status = info_check;
+      }
+    }
+    if (status != 0) std::fill(bi, bi + nk, static_cast<T>(NAN));
+    rep.info[i] = status, rep.backward_error[i] = err;
+  }
+
+  void factor_gpu(const T* a_dev) {
+    context& c = *ctx;
+    const auto t0 = clock_type::now();
+    const std::size_t count = sizes.size();
+    const auto total = static_cast<std::size_t>(a_off[count]);
+    check_device_memory(c, 2.0 * total * sizeof(T) + static_cast<double>(r_off[count]) * sizeof(int) +
+                               count * (sizeof(int) * 2 + 1 + sizeof(double) + 2 * sizeof(long long)),
+                        "the batched dense solver's copy of A and its factors");
+    cudaStream_t s = c.stream();
+    da = c.allocate<T>(std::max<std::size_t>(total, 1)), df = c.allocate<T>(std::max<std::size_t>(total, 1));
+    if (total > 0) LA_CUDA_TRY(cudaMemcpyAsync(da.data(), a_dev, sizeof(T) * total, cudaMemcpyDeviceToDevice, s));
+    dpiv = c.allocate<int>(std::max<std::size_t>(static_cast<std::size_t>(r_off[count]), 1));
+    dinfo = c.allocate<int>(std::max<std::size_t>(count, 1)), dchol = c.allocate<unsigned char>(std::max<std::size_t>(count, 1));
+    dainf = c.allocate<double>(std::max<std::size_t>(count, 1));
+    std::vector<int> n32(sizes.begin(), sizes.end());
+    dn = c.allocate<int>(std::max<std::size_t>(count, 1));
+    da_off = c.allocate<long long>(count + 1), dr_off = c.allocate<long long>(count + 1);
+    if (count > 0) {
+      LA_CUDA_TRY(cudaMemcpyAsync(dn.data(), n32.data(), sizeof(int) * count, cudaMemcpyHostToDevice, s));
+      LA_CUDA_TRY(cudaMemcpyAsync(da_off.data(), a_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
+      LA_CUDA_TRY(cudaMemcpyAsync(dr_off.data(), r_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
+      const std::size_t smem = static_cast<std::size_t>(max_n) * max_n * sizeof(T);
+      const bool shared = smem <= shared_limit;
+      if (shared && smem > 48 * 1024)
+        LA_CUDA_TRY(cudaFuncSetAttribute(factor_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      factor_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), shared ? smem : 0, s>>>(
+          batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(),
+          dchol.data(), dainf.data(), static_cast<int>(opt.factorization), shared);
+      LA_CHECK_LAUNCH(s);
+    }
+    finfo.assign(count, 0), chol.assign(count, 0), ainf.assign(count, 0);
+    if (count > 0) {
+      LA_CUDA_TRY(cudaMemcpyAsync(finfo.data(), dinfo.data(), sizeof(int) * count, cudaMemcpyDeviceToHost, s));
+      LA_CUDA_TRY(cudaMemcpyAsync(chol.data(), dchol.data(), count, cudaMemcpyDeviceToHost, s));
+      LA_CUDA_TRY(cudaMemcpyAsync(ainf.data(), dainf.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
+    }
+    LA_CUDA_TRY(cudaStreamSynchronize(s));
+    factor_seconds = since(t0);
+  }
+
+  void solve_gpu(T* b, index_t k, batched_dense_report& rep) {
+    context& c = *ctx;
+    cudaStream_t s = c.stream();
+    const std::size_t count = sizes.size();
+    if (count == 0) return;
+    const auto nk = static_cast<std::size_t>(r_off[count]) * static_cast<std::size_t>(k);
+    check_device_memory(c, nk * sizeof(T) + count * (sizeof(int) + sizeof(double)), "the batched dense solve's copy of B");
+    auto b0 = c.allocate<T>(std::max<std::size_t>(nk, 1));
+    auto info = c.allocate<int>(count);
+    auto be = c.allocate<double>(count);
+    solve_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), 0, s>>>(
+        batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
+        dainf.data(), b, b0.data(), static_cast<int>(k), tolerance(), info.data(), be.data());
+    LA_CHECK_LAUNCH(s);
+    LA_CUDA_TRY(cudaMemcpyAsync(rep.info.data(), info.data(), sizeof(int) * count, cudaMemcpyDeviceToHost, s));
+    LA_CUDA_TRY(cudaMemcpyAsync(rep.backward_error.data(), be.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
+    LA_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+};
+
+std::string batched_dense_report::message_of(index_t i) const {
+  LA_EXPECTS(i >= 0 && static_cast<std::size_t>(i) < info.size(), "batched_dense_report: no system " + std::to_string(i));
+  const int v = info[static_cast<std::size_t>(i)];
+  if (v == 0) return "solved (backward error " + std::to_string(backward_error[static_cast<std::size_t>(i)]) + ")";
+  if (v == info_non_finite) return "A, b or x holds a NaN or infinity";
+  if (v == info_check) return "x misses the backward-error check (A singular to working precision?)";
+  return "no usable pivot in column " + std::to_string(v) + " (LU: A is singular; Cholesky asked for: not positive definite)";
+}
+
+template <typename T>
+batched_dense_solver<T>::batched_dense_solver(context& ctx, index_t count, index_t n, const T* a, batched_dense_options o)
+    : batched_dense_solver(ctx, std::vector<index_t>(static_cast<std::size_t>(std::max<index_t>(count, 0)), n), a, o) {
+  LA_EXPECTS(count >= 0 && n >= 0, "batched_dense_solver: count and n must be >= 0");
+}
+template <typename T>
+batched_dense_solver<T>::batched_dense_solver(context& ctx, std::vector<index_t> sizes, const T* a, batched_dense_options o)
+    : p_(std::make_unique<impl>()) {
+  p_->ctx = &ctx, p_->opt = o;
+  p_->layout(std::move(sizes));
+  LA_EXPECTS(p_->max_n <= 4096, "batched_dense_solver: systems of up to 4096 rows (one thread block each); "
+                                "la::dense_solver factors a larger one");
+  p_->factor_gpu(a);
+}
+template <typename T>
+batched_dense_solver<T>::batched_dense_solver(index_t count, index_t n, const T* a, batched_dense_options o)
+    : batched_dense_solver(std::vector<index_t>(static_cast<std::size_t>(std::max<index_t>(count, 0)), n), a, o) {
+  LA_EXPECTS(count >= 0 && n >= 0, "batched_dense_solver: count and n must be >= 0");
+}
+template <typename T>
+batched_dense_solver<T>::batched_dense_solver(std::vector<index_t> sizes, const T* a, batched_dense_options o)
+    : p_(std::make_unique<impl>()) {
+  p_->opt = o;
+  p_->layout(std::move(sizes));
+  p_->a.assign(a, a + p_->a_off.back());
+  p_->factor_host();
+}
+template <typename T>
+batched_dense_solver<T>::~batched_dense_solver() = default;
+template <typename T>
+batched_dense_solver<T>::batched_dense_solver(batched_dense_solver&&) noexcept = default;
+template <typename T>
+batched_dense_solver<T>& batched_dense_solver<T>::operator=(batched_dense_solver&&) noexcept = default;
+
+template <typename T>
+index_t batched_dense_solver<T>::count() const noexcept {
+  return static_cast<index_t>(p_->sizes.size());
+}
+template <typename T>
+bool batched_dense_solver<T>::on_gpu() const noexcept {
+  return p_->ctx != nullptr;
+}
+template <typename T>
+const std::vector<int>& batched_dense_solver<T>::factor_info() const noexcept {
+  return p_->finfo;
+}
+template <typename T>
+const std::vector<unsigned char>& batched_dense_solver<T>::cholesky() const noexcept {
+  return p_->chol;
+}
+template <typename T>
+double batched_dense_solver<T>::factor_seconds() const noexcept {
+  return p_->factor_seconds;
+}
+
+template <typename T>
+batched_dense_report batched_dense_solver<T>::solve(T* b, index_t k) {
+  LA_EXPECTS(k >= 1, "batched_dense_solver: solve needs k >= 1 right-hand sides");
+  const auto t0 = clock_type::now();
+  batched_dense_report rep;
+  rep.info.assign(p_->sizes.size(), 0);
+  rep.backward_error.assign(p_->sizes.size(), NAN);
+  if (p_->ctx) p_->solve_gpu(b, k, rep);
+  else p_->solve_host(b, k, rep);
+  rep.failed = static_cast<index_t>(std::count_if(rep.info.begin(), rep.info.end(), [](int v) { return v != 0; }));
+  rep.seconds = since(t0);
+  return rep;
+}
+
+template class batched_dense_solver<float>;
+template class batched_dense_solver<double>;
+
+}  // namespace la
