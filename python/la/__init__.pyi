@@ -42,16 +42,26 @@ class SolveResult:
     device: str
     call_seconds: float
 
+class BatchResult:
+    backward_error: npt.NDArray[np.float64]
+    cholesky: npt.NDArray[np.bool_]
+    factor_seconds: float
+    solve_seconds: float
+    device: str
+    solved: int
+    message: str
+    call_seconds: float
+
 @overload
 def solve(A: Matrix, b: Vector, x0: Optional[Vector] = ..., *, rtol: float = ..., atol: float = ...,
           maxiter: Optional[int] = ..., method: Method = ..., precond: Precond = ..., device: Device = ...,
           callback: Optional[Callback] = ..., full_output: Literal[False] = ..., history: bool = ...,
-          **options: Any) -> Tuple[Vector, int]: ...
+          **options: Any) -> Tuple[Vector, Any]: ...
 @overload
 def solve(A: Matrix, b: Vector, x0: Optional[Vector] = ..., *, rtol: float = ..., atol: float = ...,
           maxiter: Optional[int] = ..., method: Method = ..., precond: Precond = ..., device: Device = ...,
           callback: Optional[Callback] = ..., full_output: Literal[True], history: bool = ...,
-          **options: Any) -> Tuple[Vector, int, SolveResult]: ...
+          **options: Any) -> Tuple[Vector, Any, Union[SolveResult, BatchResult]]: ...
 
 class Solver:
     def __init__(self, A: Matrix, *, rtol: float = ..., atol: float = ..., maxiter: Optional[int] = ...,
