@@ -247,15 +247,26 @@ std::vector<gesv_row> bench_gesv(context& ctx, vendor_handles& vh, const gesv_be
       run_la("fp32", "fp32", "gesv-mixed");
       run_la("bf16", "bf16", "gesv-mixed");
       run_la("fp16", "fp16", "gesv-mixed");
-      // cuSOLVER's iterative refinement, lowest precision float and TF32.
-      for (cusolverPrecType_t low : {CUSOLVER_R_32F, CUSOLVER_R_TF32}) {
-        const std::string label = low == CUSOLVER_R_32F ? "cusolver:irs-fp32" : "cusolver:irs-tf32";
+      // cuSOLVER's iterative refinement: classical with float and TF32 factors; GMRES-based
+      // (CUSOLVER_IRS_REFINE_GMRES) with float, TF32 and half factors.
+      struct irs_kind {
+        cusolverPrecType_t low;
+        cusolverIRSRefinement_t refine;
+        const char* label;
+      };
+      for (const irs_kind& kind : {irs_kind{CUSOLVER_R_32F, CUSOLVER_IRS_REFINE_CLASSICAL, "cusolver:irs-fp32"},
+                                   irs_kind{CUSOLVER_R_TF32, CUSOLVER_IRS_REFINE_CLASSICAL, "cusolver:irs-tf32"},
+                                   irs_kind{CUSOLVER_R_32F, CUSOLVER_IRS_REFINE_GMRES, "cusolver:irs-gmres-fp32"},
+                                   irs_kind{CUSOLVER_R_TF32, CUSOLVER_IRS_REFINE_GMRES, "cusolver:irs-gmres-tf32"},
+                                   irs_kind{CUSOLVER_R_16F, CUSOLVER_IRS_REFINE_GMRES, "cusolver:irs-gmres-fp16"}}) {
+        const cusolverPrecType_t low = kind.low;
+        const std::string label = kind.label;
         progress(o, "gesv-mixed " + std::to_string(n) + " " + label);
         cusolverDnIRSParams_t params;
         cusolverDnIRSInfos_t infos;
         LA_CUSOLVER_TRY(cusolverDnIRSParamsCreate(&params));
         LA_CUSOLVER_TRY(cusolverDnIRSParamsSetSolverPrecisions(params, CUSOLVER_R_64F, low));
-        LA_CUSOLVER_TRY(cusolverDnIRSParamsSetRefinementSolver(params, CUSOLVER_IRS_REFINE_CLASSICAL));
+        LA_CUSOLVER_TRY(cusolverDnIRSParamsSetRefinementSolver(params, kind.refine));
         LA_CUSOLVER_TRY(cusolverDnIRSParamsSetMaxIters(params, 50));
         LA_CUSOLVER_TRY(cusolverDnIRSInfosCreate(&infos));
         std::size_t lbytes = 0;
