@@ -2,7 +2,7 @@
 // Cholesky, factored once and solved for any number of right-hand sides, with a status and a
 // checked backward error per system. The GPU runs one thread block per system (the system in
 // shared memory where it fits, in global memory above: double up to n = 110 in shared); the
-// host runs the same algorithms (dense_host.hpp's, the oracle) over its threads.
+// host runs the same algorithms (the oracle, checked against a long double elimination) over its threads.
 //
 //   la::batched_dense_solver<double> s(ctx, count, n, a);  // a: count n x n row-major matrices, on the GPU
 //   la::batched_dense_report r = s.solve(b, k);            // b: count n x k row-major blocks, x in place

@@ -1,5 +1,5 @@
 // la::batched_dense_solver (batched_dense.hpp): many small dense systems, one thread block a
-// system on the GPU, the host oracle (dense_host.hpp's factorizations) over the host's threads.
+// system on the GPU, the host oracle (the same algorithms, row-major in place) over the host's threads.
 //
 // A block's factorization: right-looking, a column at a time, the system in shared memory
 // where it fits (n^2 values up to 96 KB: double n <= 110, float n <= 156) and in a global
@@ -20,7 +20,6 @@
 #include <la/memory.hpp>
 #include <la/parallel.hpp>
 #include <la/solvers/batched_dense.hpp>
-#include <la/solvers/direct/dense_host.hpp>
 
 namespace la {
 namespace {
@@ -324,24 +323,36 @@ struct batched_dense_solver<T>::impl {
     f = a;
     piv.assign(static_cast<std::size_t>(r_off[count]), 0);
     finfo.assign(count, 0), chol.assign(count, 0), ainf.assign(count, 0);
-    const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(thread_count()), std::max<std::size_t>(count, 1)));
-    detail::parallel_for(threads, [&](int t) {
-      for (std::size_t i = static_cast<std::size_t>(t); i < count; i += static_cast<std::size_t>(threads)) factor_one(i);
-    });
+    for_systems([&](std::size_t i, std::vector<T>&) { factor_one(i); });
     factor_seconds = since(t0);
   }
+  /// f(i, scratch) for every system, on the host's threads (each with its own scratch).
+  template <typename F>
+  void for_systems(F&& fn) const {
+    const std::size_t count = sizes.size();
+    const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(thread_count()), std::max<std::size_t>(count, 1)));
+    detail::parallel_for(threads, [&](int t) {
+      std::vector<T> scratch;
+      for (std::size_t i = static_cast<std::size_t>(t); i < count; i += static_cast<std::size_t>(threads)) fn(i, scratch);
+    });
+  }
+  /// System i's factorization in place in f (row-major), as the GPU's: the checks, ||A||_inf,
+  /// Cholesky where asked or where automatic finds A_i symmetric with a positive diagonal (LU
+  /// from A_i again where a pivot is not positive), LU with partial pivoting (the first
+  /// largest |a_rj| as the pivot).
   void factor_one(std::size_t i) {
     const index_t n = sizes[i];
-    dense_matrix<T> m(n, n);
-    std::copy(a.begin() + a_off[i], a.begin() + a_off[i + 1], m.values().begin());
+    const T* ai = a.data() + a_off[i];
+    T* m = f.data() + a_off[i];
     bool finite = true, sym = true;
     double norm = 0;
     for (index_t r = 0; r < n; ++r) {
       double sum = 0;
       for (index_t c = 0; c < n; ++c) {
-        finite = finite && std::isfinite(static_cast<double>(m(r, c)));
-        sym = sym && (c <= r || m(r, c) == m(c, r)) && (r != c || m(r, c) > T(0));
-        sum += std::abs(static_cast<double>(m(r, c)));
+        const T v = ai[r * n + c];
+        finite = finite && std::isfinite(static_cast<double>(v));
+        sym = sym && (c <= r || v == ai[c * n + r]) && (r != c || v > T(0));
+        sum += std::abs(static_cast<double>(v));
       }
       norm = std::max(norm, sum);
     }
@@ -351,60 +362,102 @@ struct batched_dense_solver<T>::impl {
       return;
     }
     const dense_factorization how = opt.factorization;
-    dense_factor_status st;
-    std::vector<index_t> p;
-    dense_matrix<T> fac = m;
     if (how == dense_factorization::cholesky || (how == dense_factorization::automatic && sym)) {
-      st = cholesky_factor(fac);
-      chol[i] = st.ok() || how == dense_factorization::cholesky;
-      if (!st.ok() && how == dense_factorization::automatic) fac = m, st = lu_factor(fac, p);
-    } else {
-      st = lu_factor(fac, p);
+      finfo[i] = cholesky_rows(m, n);
+      chol[i] = finfo[i] == 0 || how == dense_factorization::cholesky;
+      if (finfo[i] == 0 || how == dense_factorization::cholesky) return;
+      std::copy(ai, ai + static_cast<std::size_t>(n) * n, m);
     }
-    finfo[i] = static_cast<int>(st.bad_column);
-    std::copy(fac.values().begin(), fac.values().end(), f.begin() + a_off[i]);
-    for (std::size_t r = 0; r < p.size(); ++r) piv[static_cast<std::size_t>(r_off[i]) + r] = p[r];
+    finfo[i] = lu_rows(m, n, piv.data() + r_off[i]);
+  }
+  static int lu_rows(T* m, index_t n, index_t* p) {
+    for (index_t j = 0; j < n; ++j) {
+      index_t q = j;
+      T big = std::abs(m[j * n + j]);
+      for (index_t r = j + 1; r < n; ++r)
+        if (std::abs(m[r * n + j]) > big) big = std::abs(m[r * n + j]), q = r;
+      p[j] = q;
+      if (!(big > T(0))) return static_cast<int>(j + 1);
+      if (q != j) std::swap_ranges(m + j * n, m + (j + 1) * n, m + q * n);
+      const T inv = T(1) / m[j * n + j];
+      const T* rj = m + j * n;
+      for (index_t r = j + 1; r < n; ++r) {
+        T* rr = m + r * n;
+        const T l = rr[j] * inv;
+        rr[j] = l;
+        if (l != T(0))
+          for (index_t c = j + 1; c < n; ++c) rr[c] -= l * rj[c];
+      }
+    }
+    return 0;
+  }
+  static int cholesky_rows(T* m, index_t n) {  // right-looking, the lower triangle, as the GPU's
+    for (index_t j = 0; j < n; ++j) {
+      const T d = m[j * n + j];
+      if (!(d > T(0))) return static_cast<int>(j + 1);
+      const T root = std::sqrt(d), inv = T(1) / root;
+      m[j * n + j] = root;
+      for (index_t r = j + 1; r < n; ++r) m[r * n + j] *= inv;
+      for (index_t r = j + 1; r < n; ++r) {
+        const T l = m[r * n + j];
+        T* rr = m + r * n;
+        for (index_t c = j + 1; c <= r; ++c) rr[c] -= l * m[c * n + j];
+      }
+    }
+    return 0;
   }
 
   void solve_host(T* b, index_t k, batched_dense_report& rep) {
-    const std::size_t count = sizes.size();
-    const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(thread_count()), std::max<std::size_t>(count, 1)));
-    detail::parallel_for(threads, [&](int t) {
-      for (std::size_t i = static_cast<std::size_t>(t); i < count; i += static_cast<std::size_t>(threads)) solve_one(i, b, k, rep);
-    });
+    for_systems([&](std::size_t i, std::vector<T>& scratch) { solve_one(i, b, k, rep, scratch); });
   }
-  void solve_one(std::size_t i, T* b, index_t k, batched_dense_report& rep) const {
+  /// System i's block of B (n x k, row-major) in place: the pivots, the two triangular sweeps
+  /// over whole rows of B, then the residual against A_i in double and the backward error.
+  void solve_one(std::size_t i, T* b, index_t k, batched_dense_report& rep, std::vector<T>& b0) const {
     const index_t n = sizes[i];
-    T* bi = b + r_off[i] * k;
+    T* x = b + r_off[i] * k;
     const std::size_t nk = static_cast<std::size_t>(n) * static_cast<std::size_t>(k);
-    std::vector<T> b0(bi, bi + nk);
+    b0.assign(x, x + nk);
     int status = finfo[i];
     if (status == 0 && !std::all_of(b0.begin(), b0.end(), [](T v) { return std::isfinite(static_cast<double>(v)); }))
       status = info_non_finite;
     double err = NAN;
     if (status == 0) {
-      dense_matrix<T> fac(n, n);
-      std::copy(f.begin() + a_off[i], f.begin() + a_off[i + 1], fac.values().begin());
-      const std::vector<index_t> p(piv.begin() + r_off[i], piv.begin() + r_off[i + 1]);
-      std::vector<T> col(static_cast<std::size_t>(n));
-      double rmax = 0, xmax = 0, bmax = 0;
-      bool finite = true;
-      for (index_t c = 0; c < k; ++c) {
-        for (index_t r = 0; r < n; ++r) col[static_cast<std::size_t>(r)] = bi[static_cast<std::size_t>(r) * k + c];
-        if (chol[i]) cholesky_solve(fac, col.data());
-        else lu_solve(fac, p, col.data());
-        for (index_t r = 0; r < n; ++r) {
-          double sum = static_cast<double>(b0[static_cast<std::size_t>(r) * k + c]);
-          for (index_t j = 0; j < n; ++j)
-            sum -= static_cast<double>(a[static_cast<std::size_t>(a_off[i]) + static_cast<std::size_t>(r) * n + j]) *
-                   static_cast<double>(col[static_cast<std::size_t>(j)]);
-          const double x = static_cast<double>(col[static_cast<std::size_t>(r)]);
-          finite = finite && std::isfinite(x) && std::isfinite(sum);
-          rmax = std::max(rmax, std::abs(sum)), xmax = std::max(xmax, std::abs(x));
-          bmax = std::max(bmax, std::abs(static_cast<double>(b0[static_cast<std::size_t>(r) * k + c])));
-          bi[static_cast<std::size_t>(r) * k + c] = col[static_cast<std::size_t>(r)];
+      const T* m = f.data() + a_off[i];
+      const T* ai = a.data() + a_off[i];
+      auto row = [&](index_t r) { return x + static_cast<std::size_t>(r) * k; };
+      if (!chol[i]) {
+        const index_t* p = piv.data() + r_off[i];
+        for (index_t j = 0; j < n; ++j)
+          if (p[j] != j) std::swap_ranges(row(j), row(j) + k, row(p[j]));
+      }
+      for (index_t j = 0; j < n; ++j) {  // L y = P b
+        if (chol[i])
+          for (index_t c = 0; c < k; ++c) row(j)[c] /= m[j * n + j];
+        for (index_t r = j + 1; r < n; ++r) {
+          const T l = m[r * n + j];
+          if (l != T(0))
+            for (index_t c = 0; c < k; ++c) row(r)[c] -= l * row(j)[c];
         }
       }
+      for (index_t j = n; j-- > 0;) {  // U x = y, or L^T x = y
+        for (index_t c = 0; c < k; ++c) row(j)[c] /= m[j * n + j];
+        for (index_t r = 0; r < j; ++r) {
+          const T u = chol[i] ? m[j * n + r] : m[r * n + j];
+          if (u != T(0))
+            for (index_t c = 0; c < k; ++c) row(r)[c] -= u * row(j)[c];
+        }
+      }
+      double rmax = 0, xmax = 0, bmax = 0;
+      bool finite = true;
+      for (index_t r = 0; r < n; ++r)
+        for (index_t c = 0; c < k; ++c) {
+          double sum = static_cast<double>(b0[static_cast<std::size_t>(r) * k + c]);
+          for (index_t j = 0; j < n; ++j) sum -= static_cast<double>(ai[r * n + j]) * static_cast<double>(row(j)[c]);
+          const double xv = static_cast<double>(row(r)[c]);
+          finite = finite && std::isfinite(xv) && std::isfinite(sum);
+          rmax = std::max(rmax, std::abs(sum)), xmax = std::max(xmax, std::abs(xv));
+          bmax = std::max(bmax, std::abs(static_cast<double>(b0[static_cast<std::size_t>(r) * k + c])));
+        }
       if (!finite) {
         status = info_non_finite;
       } else {
@@ -413,7 +466,7 @@ struct batched_dense_solver<T>::impl {
         if (!(err <= tolerance())) status = info_check;
       }
     }
-    if (status != 0) std::fill(bi, bi + nk, static_cast<T>(NAN));
+    if (status != 0) std::fill(x, x + nk, static_cast<T>(NAN));
     rep.info[i] = status, rep.backward_error[i] = err;
   }
 
