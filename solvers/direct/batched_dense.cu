@@ -140,7 +140,7 @@ struct batch_layout {
 template <typename T>
 __global__ void factor_kernel(batch_layout L, const T* A, T* F, int* piv, int* info, unsigned char* chol, double* ainf,
                               int how, bool shared) {
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ double s[32];
   __shared__ int si[32];
   const long sys = blockIdx.x;
