@@ -28,6 +28,10 @@
 #   LA_SPMV_MATRICES      (environment) the matrices spmv_bench runs, comma-separated
 #   --test-filter REGEX   only the ctest tests matching REGEX (ctest -R); sanitizers still run
 #                         every GPU test binary unless --no-sanitizer
+#   --sanitizer-part K/P  the K-th of P interleaved parts of the sanitizer runs (every P-th run
+#                         from the K-th): on one GPU the whole pass (44 runs side by side) does not
+#                         fit the 480 s limit (one H100, 2026-12-07: 15 of 42 runs cut off, no
+#                         error reported), so run it as 1/2 and 2/2 in two calls on a warm machine
 #   LA_SANITIZER_TIMEOUT  (environment) seconds each sanitizer run may take (default 480)
 #   LA_SANITIZER_ONLY     (environment) the GPU test binaries the sanitizers run, a regex
 #                         alternation (e.g. "amg_test|cg_gpu_test"); default every one
@@ -40,7 +44,7 @@ cd "$(dirname "$0")/.."
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 out=${OUT:-gpu-check-out}
 mkdir -p "$out"
-bench=1 tests=1 run_ctest=1 sanitize=1 filter="" test_filter="" benches="gemm,spmv,cg,precond,krylov,dist,spgemm,python"
+bench=1 tests=1 run_ctest=1 sanitize=1 filter="" test_filter="" part_index=1 part_count=1 run_index=0 benches="gemm,spmv,cg,precond,krylov,dist,spgemm,python"
 while (($#)); do
   case $1 in
     --no-bench) bench=0 ;;
@@ -49,6 +53,10 @@ while (($#)); do
     --no-sanitizer) sanitize=0 ;;
     --bench-filter) filter=$2; shift ;;
     --test-filter) test_filter=$2; shift ;;
+    --sanitizer-part)
+      [[ $2 =~ ^([0-9]+)/([0-9]+)$ ]] && ((BASH_REMATCH[1] >= 1 && BASH_REMATCH[1] <= BASH_REMATCH[2])) ||
+        { echo "--sanitizer-part needs K/P (1 <= K <= P), got '$2'"; exit 2; }
+      part_index=${BASH_REMATCH[1]} part_count=${BASH_REMATCH[2]}; shift ;;
     --benches) benches=$2; shift ;;
     *) echo "unknown option $1"; exit 2 ;;
   esac
@@ -141,6 +149,8 @@ if ((tests && sanitize)); then
         "precond_gpu_test memcheck" | "precond_gpu_test racecheck" | "krylov_gpu_test memcheck" | "gemm_test memcheck") ((shards < 2)) && shards=2 ;;
       esac
       for ((i = 0; i < shards; ++i)); do
+        run_index=$((run_index + 1))
+        ((part_count > 1 && (run_index - 1) % part_count != part_index - 1)) && continue
         what="$name $tool" log="$out/sanitizer-$name-$tool.log"
         ((shards > 1)) && what+=" (shard $((i + 1))/$shards)" log="${log%.log}-$i.log"
         LA_UNDER_SANITIZER=$tool GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${LA_SANITIZER_TIMEOUT:-480}" \
