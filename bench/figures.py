@@ -223,6 +223,20 @@ def gemm_table():
     return "\n".join(out)
 
 
+def batched_table():
+    """la.solve on a batch against numpy.linalg.solve on the host, from batched_bench.py's CSV."""
+    rs = rows("batched-host-2core.csv")
+    out = ["| systems | n | la (ms) | numpy (ms) | numpy / la | worst backward error (la) |", "|---|---|---|---|---|---|"]
+    la_rows = {(r["count"], r["n"]): r for r in rs if r["solver"] == "la"}
+    for r in rs:
+        if r["solver"] != "numpy":
+            continue
+        l = la_rows[(r["count"], r["n"])]
+        out.append("| %s | %s | %.1f | %.1f | %.2fx | %s |" % (r["count"], r["n"], f(l["ms"]), f(r["ms"]),
+                   f(r["ms"]) / f(l["ms"]), l["backward_error"]))
+    return "\n".join(out)
+
+
 # Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
 # produced whole from a CSV.
 TABLES = {
@@ -230,6 +244,7 @@ TABLES = {
     ("bench/RESULTS.md", "columns"): columns_table,
     ("bench/RESULTS.md", "host-defaults"): host_defaults_table,
     ("bench/RESULTS.md", "gemm"): gemm_table,
+    ("bench/RESULTS.md", "batched-host"): batched_table,
 }
 
 
