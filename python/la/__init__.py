@@ -267,6 +267,17 @@ def _is_dense(A):
     return isinstance(A, _np.ndarray) and A.ndim == 2
 
 
+def _numpy_system(A, b, dtype):
+    """A (contiguous, of dtype) and b as numpy arrays, both real; a CuPy b is refused."""
+    if _is_cupy_array(b):
+        raise InvalidArgument("A is a numpy array, so b must be a numpy array")
+    a = _np.ascontiguousarray(A, dtype=dtype)
+    _real(a, "A")
+    b = _np.asarray(b)
+    _real(b, "b")
+    return a, b
+
+
 def _is_batch(A):
     """A batch of dense systems: a 3-D numpy or CuPy array (batch, n, n)."""
     if _is_cupy_array(A) and not _is_cupy_sparse(A):
@@ -341,12 +352,7 @@ def _batched_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callb
                   "f" if dtype == _np.float32 else "d", a.data.device.id, fact)
         where = "gpu"
     else:
-        if _is_cupy_array(b):
-            raise InvalidArgument("A is a numpy array, so b must be a numpy array")
-        a = _np.ascontiguousarray(A, dtype=dtype)
-        _real(a, "A")
-        b = _np.asarray(b)
-        _real(b, "b")
+        a, b = _numpy_system(A, b, dtype)
         x = _np.array(b.reshape(count, n, -1), dtype=dtype, copy=True, order="C")
         if device == "gpu" and not _la.cuda_available():
             raise NoGpuError("device='gpu': " + _la.cuda_status() + "; use device='cpu' or 'auto'")
@@ -413,12 +419,7 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
                   "working" if prec == "fp64" else prec, refine, cond)
         gpu = True
     else:
-        if _is_cupy_array(b):
-            raise InvalidArgument("A is a numpy array, so b must be a numpy array")
-        a = _np.ascontiguousarray(A, dtype=dtype)
-        _real(a, "A")
-        b = _np.asarray(b)
-        _real(b, "b")
+        a, b = _numpy_system(A, b, dtype)
         if b.shape[0] != n or b.ndim not in (1, 2):
             raise InvalidArgument("A is %d x %d but b has shape %s" % (n, n, tuple(b.shape)))
         x = _np.array(b, dtype=dtype, copy=True, order="C")
