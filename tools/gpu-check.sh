@@ -11,7 +11,9 @@
 #                         visible GPUs), spgemm (spgemm_bench: la's SpGEMM against
 #                         cusparseSpGEMM), python (bench/python_bench.py: la from Python against
 #                         the C++ call, scipy and CuPy; the package's pytest suite runs in ctest);
-#                         default all eight
+#                         default all eight; also direct (bench/direct_bench.py: the direct
+#                         method on data/ and bench-data/, carry bench-data; LA_DIRECT_ARGS) and
+#                         batched (la bench gesv --batch and bench/batched_bench.py --device gpu)
 #   LA_PYTHON_ARGS        (environment) extra arguments for python_bench.py, e.g. "--skip-read"
 #   LA_KRYLOV_ARGS        (environment) extra arguments for krylov_bench, e.g. "--systems
 #                         convdiff2d:1024 --methods gmres:jacobi --no-eigen"; LA_CUPY_ARGS likewise
@@ -229,11 +231,28 @@ if ((bench)) && [[ ,$benches, == *,dist,* ]]; then
   summary+=("dist_bench: exit $?")
   cat "$out/dist_bench.log" >> "$out/table.txt"
 fi
+# Not in the default list (they take minutes): the direct method's systems and the batches,
+# each with the ordering libraries the configure found (LD_LIBRARY_PATH above).
+if ((bench)) && [[ ,$benches, == *,direct,* ]]; then
+  # shellcheck disable=SC2086
+  PYTHONPATH=$build/python python3 -W ignore bench/direct_bench.py --out "$out/direct.csv" ${LA_DIRECT_ARGS:-} \
+    > "$out/direct_bench.log" 2>&1
+  summary+=("direct_bench: exit $?")
+  cat "$out/direct_bench.log" >> "$out/table.txt"
+fi
+if ((bench)) && [[ ,$benches, == *,batched,* ]]; then
+  $build/tools/la bench gesv --batch --out "$out/gesv-batch.csv" > "$out/gesv_batch.log" 2>&1
+  summary+=("la bench gesv --batch: exit $?")
+  PYTHONPATH=$build/python python3 -W ignore bench/batched_bench.py --device gpu --out "$out/batched.csv" \
+    > "$out/batched_bench.log" 2>&1
+  summary+=("batched_bench: exit $?")
+  cat "$out/gesv_batch.log" "$out/batched_bench.log" >> "$out/table.txt"
+fi
 # Registers, shared memory and spills per kernel (present when the library was recompiled).
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 # The device tool brings back few files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|spgemm.csv|python.csv|device.txt|logs.tar.gz)$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|spgemm.csv|python.csv|direct.csv|gesv-batch.csv|batched.csv|device.txt|logs.tar.gz)$'))
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
