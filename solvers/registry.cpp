@@ -124,7 +124,7 @@ Kind append_entry(std::vector<Entry>& list, Entry e, Kind last_own, const char* 
 
 krylov_method add_method(method_entry e, const option_spec* options, std::size_t count) {
   const method_solvers& s = e.solvers;
-  LA_EXPECTS(!e.help.empty() && s.hf && s.hd && s.f32 && s.f64 && s.d32 && s.d64,
+  LA_EXPECTS(!e.help.empty() && s.complete(),
              "add_method: '" + std::string(e.name) + "' needs help and host and GPU solvers for float and double");
   return append_entry(method_list(), e, krylov_method::direct, "add_method", options, count);
 }

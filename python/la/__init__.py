@@ -267,6 +267,24 @@ def _is_dense(A):
     return isinstance(A, _np.ndarray) and A.ndim == 2
 
 
+def _factorization(options):
+    """The direct_factorization keyword, checked."""
+    fact = options.get("direct_factorization", "auto")
+    if fact not in ("auto", "lu", "cholesky"):
+        raise InvalidArgument("direct_factorization must be 'auto', 'lu' or 'cholesky', got %r" % (fact,))
+    return fact
+
+
+def _cupy_system(A, b, dtype, device):
+    """CuPy, and A contiguous of dtype on its GPU; b must be a CuPy array and device not 'cpu'."""
+    cupy, _ = _cupy()
+    if device == "cpu":
+        raise InvalidArgument("device='cpu' takes numpy input; A is a CuPy array (A.get() copies it to the host)")
+    if not _is_cupy_array(b):
+        raise InvalidArgument("A is a CuPy array, so b must be a CuPy array on the same GPU")
+    return cupy, cupy.ascontiguousarray(A, dtype=dtype)
+
+
 def _numpy_system(A, b, dtype):
     """A (contiguous, of dtype) and b as numpy arrays, both real; a CuPy b is refused."""
     if _is_cupy_array(b):
@@ -326,9 +344,7 @@ def _batched_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callb
         raise InvalidArgument("%s do%s not apply to a batch (each system is factored and its backward error checked); "
                               "its only option is direct_factorization" % (", ".join(refused + unknown),
                                                                           "es" if len(refused + unknown) == 1 else ""))
-    fact = options.get("direct_factorization", "auto")
-    if fact not in ("auto", "lu", "cholesky"):
-        raise InvalidArgument("direct_factorization must be 'auto', 'lu' or 'cholesky', got %r" % (fact,))
+    fact = _factorization(options)
     if device not in ("auto", "gpu", "cpu"):
         raise InvalidArgument("device must be 'auto', 'gpu' or 'cpu', got %r" % (device,))
     count, n, n2 = A.shape
@@ -340,12 +356,7 @@ def _batched_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callb
     dtype = _value_dtype(A.dtype)
     t0 = time.perf_counter()
     if _is_cupy_array(A):
-        cupy, _ = _cupy()
-        if device == "cpu":
-            raise InvalidArgument("device='cpu' takes numpy input; A is a CuPy array (A.get() copies it to the host)")
-        if not _is_cupy_array(b):
-            raise InvalidArgument("A is a CuPy array, so b must be a CuPy array on the same GPU")
-        a = cupy.ascontiguousarray(A, dtype=dtype)
+        cupy, a = _cupy_system(A, b, dtype, device)
         x = cupy.array(b.reshape(count, n, -1), dtype=dtype, copy=True, order="C")
         cupy.cuda.get_current_stream().synchronize()
         d = _call(_la.batched_solve_gpu, a.data.ptr, x.data.ptr, count, n, x.shape[2],
@@ -376,10 +387,8 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
     if unknown:
         raise TypeError("unexpected keyword argument '%s' for a dense A (the direct method's options: %s)"
                         % (unknown[0], ", ".join(_DENSE_OPTIONS)))
-    fact = options.get("direct_factorization", "auto")
+    fact = _factorization(options)
     prec = options.get("direct_precision", "fp64")
-    if fact not in ("auto", "lu", "cholesky"):
-        raise InvalidArgument("direct_factorization must be 'auto', 'lu' or 'cholesky', got %r" % (fact,))
     if prec not in ("fp64", "tf32x3", "tf32", "fp32", "bf16", "fp16"):
         raise InvalidArgument("direct_precision must be 'fp64', 'tf32x3', 'tf32', 'fp32', 'bf16' or 'fp16', got %r"
                               % (prec,))
@@ -404,12 +413,7 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
     dtype = _value_dtype(A.dtype)
     t0 = time.perf_counter()
     if on_gpu_input:
-        cupy, _ = _cupy()
-        if device == "cpu":
-            raise InvalidArgument("device='cpu' takes numpy input; A is a CuPy array (A.get() copies it to the host)")
-        if not _is_cupy_array(b):
-            raise InvalidArgument("A is a CuPy array, so b must be a CuPy array on the same GPU")
-        a = cupy.ascontiguousarray(A, dtype=dtype)
+        cupy, a = _cupy_system(A, b, dtype, device)
         if b.shape[0] != n or b.ndim not in (1, 2):
             raise InvalidArgument("A is %d x %d but b has shape %s" % (n, n, tuple(b.shape)))
         x = cupy.array(b, dtype=dtype, copy=True, order="C")

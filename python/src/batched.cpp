@@ -11,8 +11,6 @@
 
 namespace la::pybind_detail {
 namespace {
-using clock_type = std::chrono::steady_clock;
-double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 
 struct batched_out {
   std::vector<int> info;
@@ -28,21 +26,13 @@ struct batched_out {
   }
 };
 
-dense_factorization factorization_of(const std::string& f) {
-  if (f == "auto") return dense_factorization::automatic;
-  if (f == "lu") return dense_factorization::lu;
-  if (f == "cholesky") return dense_factorization::cholesky;
-  throw invalid_argument("direct_factorization must be 'auto', 'lu' or 'cholesky', got '" + f + "'");
-}
-
 template <typename T>
-batched_out report(batched_dense_solver<T>& s, T* b, index_t k, clock_type::time_point t0) {
+batched_out report(batched_dense_solver<T>& s, T* b, index_t k) {
   batched_out o;
   o.factor_seconds = s.factor_seconds();
   const auto t1 = clock_type::now();
   const batched_dense_report r = s.solve(b, k);
   o.solve_seconds = since(t1);
-  (void)t0;
   o.info = r.info, o.backward_error = r.backward_error, o.cholesky = s.cholesky();
   return o;
 }
@@ -51,11 +41,10 @@ batched_out report(batched_dense_solver<T>& s, T* b, index_t k, clock_type::time
 template <typename T>
 batched_out solve_gpu(std::uintptr_t a, std::uintptr_t b, std::int64_t count, std::int64_t n, std::int64_t k, int device,
                       batched_dense_options o) {
-  const auto t0 = clock_type::now();
   context ctx(device);
   ctx.synchronize();
   batched_dense_solver<T> s(ctx, static_cast<index_t>(count), static_cast<index_t>(n), reinterpret_cast<const T*>(a), o);
-  batched_out r = report(s, reinterpret_cast<T*>(b), static_cast<index_t>(k), t0);
+  batched_out r = report(s, reinterpret_cast<T*>(b), static_cast<index_t>(k));
   ctx.synchronize();
   return r;
 }
@@ -63,7 +52,6 @@ batched_out solve_gpu(std::uintptr_t a, std::uintptr_t b, std::int64_t count, st
 /// The GPU from numpy arrays: copied there and back.
 template <typename T>
 batched_out solve_gpu_from_host(const T* a, T* b, std::int64_t count, std::int64_t n, std::int64_t k, batched_dense_options o) {
-  const auto t0 = clock_type::now();
   context ctx;
   const auto na = static_cast<std::size_t>(count * n * n), nb = static_cast<std::size_t>(count * n * k);
   check_device_memory(ctx, double(na + nb) * sizeof(T), "the batch's copy of A and B");
@@ -72,7 +60,7 @@ batched_out solve_gpu_from_host(const T* a, T* b, std::int64_t count, std::int64
   if (nb > 0) LA_CUDA_TRY(cudaMemcpyAsync(db.data(), b, sizeof(T) * nb, cudaMemcpyHostToDevice, ctx.stream()));
   copies += 2;
   batched_dense_solver<T> s(ctx, static_cast<index_t>(count), static_cast<index_t>(n), da.data(), o);
-  batched_out r = report(s, db.data(), static_cast<index_t>(k), t0);
+  batched_out r = report(s, db.data(), static_cast<index_t>(k));
   if (nb > 0) LA_CUDA_TRY(cudaMemcpyAsync(b, db.data(), sizeof(T) * nb, cudaMemcpyDeviceToHost, ctx.stream()));
   ctx.synchronize();
   copies += 1;
@@ -81,9 +69,8 @@ batched_out solve_gpu_from_host(const T* a, T* b, std::int64_t count, std::int64
 
 template <typename T>
 batched_out solve_host(const T* a, T* b, std::int64_t count, std::int64_t n, std::int64_t k, batched_dense_options o) {
-  const auto t0 = clock_type::now();
   batched_dense_solver<T> s(static_cast<index_t>(count), static_cast<index_t>(n), a, o);
-  return report(s, b, static_cast<index_t>(k), t0);
+  return report(s, b, static_cast<index_t>(k));
 }
 
 /// f(a, b, count, n, k) without the GIL on numpy A (count, n, n) and B (count, n, k), both
@@ -119,7 +106,7 @@ void bind_batched(py::module_& mod) {
       [](std::uintptr_t a, std::uintptr_t b, std::int64_t count, std::int64_t n, std::int64_t k, char code, int device,
          const std::string& factorization) {
         batched_dense_options o;
-        o.factorization = factorization_of(factorization);
+        o.factorization = factorization_named(factorization);
         batched_out r;
         {
           py::gil_scoped_release release;
@@ -132,7 +119,7 @@ void bind_batched(py::module_& mod) {
       "batched_solve_numpy",
       [](py::array a, py::array b, bool gpu, const std::string& factorization) {
         batched_dense_options o;
-        o.factorization = factorization_of(factorization);
+        o.factorization = factorization_named(factorization);
         return on_numpy(a, b, [&](const auto* ap, auto* bp, std::int64_t count, std::int64_t n, std::int64_t k) {
           using T = std::remove_const_t<std::remove_pointer_t<decltype(ap)>>;
           return gpu ? solve_gpu_from_host<T>(ap, bp, count, n, k, o) : solve_host<T>(ap, bp, count, n, k, o);

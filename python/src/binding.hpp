@@ -9,6 +9,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 
 #include <la/context.hpp>
 #include <la/formats/csr.hpp>
+#include <la/solvers/dense_solver.hpp>
 #include <la/solvers/device_solve.hpp>
 #include <la/solvers/method.hpp>
 #include <la/solvers/registry.hpp>
@@ -26,6 +28,17 @@ namespace py = pybind11;
 /// Arrays the binding itself copied between host and device (uploads and downloads of A, b,
 /// x): what the zero-copy test reads (CuPy inputs must leave it unchanged).
 inline std::atomic<long long> copies{0};
+
+using clock_type = std::chrono::steady_clock;
+inline double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+
+/// direct_factorization's value (the dense and batched paths').
+inline dense_factorization factorization_named(const std::string& f) {
+  if (f == "auto") return dense_factorization::automatic;
+  if (f == "lu") return dense_factorization::lu;
+  if (f == "cholesky") return dense_factorization::cholesky;
+  throw invalid_argument("factorization must be 'auto', 'lu' or 'cholesky', got '" + f + "'");
+}
 
 /// Ctrl-C seen between chunks of iterations.
 struct interrupted {};

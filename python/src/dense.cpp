@@ -12,8 +12,6 @@
 
 namespace la::pybind_detail {
 namespace {
-using clock_type = std::chrono::steady_clock;
-double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 
 /// What a dense solve reports (built without the GIL; made a dict with it).
 struct dense_out {
@@ -39,12 +37,6 @@ refinement_kind refinement_named(const std::string& r) {
   throw invalid_argument("direct_refinement must be 'auto', 'classical' or 'gmres', got '" + r + "'");
 }
 
-dense_factorization factorization_named(const std::string& f) {
-  if (f == "auto") return dense_factorization::automatic;
-  if (f == "lu") return dense_factorization::lu;
-  if (f == "cholesky") return dense_factorization::cholesky;
-  throw invalid_argument("factorization must be 'auto', 'lu' or 'cholesky', got '" + f + "'");
-}
 
 /// The GPU: A (n x n, lda elements a row) and B (n x k, packed) at device pointers; X over B.
 template <typename T>
