@@ -1,5 +1,5 @@
 // la::batched_dense_solver (batched_dense.hpp): many small dense systems, one thread block a
-// system on the GPU, the host oracle (the same algorithms, row-major in place) over the host's threads.
+// system on the GPU (the host oracle: batched_dense_host.cpp; the state: detail/batched_impl.hpp).
 //
 // A block's factorization: right-looking, a column at a time, the system in shared memory
 // where it fits (n^2 values up to 96 KB: double n <= 110, float n <= 156) and in a global
@@ -18,22 +18,14 @@
 
 #include <la/error.hpp>
 #include <la/memory.hpp>
-#include <la/parallel.hpp>
-#include <la/solvers/batched_dense.hpp>
+#include <la/solvers/direct/detail/batched_impl.hpp>
 
 namespace la {
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
-
-constexpr int info_non_finite = -1, info_check = -2;
+using batched_detail::info_check;
+using batched_detail::info_non_finite;
 constexpr std::size_t shared_limit = 96 * 1024;  // dynamic shared memory a block may take for its system
-
-template <typename T>
-double default_tolerance(index_t n) {
-  return 1000.0 * std::max<index_t>(n, 1) * static_cast<double>(std::numeric_limits<T>::epsilon());
-}
 
 // ---- block reductions (blockDim.x a multiple of 32, at most 1024) ----
 
@@ -285,258 +277,64 @@ unsigned block_threads_for(index_t max_n) { return max_n <= 16 ? 64 : max_n <= 6
 }  // namespace
 
 template <typename T>
-struct batched_dense_solver<T>::impl {
-  context* ctx = nullptr;  // null: the host's
-  batched_dense_options opt;
-  std::vector<index_t> sizes;
-  std::vector<long long> a_off, r_off;  // count + 1 each
-  index_t max_n = 0;
-  std::vector<int> finfo;
-  std::vector<unsigned char> chol;
-  std::vector<double> ainf;
-  double factor_seconds = 0;
-  // Host: A's copy, the factors, the pivots.
-  std::vector<T> a, f;
-  std::vector<index_t> piv;
-  // GPU: the same, and the layout.
-  device_buffer<T> da, df;
-  device_buffer<int> dpiv, dinfo, dn;
-  device_buffer<unsigned char> dchol;
-  device_buffer<double> dainf;
-  device_buffer<long long> da_off, dr_off;
-
-  void layout(std::vector<index_t> s) {
-    sizes = std::move(s);
-    a_off.assign(sizes.size() + 1, 0), r_off.assign(sizes.size() + 1, 0);
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      LA_EXPECTS(sizes[i] >= 0, "batched_dense_solver: system " + std::to_string(i) + " has a negative size");
-      a_off[i + 1] = a_off[i] + static_cast<long long>(sizes[i]) * sizes[i];
-      r_off[i + 1] = r_off[i] + sizes[i];
-      max_n = std::max(max_n, sizes[i]);
-    }
-  }
-  double tolerance() const { return opt.check_tolerance > 0 ? opt.check_tolerance : default_tolerance<T>(max_n); }
-
-  void factor_host() {
-    const auto t0 = clock_type::now();
-    const std::size_t count = sizes.size();
-    f = a;
-    piv.assign(static_cast<std::size_t>(r_off[count]), 0);
-    finfo.assign(count, 0), chol.assign(count, 0), ainf.assign(count, 0);
-    for_systems([&](std::size_t i, std::vector<T>&) { factor_one(i); });
-    factor_seconds = since(t0);
-  }
-  /// f(i, scratch) for every system, on the host's threads (each with its own scratch).
-  template <typename F>
-  void for_systems(F&& fn) const {
-    const std::size_t count = sizes.size();
-    const int threads = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(thread_count()), std::max<std::size_t>(count, 1)));
-    detail::parallel_for(threads, [&](int t) {
-      std::vector<T> scratch;
-      for (std::size_t i = static_cast<std::size_t>(t); i < count; i += static_cast<std::size_t>(threads)) fn(i, scratch);
-    });
-  }
-  /// System i's factorization in place in f (row-major), as the GPU's: the checks, ||A||_inf,
-  /// Cholesky where asked or where automatic finds A_i symmetric with a positive diagonal (LU
-  /// from A_i again where a pivot is not positive), LU with partial pivoting (the first
-  /// largest |a_rj| as the pivot).
-  void factor_one(std::size_t i) {
-    const index_t n = sizes[i];
-    const T* ai = a.data() + a_off[i];
-    T* m = f.data() + a_off[i];
-    bool finite = true, sym = true;
-    double norm = 0;
-    for (index_t r = 0; r < n; ++r) {
-      double sum = 0;
-      for (index_t c = 0; c < n; ++c) {
-        const T v = ai[r * n + c];
-        finite = finite && std::isfinite(static_cast<double>(v));
-        sym = sym && (c <= r || v == ai[c * n + r]) && (r != c || v > T(0));
-        sum += std::abs(static_cast<double>(v));
-      }
-      norm = std::max(norm, sum);
-    }
-    ainf[i] = norm;
-    if (!finite) {
-      finfo[i] = info_non_finite;
-      return;
-    }
-    const dense_factorization how = opt.factorization;
-    if (how == dense_factorization::cholesky || (how == dense_factorization::automatic && sym)) {
-      finfo[i] = cholesky_rows(m, n);
-      chol[i] = finfo[i] == 0 || how == dense_factorization::cholesky;
-      if (finfo[i] == 0 || how == dense_factorization::cholesky) return;
-      std::copy(ai, ai + static_cast<std::size_t>(n) * n, m);
-    }
-    finfo[i] = lu_rows(m, n, piv.data() + r_off[i]);
-  }
-  static int lu_rows(T* m, index_t n, index_t* p) {
-    for (index_t j = 0; j < n; ++j) {
-      index_t q = j;
-      T big = std::abs(m[j * n + j]);
-      for (index_t r = j + 1; r < n; ++r)
-        if (std::abs(m[r * n + j]) > big) big = std::abs(m[r * n + j]), q = r;
-      p[j] = q;
-      if (!(big > T(0))) return static_cast<int>(j + 1);
-      if (q != j) std::swap_ranges(m + j * n, m + (j + 1) * n, m + q * n);
-      const T inv = T(1) / m[j * n + j];
-      const T* rj = m + j * n;
-      for (index_t r = j + 1; r < n; ++r) {
-        T* rr = m + r * n;
-        const T l = rr[j] * inv;
-        rr[j] = l;
-        if (l != T(0))
-          for (index_t c = j + 1; c < n; ++c) rr[c] -= l * rj[c];
-      }
-    }
-    return 0;
-  }
-  static int cholesky_rows(T* m, index_t n) {  // right-looking, the lower triangle, as the GPU's
-    for (index_t j = 0; j < n; ++j) {
-      const T d = m[j * n + j];
-      if (!(d > T(0))) return static_cast<int>(j + 1);
-      const T root = std::sqrt(d), inv = T(1) / root;
-      m[j * n + j] = root;
-      for (index_t r = j + 1; r < n; ++r) m[r * n + j] *= inv;
-      for (index_t r = j + 1; r < n; ++r) {
-        const T l = m[r * n + j];
-        T* rr = m + r * n;
-        for (index_t c = j + 1; c <= r; ++c) rr[c] -= l * m[c * n + j];
-      }
-    }
-    return 0;
-  }
-
-  void solve_host(T* b, index_t k, batched_dense_report& rep) {
-    for_systems([&](std::size_t i, std::vector<T>& scratch) { solve_one(i, b, k, rep, scratch); });
-  }
-  /// System i's block of B (n x k, row-major) in place: the pivots, the two triangular sweeps
-  /// over whole rows of B, then the residual against A_i in double and the backward error.
-  void solve_one(std::size_t i, T* b, index_t k, batched_dense_report& rep, std::vector<T>& b0) const {
-    const index_t n = sizes[i];
-    T* x = b + r_off[i] * k;
-    const std::size_t nk = static_cast<std::size_t>(n) * static_cast<std::size_t>(k);
-    b0.assign(x, x + nk);
-    int status = finfo[i];
-    if (status == 0 && !std::all_of(b0.begin(), b0.end(), [](T v) { return std::isfinite(static_cast<double>(v)); }))
-      status = info_non_finite;
-    double err = NAN;
-    if (status == 0) {
-      const T* m = f.data() + a_off[i];
-      const T* ai = a.data() + a_off[i];
-      auto row = [&](index_t r) { return x + static_cast<std::size_t>(r) * k; };
-      if (!chol[i]) {
-        const index_t* p = piv.data() + r_off[i];
-        for (index_t j = 0; j < n; ++j)
-          if (p[j] != j) std::swap_ranges(row(j), row(j) + k, row(p[j]));
-      }
-      for (index_t j = 0; j < n; ++j) {  // L y = P b
-        if (chol[i])
-          for (index_t c = 0; c < k; ++c) row(j)[c] /= m[j * n + j];
-        for (index_t r = j + 1; r < n; ++r) {
-          const T l = m[r * n + j];
-          if (l != T(0))
-            for (index_t c = 0; c < k; ++c) row(r)[c] -= l * row(j)[c];
-        }
-      }
-      for (index_t j = n; j-- > 0;) {  // U x = y, or L^T x = y
-        for (index_t c = 0; c < k; ++c) row(j)[c] /= m[j * n + j];
-        for (index_t r = 0; r < j; ++r) {
-          const T u = chol[i] ? m[j * n + r] : m[r * n + j];
-          if (u != T(0))
-            for (index_t c = 0; c < k; ++c) row(r)[c] -= u * row(j)[c];
-        }
-      }
-      double rmax = 0, xmax = 0, bmax = 0;
-      bool finite = true;
-      for (index_t r = 0; r < n; ++r)
-        for (index_t c = 0; c < k; ++c) {
-          double sum = static_cast<double>(b0[static_cast<std::size_t>(r) * k + c]);
-          for (index_t j = 0; j < n; ++j) sum -= static_cast<double>(ai[r * n + j]) * static_cast<double>(row(j)[c]);
-          const double xv = static_cast<double>(row(r)[c]);
-          finite = finite && std::isfinite(xv) && std::isfinite(sum);
-          rmax = std::max(rmax, std::abs(sum)), xmax = std::max(xmax, std::abs(xv));
-          bmax = std::max(bmax, std::abs(static_cast<double>(b0[static_cast<std::size_t>(r) * k + c])));
-        }
-      if (!finite) {
-        status = info_non_finite;
-      } else {
-        const double den = ainf[i] * xmax + bmax;
-        err = den > 0 ? rmax / den : (rmax > 0 ? INFINITY : 0.0);
-        if (!(err <= tolerance())) status = info_check;
-      }
-    }
-    if (status != 0) std::fill(x, x + nk, static_cast<T>(NAN));
-    rep.info[i] = status, rep.backward_error[i] = err;
-  }
-
-  void factor_gpu(const T* a_dev) {
-    context& c = *ctx;
-    const auto t0 = clock_type::now();
-    const std::size_t count = sizes.size();
-    const auto total = static_cast<std::size_t>(a_off[count]);
-    check_device_memory(c, 2.0 * total * sizeof(T) + static_cast<double>(r_off[count]) * sizeof(int) +
-                               count * (sizeof(int) * 2 + 1 + sizeof(double) + 2 * sizeof(long long)),
-                        "the batched dense solver's copy of A and its factors");
-    cudaStream_t s = c.stream();
-    da = c.allocate<T>(std::max<std::size_t>(total, 1)), df = c.allocate<T>(std::max<std::size_t>(total, 1));
-    if (total > 0) LA_CUDA_TRY(cudaMemcpyAsync(da.data(), a_dev, sizeof(T) * total, cudaMemcpyDeviceToDevice, s));
-    dpiv = c.allocate<int>(std::max<std::size_t>(static_cast<std::size_t>(r_off[count]), 1));
-    dinfo = c.allocate<int>(std::max<std::size_t>(count, 1)), dchol = c.allocate<unsigned char>(std::max<std::size_t>(count, 1));
-    dainf = c.allocate<double>(std::max<std::size_t>(count, 1));
-    std::vector<int> n32(sizes.begin(), sizes.end());
-    dn = c.allocate<int>(std::max<std::size_t>(count, 1));
-    da_off = c.allocate<long long>(count + 1), dr_off = c.allocate<long long>(count + 1);
-    if (count > 0) {
-      LA_CUDA_TRY(cudaMemcpyAsync(dn.data(), n32.data(), sizeof(int) * count, cudaMemcpyHostToDevice, s));
-      LA_CUDA_TRY(cudaMemcpyAsync(da_off.data(), a_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
-      LA_CUDA_TRY(cudaMemcpyAsync(dr_off.data(), r_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
-      const std::size_t smem = static_cast<std::size_t>(max_n) * max_n * sizeof(T);
-      const bool shared = smem <= shared_limit;
-      if (shared && smem > 48 * 1024)
-        LA_CUDA_TRY(cudaFuncSetAttribute(factor_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-      factor_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), shared ? smem : 0, s>>>(
-          batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(),
-          dchol.data(), dainf.data(), static_cast<int>(opt.factorization), shared);
-      LA_CHECK_LAUNCH(s);
-    }
-    finfo.assign(count, 0), chol.assign(count, 0), ainf.assign(count, 0);
-    if (count > 0) {
-      LA_CUDA_TRY(cudaMemcpyAsync(finfo.data(), dinfo.data(), sizeof(int) * count, cudaMemcpyDeviceToHost, s));
-      LA_CUDA_TRY(cudaMemcpyAsync(chol.data(), dchol.data(), count, cudaMemcpyDeviceToHost, s));
-      LA_CUDA_TRY(cudaMemcpyAsync(ainf.data(), dainf.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
-    }
-    LA_CUDA_TRY(cudaStreamSynchronize(s));
-    factor_seconds = since(t0);
-  }
-
-  void solve_gpu(T* b, index_t k, batched_dense_report& rep) {
-    context& c = *ctx;
-    cudaStream_t s = c.stream();
-    const std::size_t count = sizes.size();
-    if (count == 0) return;
-    const auto nk = static_cast<std::size_t>(r_off[count]) * static_cast<std::size_t>(k);
-    check_device_memory(c, nk * sizeof(T) + count * (sizeof(int) + sizeof(double)), "the batched dense solve's copy of B");
-    auto b0 = c.allocate<T>(std::max<std::size_t>(nk, 1));
-    auto info = c.allocate<int>(count);
-    auto be = c.allocate<double>(count);
-    solve_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), 0, s>>>(
-        batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
-        dainf.data(), b, b0.data(), static_cast<int>(k), tolerance(), info.data(), be.data());
+void batched_dense_solver<T>::impl::factor_gpu(const T* a_dev) {
+  context& c = *ctx;
+  const auto t0 = batched_detail::clock_type::now();
+  const std::size_t count = sizes.size();
+  const auto total = static_cast<std::size_t>(a_off[count]);
+  check_device_memory(c, 2.0 * total * sizeof(T) + static_cast<double>(r_off[count]) * sizeof(int) +
+                             count * (sizeof(int) * 2 + 1 + sizeof(double) + 2 * sizeof(long long)),
+                      "the batched dense solver's copy of A and its factors");
+  cudaStream_t s = c.stream();
+  da = c.allocate<T>(std::max<std::size_t>(total, 1)), df = c.allocate<T>(std::max<std::size_t>(total, 1));
+  if (total > 0) LA_CUDA_TRY(cudaMemcpyAsync(da.data(), a_dev, sizeof(T) * total, cudaMemcpyDeviceToDevice, s));
+  dpiv = c.allocate<int>(std::max<std::size_t>(static_cast<std::size_t>(r_off[count]), 1));
+  dinfo = c.allocate<int>(std::max<std::size_t>(count, 1)), dchol = c.allocate<unsigned char>(std::max<std::size_t>(count, 1));
+  dainf = c.allocate<double>(std::max<std::size_t>(count, 1));
+  std::vector<int> n32(sizes.begin(), sizes.end());
+  dn = c.allocate<int>(std::max<std::size_t>(count, 1));
+  da_off = c.allocate<long long>(count + 1), dr_off = c.allocate<long long>(count + 1);
+  if (count > 0) {
+    LA_CUDA_TRY(cudaMemcpyAsync(dn.data(), n32.data(), sizeof(int) * count, cudaMemcpyHostToDevice, s));
+    LA_CUDA_TRY(cudaMemcpyAsync(da_off.data(), a_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
+    LA_CUDA_TRY(cudaMemcpyAsync(dr_off.data(), r_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
+    const std::size_t smem = static_cast<std::size_t>(max_n) * max_n * sizeof(T);
+    const bool shared = smem <= shared_limit;
+    if (shared && smem > 48 * 1024)
+      LA_CUDA_TRY(cudaFuncSetAttribute(factor_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    factor_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), shared ? smem : 0, s>>>(
+        batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(),
+        dchol.data(), dainf.data(), static_cast<int>(opt.factorization), shared);
     LA_CHECK_LAUNCH(s);
-    LA_CUDA_TRY(cudaMemcpyAsync(rep.info.data(), info.data(), sizeof(int) * count, cudaMemcpyDeviceToHost, s));
-    LA_CUDA_TRY(cudaMemcpyAsync(rep.backward_error.data(), be.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
-    LA_CUDA_TRY(cudaStreamSynchronize(s));
   }
-};
+  finfo.assign(count, 0), chol.assign(count, 0), ainf.assign(count, 0);
+  if (count > 0) {
+    LA_CUDA_TRY(cudaMemcpyAsync(finfo.data(), dinfo.data(), sizeof(int) * count, cudaMemcpyDeviceToHost, s));
+    LA_CUDA_TRY(cudaMemcpyAsync(chol.data(), dchol.data(), count, cudaMemcpyDeviceToHost, s));
+    LA_CUDA_TRY(cudaMemcpyAsync(ainf.data(), dainf.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
+  }
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
+  factor_seconds = batched_detail::since(t0);
+}
 
-std::string batched_dense_report::message_of(index_t i) const {
-  LA_EXPECTS(i >= 0 && static_cast<std::size_t>(i) < info.size(), "batched_dense_report: no system " + std::to_string(i));
-  const int v = info[static_cast<std::size_t>(i)];
-  if (v == 0) return "solved (backward error " + std::to_string(backward_error[static_cast<std::size_t>(i)]) + ")";
-  if (v == info_non_finite) return "A, b or x holds a NaN or infinity";
-  if (v == info_check) return "x misses the backward-error check (A singular to working precision?)";
-  return "no usable pivot in column " + std::to_string(v) + " (LU: A is singular; Cholesky asked for: not positive definite)";
+template <typename T>
+void batched_dense_solver<T>::impl::solve_gpu(T* b, index_t k, batched_dense_report& rep) {
+  context& c = *ctx;
+  cudaStream_t s = c.stream();
+  const std::size_t count = sizes.size();
+  if (count == 0) return;
+  const auto nk = static_cast<std::size_t>(r_off[count]) * static_cast<std::size_t>(k);
+  check_device_memory(c, nk * sizeof(T) + count * (sizeof(int) + sizeof(double)), "the batched dense solve's copy of B");
+  auto b0 = c.allocate<T>(std::max<std::size_t>(nk, 1));
+  auto info = c.allocate<int>(count);
+  auto be = c.allocate<double>(count);
+  solve_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), 0, s>>>(
+      batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
+      dainf.data(), b, b0.data(), static_cast<int>(k), tolerance(), info.data(), be.data());
+  LA_CHECK_LAUNCH(s);
+  LA_CUDA_TRY(cudaMemcpyAsync(rep.info.data(), info.data(), sizeof(int) * count, cudaMemcpyDeviceToHost, s));
+  LA_CUDA_TRY(cudaMemcpyAsync(rep.backward_error.data(), be.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
 template <typename T>
@@ -597,14 +395,14 @@ double batched_dense_solver<T>::factor_seconds() const noexcept {
 template <typename T>
 batched_dense_report batched_dense_solver<T>::solve(T* b, index_t k) {
   LA_EXPECTS(k >= 1, "batched_dense_solver: solve needs k >= 1 right-hand sides");
-  const auto t0 = clock_type::now();
+  const auto t0 = batched_detail::clock_type::now();
   batched_dense_report rep;
   rep.info.assign(p_->sizes.size(), 0);
   rep.backward_error.assign(p_->sizes.size(), NAN);
   if (p_->ctx) p_->solve_gpu(b, k, rep);
   else p_->solve_host(b, k, rep);
   rep.failed = static_cast<index_t>(std::count_if(rep.info.begin(), rep.info.end(), [](int v) { return v != 0; }));
-  rep.seconds = since(t0);
+  rep.seconds = batched_detail::since(t0);
   return rep;
 }
 

@@ -20,9 +20,9 @@
 
 namespace la {
 namespace {
-using clock_type = std::chrono::steady_clock;
-double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+using direct_detail::clock_type;
 using direct_detail::plural;
+using direct_detail::since;
 using direct_detail::static_pivoting_backward;
 }  // namespace
 

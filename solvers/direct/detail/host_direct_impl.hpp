@@ -28,9 +28,9 @@
 
 namespace la {
 namespace host_direct_detail {
-using clock_type = std::chrono::steady_clock;
-inline double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
+using direct_detail::clock_type;
 using direct_detail::plural;
+using direct_detail::since;
 
 using direct_detail::static_pivoting_backward;
 using direct_detail::inf_norm;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -16,6 +17,10 @@
 #include <la/solvers/krylov_options.hpp>
 
 namespace la::direct_detail {
+
+/// The reports' times: seconds since t.
+using clock_type = std::chrono::steady_clock;
+inline double since(clock_type::time_point t) { return std::chrono::duration<double>(clock_type::now() - t).count(); }
 
 inline std::string plural(long v, const char* what) { return std::to_string(v) + " " + what + (v == 1 ? "" : "s"); }
 

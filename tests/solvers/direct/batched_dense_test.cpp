@@ -157,6 +157,28 @@ TEST(BatchedDense, StatusesInsideABatchOnTheHost) {
   }
 }
 
+// b scaled by 1e300 and 1e-300 gives x scaled alike (the residual's norms are maxima, which
+// neither overflow nor underflow there), and b = 0 gives x = 0 exactly, each solved and checked.
+TEST(BatchedDense, ExtremeAndZeroRightHandSidesOnTheHost) {
+  std::mt19937 g(9);
+  const batch t = make_batch({1, 8, 33}, 2, g, false);
+  batched_dense_solver<double> s(t.sizes, t.a.data());
+  std::vector<double> x = t.b;
+  ASSERT_EQ(s.solve(x.data(), 2).failed, 0);
+  for (double scale : {1e300, 1e-300}) {
+    std::vector<double> y = t.b;
+    for (double& v : y) v *= scale;
+    const batched_dense_report r = s.solve(y.data(), 2);
+    EXPECT_EQ(r.failed, 0) << scale << ": " << r.message_of(0);
+    for (std::size_t e = 0; e < y.size(); ++e) ASSERT_NEAR(y[e] / scale, x[e], 1e-12 * (1 + std::abs(x[e]))) << scale;
+    for (double be : r.backward_error) EXPECT_LE(be, 1e-14) << scale;
+  }
+  std::vector<double> zero(t.b.size(), 0.0);
+  const batched_dense_report r = s.solve(zero.data(), 2);
+  EXPECT_EQ(r.failed, 0);
+  for (double v : zero) ASSERT_EQ(v, 0.0);
+}
+
 // A system singular to working precision (not exactly) is answered or flagged, never silently
 // wrong: where x is returned, its backward error meets the check.
 TEST(BatchedDense, NearlySingularMembersAreCheckedOnTheHost) {
