@@ -51,12 +51,16 @@ struct dense_solver_options {
   /// A low-precision factorization that breaks down (a pivot lost to rounding) is redone in
   /// fp64 at once, and the report says so (refactored).
   std::string factor_precision = "working";
-  /// Panel width (0: chosen from n and the device: 64, smaller where a panel would not fit
-  /// in shared memory).
+  /// Panel width (0: chosen from n and the device: 32 up to n = 2048, 64 above, smaller where
+  /// a panel would not fit in shared memory). Left at 0 with outer_block, small systems
+  /// (double n <= 128, float n <= 192) are measured, factored and solved in one kernel each.
   index_t block = 0;
   /// Outer panel width, a multiple of block (0: 512): the trailing update's K. Tests set it
   /// small to reach every phase on small matrices.
   index_t outer_block = 0;
+  /// Look-ahead: the next outer panel factored on a second stream while the rest of the
+  /// trailing update runs (the panels leave the critical path at large n). Off: one stream.
+  bool lookahead = true;
   /// Mixed precision: the backward error ||b - Ax||_inf / (||A||_inf ||x||_inf + ||b||_inf)
   /// the refinement stops at, and its step limit.
   double refine_tolerance = 2e-16;

@@ -36,7 +36,7 @@ const char* usage =
     "3 no usable GPU, or a CUDA or internal failure.\n";
 
 const char* gesv_usage =
-    "usage: la bench gesv [--sizes N,N,...] [--reps N] [--only lu|cholesky] [--no-mixed] [--out FILE.csv]\n"
+    "usage: la bench gesv [--sizes N,N,...] [--reps N] [--only lu|cholesky] [--no-mixed] [--ablate] [--out FILE.csv]\n"
     "       la bench gesv --batch [--sizes N,N,...] [--count C,C,...] [--reps N] [--only lu|cholesky] [--out FILE.csv]\n"
     "       la bench dgemm [--sizes N,N,...] [--reps N] [--out FILE.csv]\n"
     "\n"
@@ -62,11 +62,12 @@ const char* gesv_usage =
     "  --reps N        timed runs below n = 4096 (default 5)\n"
     "  --only K        lu or cholesky alone\n"
     "  --no-mixed      leave out the mixed-precision rows\n"
+    "  --ablate        also la's fp64 factorization with look-ahead off (la:fp64-no-lookahead, n > 512)\n"
     "  --out FILE      also write the rows as CSV\n"
     "Exit status: 0 every row validated, 1 one failed, 2 bad usage, 3 no usable GPU.\n";
 
 int cmd_bench_dense(int argc, char** argv, bool gesv) {
-  args a(argc, argv, 3, {"--sizes", "--reps", "--only", "--out", "--count"}, {"--no-mixed", "--quiet", "--batch"});
+  args a(argc, argv, 3, {"--sizes", "--reps", "--only", "--out", "--count"}, {"--no-mixed", "--quiet", "--batch", "--ablate"});
   if (a.help()) return std::printf("%s", gesv_usage), 0;
   gesv_bench_options o;
   const bool batch = a.has("--batch");
@@ -95,6 +96,7 @@ int cmd_bench_dense(int argc, char** argv, bool gesv) {
   const std::string only = a.get_choice("--only", "both", {"lu", "cholesky", "both"});
   o.lu = only != "cholesky", o.cholesky = only != "lu";
   o.mixed = !a.has("--no-mixed");
+  o.ablate = a.has("--ablate");
   o.progress = !a.has("--quiet") && isatty(2);
   const std::string out = a.get("--out", "");
   require_gpu();

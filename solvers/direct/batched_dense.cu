@@ -1,11 +1,11 @@
 // la::batched_dense_solver (batched_dense.hpp): many small dense systems, one thread block a
 // system on the GPU (the host oracle: batched_dense_host.cpp; the state: detail/batched_impl.hpp).
 //
-// A block's factorization: right-looking, a column at a time, the system in shared memory
-// where it fits (n^2 values up to 96 KB: double n <= 110, float n <= 156) and in a global
-// copy above; a column is a pivot search (a block reduction, the first largest |a_rj| as the
-// host's), the row swap, the scaling by the pivot's inverse and the rank-1 update of the
-// trailing block, three barriers a column. Cholesky likewise on the lower triangle. The solve:
+// A block's factorization (detail/block_lu.cuh): right-looking, a column at a time, the system
+// in shared memory where it fits (n^2 values up to 96 KB: double n <= 110, float n <= 156)
+// and in a global copy above; a column is a pivot search (a block reduction, the first largest
+// |a_rj| as the host's), the row swap, the scaling by the pivot's inverse and the rank-1
+// update of the trailing block, three barriers a column. Cholesky likewise on the lower triangle. The solve:
 // B's block of the system in place (pivots, then the two triangular sweeps, a barrier a
 // column), then its residual against the kept copy of A in double and the backward error.
 #include <algorithm>
@@ -19,106 +19,15 @@
 #include <la/error.hpp>
 #include <la/memory.hpp>
 #include <la/solvers/direct/detail/batched_impl.hpp>
+#include <la/solvers/direct/detail/block_lu.cuh>
 
 namespace la {
 namespace {
 
 using batched_detail::info_check;
 using batched_detail::info_non_finite;
+using block_lu::block_max;
 constexpr std::size_t shared_limit = 96 * 1024;  // dynamic shared memory a block may take for its system
-
-// ---- block reductions (blockDim.x a multiple of 32, at most 1024) ----
-
-__device__ double block_max(double v, double* s) {
-  for (int o = 16; o > 0; o >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, o));
-  __syncthreads();  // s free: its last readers are done
-  if ((threadIdx.x & 31) == 0) s[threadIdx.x / 32] = v;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (unsigned w = 1; w < blockDim.x / 32; ++w) v = fmax(v, s[w]);
-    s[0] = v;
-  }
-  __syncthreads();
-  return s[0];
-}
-
-/// The row of the largest |M[r][j]|, r in [j, n) (the first where several tie, as the host's);
-/// its magnitude in *big. Entries are finite (checked before).
-template <typename T>
-__device__ int pivot_row(const T* M, int n, int j, double* s, int* si, double* big) {
-  double best = -1;
-  int row = n;
-  for (int r = j + static_cast<int>(threadIdx.x); r < n; r += blockDim.x) {
-    const double v = fabs(static_cast<double>(M[static_cast<long>(r) * n + j]));
-    if (v > best) best = v, row = r;  // a thread's rows ascend: the first largest kept
-  }
-  for (int o = 16; o > 0; o >>= 1) {
-    const double ob = __shfl_down_sync(0xffffffffu, best, o);
-    const int orow = __shfl_down_sync(0xffffffffu, row, o);
-    if (ob > best || (ob == best && orow < row)) best = ob, row = orow;
-  }
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) s[threadIdx.x / 32] = best, si[threadIdx.x / 32] = row;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (unsigned w = 1; w < blockDim.x / 32; ++w)
-      if (s[w] > best || (s[w] == best && si[w] < row)) best = s[w], row = si[w];
-    s[0] = best, si[0] = row;
-  }
-  __syncthreads();
-  *big = s[0];
-  return si[0];
-}
-
-/// LU with partial pivoting of M (n x n, row-major) in place; 0 or the first column (1-based)
-/// without a nonzero pivot.
-template <typename T>
-__device__ int lu_in_place(T* M, int n, int* piv, double* s, int* si) {
-  for (int j = 0; j < n; ++j) {
-    double big;
-    const int p = pivot_row(M, n, j, s, si, &big);
-    if (!(big > 0)) return j + 1;
-    if (threadIdx.x == 0) piv[j] = p;
-    if (p != j)
-      for (int c = threadIdx.x; c < n; c += blockDim.x) {
-        const T t = M[static_cast<long>(j) * n + c];
-        M[static_cast<long>(j) * n + c] = M[static_cast<long>(p) * n + c];
-        M[static_cast<long>(p) * n + c] = t;
-      }
-    __syncthreads();
-    const T inv = T(1) / M[static_cast<long>(j) * n + j];
-    for (int r = j + 1 + static_cast<int>(threadIdx.x); r < n; r += blockDim.x) M[static_cast<long>(r) * n + j] *= inv;
-    __syncthreads();
-    const int w = n - j - 1;
-    for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
-      const int r = j + 1 + e / w, c = j + 1 + e % w;
-      M[static_cast<long>(r) * n + c] -= M[static_cast<long>(r) * n + j] * M[static_cast<long>(j) * n + c];
-    }
-    __syncthreads();
-  }
-  return 0;
-}
-
-/// A = L L^T in M's lower triangle; 0 or the first column (1-based) without a positive pivot.
-template <typename T>
-__device__ int cholesky_in_place(T* M, int n) {
-  for (int j = 0; j < n; ++j) {
-    const T d = M[static_cast<long>(j) * n + j];
-    if (!(d > T(0))) return j + 1;  // every thread read d before anyone writes it (the barrier below)
-    __syncthreads();
-    const T root = sqrt(d), inv = T(1) / root;
-    if (threadIdx.x == 0) M[static_cast<long>(j) * n + j] = root;
-    for (int r = j + 1 + static_cast<int>(threadIdx.x); r < n; r += blockDim.x) M[static_cast<long>(r) * n + j] *= inv;
-    __syncthreads();
-    const int w = n - j - 1;
-    for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
-      const int r = j + 1 + e / w, c = j + 1 + e % w;
-      if (c <= r) M[static_cast<long>(r) * n + c] -= M[static_cast<long>(r) * n + j] * M[static_cast<long>(c) * n + j];
-    }
-    __syncthreads();
-  }
-  return 0;
-}
 
 struct batch_layout {
   const int* n;                // each system's size
@@ -163,16 +72,16 @@ __global__ void factor_kernel(batch_layout L, const T* A, T* F, int* piv, int* i
   if (!finite) {
     status = info_non_finite;
   } else if (how == static_cast<int>(dense_factorization::cholesky) || (how == 0 && sym)) {
-    status = cholesky_in_place(M, n);
+    status = block_lu::cholesky(M, n, n);
     by_cholesky = status == 0 || how != 0;
     if (status != 0 && how == 0) {  // automatic: not positive definite, so LU from A again
       __syncthreads();
       for (long e = threadIdx.x; e < nn; e += blockDim.x) M[e] = a[e];
       __syncthreads();
-      status = lu_in_place(M, n, piv + L.r_off[sys], s, si);
+      status = block_lu::lu(M, n, n, n, piv + L.r_off[sys], s, si, true);
     }
   } else {
-    status = lu_in_place(M, n, piv + L.r_off[sys], s, si);
+    status = block_lu::lu(M, n, n, n, piv + L.r_off[sys], s, si, true);
   }
   if (shared && status == 0) {
     __syncthreads();

@@ -84,6 +84,7 @@ dense_solver<T>::dense_solver(context& ctx, const device_dense<T>& a, dense_solv
     LA_CUDA_TRY(cudaMemcpy2DAsync(p_->a.data(), sizeof(T) * n, a.view().values, sizeof(T) * a.ld(), sizeof(T) * n, n,
                                   cudaMemcpyDeviceToDevice, ctx.stream()));
   if (n == 0) return;
+  if (p_->factor_in_one_kernel()) return;
   measure<T>(*p_);
   p_->factor();
 }
@@ -121,6 +122,9 @@ template <typename T>
 index_t dense_solver<T>::block() const noexcept { return p_->nb; }
 template <typename T>
 std::string dense_solver<T>::description() const {
+  if (p_->full.small || p_->low.small)
+    return p_->how + " (" + p_->precision + ", " + std::to_string(p_->low.small ? p_->low.N : p_->full.N) + " x " +
+           std::to_string(p_->low.small ? p_->low.N : p_->full.N) + " in one kernel's shared memory)";
   const index_t ow = p_->opt.outer_block > 0 ? p_->opt.outer_block : outer_width;
   return p_->how + " (" + p_->precision + ", blocks " + std::to_string(p_->nb) + " in " +
          std::to_string(p_->nb * std::max<index_t>(1, ow / p_->nb)) + ")";

@@ -180,9 +180,10 @@ std::vector<gesv_row> bench_gesv(context& ctx, vendor_handles& vh, const gesv_be
       const double flops = spd ? n * double(n) * n / 3.0 : 2.0 * n * double(n) * n / 3.0;
       device_dense<double> view(n, n, n, device_buffer<double>::borrow(a.data(), nn, ctx.device()));
       // la: the factorization (the constructor: A's copy, its norms, the factors), then a solve.
-      auto run_la = [&](const std::string& prec, const std::string& label, const std::string& kind) {
+      auto run_la = [&](const std::string& prec, const std::string& label, const std::string& kind, bool lookahead = true) {
         progress(o, kind + " " + std::to_string(n) + " " + label);
         dense_solver_options opt;
+        opt.lookahead = lookahead;
         opt.factorization = spd ? dense_factorization::cholesky : dense_factorization::lu;
         opt.factor_precision = prec;
         std::vector<double> tf, ts;
@@ -212,6 +213,7 @@ std::vector<gesv_row> bench_gesv(context& ctx, vendor_handles& vh, const gesv_be
                         ok, note});
       };
       run_la("working", "fp64", what);
+      if (o.ablate && n > 512) run_la("working", "fp64-no-lookahead", what, false);
       // cuSOLVER: the same memory column-major is A^T; getrs/potrs with the transposed operation solve A x = b.
       {
         progress(o, what + " " + std::to_string(n) + " cusolver");

@@ -8,12 +8,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include <la/kernels/gemm/gemm.hpp>
 #include <la/solvers/direct/detail/dense_kernels.cuh>
+#include <la/solvers/direct/detail/dense_small.cuh>
 
 namespace la::dense_detail {
 
@@ -72,6 +74,8 @@ struct factors {
   index_t n = 0, N = 0, nb = 0;
   index_t outer = 0;  // the outer panel's width: a multiple of nb
   bool chol = false;
+  bool small = false;  // factored by the single-kernel path (dense_small.cuh); solves likewise
+  bool lookahead = true;  // the next outer panel factored on a second stream beside the update
   int info = 0;
   std::string gemm;  // F = double: a dgemm name or auto; F = float: a gemm_variants() name or auto
   /// The trailing updates' arithmetic (the bulk of the flops): "" (gemm's), or for F = float
@@ -148,6 +152,61 @@ void trailing_update(context& ctx, factors<F>& fa, index_t m, index_t n, index_t
   block_gemm<F>(ctx, fa.gemm, m, n, k, a, lda, b, ldb, c, ldc, F(-1), F(1), lower_only);
 }
 
+/// Whether the single-kernel path takes an N x N matrix of F: it fits one block's shared memory.
+template <typename F>
+bool small_fits(const context& ctx, index_t N) {
+  return N <= 256 && small_smem<F>(N) + 1024 <= static_cast<std::size_t>(smem_optin(ctx));
+}
+
+/// The single-kernel factorization (dense_small.cuh) of A (n x n, ld n) times scale into fa
+/// (fa.n, fa.N, fa.nb set); `how`: 0 automatic, 1 LU, 2 Cholesky; `measure`: A's norms,
+/// non-finite entries and symmetry too. One launch and one synchronization.
+template <typename T, typename F>
+small_result factor_small(context& ctx, const T* a, index_t n, double scale, factors<F>& fa, int how, bool measure) {
+  cudaStream_t s = ctx.stream();
+  const index_t N = fa.N;
+  fa.small = true;
+  fa.f = ctx.allocate<F>(static_cast<std::size_t>(N) * N);
+  fa.inv_l = ctx.allocate<F>(static_cast<std::size_t>(N) * fa.nb);
+  fa.inv_u = ctx.allocate<F>(static_cast<std::size_t>(N) * fa.nb);
+  fa.perm = ctx.allocate<index_t>(static_cast<std::size_t>(N));
+  auto piv = ctx.allocate<index_t>(static_cast<std::size_t>(N));
+  auto out = ctx.allocate<small_result>(1);
+  const std::size_t smem = small_smem<F>(N);
+  LA_CUDA_TRY(cudaFuncSetAttribute(small_factor_kernel<T, F>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  small_factor_kernel<T, F><<<1, small_threads, smem, s>>>(a, static_cast<int>(n), scale, fa.f.data(), static_cast<int>(N),
+                                                           static_cast<int>(fa.nb), how, measure, piv.data(), fa.perm.data(),
+                                                           fa.inv_l.data(), fa.inv_u.data(), out.data());
+  LA_CHECK_LAUNCH(s);
+  small_result r;
+  LA_CUDA_TRY(cudaMemcpyAsync(&r, out.data(), sizeof r, cudaMemcpyDeviceToHost, s));
+  LA_CUDA_TRY(cudaStreamSynchronize(s));
+  fa.info = r.info, fa.chol = r.chol != 0;
+  return r;
+}
+
+/// An event that orders one stream's later work after another's earlier work (look-ahead).
+class stream_event {
+ public:
+  stream_event() { LA_CUDA_TRY(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
+  ~stream_event() { (void)cudaEventDestroy(e_); }
+  stream_event(const stream_event&) = delete;
+  stream_event& operator=(const stream_event&) = delete;
+  /// `waiter`'s later work waits for what `from` has queued so far.
+  void order(cudaStream_t from, cudaStream_t waiter) {
+    LA_CUDA_TRY(cudaEventRecord(e_, from));
+    LA_CUDA_TRY(cudaStreamWaitEvent(waiter, e_, 0));
+  }
+
+ private:
+  cudaEvent_t e_{};
+};
+
+/// LU with partial pivoting of fa.f (dense_device.cu has the algorithm). With look-ahead
+/// (fa.lookahead, two outer panels or more), outer panel k + 1 is factored on a second
+/// stream while the rest of update k runs: its columns are updated first, and its panels
+/// touch only its own columns, so the two streams write disjoint columns; they join before
+/// its swaps are applied across the matrix.
 template <typename F>
 void factor_lu(context& ctx, factors<F>& fa) {
   const index_t N = fa.N, nb = fa.nb;
@@ -160,13 +219,14 @@ void factor_lu(context& ctx, factors<F>& fa) {
   fa.inv_l = ctx.allocate<F>(static_cast<std::size_t>(N) * nb);
   fa.inv_u = ctx.allocate<F>(static_cast<std::size_t>(N) * nb);
   auto work = ctx.allocate<F>(static_cast<std::size_t>(nb) * N);
-  // The panel's grid: as many resident blocks as its rows need, each a share of the rows in shared memory.
-  // The dynamic limit is the opt-in maximum less the kernel's static shared memory.
+  // The panel kernels' shared memory: the opt-in maximum less each kernel's static share.
   cudaFuncAttributes fattr{};
   LA_CUDA_TRY(cudaFuncGetAttributes(&fattr, lu_panel_kernel<F>));
   const int smax = smem_optin(ctx) - static_cast<int>(fattr.sharedSizeBytes);
   LA_CUDA_TRY(cudaFuncSetAttribute(lu_panel_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
-  int per_sm = 0;
+  LA_CUDA_TRY(cudaFuncGetAttributes(&fattr, lu_panel_block_kernel<F>));
+  const int smax_block = smem_optin(ctx) - static_cast<int>(fattr.sharedSizeBytes);
+  LA_CUDA_TRY(cudaFuncSetAttribute(lu_panel_block_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smax_block));
   const int sm = ctx.sm_count();
   auto cand_v = ctx.allocate<F>(static_cast<std::size_t>(sm) * 2);
   auto cand_r = ctx.allocate<index_t>(static_cast<std::size_t>(sm) * 2);
@@ -179,78 +239,124 @@ void factor_lu(context& ctx, factors<F>& fa) {
   // with K = NB (a GEMM of K = nb would be bound by reading and writing C).
   const index_t NB = fa.outer;
   const int nbi = static_cast<int>(nb);
+  const bool ahead = fa.lookahead && N > NB;
+  std::unique_ptr<context> side;  // the look-ahead's stream (and its GEMMs' scratch)
+  if (ahead) side = std::make_unique<context>(ctx.device());
+  stream_event fork, join;
   phase_timer pt(s);
-  auto laswp = [&](index_t j0, index_t count, index_t c_begin, index_t c_end, index_t skip_begin, index_t skip_end) {
+  auto laswp = [&](cudaStream_t st, index_t j0, index_t count, index_t c_begin, index_t c_end, index_t skip_begin,
+                   index_t skip_end) {
     const index_t cols = (c_end - c_begin) - (skip_end - skip_begin);
     if (cols <= 0) return;
-    laswp_kernel<F><<<blocks_for(cols), threads, 0, s>>>(fa.f.data(), N, j0, count, piv.data(), c_begin, c_end, skip_begin,
-                                                         skip_end);
-    LA_CHECK_LAUNCH(s);
+    laswp_kernel<F><<<blocks_for(cols), threads, 0, st>>>(fa.f.data(), N, j0, count, piv.data(), c_begin, c_end, skip_begin,
+                                                          skip_end);
+    LA_CHECK_LAUNCH(st);
   };
   // rows [r0, r0 + nb) x cols [c0, c1) = L_b^-1 (those rows), L_b the unit lower block at b.
-  auto trsm_rows = [&](index_t b, index_t c0, index_t c1) {
+  auto trsm_rows = [&](context& cx, index_t b, index_t c0, index_t c1) {
     F* a12 = fa.f.data() + static_cast<long>(b) * N + c0;
     const index_t w = c1 - c0;
-    block_gemm<F>(ctx, fa.gemm, nb, w, nb, fa.inv_l.data() + static_cast<long>(b / nb) * nb * nb, nb, a12, N, work.data(), w,
+    block_gemm<F>(cx, fa.gemm, nb, w, nb, fa.inv_l.data() + static_cast<long>(b / nb) * nb * nb, nb, a12, N, work.data(), w,
                   F(1), F(0), false);
-    copy_block_kernel<F><<<blocks_for(long(nb) * w), threads, 0, s>>>(work.data(), w, a12, N, nb, w, false);
-    LA_CHECK_LAUNCH(s);
+    copy_block_kernel<F><<<blocks_for(long(nb) * w), threads, 0, cx.stream()>>>(work.data(), w, a12, N, nb, w, false);
+    LA_CHECK_LAUNCH(cx.stream());
   };
-  for (index_t J = 0; J < N; J += NB) {
-    const index_t JE = std::min(N, J + NB);
+  // The panel at column j: one block where its rows fit one block's shared memory, else the
+  // cooperative kernel (`few`: on as few multiprocessors as its rows need, leaving the rest to
+  // the update beside it).
+  auto panel = [&](context& cx, index_t j, bool few) {
+    cudaStream_t st = cx.stream();
+    const index_t rows = N - j;
+    F* fp = fa.f.data();
+    if (panel_block_smem<F>(rows, nb) <= static_cast<std::size_t>(smax_block)) {
+      lu_panel_block_kernel<F><<<1, panel_block_threads, panel_block_smem<F>(rows, nb), st>>>(fp, N, j, static_cast<int>(rows),
+                                                                                            nbi, piv.data(), info.data());
+      LA_CHECK_LAUNCH(st);
+      return;
+    }
+    const index_t rpb_max = std::max<index_t>(1, (smax / static_cast<index_t>(sizeof(F)) - nb) / (nb + 1));
+    const index_t fewest = (rows + rpb_max - 1) / rpb_max;
+    const int blocks = static_cast<int>(std::min<index_t>(sm, few ? fewest : (rows + 63) / 64));
+    int rpb = static_cast<int>((rows + blocks - 1) / blocks);
+    const std::size_t smem = sizeof(F) * (static_cast<std::size_t>(rpb) * (nb + 1) + nb);
+    if (static_cast<int>(smem) > smax)
+      throw not_supported("the LU panel of " + std::to_string(rows) + " rows x " + std::to_string(nb) +
+                          " does not fit the device's shared memory; pass a smaller block");
+    int per_sm = 0;
+    LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lu_panel_kernel<F>, threads, smem));
+    if (per_sm < 1) throw not_supported("the LU panel kernel cannot be resident on this device");
+    index_t ld = N, j0 = j, rws = rows;
+    int nbv = nbi;
+    index_t* pv = piv.data();
+    F* cv = cand_v.data();
+    index_t* cr = cand_r.data();
+    F* pr = cand_rows.data();
+    F* sr = crow.data();
+    int* inf = info.data();
+    void* args[] = {&fp, &ld, &j0, &rws, &nbv, &rpb, &pv, &cv, &cr, &pr, &sr, &inf};
+    LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(lu_panel_kernel<F>), dim3(blocks), dim3(threads), args,
+                                            smem, st));
+  };
+  // Outer panel [J, JE): its panels, each followed by its swaps on the outer panel's other
+  // columns, L11^-1, U12 and the update of the outer panel right of it.
+  auto outer_panel = [&](context& cx, index_t J, index_t JE, bool few) {
+    cudaStream_t st = cx.stream();
+    auto mark = [&](const char* phase) {
+      if (&cx == &ctx) pt.mark(phase);  // the profile times the main stream's phases only
+    };
     for (index_t j = J; j < JE; j += nb) {
-      const index_t rows = N - j;
-      const int blocks = static_cast<int>(std::min<index_t>(sm, (rows + 63) / 64));
-      int rpb = static_cast<int>((rows + blocks - 1) / blocks);
-      const std::size_t smem = sizeof(F) * (static_cast<std::size_t>(rpb) * (nb + 1) + nb);
-      if (static_cast<int>(smem) > smax)
-        throw not_supported("the LU panel of " + std::to_string(rows) + " rows x " + std::to_string(nb) +
-                            " does not fit the device's shared memory; pass a smaller block");
-      LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, lu_panel_kernel<F>, threads, smem));
-      if (per_sm < 1) throw not_supported("the LU panel kernel cannot be resident on this device");
-      F* fp = fa.f.data();
-      index_t ld = N, j0 = j, rws = rows;
-      int nbv = nbi;
-      index_t* pv = piv.data();
-      F* cv = cand_v.data();
-      index_t* cr = cand_r.data();
-      F* pr = cand_rows.data();
-      F* sr = crow.data();
-      int* inf = info.data();
-      void* args[] = {&fp, &ld, &j0, &rws, &nbv, &rpb, &pv, &cv, &cr, &pr, &sr, &inf};
-      LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(lu_panel_kernel<F>), dim3(blocks), dim3(threads), args,
-                                              smem, s));
-      pt.mark("panel");
-      laswp(j, nb, J, JE, j, j + nb);
-      pt.mark("laswp inner");
-      tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, true, fa.inv_l.data());
-      LA_CHECK_LAUNCH(s);
-      pt.mark("tri_inverse");
+      panel(cx, j, few);
+      mark("panel");
+      laswp(st, j, nb, J, JE, j, j + nb);
+      mark("laswp inner");
+      tri_inverse_kernel<F><<<1, 64, tri_smem, st>>>(fa.f.data(), N, nbi, j / nb, true, true, fa.inv_l.data());
+      LA_CHECK_LAUNCH(st);
+      mark("tri_inverse");
       const index_t n2 = JE - j - nb;  // the outer panel's columns right of this one
       if (n2 > 0) {
-        trsm_rows(j, j + nb, JE);
-        pt.mark("trsm inner");
-        block_gemm<F>(ctx, fa.gemm, N - j - nb, n2, nb, fa.f.data() + static_cast<long>(j + nb) * N + j, N,
+        trsm_rows(cx, j, j + nb, JE);
+        mark("trsm inner");
+        block_gemm<F>(cx, fa.gemm, N - j - nb, n2, nb, fa.f.data() + static_cast<long>(j + nb) * N + j, N,
                       fa.f.data() + static_cast<long>(j) * N + j + nb, N, fa.f.data() + static_cast<long>(j + nb) * N + j + nb,
                       N, F(-1), F(1), false);
-        pt.mark("update inner");
+        mark("update inner");
       }
     }
-    laswp(J, JE - J, 0, N, J, JE);
+  };
+  // A22 (rows JE.., columns [c0, c1)) -= L21 U12 for the outer panel [J, JE).
+  auto update = [&](index_t J, index_t JE, index_t c0, index_t c1) {
+    if (c1 <= c0) return;
+    trailing_update<F>(ctx, fa, N - JE, c1 - c0, JE - J, fa.f.data() + static_cast<long>(JE) * N + J, N,
+                       fa.f.data() + static_cast<long>(J) * N + c0, N, fa.f.data() + static_cast<long>(JE) * N + c0, N, false);
+  };
+  outer_panel(ctx, 0, std::min(N, NB), false);
+  for (index_t J = 0; J < N; J += NB) {
+    const index_t JE = std::min(N, J + NB);
+    laswp(s, J, JE - J, 0, N, J, JE);
     pt.mark("laswp outer");
-    if (JE == N) continue;
+    if (JE == N) break;
     // U12 = L11^-1 A12 over the outer panel's rows, block by block; then A22 -= L21 U12.
     for (index_t b = J; b < JE; b += nb) {
-      trsm_rows(b, JE, N);
+      trsm_rows(ctx, b, JE, N);
       if (b + nb < JE)
         block_gemm<F>(ctx, fa.gemm, JE - b - nb, N - JE, nb, fa.f.data() + static_cast<long>(b + nb) * N + b, N,
                       fa.f.data() + static_cast<long>(b) * N + JE, N, fa.f.data() + static_cast<long>(b + nb) * N + JE, N, F(-1),
                       F(1), false);
     }
     pt.mark("trsm outer");
-    trailing_update<F>(ctx, fa, N - JE, N - JE, JE - J, fa.f.data() + static_cast<long>(JE) * N + J, N,
-                       fa.f.data() + static_cast<long>(J) * N + JE, N, fa.f.data() + static_cast<long>(JE) * N + JE, N, false);
-    pt.mark("update trailing");
+    const index_t JE2 = std::min(N, JE + NB);
+    if (!ahead) {
+      update(J, JE, JE, N);
+      pt.mark("update trailing");
+      outer_panel(ctx, JE, JE2, false);
+      continue;
+    }
+    update(J, JE, JE, JE2);  // the next outer panel's columns first
+    fork.order(s, side->stream());
+    outer_panel(*side, JE, JE2, true);
+    update(J, JE, JE2, N);
+    pt.mark("update trailing (next panel beside it)");
+    join.order(side->stream(), s);
   }
   tri_inverse_kernel<F><<<static_cast<unsigned>(nblk), 64, tri_smem, s>>>(fa.f.data(), N, static_cast<int>(nb), 0, false,
                                                                           false, fa.inv_u.data());
@@ -268,6 +374,8 @@ void factor_lu(context& ctx, factors<F>& fa) {
   LA_CUDA_TRY(cudaStreamSynchronize(s));
 }
 
+/// Cholesky of fa.f (lower). With look-ahead, as LU's: outer panel k + 1's columns are updated
+/// first, then it is factored on a second stream while the rest of update k runs.
 template <typename F>
 void factor_cholesky(context& ctx, factors<F>& fa) {
   const index_t N = fa.N, nb = fa.nb;
@@ -278,7 +386,8 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
   fa.inv_l = ctx.allocate<F>(static_cast<std::size_t>(N) * nb);
   auto inv_t = ctx.allocate<F>(static_cast<std::size_t>(nb * nb));
   auto work = ctx.allocate<F>(static_cast<std::size_t>(nb) * N);
-  auto work_t = ctx.allocate<F>(static_cast<std::size_t>(fa.outer) * N);
+  auto work_in = ctx.allocate<F>(static_cast<std::size_t>(fa.outer) * nb);  // the panels' L21 block transposed
+  auto work_t = ctx.allocate<F>(static_cast<std::size_t>(fa.outer) * N);    // the outer panel's L21 transposed
   const int nbi = static_cast<int>(nb);
   const int pot_smem = static_cast<int>(sizeof(F) * nb * (nb + 1));
   const int tri_smem = static_cast<int>(sizeof(F) * (nb * nb + nb * (nb + 1)));
@@ -288,42 +397,71 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
   // trailing matrix right of it is updated once per outer panel with K = NB.
   const index_t NB = fa.outer;
   const bool lower = std::is_same_v<F, double>;
+  const bool ahead = fa.lookahead && N > NB;
+  std::unique_ptr<context> side;
+  if (ahead) side = std::make_unique<context>(ctx.device());
+  stream_event fork, join;
   phase_timer pt(s);
-  for (index_t J = 0; J < N; J += NB) {
-    const index_t JE = std::min(N, J + NB);
+  auto outer_panel = [&](context& cx, index_t J, index_t JE) {
+    cudaStream_t st = cx.stream();
+    auto mark = [&](const char* phase) {
+      if (&cx == &ctx) pt.mark(phase);
+    };
     for (index_t j = J; j < JE; j += nb) {
-      potrf_kernel<F><<<1, threads, pot_smem, s>>>(fa.f.data(), N, j, nbi, info.data());
-      LA_CHECK_LAUNCH(s);
-      pt.mark("potrf");
-      tri_inverse_kernel<F><<<1, 64, tri_smem, s>>>(fa.f.data(), N, nbi, j / nb, true, false, fa.inv_l.data());
-      LA_CHECK_LAUNCH(s);
-      pt.mark("tri_inverse");
+      potrf_kernel<F><<<1, threads, pot_smem, st>>>(fa.f.data(), N, j, nbi, info.data());
+      LA_CHECK_LAUNCH(st);
+      mark("potrf");
+      tri_inverse_kernel<F><<<1, 64, tri_smem, st>>>(fa.f.data(), N, nbi, j / nb, true, false, fa.inv_l.data());
+      LA_CHECK_LAUNCH(st);
+      mark("tri_inverse");
       const index_t m2 = N - j - nb;
       if (m2 == 0) continue;
-      copy_block_kernel<F><<<blocks_for(long(nb) * nb), threads, 0, s>>>(fa.inv_l.data() + static_cast<long>(j / nb) * nb * nb,
-                                                                         nb, inv_t.data(), nb, nb, nb, true);
-      LA_CHECK_LAUNCH(s);
+      copy_block_kernel<F><<<blocks_for(long(nb) * nb), threads, 0, st>>>(fa.inv_l.data() + static_cast<long>(j / nb) * nb * nb,
+                                                                          nb, inv_t.data(), nb, nb, nb, true);
+      LA_CHECK_LAUNCH(st);
       F* a21 = fa.f.data() + static_cast<long>(j + nb) * N + j;
-      block_gemm<F>(ctx, fa.gemm, m2, nb, nb, a21, N, inv_t.data(), nb, work.data(), nb, F(1), F(0), false);
-      copy_block_kernel<F><<<blocks_for(long(m2) * nb), threads, 0, s>>>(work.data(), nb, a21, N, m2, nb, false);
-      LA_CHECK_LAUNCH(s);
-      pt.mark("trsm");
+      block_gemm<F>(cx, fa.gemm, m2, nb, nb, a21, N, inv_t.data(), nb, work.data(), nb, F(1), F(0), false);
+      copy_block_kernel<F><<<blocks_for(long(m2) * nb), threads, 0, st>>>(work.data(), nb, a21, N, m2, nb, false);
+      LA_CHECK_LAUNCH(st);
+      mark("trsm");
       const index_t w2 = JE - j - nb;
       if (w2 == 0) continue;
-      copy_block_kernel<F><<<blocks_for(long(w2) * nb), threads, 0, s>>>(work.data(), nb, work_t.data(), w2, w2, nb, true);
-      LA_CHECK_LAUNCH(s);
-      block_gemm<F>(ctx, fa.gemm, m2, w2, nb, work.data(), nb, work_t.data(), w2,
+      copy_block_kernel<F><<<blocks_for(long(w2) * nb), threads, 0, st>>>(work.data(), nb, work_in.data(), w2, w2, nb, true);
+      LA_CHECK_LAUNCH(st);
+      block_gemm<F>(cx, fa.gemm, m2, w2, nb, work.data(), nb, work_in.data(), w2,
                     fa.f.data() + static_cast<long>(j + nb) * N + j + nb, N, F(-1), F(1), lower);
-      pt.mark("update inner");
+      mark("update inner");
     }
+  };
+  // A22's columns [c0, c1), rows c0.. (its lower part) -= L21 L21^T for the outer panel [J, JE).
+  auto update = [&](index_t J, index_t JE, index_t c0, index_t c1) {
+    if (c1 <= c0) return;
+    const index_t mo = N - JE;
+    trailing_update<F>(ctx, fa, N - c0, c1 - c0, JE - J, fa.f.data() + static_cast<long>(c0) * N + J, N,
+                       work_t.data() + (c0 - JE), mo, fa.f.data() + static_cast<long>(c0) * N + c0, N, lower);
+  };
+  outer_panel(ctx, 0, std::min(N, NB));
+  for (index_t J = 0; J < N; J += NB) {
+    const index_t JE = std::min(N, J + NB);
     const index_t mo = N - JE, kw = JE - J;
-    if (mo == 0) continue;
+    if (mo == 0) break;
     const F* l21 = fa.f.data() + static_cast<long>(JE) * N + J;
     copy_block_kernel<F><<<blocks_for(long(mo) * kw), threads, 0, s>>>(l21, N, work_t.data(), mo, mo, kw, true);
     LA_CHECK_LAUNCH(s);
     pt.mark("transpose outer");
-    trailing_update<F>(ctx, fa, mo, mo, kw, l21, N, work_t.data(), mo, fa.f.data() + static_cast<long>(JE) * N + JE, N, lower);
-    pt.mark("update trailing");
+    const index_t JE2 = std::min(N, JE + NB);
+    if (!ahead) {
+      update(J, JE, JE, N);
+      pt.mark("update trailing");
+      outer_panel(ctx, JE, JE2);
+      continue;
+    }
+    update(J, JE, JE, JE2);  // the next outer panel's columns first
+    fork.order(s, side->stream());
+    outer_panel(*side, JE, JE2);
+    update(J, JE, JE2, N);
+    pt.mark("update trailing (next panel beside it)");
+    join.order(side->stream(), s);
   }
   LA_CUDA_TRY(cudaMemcpyAsync(&fa.info, info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
   LA_CUDA_TRY(cudaStreamSynchronize(s));
@@ -372,6 +510,18 @@ template <typename F>
 void factor_solve(context& ctx, const factors<F>& fa, F* X, index_t k, bool transposed) {
   cudaStream_t s = ctx.stream();
   const index_t N = fa.N;
+  if (fa.small && !transposed) {
+    const std::size_t wbytes = sizeof(F) * static_cast<std::size_t>(N) * k;
+    const bool staged = wbytes <= static_cast<std::size_t>(smem_optin(ctx)) - 1024;
+    device_buffer<F> w;
+    if (!staged) w = ctx.allocate<F>(static_cast<std::size_t>(N) * k);
+    if (staged && wbytes > 48 * 1024)
+      LA_CUDA_TRY(cudaFuncSetAttribute(small_solve_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(wbytes)));
+    small_solve_kernel<F><<<1, small_threads, staged ? wbytes : 0, s>>>(fa.f.data(), static_cast<int>(N), fa.chol, fa.perm.data(),
+                                                                       X, static_cast<int>(k), w.data(), staged);
+    LA_CHECK_LAUNCH(s);
+    return;
+  }
   if (fa.chol) {
     tri_solve(ctx, fa, fa.inv_l.data(), true, false, X, k);
     tri_solve(ctx, fa, fa.inv_l.data(), false, true, X, k);
@@ -400,6 +550,7 @@ inline void promote_factors(context& ctx, const factors<float>& lo, factors<doub
   cudaStream_t s = ctx.stream();
   const index_t N = lo.N, nb = lo.nb;
   hi.n = lo.n, hi.N = N, hi.nb = nb, hi.outer = lo.outer, hi.chol = lo.chol, hi.info = lo.info, hi.gemm = "auto";
+  hi.small = lo.small && small_fits<double>(ctx, N);
   hi.f = ctx.allocate<double>(static_cast<std::size_t>(N) * N);
   convert_rows_kernel<float, double><<<blocks_for(long(N) * N), threads, 0, s>>>(lo.f.data(), N, N, N, hi.f.data(), 1.0);
   LA_CHECK_LAUNCH(s);
@@ -429,7 +580,9 @@ inline index_t choose_block(const context& ctx, index_t n, index_t asked, std::s
     LA_EXPECTS(asked % 2 == 0 && asked >= 2 && asked <= 64, "dense_solver: block must be even, from 2 to 64; got " + std::to_string(asked));
     return asked;
   }
-  index_t nb = n <= 32 ? 32 : 64;
+  // 32 up to n = 2048: a panel of up to 860 rows of 32 doubles fits one block's shared memory
+  // (the panels without a grid barrier); 64 above, where the trailing updates dominate.
+  index_t nb = n <= 2048 ? 32 : 64;
   const index_t rows_per_sm = (n + ctx.sm_count() - 1) / ctx.sm_count();
   while (nb > 8 && static_cast<double>(std::max<index_t>(rows_per_sm, 64)) * (nb + 1) * elem > smem_optin(ctx) - 8192) nb /= 2;
   return nb;

@@ -45,11 +45,17 @@ struct dense_solver<T>::impl {
     LA_EXPECTS(ow % nb == 0, "dense_solver: outer_block " + std::to_string(ow) + " is not a multiple of the block " +
                                  std::to_string(nb));
     fa.outer = nb * std::max<index_t>(1, ow / nb);
+    fa.lookahead = opt.lookahead;
     const bool low16 = gemm_algo == "fp16" || gemm_algo == "bf16";
     fa.gemm = low16 ? std::string("auto") : gemm_algo;
     fa.update = low16 ? gemm_algo : std::string();
     check_device_memory(c, double(fa.N) * fa.N * sizeof(F) + 4.0 * fa.N * nb * sizeof(F) + low_update_bytes(fa.update, fa.N, fa.outer),
                         "the dense factors (" + std::to_string(fa.N) + " x " + std::to_string(fa.N) + ")");
+    if (one_kernel_allowed() && small_fits<F>(c, fa.N)) {
+      const int how_code = opt.factorization == dense_factorization::cholesky ? 2 : want_chol ? 0 : 1;
+      factor_small<T, F>(c, a.data(), n, sc, fa, how_code, false);
+      return;
+    }
     fa.f = c.allocate<F>(static_cast<std::size_t>(fa.N) * fa.N);
     auto fill = [&] {
       pad_copy_kernel<T, F><<<blocks_for(long(fa.N) * fa.N), threads, 0, c.stream()>>>(a.data(), n, n, fa.f.data(), fa.N, sc);
@@ -62,6 +68,35 @@ struct dense_solver<T>::impl {
       fill();  // automatic: not positive definite after all; LU instead
     }
     factor_lu(c, fa);
+  }
+
+  /// The plan may take the single-kernel path: the caller left the block widths to it.
+  bool one_kernel_allowed() const { return opt.block == 0 && opt.outer_block == 0; }
+
+  /// Small n in working precision: A measured and factored in one kernel (dense_small.cuh),
+  /// one synchronization. False where the plan takes the blocked path (then nothing is done).
+  bool factor_in_one_kernel() {
+    context& c = *ctx;
+    const std::string& fp = opt.factor_precision;
+    const bool working = fp == "working" || (std::is_same_v<T, double> ? fp == "fp64" : fp == "fp32");
+    if (!working || !one_kernel_allowed()) return false;
+    const double t0 = now_seconds();
+    nb = choose_block(c, n, 0, sizeof(T));
+    full.n = n, full.nb = nb, full.N = (n + nb - 1) / nb * nb, full.outer = nb;
+    if (!small_fits<T>(c, full.N)) return false;
+    full.gemm = "auto";
+    const int how_code = opt.factorization == dense_factorization::automatic ? 0 : opt.factorization == dense_factorization::lu ? 1 : 2;
+    const small_result r = factor_small<T, T>(c, a.data(), n, 1.0, full, how_code, true);
+    if (r.non_finite) throw invalid_argument("dense_solver: A has " + std::to_string(r.non_finite) + " entries that are NaN or infinite");
+    a_inf = r.a_inf, a_one = r.a_one, a_max = r.a_max;
+    symmetric_positive_diagonal = r.symmetric != 0;
+    mixed = false;
+    status.bad_column = full.info;
+    chol = full.chol;
+    precision = std::is_same_v<T, double> ? "double, one kernel" : "float, one kernel";
+    how = chol ? "Cholesky" : "LU with partial pivoting";
+    seconds = now_seconds() - t0;
+    return true;
   }
 
   void factor() {
@@ -84,7 +119,8 @@ struct dense_solver<T>::impl {
       factor_into(low, fp, want_chol, scale);
       status.bad_column = low.info;
       chol = low.chol;
-      precision = fp == "fp32"   ? "float"
+      precision = low.small      ? "float, one kernel (" + fp + " asked: at this size there is no trailing update for it)"
+                  : fp == "fp32" ? "float"
                   : fp == "tf32" ? "float, TF32 Tensor Core updates"
                   : fp == "fp16" ? "float, fp16 Tensor Core updates"
                   : fp == "bf16" ? "float, bf16 Tensor Core updates"
@@ -95,7 +131,7 @@ struct dense_solver<T>::impl {
         const std::string why = "refactored: the " + precision + " factorization broke down at column " + std::to_string(low.info);
         refactor_full();
         refactored_at_factor = true;
-        precision = "double, fp64 Tensor Cores (" + why + ")";
+        precision = full_name() + " (" + why + ")";
       }
     } else {
       factor_into(full, std::is_same_v<T, double> ? opt.gemm : std::string("auto"), want_chol, 1.0);
@@ -107,6 +143,8 @@ struct dense_solver<T>::impl {
     seconds = now_seconds() - t0;
   }
 
+  std::string full_name() const { return full.small ? "double, one kernel" : "double, fp64 Tensor Cores"; }
+
   /// Mixed precision stalled: the working-precision factors.
   void refactor_full() {
     mixed = false;
@@ -114,7 +152,7 @@ struct dense_solver<T>::impl {
     low64 = factors<double>{};
     factor_into(full, opt.gemm, chol, 1.0);
     status.bad_column = full.info;
-    precision = "double, fp64 Tensor Cores (refactored: the mixed-precision refinement stalled)";
+    precision = full_name() + " (refactored: the mixed-precision refinement stalled)";
   }
 };
 

@@ -388,3 +388,107 @@ TEST(DenseSolver, SmallBlocksGiveTheSameAnswerAsTheDefault) {
     EXPECT_LT(backward_error(a, download(ctx, x), b), 1e-15) << nb;
   }
 }
+
+/// x from a solver with options o on B, and its host backward error.
+template <typename T>
+double solved_error(context& ctx, const Mat& a, const Mat& b, const dense_solver_options& o, std::string* description = nullptr,
+                    bool* chol = nullptr) {
+  dense_solver<T> s(ctx, to_la<T>(a), o);
+  EXPECT_TRUE(s.ok()) << a.rows();
+  if (description) *description = s.description();
+  if (chol) *chol = s.cholesky();
+  device_dense<T> x = upload<T>(ctx, b);
+  const dense_solve_report r = s.solve(x);
+  const double be = backward_error(a, download(ctx, x), b);
+  EXPECT_NEAR(r.backward_error, be, 1e-16 + 0.5 * be) << "the report's backward error is not the host's";
+  return be;
+}
+
+TEST(DenseSolver, SmallSystemsInOneKernelAsTheBlockedPath) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(41);
+  dense_solver_options blocked;
+  blocked.block = 16, blocked.outer_block = 32;
+  // n = 128 is the largest double system in one kernel (N (N + 1) values in 227 KB); 129 pads
+  // to 192 and takes the blocked path. k = n: AMG's coarse inverse; k = 300 at n = 128: B
+  // does not fit shared memory, so the solve works on a global copy.
+  for (int n : {1, 2, 31, 33, 100, 128, 129}) {
+    const Mat r = random_matrix(n, g);
+    Mat spd = r * r.transpose() + Mat::Identity(n, n);
+    spd = Mat(0.5 * (spd + spd.transpose()));
+    Mat ind = spd;  // symmetric with a positive diagonal, indefinite: automatic falls back to LU
+    if (n > 2) ind(n / 2, n / 2 + 1) = ind(n / 2 + 1, n / 2) = 1e3;
+    for (int k : {1, 3, n, n == 128 ? 300 : 1}) {
+      const Mat b = Mat::Random(n, k);
+      for (const Mat* a : {&r, static_cast<const Mat*>(&spd), static_cast<const Mat*>(&ind)}) {
+        std::string what;
+        bool chol = false;
+        const double one = solved_error<double>(ctx, *a, b, {}, &what, &chol);
+        EXPECT_LT(one, 1e-15) << "n " << n << " k " << k << ": " << what;
+        EXPECT_EQ(what.find("one kernel") != std::string::npos, n <= 128) << what;
+        if (n > 2) EXPECT_EQ(chol, a == &spd) << n << ": " << what;
+        EXPECT_LT(solved_error<double>(ctx, *a, b, blocked), 1e-15) << n;
+      }
+    }
+    // float: up to n = 192 in one kernel; its factors at float's accuracy, refined in double.
+    const Mat b = Mat::Random(n, 2);
+    std::string what;
+    EXPECT_LT(solved_error<float>(ctx, r, b, {}, &what), 1e-6) << n << ": " << what;
+    EXPECT_NE(what.find("one kernel"), std::string::npos) << what;
+  }
+  // Cholesky asked by name on the indefinite matrix: a status naming the column, as the
+  // blocked path's; a NaN is refused before anything is factored.
+  const int n = 70;
+  const Mat r = random_matrix(n, g);
+  Mat ind = r * r.transpose() + Mat::Identity(n, n);
+  ind = Mat(0.5 * (ind + ind.transpose()));
+  ind(20, 20) = -1;
+  for (const dense_solver_options& base : {dense_solver_options{}, blocked}) {
+    dense_solver_options o = base;
+    o.factorization = dense_factorization::cholesky;
+    dense_solver<double> s(ctx, to_la<double>(ind), o);
+    EXPECT_FALSE(s.ok());
+    EXPECT_GE(s.status().bad_column, 1);
+    EXPECT_LE(s.status().bad_column, 21);
+  }
+  dense_solver_options chol;
+  chol.factorization = dense_factorization::cholesky;
+  dense_solver<double> one(ctx, to_la<double>(ind), chol);
+  dense_solver_options chol_blocked = blocked;
+  chol_blocked.factorization = dense_factorization::cholesky;
+  dense_solver<double> two(ctx, to_la<double>(ind), chol_blocked);
+  EXPECT_EQ(one.status().bad_column, two.status().bad_column);
+  Mat nan = r;
+  nan(3, 5) = std::nan("");
+  EXPECT_THROW(dense_solver<double>(ctx, to_la<double>(nan)), invalid_argument);
+}
+
+TEST(DenseSolver, LookAheadGivesTheAnswerOfOneStream) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(42);
+  // Blocks of 16 in outer panels of 32: a dozen outer panels, each factored beside the
+  // previous one's update; LU and Cholesky, double and float.
+  const int n = test::under_sanitizer() ? 100 : 333;
+  const Mat r = random_matrix(n, g);
+  Mat spd = r * r.transpose() + Mat::Identity(n, n);
+  spd = Mat(0.5 * (spd + spd.transpose()));
+  const Mat b = Mat::Random(n, 2);
+  for (const Mat* a : {&r, static_cast<const Mat*>(&spd)})
+    for (bool ahead : {true, false}) {
+      dense_solver_options o;
+      o.block = 16, o.outer_block = 32, o.lookahead = ahead;
+      EXPECT_LT(solved_error<double>(ctx, *a, b, o), 1e-15) << "look-ahead " << ahead;
+      EXPECT_LT(solved_error<float>(ctx, *a, b, o), 1e-6) << "look-ahead " << ahead;
+    }
+  // The default blocks at n = 1000: panels of 32, the first ones (more than 860 rows) on the
+  // cooperative kernel, the rest in one block; two outer panels, so look-ahead too.
+  if (!test::under_sanitizer()) {
+    const Mat big = random_matrix(1000, g);
+    const Mat bb = Mat::Random(1000, 1);
+    std::string what;
+    EXPECT_LT(solved_error<double>(ctx, big, bb, {}, &what), 1e-15) << what;
+    EXPECT_NE(what.find("blocks 32"), std::string::npos) << what;
+  }
+}
