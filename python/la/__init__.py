@@ -389,8 +389,8 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
                         % (unknown[0], ", ".join(_DENSE_OPTIONS)))
     fact = _factorization(options)
     prec = options.get("direct_precision", "fp64")
-    if prec not in ("fp64", "tf32x3", "tf32", "fp32", "bf16", "fp16"):
-        raise InvalidArgument("direct_precision must be 'fp64', 'tf32x3', 'tf32', 'fp32', 'bf16' or 'fp16', got %r"
+    if prec not in ("fp64", "auto", "tf32x3", "tf32", "fp32", "bf16", "fp16"):
+        raise InvalidArgument("direct_precision must be 'fp64', 'auto', 'tf32x3', 'tf32', 'fp32', 'bf16' or 'fp16', got %r"
                               % (prec,))
     refine = options.get("direct_refinement", "auto")
     if refine not in ("auto", "classical", "gmres"):
@@ -435,7 +435,7 @@ def _dense_solve(A, b, rtol, atol, device, full_output, options, method):
         if gpu:
             d = _call(_la.dense_solve_gpu_from_host, a, x, fact, "working" if prec == "fp64" else prec, refine, cond)
         else:
-            if prec != "fp64":
+            if prec not in ("fp64", "auto"):
                 raise InvalidArgument("direct_precision=%r runs on the GPU; on the CPU the factors are in A's precision"
                                       % (prec,))
             d = _call(_la.dense_solve_host, a, x, fact, cond)
@@ -486,8 +486,9 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     Cholesky where A is symmetric with a positive diagonal) on the GPU (la::dense_solver; CuPy
     arrays in place) or, with device='cpu' or below 200 rows, on the CPU; b may then have
     several columns (n, k). Its options: direct_factorization ('auto', 'lu', 'cholesky'),
-    direct_precision ('fp64'; or 'tf32x3', 'tf32', 'fp32', 'bf16', 'fp16': float factors refined to fp64,
-    falling back to fp64 where refinement stalls), direct_refinement ('auto': classical, then
+    direct_precision ('fp64'; 'auto': the plan picks, fp64 below n = 8192 and 3xTF32 factors from there,
+    its refinement from a condition estimate, and says what it chose; or 'tf32x3', 'tf32', 'fp32', 'bf16',
+    'fp16': float factors refined to fp64, falling back to fp64 where refinement stalls), direct_refinement ('auto': classical, then
     GMRES-based where classical stalls; 'classical'; 'gmres'), condition (True: the 1-norm condition
     estimate in the message). info is 0 when the relative residual meets rtol, -1 singular. b: numpy (or CuPy for
     CuPy A); x comes back in the same kind. info: 0 converged; > 0 the iterations where it

@@ -24,6 +24,7 @@
 // condition estimate, dense_solve.cu its solves and refinement.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -84,9 +85,32 @@ dense_solver<T>::dense_solver(context& ctx, const device_dense<T>& a, dense_solv
     LA_CUDA_TRY(cudaMemcpy2DAsync(p_->a.data(), sizeof(T) * n, a.view().values, sizeof(T) * a.ld(), sizeof(T) * n, n,
                                   cudaMemcpyDeviceToDevice, ctx.stream()));
   if (n == 0) return;
-  if (p_->factor_in_one_kernel()) return;
-  measure<T>(*p_);
-  p_->factor();
+  const bool auto_precision = p_->opt.factor_precision == "auto";
+  p_->resolve_auto_precision();
+  if (!p_->factor_in_one_kernel()) {
+    measure<T>(*p_);
+    p_->factor();
+  }
+  if (auto_precision && p_->mixed && p_->status.ok()) {
+    // The plan's second look: the float factors' condition estimate decides the refinement.
+    const double t0 = now_seconds();
+    const double est = condition_estimate();
+    char buf[160];
+    if (est > auto_refactor_condition) {
+      p_->refactor_full();
+      p_->precision = p_->full_name();
+      p_->refactored_at_factor = true;
+      std::snprintf(buf, sizeof buf, "; condition estimate %.1e: beyond what float factors refine, refactored in fp64", est);
+    } else if (est > auto_gmres_condition) {
+      p_->opt.refinement = refinement_kind::gmres;
+      std::snprintf(buf, sizeof buf, "; condition estimate %.1e: GMRES-based refinement", est);
+    } else {
+      std::snprintf(buf, sizeof buf, "; condition estimate %.1e: classical refinement", est);
+    }
+    p_->auto_note += buf;
+    p_->seconds += now_seconds() - t0;
+  }
+  if (!p_->auto_note.empty()) p_->precision += " (" + p_->auto_note + ")";
 }
 
 template <typename T>

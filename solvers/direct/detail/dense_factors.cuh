@@ -575,6 +575,11 @@ inline void promote_factors(context& ctx, const factors<float>& lo, factors<doub
 /// square GEMM's rate: each 128 x 128 tile reads and writes C for 256 steps of K.
 constexpr index_t outer_width = 512;
 
+/// "auto": above this condition estimate classical refinement of float factors is slow or
+/// diverges (condition x float's unit roundoff near 1), so the solves refine by GMRES; above
+/// auto_refactor_condition even that stalls and the plan refactors in fp64 at once.
+constexpr double auto_gmres_condition = 1e6, auto_refactor_condition = 1e10;
+
 inline index_t choose_block(const context& ctx, index_t n, index_t asked, std::size_t elem) {
   if (asked > 0) {
     LA_EXPECTS(asked % 2 == 0 && asked >= 2 && asked <= 64, "dense_solver: block must be even, from 2 to 64; got " + std::to_string(asked));

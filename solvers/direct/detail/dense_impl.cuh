@@ -70,6 +70,27 @@ struct dense_solver<T>::impl {
     factor_lu(c, fa);
   }
 
+  std::string auto_note;  // factor_precision "auto": what the plan chose and why
+
+  /// factor_precision "auto": fp64 below opt.auto_mixed_from (or for float), 3xTF32 factors
+  /// refined to fp64 from there; the condition estimate then decides the refinement
+  /// (dense_device.cu, after the factorization).
+  void resolve_auto_precision() {
+    if (opt.factor_precision != "auto") return;
+    if (!std::is_same_v<T, double>) {
+      opt.factor_precision = "working";
+      auto_note = "auto: float factors in float";
+    } else if (n < opt.auto_mixed_from) {
+      opt.factor_precision = "working";
+      auto_note = "auto chose fp64: n = " + std::to_string(n) + " is below " + std::to_string(opt.auto_mixed_from) +
+                  ", where float factors and refinement do not pay";
+    } else {
+      opt.factor_precision = "tf32x3";
+      auto_note = "auto chose 3xTF32 factors refined to fp64: n = " + std::to_string(n) + " >= " +
+                  std::to_string(opt.auto_mixed_from);
+    }
+  }
+
   /// The plan may take the single-kernel path: the caller left the block widths to it.
   bool one_kernel_allowed() const { return opt.block == 0 && opt.outer_block == 0; }
 
@@ -111,7 +132,7 @@ struct dense_solver<T>::impl {
       throw invalid_argument("dense_solver: factor_precision '" + fp + "' refines to double; a float solver factors in float (working)");
     if (mixed && fp != "tf32x3" && fp != "tf32" && fp != "fp32" && fp != "fp16" && fp != "bf16")
       throw invalid_argument("dense_solver: unknown factor_precision '" + fp +
-                             "'; choose working, fp64, tf32x3, fp32, tf32, bf16 or fp16");
+                             "'; choose auto, working, fp64, tf32x3, fp32, tf32, bf16 or fp16");
     if (mixed) {
       // float's range: scale A by a power of two so its largest entry is near 1 (the
       // refinement works on the unscaled A).

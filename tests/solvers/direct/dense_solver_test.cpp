@@ -492,3 +492,41 @@ TEST(DenseSolver, LookAheadGivesTheAnswerOfOneStream) {
     EXPECT_NE(what.find("blocks 32"), std::string::npos) << what;
   }
 }
+
+TEST(DenseSolver, AutoPrecisionPicksFromSizeAndConditionAndSaysWhy) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(43);
+  const int n = test::under_sanitizer() ? 60 : 200;
+  const Mat b = Mat::Random(n, 1);
+  dense_solver_options o;
+  o.factor_precision = "auto";
+  // Below auto_mixed_from: fp64.
+  {
+    const Mat a = random_matrix(n, g);
+    dense_solver<double> s(ctx, to_la<double>(a), o);
+    device_dense<double> x = upload<double>(ctx, b);
+    const dense_solve_report r = s.solve(x);
+    EXPECT_NE(r.precision.find("auto chose fp64"), std::string::npos) << r.precision;
+    EXPECT_EQ(r.refinement_steps, 0) << r.message;
+    EXPECT_LT(backward_error(a, download(ctx, x), b), 1e-15);
+  }
+  // From it: 3xTF32 factors; the condition estimate picks classical refinement (condition
+  // 1e2), GMRES-based (1e8) or an fp64 refactorization (1e13). Every answer at fp64's backward error.
+  o.auto_mixed_from = n;
+  o.gmres_restart = 100;
+  for (double digits : {2.0, 8.0, 13.0}) {
+    const Mat a = graded(n, digits, g);
+    dense_solver<double> s(ctx, to_la<double>(a), o);
+    ASSERT_TRUE(s.ok());
+    device_dense<double> x = upload<double>(ctx, b);
+    const dense_solve_report r = s.solve(x);
+    EXPECT_NE(r.precision.find("condition estimate"), std::string::npos) << r.precision;
+    const char* want = digits < 6 ? "classical refinement" : digits < 10 ? "GMRES-based refinement" : "refactored in fp64";
+    EXPECT_NE(r.precision.find(want), std::string::npos) << digits << ": " << r.precision;
+    EXPECT_EQ(r.refactored, digits > 10) << r.message;
+    EXPECT_LT(backward_error(a, download(ctx, x), b), 1e-15) << digits << ": " << r.message;
+  }
+  dense_solver<float> f(ctx, to_la<float>(random_matrix(n, g)), o);
+  EXPECT_NE(f.description().find("float factors in float"), std::string::npos) << f.description();
+}
