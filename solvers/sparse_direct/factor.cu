@@ -7,9 +7,11 @@
 // fronts' trailing updates on the lower triangle only (Cholesky's flops), U's rows D L^T.
 #include <algorithm>
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <la/detail/stream_event.hpp>
 #include <la/error.hpp>
 #include <la/kernels/gemm/gemm.hpp>
 #include <la/memory.hpp>
@@ -196,6 +198,14 @@ void sparse_direct_solver::impl::numeric() {
   }
   int* bad = d_flags.data();
   int* pert = d_flags.data() + 1;
+  const cudaStream_t main_stream = st;
+  std::vector<std::unique_ptr<context>> lanes;  // side streams for a level's big fronts
+  std::size_t most_big = 0;
+  for (const auto& lb : level_big) most_big = std::max(most_big, lb.size());
+  for (std::size_t q = 0; q < std::min<std::size_t>(most_big > 1 ? most_big : 0, 4); ++q)
+    lanes.push_back(std::make_unique<context>(c.device()));
+  stream_event fork;
+  std::vector<stream_event> joins(lanes.size());
   const std::size_t levels = sym.level_ptr.size() - 1;
   for (std::size_t l = 0; l < levels; ++l) {
     const long i0 = static_cast<long>(sym.level_items[l]), i1 = static_cast<long>(sym.level_items[l + 1]);
@@ -212,7 +222,13 @@ void sparse_direct_solver::impl::numeric() {
           F.data(), t, d_small.data() + small_ptr[l], sym.tiny, spd, bad, pert);
       LA_CHECK_LAUNCH(st);
     }
-    for (int s : big) {
+    // The level's big fronts are independent: with several, they go round-robin onto side
+    // streams (each front's steps in order on its own), so their small launches overlap.
+    const std::size_t lanes_used = big.size() > 1 ? std::min(big.size(), lanes.size()) : 0;
+    for (std::size_t q = 0; q < lanes_used; ++q) fork.order(st, lanes[q]->stream());
+    for (std::size_t b = 0; b < big.size(); ++b) {
+      const int s = big[b];
+      const cudaStream_t st = lanes_used ? lanes[b % lanes_used]->stream() : main_stream;
       const auto su = static_cast<std::size_t>(s);
       const int m = sym.f_m[su], nc = sym.f_nc[su];
       double* A = F.data() + sym.f_off[su];
@@ -241,6 +257,7 @@ void sparse_direct_solver::impl::numeric() {
         LA_CHECK_LAUNCH(st);
       }
     }
+    for (std::size_t q = 0; q < lanes_used; ++q) joins[q].order(lanes[q]->stream(), st);
   }
   int flags[2];
   LA_CUDA_TRY(cudaMemcpyAsync(flags, d_flags.data(), sizeof flags, cudaMemcpyDeviceToHost, st));

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <la/detail/stream_event.hpp>
 #include <la/kernels/gemm/gemm.hpp>
 #include <la/solvers/direct/detail/dense_kernels.cuh>
 #include <la/solvers/direct/detail/dense_small.cuh>
@@ -184,23 +185,6 @@ small_result factor_small(context& ctx, const T* a, index_t n, double scale, fac
   fa.info = r.info, fa.chol = r.chol != 0;
   return r;
 }
-
-/// An event that orders one stream's later work after another's earlier work (look-ahead).
-class stream_event {
- public:
-  stream_event() { LA_CUDA_TRY(cudaEventCreateWithFlags(&e_, cudaEventDisableTiming)); }
-  ~stream_event() { (void)cudaEventDestroy(e_); }
-  stream_event(const stream_event&) = delete;
-  stream_event& operator=(const stream_event&) = delete;
-  /// `waiter`'s later work waits for what `from` has queued so far.
-  void order(cudaStream_t from, cudaStream_t waiter) {
-    LA_CUDA_TRY(cudaEventRecord(e_, from));
-    LA_CUDA_TRY(cudaStreamWaitEvent(waiter, e_, 0));
-  }
-
- private:
-  cudaEvent_t e_{};
-};
 
 /// LU with partial pivoting of fa.f (dense_device.cu has the algorithm). With look-ahead
 /// (fa.lookahead, two outer panels or more), outer panel k + 1 is factored on a second
