@@ -13,6 +13,9 @@ n = 128 and 256) and solver, the median of --reps whole calls after a warm-up:
   - cupy: cupy.linalg.solve on the same GPU arrays (cuBLAS/cuSOLVER batched), with --device gpu;
   - torch: torch.linalg.solve on the same GPU (torch tensors sharing CuPy's memory through
     DLPack), with --device gpu, where torch is installed.
+A shape of one system (1xN) passes 2-D arrays instead, so la.solve takes la::dense_solver's
+path (the single-kernel one up to n = 128, the blocked one above) against cupy.linalg.solve
+(cuSOLVER getrf/getrs) and torch.linalg.solve: --shapes 1x64,1x1024,1x4096.
 Systems: uniform in [-1, 1] plus sqrt(n) I (every system non-singular), b uniform. Every
 answer's worst backward error ||b - Ax||_inf / (||A||_inf ||x||_inf + ||b||_inf) over the batch
 is recomputed here in double; above 1e-12 (1e-4 in float32) is a miss, and any miss (la's or a
@@ -68,8 +71,11 @@ def main():
         A = (g.uniform(-1, 1, (count, n, n)) + np.sqrt(n) * np.eye(n)).astype(dt)
         b = g.uniform(-1, 1, (count, n)).astype(dt)
         A64, b64 = A.astype(np.float64), b.astype(np.float64)
+        one = count == 1  # one system: 2-D arrays (la's dense solver, not the batched one)
         if gpu:
             dA, db = cupy.asarray(A), cupy.asarray(b)
+            if one:
+                dA, db = dA[0], db[0]
         solvers = {}
         if gpu:
             def run_la():
@@ -79,7 +85,7 @@ def main():
             solvers["la"] = run_la
 
             def run_cupy():
-                x = cupy.linalg.solve(dA, db[..., None])[..., 0]
+                x = cupy.linalg.solve(dA, db) if one else cupy.linalg.solve(dA, db[..., None])[..., 0]
                 cupy.cuda.get_current_stream().synchronize()
                 return x, None
             solvers["cupy"] = run_cupy
@@ -92,8 +98,12 @@ def main():
                     return cupy.from_dlpack(x), None
                 solvers["torch"] = run_torch
         else:
-            solvers["la"] = lambda: la.solve(A, b, device="cpu")
-            solvers["numpy"] = lambda: (np.linalg.solve(A, b[..., None])[..., 0], None)
+            if one:
+                solvers["la"] = lambda: la.solve(A[0], b[0], device="cpu")
+                solvers["numpy"] = lambda: (np.linalg.solve(A[0], b[0]), None)
+            else:
+                solvers["la"] = lambda: la.solve(A, b, device="cpu")
+                solvers["numpy"] = lambda: (np.linalg.solve(A, b[..., None])[..., 0], None)
         base = None
         for name, run in solvers.items():
             x, info = run()  # warm-up
@@ -103,9 +113,9 @@ def main():
                 x, info = run()
                 times.append(time.perf_counter() - t0)
             ms = 1e3 * statistics.median(times)
-            xh = cupy.asnumpy(x) if gpu else np.asarray(x)
+            xh = (cupy.asnumpy(x) if gpu else np.asarray(x)).reshape(count, n)
             be = worst_backward_error(A64, xh.astype(np.float64), b64)
-            ok = be <= tol and (info is None or (np.asarray(info) == 0).all())
+            ok = be <= tol and (info is None or (np.asarray(info if not gpu or np.isscalar(info) else cupy.asnumpy(info)) == 0).all())
             misses += not ok
             if name == "la":
                 base = ms

@@ -13,7 +13,9 @@
 #                         the C++ call, scipy and CuPy; the package's pytest suite runs in ctest);
 #                         default all eight; also direct (bench/direct_bench.py: the direct
 #                         method on data/ and bench-data/, carry bench-data; LA_DIRECT_ARGS) and
-#                         batched (la bench gesv --batch and bench/batched_bench.py --device gpu)
+#                         batched (la bench gesv --batch and bench/batched_bench.py --device gpu,
+#                         batches and single systems) and gesv (la bench gesv --ablate: dense LU
+#                         and Cholesky against cuSOLVER, look-ahead on and off)
 #   LA_PYTHON_ARGS        (environment) extra arguments for python_bench.py, e.g. "--skip-read"
 #   LA_KRYLOV_ARGS        (environment) extra arguments for krylov_bench, e.g. "--systems
 #                         convdiff2d:1024 --methods gmres:jacobi --no-eigen"; LA_CUPY_ARGS likewise
@@ -243,16 +245,24 @@ fi
 if ((bench)) && [[ ,$benches, == *,batched,* ]]; then
   $build/tools/la bench gesv --batch --out "$out/gesv-batch.csv" > "$out/gesv_batch.log" 2>&1
   summary+=("la bench gesv --batch: exit $?")
+  # The batches, then single systems (2-D arrays: la's dense solver) against CuPy and torch.
   PYTHONPATH=$build/python python3 -W ignore bench/batched_bench.py --device gpu --out "$out/batched.csv" \
+    --shapes "10000x8,10000x16,10000x32,10000x64,1000x128,1000x256,1x64,1x128,1x1024,1x4096,1x8192" \
     > "$out/batched_bench.log" 2>&1
   summary+=("batched_bench: exit $?")
   cat "$out/gesv_batch.log" "$out/batched_bench.log" >> "$out/table.txt"
+fi
+# la's dense LU and Cholesky against cuSOLVER at every size, look-ahead on and off (--ablate).
+if ((bench)) && [[ ,$benches, == *,gesv,* ]]; then
+  $build/tools/la bench gesv --ablate --out "$out/gesv.csv" > "$out/gesv.log" 2>&1
+  summary+=("la bench gesv: exit $?")
+  cat "$out/gesv.log" >> "$out/table.txt"
 fi
 # Registers, shared memory and spills per kernel (present when the library was recompiled).
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 # The device tool brings back few files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|spgemm.csv|python.csv|direct.csv|gesv-batch.csv|batched.csv|device.txt|logs.tar.gz)$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|spgemm.csv|python.csv|direct.csv|gesv-batch.csv|batched.csv|gesv.csv|device.txt|logs.tar.gz)$'))
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"
