@@ -466,6 +466,8 @@ def test_dense_arrays_are_solved_directly_on_the_cpu():
     assert info == -1 and r.status == "breakdown" and "column 6" in r.message
     with pytest.raises(la.InvalidArgument, match="direct_precision"):
         la.solve(A, B[:, 0], device="cpu", direct_precision="fp8")
+    x, info = la.solve(A, B[:, 0], device="cpu", direct_precision="auto")  # the host factors in A's precision
+    assert info == 0 and np.allclose(A @ x, B[:, 0], atol=1e-10)
     with pytest.raises(la.InvalidArgument, match="square"):
         la.solve(A[:, :39], B[:, 0], device="cpu")
     with pytest.raises(la.InvalidArgument, match="NaN"):
@@ -485,10 +487,12 @@ def test_dense_arrays_on_the_gpu_in_every_precision():
     n = 700
     A = rng.uniform(-1, 1, (n, n))
     b = rng.uniform(-1, 1, n)
-    for prec in ("fp64", "tf32x3", "fp32", "tf32"):
+    for prec in ("fp64", "tf32x3", "fp32", "tf32", "auto"):
         x, info, r = la.solve(A, b, device="gpu", direct_precision=prec, full_output=True)
         assert info == 0 and r.device == "gpu", (prec, r.message)
         assert rel_residual(A, x, b) < 1e-12, (prec, r.message)
+        if prec == "auto":
+            assert "auto chose fp64" in r.where, r.where  # n = 700 is below where float factors pay
     # Condition 1e8 with float factors: GMRES-based refinement (its 50-vector cycles hold the 30
     # or so directions float cannot resolve) reaches fp64 accuracy without refactoring.
     u, _ = np.linalg.qr(rng.uniform(-1, 1, (300, 300)))
