@@ -208,9 +208,16 @@ void factor_lu(context& ctx, factors<F>& fa) {
   LA_CUDA_TRY(cudaFuncGetAttributes(&fattr, lu_panel_kernel<F>));
   const int smax = smem_optin(ctx) - static_cast<int>(fattr.sharedSizeBytes);
   LA_CUDA_TRY(cudaFuncSetAttribute(lu_panel_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
-  LA_CUDA_TRY(cudaFuncGetAttributes(&fattr, lu_panel_block_kernel<F>));
-  const int smax_block = smem_optin(ctx) - static_cast<int>(fattr.sharedSizeBytes);
-  LA_CUDA_TRY(cudaFuncSetAttribute(lu_panel_block_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, smax_block));
+  // The fused one-block panel for the widths it is compiled for (others: the cooperative one).
+  void (*block_panel)(F*, index_t, index_t, int, index_t, index_t, index_t*, int*, F*) =
+      nb == 8 ? lu_panel_block_kernel<F, 8> : nb == 16 ? lu_panel_block_kernel<F, 16> : nb == 32 ? lu_panel_block_kernel<F, 32>
+      : nb == 64 ? lu_panel_block_kernel<F, 64> : nullptr;
+  int smax_block = 0;
+  if (block_panel) {
+    LA_CUDA_TRY(cudaFuncGetAttributes(&fattr, block_panel));
+    smax_block = smem_optin(ctx) - static_cast<int>(fattr.sharedSizeBytes);
+    LA_CUDA_TRY(cudaFuncSetAttribute(block_panel, cudaFuncAttributeMaxDynamicSharedMemorySize, smax_block));
+  }
   const int sm = ctx.sm_count();
   auto cand_v = ctx.allocate<F>(static_cast<std::size_t>(sm) * 2);
   auto cand_r = ctx.allocate<index_t>(static_cast<std::size_t>(sm) * 2);
@@ -245,18 +252,19 @@ void factor_lu(context& ctx, factors<F>& fa) {
     copy_block_kernel<F><<<blocks_for(long(nb) * w), threads, 0, cx.stream()>>>(work.data(), w, a12, N, nb, w, false);
     LA_CHECK_LAUNCH(cx.stream());
   };
-  // The panel at column j: one block where its rows fit one block's shared memory, else the
-  // cooperative kernel (`few`: on as few multiprocessors as its rows need, leaving the rest to
-  // the update beside it).
-  auto panel = [&](context& cx, index_t j, bool few) {
+  // The panel at column j of the outer panel [J, JE): one block where its rows fit one block's
+  // shared memory (its swaps on the outer panel, L11^-1 and U12 fused in: true returned), else
+  // the cooperative kernel (`few`: on as few multiprocessors as its rows need, leaving the rest
+  // to the update beside it).
+  auto panel = [&](context& cx, index_t J, index_t JE, index_t j, bool few) {
     cudaStream_t st = cx.stream();
     const index_t rows = N - j;
     F* fp = fa.f.data();
-    if (panel_block_smem<F>(rows, nb) <= static_cast<std::size_t>(smax_block)) {
-      lu_panel_block_kernel<F><<<1, panel_block_threads, panel_block_smem<F>(rows, nb), st>>>(fp, N, j, static_cast<int>(rows),
-                                                                                            nbi, piv.data(), info.data());
+    if (block_panel && panel_block_smem<F>(rows, nb) <= static_cast<std::size_t>(smax_block)) {
+      block_panel<<<1, panel_block_threads, panel_block_smem<F>(rows, nb), st>>>(fp, N, j, static_cast<int>(rows), J, JE,
+                                                                               piv.data(), info.data(), fa.inv_l.data());
       LA_CHECK_LAUNCH(st);
-      return;
+      return true;
     }
     const index_t rpb_max = std::max<index_t>(1, (smax / static_cast<index_t>(sizeof(F)) - nb) / (nb + 1));
     const index_t fewest = (rows + rpb_max - 1) / rpb_max;
@@ -280,6 +288,7 @@ void factor_lu(context& ctx, factors<F>& fa) {
     void* args[] = {&fp, &ld, &j0, &rws, &nbv, &rpb, &pv, &cv, &cr, &pr, &sr, &inf};
     LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(lu_panel_kernel<F>), dim3(blocks), dim3(threads), args,
                                             smem, st));
+    return false;
   };
   // Outer panel [J, JE): its panels, each followed by its swaps on the outer panel's other
   // columns, L11^-1, U12 and the update of the outer panel right of it.
@@ -289,17 +298,19 @@ void factor_lu(context& ctx, factors<F>& fa) {
       if (&cx == &ctx) pt.mark(phase);  // the profile times the main stream's phases only
     };
     for (index_t j = J; j < JE; j += nb) {
-      panel(cx, j, few);
+      const bool fused = panel(cx, J, JE, j, few);
       mark("panel");
-      laswp(st, j, nb, J, JE, j, j + nb);
-      mark("laswp inner");
-      tri_inverse_kernel<F><<<1, 64, tri_smem, st>>>(fa.f.data(), N, nbi, j / nb, true, true, fa.inv_l.data());
-      LA_CHECK_LAUNCH(st);
-      mark("tri_inverse");
       const index_t n2 = JE - j - nb;  // the outer panel's columns right of this one
-      if (n2 > 0) {
-        trsm_rows(cx, j, j + nb, JE);
+      if (!fused) {
+        laswp(st, j, nb, J, JE, j, j + nb);
+        mark("laswp inner");
+        tri_inverse_kernel<F><<<1, 64, tri_smem, st>>>(fa.f.data(), N, nbi, j / nb, true, true, fa.inv_l.data());
+        LA_CHECK_LAUNCH(st);
+        mark("tri_inverse");
+        if (n2 > 0) trsm_rows(cx, j, j + nb, JE);
         mark("trsm inner");
+      }
+      if (n2 > 0) {
         block_gemm<F>(cx, fa.gemm, N - j - nb, n2, nb, fa.f.data() + static_cast<long>(j + nb) * N + j, N,
                       fa.f.data() + static_cast<long>(j) * N + j + nb, N, fa.f.data() + static_cast<long>(j + nb) * N + j + nb,
                       N, F(-1), F(1), false);
@@ -384,6 +395,15 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
   const bool ahead = fa.lookahead && N > NB;
   std::unique_ptr<context> side;
   if (ahead) side = std::make_unique<context>(ctx.device());
+  // The two-launch panel for the widths it is compiled for (others: potrf, inverse, GEMM, copies).
+  void (*fused_diag)(F*, index_t, index_t, F*, int*) = nb == 8 ? chol_diag_kernel<F, 8> : nb == 16 ? chol_diag_kernel<F, 16>
+                                                       : nb == 32 ? chol_diag_kernel<F, 32> : nb == 64 ? chol_diag_kernel<F, 64> : nullptr;
+  void (*fused_l21)(F*, index_t, index_t, index_t, const F*, F*, index_t, const int*) =
+      nb == 8 ? chol_l21_kernel<F, 8> : nb == 16 ? chol_l21_kernel<F, 16> : nb == 32 ? chol_l21_kernel<F, 32>
+      : nb == 64 ? chol_l21_kernel<F, 64> : nullptr;
+  const bool fused = fused_diag != nullptr;
+  if (fused)
+    LA_CUDA_TRY(cudaFuncSetAttribute(fused_diag, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(chol_diag_smem<F>(nbi))));
   stream_event fork, join;
   phase_timer pt(s);
   auto outer_panel = [&](context& cx, index_t J, index_t JE) {
@@ -392,6 +412,21 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
       if (&cx == &ctx) pt.mark(phase);
     };
     for (index_t j = J; j < JE; j += nb) {
+      if (fused) {  // two launches: the diagonal block and its inverse, then L21 (and its transpose)
+        fused_diag<<<1, 256, chol_diag_smem<F>(nbi), st>>>(fa.f.data(), N, j, fa.inv_l.data(), info.data());
+        LA_CHECK_LAUNCH(st);
+        mark("potrf");
+        const index_t m2 = N - j - nb, w2 = JE - j - nb;
+        if (m2 == 0) continue;
+        fused_l21<<<blocks_for(m2, 128), 128, 0, st>>>(fa.f.data(), N, j, N, fa.inv_l.data(), work_in.data(), w2, info.data());
+        LA_CHECK_LAUNCH(st);
+        mark("trsm");
+        if (w2 == 0) continue;
+        block_gemm<F>(cx, fa.gemm, m2, w2, nb, fa.f.data() + static_cast<long>(j + nb) * N + j, N, work_in.data(), w2,
+                      fa.f.data() + static_cast<long>(j + nb) * N + j + nb, N, F(-1), F(1), lower);
+        mark("update inner");
+        continue;
+      }
       potrf_kernel<F><<<1, threads, pot_smem, st>>>(fa.f.data(), N, j, nbi, info.data());
       LA_CHECK_LAUNCH(st);
       mark("potrf");
