@@ -237,6 +237,55 @@ def batched_table():
     return "\n".join(out)
 
 
+GESV_CSV = "gesv-h100-2026-12-07.csv"  # la bench gesv --ablate (this session's run)
+GESV_BATCH_CSV = "gesv-batch-h100-2026-12-07.csv"  # la bench gesv --batch
+BATCHED_GPU_CSV = "batched-gpu-h100-2026-12-07.csv"  # batched_bench.py --device gpu
+
+
+def gesv_table():
+    """la's dense LU and Cholesky against cuSOLVER per n, look-ahead on and off, one run."""
+    rs = [r for r in rows(GESV_CSV) if r["kind"] in ("getrf", "potrf")]
+    t = {(r["kind"], r["n"], r["impl"]): r for r in rs}
+    out = ["| n | la getrf ms | no look-ahead | cuSOLVER getrf | la / cuSOLVER | la potrf ms | no look-ahead | cuSOLVER potrf | la / cuSOLVER |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for n in sorted({int(r["n"]) for r in rs}):
+        cells = [str(n)]
+        for kind in ("getrf", "potrf"):
+            la_ = t.get((kind, str(n), "la:fp64"))
+            nl = t.get((kind, str(n), "la:fp64-no-lookahead"))
+            cu = t.get((kind, str(n), "cusolver"))
+            ok = la_ and cu and la_["ok"] == "1" and cu["ok"] == "1"
+            cells += ["%.3f" % f(la_["ms"]) if la_ else "-", "%.3f" % f(nl["ms"]) if nl else "-",
+                      "%.3f" % f(cu["ms"]) if cu else "-", ("%.2fx" % (f(cu["ms"]) / f(la_["ms"]))) if ok else "not validated"]
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def batched_gpu_table():
+    """Batches on the GPU: la bench gesv --batch (la against cuBLAS getrf/getrsBatched, cuSOLVER
+    potrf/potrsBatched) and batched_bench.py (la.solve against CuPy and torch), one device."""
+    rs = rows(GESV_BATCH_CSV)
+    t = {(r["kind"], r["n"], r["impl"]): r for r in rs}
+    py = rows(BATCHED_GPU_CSV)
+    pt = {(r["count"], r["n"], r["solver"]): r for r in py}
+    out = ["| systems | n | la LU ms | cuBLAS ms | cuBLAS / la | la (Python) ms | CuPy / la | torch / la |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in py:
+        if r["solver"] != "la":
+            continue
+        c, n = r["count"], r["n"]
+        la_ = t.get(("getrf-batch", n, "la:lu"))
+        cb = t.get(("getrf-batch", n, "cublas"))
+        ratio = lambda who: ("%.2fx" % f(pt[(c, n, who)]["peer_over_la"])) if (c, n, who) in pt and pt[(c, n, who)]["ok"] == "1" else "-"
+        if c == "1":
+            la_ = cb = None
+        out.append("| %s | %s | %s | %s | %s | %.3f | %s | %s |" % (
+            c, n, "%.3f" % f(la_["ms"]) if la_ else "-", "%.3f" % f(cb["ms"]) if cb else "-",
+            ("%.2fx" % (f(cb["ms"]) / f(la_["ms"]))) if la_ and cb and la_["ok"] == "1" and cb["ok"] == "1" else "-",
+            f(r["ms"]), ratio("cupy"), ratio("torch")))
+    return "\n".join(out)
+
+
 # Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
 # produced whole from a CSV.
 TABLES = {
