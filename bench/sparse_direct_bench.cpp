@@ -8,8 +8,10 @@
 // SuiteSparse peers ran on, and its threads, is printed last (OpenBLAS names itself).
 //
 //   sparse_direct_bench [--systems LIST] [--out FILE.csv] [--threads N] [--solvers LIST]
-//     --solvers: comma-separated, of la-gpu, la-host, la-default, eigen, cholmod, umfpack (default all
-//     that were built; one-thread Eigen and UMFPACK take minutes on the 3D grids).
+//     --solvers: comma-separated, of la-gpu, la-gpu-one-stream (front_streams = 0: a level's
+//     blocked fronts one after another), la-host, la-default, eigen, cholmod, umfpack (default
+//     all that were built but la-gpu-one-stream; one-thread Eigen and UMFPACK take minutes on
+//     the 3D grids).
 //     LIST: comma-separated .mtx files and generated specs (poisson2d:N, poisson3d:N,
 //     convdiff2d:N, ...); default the SPD and general systems of data/ and 2D Poisson 300^2.
 // The SuiteSparse libraries run on the BLAS they were linked with (Debian's: the reference
@@ -111,12 +113,16 @@ int main(int argc, char** argv) {
       rows.push_back(std::move(r));
     };
     auto use = [&](const char* what) { return solvers.find(std::string(",") + what + ",") != std::string::npos; };
-    if (gpu && use("la-gpu")) {  // la on the GPU, the analysis apart from the factorization
+    for (const char* variant : {"la-gpu", "la-gpu-one-stream"}) {
+    if (gpu && use(variant)) {  // la on the GPU, the analysis apart from the factorization
       row r;
-      r.solver = "la GPU multifrontal";
+      const bool one_stream = std::string(variant) == "la-gpu-one-stream";
+      r.solver = one_stream ? "la GPU multifrontal 1 stream" : "la GPU multifrontal";
       try {
         auto t0 = clock_type::now();
-        sparse_direct_solver s(*ctx, a);
+        sparse_direct_options so;
+        if (one_stream) so.front_streams = 0;
+        sparse_direct_solver s(*ctx, a, so);
         r.analyze = since(t0);
         t0 = clock_type::now();
         s.factor();
@@ -147,6 +153,7 @@ int main(int argc, char** argv) {
         r.relres = INFINITY, r.note = e.what();
       }
       add(r);
+    }
     }
     // la's direct method on the host (the whole call: analysis, factorization, solve with
     // refinement): "la-host" on la's own fronts (the host's threads), "la-default" with the

@@ -55,6 +55,9 @@ struct sparse_direct_options {
   /// block each, a level's in one launch. In the GPU's solve, a front whose off-diagonal block
   /// (L21, U12) holds big_front^2 entries or more has its products spread over many thread blocks.
   index_t big_front = 192;
+  /// The GPU's blocked fronts of one level go round-robin onto this many side streams (each
+  /// front's steps in order on its own), so their small launches overlap; 0: one stream.
+  int front_streams = 4;
   /// Refinement: steps at most, and the backward error ||b - Ax||_inf / (||A||_inf ||x||_inf +
   /// ||b||_inf) it stops at.
   int max_refinement = 10;

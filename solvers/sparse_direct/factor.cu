@@ -202,7 +202,7 @@ void sparse_direct_solver::impl::numeric() {
   std::vector<std::unique_ptr<context>> lanes;  // side streams for a level's big fronts
   std::size_t most_big = 0;
   for (const auto& lb : level_big) most_big = std::max(most_big, lb.size());
-  for (std::size_t q = 0; q < std::min<std::size_t>(most_big > 1 ? most_big : 0, 4); ++q)
+  for (std::size_t q = 0; q < std::min<std::size_t>(most_big > 1 ? most_big : 0, static_cast<std::size_t>(std::max(0, opt.front_streams))); ++q)
     lanes.push_back(std::make_unique<context>(c.device()));
   stream_event fork;
   std::vector<stream_event> joins(lanes.size());
