@@ -126,31 +126,7 @@ __global__ void solve_kernel(batch_layout L, const T* A, const T* F, const int* 
         __syncthreads();
       }
     }
-    // Forward: L y = P b (unit L for LU; L's diagonal for Cholesky).
-    for (int j = 0; j < n; ++j) {
-      if (chol[sys]) {
-        for (int c = threadIdx.x; c < k; c += blockDim.x) b[static_cast<long>(j) * k + c] /= f[static_cast<long>(j) * n + j];
-        __syncthreads();
-      }
-      const long w = static_cast<long>(n - j - 1) * k;
-      for (long e = threadIdx.x; e < w; e += blockDim.x) {
-        const long r = j + 1 + e / k, c = e % k;
-        b[r * k + c] -= f[r * n + j] * b[static_cast<long>(j) * k + c];
-      }
-      __syncthreads();
-    }
-    // Backward: U x = y (LU), L^T x = y (Cholesky).
-    for (int j = n - 1; j >= 0; --j) {
-      for (int c = threadIdx.x; c < k; c += blockDim.x) b[static_cast<long>(j) * k + c] /= f[static_cast<long>(j) * n + j];
-      __syncthreads();
-      const long w = static_cast<long>(j) * k;
-      for (long e = threadIdx.x; e < w; e += blockDim.x) {
-        const long r = e / k, c = e % k;
-        const T u = chol[sys] ? f[static_cast<long>(j) * n + r] : f[r * n + j];
-        b[r * k + c] -= u * b[static_cast<long>(j) * k + c];
-      }
-      __syncthreads();
-    }
+    block_lu::solve_in_place(f, n, n, chol[sys] != 0, b, k);  // L y = P b, then U x = y (or L^T x = y)
   }
   // The residual in double: max |r|, |x|, |b| over the block's columns.
   double rmax = 0, xmax = 0, bmax = 0;

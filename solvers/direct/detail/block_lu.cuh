@@ -147,4 +147,36 @@ __device__ void diagonal_inverses(const T* M, long ld, int n, int nb, bool lower
   }
 }
 
+/// B (n x k, row-major, in place) = (L U)^-1 B, or (L L^T)^-1 B, from the factors in M (ld):
+/// the forward sweep with L (unit for LU), the backward one with U or L^T; a barrier a column.
+/// B's rows are already in the pivots' order.
+template <typename T>
+__device__ void solve_in_place(const T* M, long ld, int n, bool chol, T* b, int k) {
+  for (int j = 0; j < n; ++j) {
+    if (chol) {
+      const T d = M[j * ld + j];
+      for (int c = threadIdx.x; c < k; c += blockDim.x) b[static_cast<long>(j) * k + c] /= d;
+      __syncthreads();
+    }
+    const long rest = static_cast<long>(n - j - 1) * k;
+    for (long e = threadIdx.x; e < rest; e += blockDim.x) {
+      const long r = j + 1 + e / k, c = e % k;
+      b[r * k + c] -= M[r * ld + j] * b[static_cast<long>(j) * k + c];
+    }
+    __syncthreads();
+  }
+  for (int j = n - 1; j >= 0; --j) {
+    const T d = M[j * ld + j];
+    for (int c = threadIdx.x; c < k; c += blockDim.x) b[static_cast<long>(j) * k + c] /= d;
+    __syncthreads();
+    const long rest = static_cast<long>(j) * k;
+    for (long e = threadIdx.x; e < rest; e += blockDim.x) {
+      const long r = e / k, c = e % k;
+      const T u = chol ? M[j * ld + r] : M[r * ld + j];
+      b[r * k + c] -= u * b[static_cast<long>(j) * k + c];
+    }
+    __syncthreads();
+  }
+}
+
 }  // namespace la::block_lu

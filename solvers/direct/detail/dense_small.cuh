@@ -147,31 +147,7 @@ __global__ void __launch_bounds__(small_threads)
     w[e] = X[(chol ? i : static_cast<long>(perm[i])) * k + c];
   }
   __syncthreads();
-  for (int j = 0; j < N; ++j) {  // L y = P b (unit L for LU)
-    if (chol) {
-      const F d = f[static_cast<long>(j) * N + j];
-      for (int c = threadIdx.x; c < k; c += blockDim.x) w[static_cast<long>(j) * k + c] /= d;
-      __syncthreads();
-    }
-    const long rest = static_cast<long>(N - j - 1) * k;
-    for (long e = threadIdx.x; e < rest; e += blockDim.x) {
-      const long r = j + 1 + e / k, c = e % k;
-      w[r * k + c] -= f[r * N + j] * w[static_cast<long>(j) * k + c];
-    }
-    __syncthreads();
-  }
-  for (int j = N - 1; j >= 0; --j) {  // U x = y, or L^T x = y
-    const F d = f[static_cast<long>(j) * N + j];
-    for (int c = threadIdx.x; c < k; c += blockDim.x) w[static_cast<long>(j) * k + c] /= d;
-    __syncthreads();
-    const long rest = static_cast<long>(j) * k;
-    for (long e = threadIdx.x; e < rest; e += blockDim.x) {
-      const long r = e / k, c = e % k;
-      const F u = chol ? f[static_cast<long>(j) * N + r] : f[r * N + j];
-      w[r * k + c] -= u * w[static_cast<long>(j) * k + c];
-    }
-    __syncthreads();
-  }
+  block_lu::solve_in_place(f, N, N, chol, w, k);
   for (long e = threadIdx.x; e < nk; e += blockDim.x) X[e] = w[e];
 }
 
