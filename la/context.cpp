@@ -52,6 +52,14 @@ context::context(int device) : device_(device) {
   LA_CUDA_TRY(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
 }
 
+context::context(int device, high_priority_t) : context(device) {
+  int least = 0, greatest = 0;
+  LA_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  LA_CUDA_TRY(cudaStreamDestroy(stream_));
+  stream_ = nullptr;
+  LA_CUDA_TRY(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
+}
+
 context::~context() {
   scratch_ = device_buffer<unsigned char>();  // freed in stream order before the stream goes
   if (stream_) LA_CUDA_TRY_NO_THROW(cudaStreamDestroy(stream_));

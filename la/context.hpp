@@ -30,6 +30,11 @@ class context {
  public:
   /// Selects `device` and creates a non-blocking stream. Throws la::cuda_error when no GPU.
   explicit context(int device = 0);
+  /// The same with the stream at the device's highest priority: its blocks are scheduled
+  /// before those of normal streams as multiprocessors free up (look-ahead panels beside a GEMM).
+  struct high_priority_t {};
+  static constexpr high_priority_t high_priority{};
+  context(int device, high_priority_t);
   ~context();
   context(const context&) = delete;
   context& operator=(const context&) = delete;

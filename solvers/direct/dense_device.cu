@@ -163,6 +163,8 @@ double dense_solver<T>::condition_estimate() {
   cudaStream_t s = c.stream();
   const bool use_low = p.mixed;
   const index_t N = use_low ? p.low.N : p.full.N;
+  if (use_low) ensure_inverses(c, p.low);
+  else ensure_inverses(c, p.full);
   auto run = [&](T* v, bool transposed) {
     std::vector<double> h(static_cast<std::size_t>(N), 0.0);
     for (index_t i = 0; i < p.n; ++i) h[static_cast<std::size_t>(i)] = static_cast<double>(v[i]);

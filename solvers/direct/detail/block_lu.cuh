@@ -120,33 +120,6 @@ __device__ int cholesky(T* M, long ld, int n) {
   return 0;
 }
 
-/// The inverses of the nb x nb diagonal blocks of M's triangle (lower or upper, unit or not),
-/// n / nb of them, into out (block b at out + b nb^2, row-major): one thread a column of an
-/// inverse. M is read only.
-template <typename T>
-__device__ void diagonal_inverses(const T* M, long ld, int n, int nb, bool lower, bool unit, T* out) {
-  for (int g = threadIdx.x; g < n; g += blockDim.x) {
-    const int b = g / nb, k = g % nb, j0 = b * nb;
-    T* o = out + static_cast<long>(b) * nb * nb;
-    auto m = [&](int i, int q) { return M[(j0 + i) * ld + j0 + q]; };
-    for (int i = 0; i < nb; ++i) o[i * nb + k] = T(0);
-    o[k * nb + k] = unit ? T(1) : T(1) / m(k, k);
-    if (lower) {
-      for (int i = k + 1; i < nb; ++i) {
-        T sum = 0;
-        for (int q = k; q < i; ++q) sum += m(i, q) * o[q * nb + k];
-        o[i * nb + k] = unit ? -sum : -sum / m(i, i);
-      }
-    } else {
-      for (int i = k - 1; i >= 0; --i) {
-        T sum = 0;
-        for (int q = i + 1; q <= k; ++q) sum += m(i, q) * o[q * nb + k];
-        o[i * nb + k] = unit ? -sum : -sum / m(i, i);
-      }
-    }
-  }
-}
-
 /// B (n x k, row-major, in place) = (L U)^-1 B, or (L L^T)^-1 B, from the factors in M (ld):
 /// the forward sweep with L (unit for LU), the backward one with U or L^T; a barrier a column.
 /// B's rows are already in the pivots' order.

@@ -76,6 +76,7 @@ struct factors {
   index_t outer = 0;  // the outer panel's width: a multiple of nb
   bool chol = false;
   bool small = false;  // factored by the single-kernel path (dense_small.cuh); solves likewise
+  bool inverses = true;  // inv_l (inv_u) hold the diagonal blocks' inverses (the small path makes them when asked)
   bool lookahead = true;  // the next outer panel factored on a second stream beside the update
   int info = 0;
   std::string gemm;  // F = double: a dgemm name or auto; F = float: a gemm_variants() name or auto
@@ -175,9 +176,9 @@ small_result factor_small(context& ctx, const T* a, index_t n, double scale, fac
   auto out = ctx.allocate<small_result>(1);
   const std::size_t smem = small_smem<F>(N);
   LA_CUDA_TRY(cudaFuncSetAttribute(small_factor_kernel<T, F>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  small_factor_kernel<T, F><<<1, small_threads, smem, s>>>(a, static_cast<int>(n), scale, fa.f.data(), static_cast<int>(N),
-                                                           static_cast<int>(fa.nb), how, measure, piv.data(), fa.perm.data(),
-                                                           fa.inv_l.data(), fa.inv_u.data(), out.data());
+  small_factor_kernel<T, F><<<1, small_threads, smem, s>>>(a, static_cast<int>(n), scale, fa.f.data(), static_cast<int>(N), how,
+                                                           measure, piv.data(), fa.perm.data(), out.data());
+  fa.inverses = false;
   LA_CHECK_LAUNCH(s);
   small_result r;
   LA_CUDA_TRY(cudaMemcpyAsync(&r, out.data(), sizeof r, cudaMemcpyDeviceToHost, s));
@@ -232,7 +233,7 @@ void factor_lu(context& ctx, factors<F>& fa) {
   const int nbi = static_cast<int>(nb);
   const bool ahead = fa.lookahead && N > NB;
   std::unique_ptr<context> side;  // the look-ahead's stream (and its GEMMs' scratch)
-  if (ahead) side = std::make_unique<context>(ctx.device());
+  if (ahead) side = std::make_unique<context>(ctx.device(), context::high_priority);
   stream_event fork, join;
   phase_timer pt(s);
   auto laswp = [&](cudaStream_t st, index_t j0, index_t count, index_t c_begin, index_t c_end, index_t skip_begin,
@@ -254,9 +255,8 @@ void factor_lu(context& ctx, factors<F>& fa) {
   };
   // The panel at column j of the outer panel [J, JE): one block where its rows fit one block's
   // shared memory (its swaps on the outer panel, L11^-1 and U12 fused in: true returned), else
-  // the cooperative kernel (`few`: on as few multiprocessors as its rows need, leaving the rest
-  // to the update beside it).
-  auto panel = [&](context& cx, index_t J, index_t JE, index_t j, bool few) {
+  // the cooperative kernel.
+  auto panel = [&](context& cx, index_t J, index_t JE, index_t j) {
     cudaStream_t st = cx.stream();
     const index_t rows = N - j;
     F* fp = fa.f.data();
@@ -266,9 +266,7 @@ void factor_lu(context& ctx, factors<F>& fa) {
       LA_CHECK_LAUNCH(st);
       return true;
     }
-    const index_t rpb_max = std::max<index_t>(1, (smax / static_cast<index_t>(sizeof(F)) - nb) / (nb + 1));
-    const index_t fewest = (rows + rpb_max - 1) / rpb_max;
-    const int blocks = static_cast<int>(std::min<index_t>(sm, few ? fewest : (rows + 63) / 64));
+    const int blocks = static_cast<int>(std::min<index_t>(sm, (rows + 63) / 64));
     int rpb = static_cast<int>((rows + blocks - 1) / blocks);
     const std::size_t smem = sizeof(F) * (static_cast<std::size_t>(rpb) * (nb + 1) + nb);
     if (static_cast<int>(smem) > smax)
@@ -292,13 +290,13 @@ void factor_lu(context& ctx, factors<F>& fa) {
   };
   // Outer panel [J, JE): its panels, each followed by its swaps on the outer panel's other
   // columns, L11^-1, U12 and the update of the outer panel right of it.
-  auto outer_panel = [&](context& cx, index_t J, index_t JE, bool few) {
+  auto outer_panel = [&](context& cx, index_t J, index_t JE) {
     cudaStream_t st = cx.stream();
     auto mark = [&](const char* phase) {
       if (&cx == &ctx) pt.mark(phase);  // the profile times the main stream's phases only
     };
     for (index_t j = J; j < JE; j += nb) {
-      const bool fused = panel(cx, J, JE, j, few);
+      const bool fused = panel(cx, J, JE, j);
       mark("panel");
       const index_t n2 = JE - j - nb;  // the outer panel's columns right of this one
       if (!fused) {
@@ -324,7 +322,7 @@ void factor_lu(context& ctx, factors<F>& fa) {
     trailing_update<F>(ctx, fa, N - JE, c1 - c0, JE - J, fa.f.data() + static_cast<long>(JE) * N + J, N,
                        fa.f.data() + static_cast<long>(J) * N + c0, N, fa.f.data() + static_cast<long>(JE) * N + c0, N, false);
   };
-  outer_panel(ctx, 0, std::min(N, NB), false);
+  outer_panel(ctx, 0, std::min(N, NB));
   for (index_t J = 0; J < N; J += NB) {
     const index_t JE = std::min(N, J + NB);
     laswp(s, J, JE - J, 0, N, J, JE);
@@ -340,15 +338,19 @@ void factor_lu(context& ctx, factors<F>& fa) {
     }
     pt.mark("trsm outer");
     const index_t JE2 = std::min(N, JE + NB);
-    if (!ahead) {
+    // Look-ahead where the next outer panel's panels run in one block each: a cooperative panel
+    // beside the GEMM waited for multiprocessors and lost (H100, n = 16384: 346 ms against 250
+    // ms on one stream, bench/history/dense-factorizations-faster-than-cusolver.md).
+    const bool fits_one_block = block_panel && panel_block_smem<F>(N - JE, nb) <= static_cast<std::size_t>(smax_block);
+    if (!ahead || !fits_one_block) {
       update(J, JE, JE, N);
       pt.mark("update trailing");
-      outer_panel(ctx, JE, JE2, false);
+      outer_panel(ctx, JE, JE2);
       continue;
     }
     update(J, JE, JE, JE2);  // the next outer panel's columns first
     fork.order(s, side->stream());
-    outer_panel(*side, JE, JE2, true);
+    outer_panel(*side, JE, JE2);
     update(J, JE, JE2, N);
     pt.mark("update trailing (next panel beside it)");
     join.order(side->stream(), s);
@@ -394,7 +396,7 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
   const bool lower = std::is_same_v<F, double>;
   const bool ahead = fa.lookahead && N > NB;
   std::unique_ptr<context> side;
-  if (ahead) side = std::make_unique<context>(ctx.device());
+  if (ahead) side = std::make_unique<context>(ctx.device(), context::high_priority);
   // The two-launch panel for the widths it is compiled for (others: potrf, inverse, GEMM, copies).
   void (*fused_diag)(F*, index_t, index_t, F*, int*) = nb == 8 ? chol_diag_kernel<F, 8> : nb == 16 ? chol_diag_kernel<F, 16>
                                                        : nb == 32 ? chol_diag_kernel<F, 32> : nb == 64 ? chol_diag_kernel<F, 64> : nullptr;
@@ -522,6 +524,25 @@ void tri_solve(context& ctx, const factors<F>& fa, const F* inv, bool lower_eff,
       LA_CHECK_LAUNCH(s);
     }
   }
+}
+
+/// The diagonal blocks' inverses of fa's triangles where the small path left them unmade
+/// (the transposed solves of the condition estimate read them).
+template <typename F>
+void ensure_inverses(context& ctx, factors<F>& fa) {
+  if (fa.inverses) return;
+  cudaStream_t s = ctx.stream();
+  const index_t nb = fa.nb;
+  const int tri_smem = static_cast<int>(sizeof(F) * (nb * nb + nb * (nb + 1)));
+  LA_CUDA_TRY(cudaFuncSetAttribute(tri_inverse_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, tri_smem));
+  const auto nblk = static_cast<unsigned>(fa.N / nb);
+  tri_inverse_kernel<F><<<nblk, 64, tri_smem, s>>>(fa.f.data(), fa.N, static_cast<int>(nb), 0, true, !fa.chol, fa.inv_l.data());
+  LA_CHECK_LAUNCH(s);
+  if (!fa.chol) {
+    tri_inverse_kernel<F><<<nblk, 64, tri_smem, s>>>(fa.f.data(), fa.N, static_cast<int>(nb), 0, false, false, fa.inv_u.data());
+    LA_CHECK_LAUNCH(s);
+  }
+  fa.inverses = true;
 }
 
 /// X (N x k, in place) = A^-1 X (or A^-T X) from the factors.

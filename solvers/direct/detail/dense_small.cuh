@@ -32,14 +32,15 @@ constexpr std::size_t small_smem(long N) {
 }
 
 /// A (n x n, ld n) times `scale` into F, padded to N x N with an identity, in shared memory;
-/// measured when `measure`; factored (how: 0 automatic, Cholesky where A is symmetric with a
-/// positive diagonal and LU where a pivot is not positive; 1 LU; 2 Cholesky), the factors into
-/// f (N x N), the pivots and the permutation they make (LU), the inverses of the nb x nb
-/// diagonal blocks of L (and U). A non-finite entry stops it before the factorization.
+/// measured when `measure` (T = F, scale 1); factored (how: 0 automatic, Cholesky where A is
+/// symmetric with a positive diagonal and LU where a pivot is not positive; 1 LU; 2 Cholesky),
+/// the factors into f (N x N), the pivots and the permutation they make (LU). The diagonal
+/// blocks' inverses, which only the transposed solves need, are made when first asked for
+/// (ensure_inverses). A non-finite entry stops it before the factorization.
 template <typename T, typename F>
 __global__ void __launch_bounds__(small_threads)
-    small_factor_kernel(const T* a, int n, double scale, F* f, int N, int nb, int how, bool measure, index_t* piv,
-                        index_t* perm, F* inv_l, F* inv_u, small_result* out) {
+    small_factor_kernel(const T* a, int n, double scale, F* f, int N, int how, bool measure, index_t* piv,
+                        index_t* perm, small_result* out) {
   extern __shared__ __align__(16) unsigned char raw[];
   const long ld = N + 1;
   F* M = reinterpret_cast<F*>(raw);
@@ -69,13 +70,13 @@ __global__ void __launch_bounds__(small_threads)
   load();
   sym = __syncthreads_and(sym);
   small_result r;
-  if (measure) {
+  if (measure) {  // from the shared copy (measure is asked with T = F and scale 1: the copy is A)
     double row = 0, col = 0, big = 0;
     for (int q = threadIdx.x; q < n; q += blockDim.x) {
       double rs = 0, cs = 0;
       for (int c = 0; c < n; ++c) {
-        const double vr = fabs(static_cast<double>(a[static_cast<long>(q) * n + c]));
-        rs += vr, cs += fabs(static_cast<double>(a[static_cast<long>(c) * n + q]));
+        const double vr = fabs(static_cast<double>(M[q * ld + c]));
+        rs += vr, cs += fabs(static_cast<double>(M[c * ld + q]));
         big = fmax(big, vr);
       }
       row = fmax(row, rs), col = fmax(col, cs);
@@ -107,10 +108,6 @@ __global__ void __launch_bounds__(small_threads)
   for (int e = threadIdx.x; e < N * N; e += blockDim.x) {
     const int i = e / N, j = e % N;
     f[e] = chol && j > i ? F(0) : M[i * ld + j];
-  }
-  if (info == 0) {
-    block_lu::diagonal_inverses(M, ld, N, nb, true, !chol, inv_l);
-    if (!chol) block_lu::diagonal_inverses(M, ld, N, nb, false, false, inv_u);
   }
   if (!chol) {
     if (threadIdx.x == 0) {  // the swaps as one permutation: row i of P A is row perm[i] of A

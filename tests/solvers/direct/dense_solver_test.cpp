@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include <la/solvers/dense_solver.hpp>
@@ -300,8 +301,11 @@ TEST(DenseSolver, SixteenBitUpdatesRefineToFp64AndRefactorWhereTheyBreakDown) {
     dense_solver<double> s32(ctx, to_la<double>(*m), o);
     device_dense<double> x32 = upload<double>(ctx, b);
     const dense_solve_report r32 = s32.solve(x32);
-    for (const char* prec : {"bf16", "fp16"}) {
+    for (const char* prec : {"bf16", "fp16"})
+      for (bool ahead : {false, true}) {
+      SCOPED_TRACE(std::string(prec) + (ahead ? ", look-ahead" : ", one stream"));
       o.factor_precision = prec;
+      o.lookahead = ahead;
       dense_solver<double> s(ctx, to_la<double>(*m), o);
       ASSERT_TRUE(s.ok()) << prec;
       EXPECT_EQ(s.cholesky(), m == &spd) << prec;
@@ -400,7 +404,8 @@ double solved_error(context& ctx, const Mat& a, const Mat& b, const dense_solver
   device_dense<T> x = upload<T>(ctx, b);
   const dense_solve_report r = s.solve(x);
   const double be = backward_error(a, download(ctx, x), b);
-  EXPECT_NEAR(r.backward_error, be, 1e-16 + 0.5 * be) << "the report's backward error is not the host's";
+  // double: the report's backward error is x's; float: it is of x in double before x was rounded to float.
+  if (std::is_same_v<T, double>) EXPECT_NEAR(r.backward_error, be, 1e-16 + 0.5 * be) << "the report's backward error is not the host's";
   return be;
 }
 
@@ -410,10 +415,10 @@ TEST(DenseSolver, SmallSystemsInOneKernelAsTheBlockedPath) {
   std::mt19937 g(41);
   dense_solver_options blocked;
   blocked.block = 16, blocked.outer_block = 32;
-  // n = 128 is the largest double system in one kernel (N (N + 1) values in 227 KB); 129 pads
-  // to 192 and takes the blocked path. k = n: AMG's coarse inverse; k = 300 at n = 128: B
-  // does not fit shared memory, so the solve works on a global copy.
-  const std::vector<int> sizes = test::under_sanitizer() ? std::vector<int>{1, 33, 128, 129} : std::vector<int>{1, 2, 31, 33, 100, 128, 129};
+  // n = 160 is the largest double system in one kernel (N (N + 1) values in 227 KB, N a
+  // multiple of 32); 161 pads to 192 and takes the blocked path. k = n: AMG's coarse inverse;
+  // k = 300 at n = 160: B does not fit shared memory, so the solve works on a global copy.
+  const std::vector<int> sizes = test::under_sanitizer() ? std::vector<int>{1, 33, 160, 161} : std::vector<int>{1, 2, 31, 33, 100, 160, 161};
   for (int n : sizes) {
     const Mat r = random_matrix(n, g);
     Mat spd = r * r.transpose() + Mat::Identity(n, n);
@@ -422,7 +427,7 @@ TEST(DenseSolver, SmallSystemsInOneKernelAsTheBlockedPath) {
     if (n > 2) ind(n / 2, n / 2 + 1) = ind(n / 2 + 1, n / 2) = 1e3;
     std::vector<int> ks{1, n};
     if (!test::under_sanitizer()) ks.push_back(3);
-    if (n == 128) ks.push_back(300);
+    if (n == 160) ks.push_back(300);
     for (int k : ks) {
       const Mat b = Mat::Random(n, k);
       for (const Mat* a : {&r, static_cast<const Mat*>(&spd), static_cast<const Mat*>(&ind)}) {
@@ -430,12 +435,12 @@ TEST(DenseSolver, SmallSystemsInOneKernelAsTheBlockedPath) {
         bool chol = false;
         const double one = solved_error<double>(ctx, *a, b, {}, &what, &chol);
         EXPECT_LT(one, 1e-15) << "n " << n << " k " << k << ": " << what;
-        EXPECT_EQ(what.find("one kernel") != std::string::npos, n <= 128) << what;
+        EXPECT_EQ(what.find("one kernel") != std::string::npos, n <= 160) << what;
         if (n > 2) EXPECT_EQ(chol, a == &spd) << n << ": " << what;
         EXPECT_LT(solved_error<double>(ctx, *a, b, blocked), 1e-15) << n;
       }
     }
-    // float: up to n = 192 in one kernel; its factors at float's accuracy, refined in double.
+    // float: up to n = 224 in one kernel; its factors at float's accuracy, refined in double.
     const Mat b = Mat::Random(n, 2);
     std::string what;
     EXPECT_LT(solved_error<float>(ctx, r, b, {}, &what), 1e-6) << n << ": " << what;
@@ -487,7 +492,7 @@ TEST(DenseSolver, LookAheadGivesTheAnswerOfOneStream) {
       EXPECT_LT(solved_error<float>(ctx, *a, b, o), 1e-6) << "look-ahead " << ahead;
     }
   // Blocks of 2 (no one-block panel is compiled for them): every panel on the cooperative
-  // kernel, the next outer panel's on as few multiprocessors as its rows need, beside the update.
+  // kernel, so no look-ahead (asked for, it gives way: the answer is the same).
   {
     const int m = test::under_sanitizer() ? 40 : 100;
     const Mat a = random_matrix(m, g);
