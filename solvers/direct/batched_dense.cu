@@ -1,10 +1,12 @@
 // la::batched_dense_solver (batched_dense.hpp): many small dense systems, one thread block a
 // system on the GPU (the host oracle: batched_dense_host.cpp; the state: detail/batched_impl.hpp).
 //
-// A block's factorization (detail/block_lu.cuh): right-looking, a column at a time, the system
-// in shared memory where it fits (n^2 values up to 96 KB: double n <= 110, float n <= 156)
-// and in a global copy above; a column is a pivot search (a block reduction, the first largest
-// |a_rj| as the host's), the row swap, the scaling by the pivot's inverse and the rank-1
+// Systems of at most 32 rows: a warp each, its rows in registers (detail/batched_warp.cuh), no
+// barrier. Above, a block's factorization (detail/block_lu.cuh): right-looking, a column at a
+// time, the system in shared memory where it fits (n^2 values up to the device's opt-in
+// maximum less 1 KB: double n <= 168 on compute capability 9.0) and in a global copy above; a
+// column is a pivot search (a block reduction, the first largest |a_rj| as the host's), the
+// row swap, the scaling by the pivot's inverse and the rank-1
 // update of the trailing block, three barriers a column. Cholesky likewise on the lower triangle. The solve:
 // B's block of the system in place (pivots, then the two triangular sweeps, a barrier a
 // column), then its residual against the kept copy of A in double and the backward error.
@@ -19,6 +21,7 @@
 #include <la/error.hpp>
 #include <la/memory.hpp>
 #include <la/solvers/direct/detail/batched_impl.hpp>
+#include <la/solvers/direct/detail/batched_warp.cuh>
 #include <la/solvers/direct/detail/block_lu.cuh>
 
 namespace la {
@@ -27,7 +30,6 @@ namespace {
 using batched_detail::info_check;
 using batched_detail::info_non_finite;
 using block_lu::block_max;
-constexpr std::size_t shared_limit = 96 * 1024;  // dynamic shared memory a block may take for its system
 
 struct batch_layout {
   const int* n;                // each system's size
@@ -183,14 +185,26 @@ void batched_dense_solver<T>::impl::factor_gpu(const T* a_dev) {
     LA_CUDA_TRY(cudaMemcpyAsync(dn.data(), n32.data(), sizeof(int) * count, cudaMemcpyHostToDevice, s));
     LA_CUDA_TRY(cudaMemcpyAsync(da_off.data(), a_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
     LA_CUDA_TRY(cudaMemcpyAsync(dr_off.data(), r_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
+    if (max_n <= 32) {  // a warp a system (batched_warp.cuh)
+      const auto grid = static_cast<unsigned>((count + batched_warp::warps_per_block - 1) / batched_warp::warps_per_block);
+      auto kernel = max_n <= 8 ? batched_warp::factor_kernel<T, 8> : max_n <= 16 ? batched_warp::factor_kernel<T, 16>
+                                                                                  : batched_warp::factor_kernel<T, 32>;
+      kernel<<<grid, 32 * batched_warp::warps_per_block, 0, s>>>(dn.data(), da_off.data(), dr_off.data(), static_cast<long>(count),
+                                                                 da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
+                                                                 dainf.data(), static_cast<int>(opt.factorization));
+      LA_CHECK_LAUNCH(s);
+    } else {
     const std::size_t smem = static_cast<std::size_t>(max_n) * max_n * sizeof(T);
-    const bool shared = smem <= shared_limit;
+    int optin = 0;
+    LA_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, c.device()));
+    const bool shared = smem + 1024 <= static_cast<std::size_t>(optin);
     if (shared && smem > 48 * 1024)
       LA_CUDA_TRY(cudaFuncSetAttribute(factor_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     factor_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), shared ? smem : 0, s>>>(
         batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(),
         dchol.data(), dainf.data(), static_cast<int>(opt.factorization), shared);
     LA_CHECK_LAUNCH(s);
+    }
   }
   finfo.assign(count, 0), chol.assign(count, 0), ainf.assign(count, 0);
   if (count > 0) {
@@ -210,12 +224,23 @@ void batched_dense_solver<T>::impl::solve_gpu(T* b, index_t k, batched_dense_rep
   if (count == 0) return;
   const auto nk = static_cast<std::size_t>(r_off[count]) * static_cast<std::size_t>(k);
   check_device_memory(c, nk * sizeof(T) + count * (sizeof(int) + sizeof(double)), "the batched dense solve's copy of B");
-  auto b0 = c.allocate<T>(std::max<std::size_t>(nk, 1));
+  device_buffer<T> b0;  // the block kernel's copy of B (the warp kernel keeps b in a register)
+  if (max_n > 32) b0 = c.allocate<T>(std::max<std::size_t>(nk, 1));
   auto info = c.allocate<int>(count);
   auto be = c.allocate<double>(count);
-  solve_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), 0, s>>>(
-      batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
-      dainf.data(), b, b0.data(), static_cast<int>(k), tolerance(), info.data(), be.data());
+  if (max_n <= 32) {  // a warp a system (batched_warp.cuh)
+    const auto grid = static_cast<unsigned>((count + batched_warp::warps_per_block - 1) / batched_warp::warps_per_block);
+    auto kernel = max_n <= 8 ? batched_warp::solve_kernel<T, 8> : max_n <= 16 ? batched_warp::solve_kernel<T, 16>
+                                                                               : batched_warp::solve_kernel<T, 32>;
+    kernel<<<grid, 32 * batched_warp::warps_per_block, 0, s>>>(dn.data(), da_off.data(), dr_off.data(), static_cast<long>(count),
+                                                               da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
+                                                               dainf.data(), b, static_cast<int>(k), tolerance(), info.data(),
+                                                               be.data());
+  } else {
+    solve_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), 0, s>>>(
+        batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
+        dainf.data(), b, b0.data(), static_cast<int>(k), tolerance(), info.data(), be.data());
+  }
   LA_CHECK_LAUNCH(s);
   LA_CUDA_TRY(cudaMemcpyAsync(rep.info.data(), info.data(), sizeof(int) * count, cudaMemcpyDeviceToHost, s));
   LA_CUDA_TRY(cudaMemcpyAsync(rep.backward_error.data(), be.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
