@@ -180,11 +180,12 @@ __global__ void __launch_bounds__(threads) lu_panel_kernel(T* F, index_t ld, ind
       for (int r = threadIdx.x; r < nr; r += blockDim.x)
         if (r0 + r > c) tile[r * sld + c] *= inv;
       __syncthreads();
-      const int w = nb - c - 1;
-      if (w > 0)
-        for (int e = threadIdx.x; e < nr * w; e += blockDim.x) {
-          const int r = e / w, k = c + 1 + e % w;
-          if (r0 + r > c) tile[r * sld + k] -= tile[r * sld + c] * u[k];
+      // The rank-1 update: a warp a row, its lanes along it (no division per element).
+      if (nb - c - 1 > 0)
+        for (int r = warp; r < nr; r += threads / 32) {
+          if (r0 + r <= c) continue;
+          const T l = tile[r * sld + c];
+          for (int k = c + 1 + lane; k < nb; k += 32) tile[r * sld + k] -= l * u[k];
         }
       __syncthreads();
     }
