@@ -12,6 +12,7 @@
 // column), then its residual against the kept copy of A in double and the backward error.
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -31,11 +32,10 @@ using batched_detail::info_check;
 using batched_detail::info_non_finite;
 using block_lu::block_max;
 
-struct batch_layout {
-  const int* n;                // each system's size
-  const long long* a_off;      // where its matrix starts (n^2 values a system)
-  const long long* r_off;      // where its rows start (its pivots; its B block at r_off * k)
-};
+using batched_detail::batch_layout;
+using batched_warp::a_of;
+using batched_warp::r_of;
+using batched_warp::size_of;
 
 /// One block a system: the copy of A_i checked (finite), its ||A||_inf, the factorization
 /// asked for (automatic: Cholesky where A_i is symmetric with a positive diagonal, LU where a
@@ -47,9 +47,9 @@ __global__ void factor_kernel(batch_layout L, const T* A, T* F, int* piv, int* i
   __shared__ double s[32];
   __shared__ int si[32];
   const long sys = blockIdx.x;
-  const int n = L.n[sys];
-  const T* a = A + L.a_off[sys];
-  T* f = F + L.a_off[sys];
+  const int n = size_of(L, sys);
+  const T* a = A + a_of(L, sys);
+  T* f = F + a_of(L, sys);
   T* M = shared ? reinterpret_cast<T*>(smem_raw) : f;
   const long nn = static_cast<long>(n) * n;
   bool finite = true, sym = true;
@@ -80,10 +80,10 @@ __global__ void factor_kernel(batch_layout L, const T* A, T* F, int* piv, int* i
       __syncthreads();
       for (long e = threadIdx.x; e < nn; e += blockDim.x) M[e] = a[e];
       __syncthreads();
-      status = block_lu::lu(M, n, n, n, piv + L.r_off[sys], s, si, true);
+      status = block_lu::lu(M, n, n, n, piv + r_of(L, sys), s, si, true);
     }
   } else {
-    status = block_lu::lu(M, n, n, n, piv + L.r_off[sys], s, si, true);
+    status = block_lu::lu(M, n, n, n, piv + r_of(L, sys), s, si, true);
   }
   if (shared && status == 0) {
     __syncthreads();
@@ -100,10 +100,10 @@ __global__ void solve_kernel(batch_layout L, const T* A, const T* F, const int* 
                              double* be) {
   __shared__ double s[32];
   const long sys = blockIdx.x;
-  const int n = L.n[sys];
-  const T* a = A + L.a_off[sys];
-  const T* f = F + L.a_off[sys];
-  const long base = L.r_off[sys] * k;
+  const int n = size_of(L, sys);
+  const T* a = A + a_of(L, sys);
+  const T* f = F + a_of(L, sys);
+  const long base = r_of(L, sys) * k;
   T* b = B + base;
   T* b0 = B0 + base;
   const long nk = static_cast<long>(n) * k;
@@ -116,7 +116,7 @@ __global__ void solve_kernel(batch_layout L, const T* A, const T* F, const int* 
   int status = finfo[sys] != 0 ? finfo[sys] : finite ? 0 : info_non_finite;
   if (status == 0) {
     if (!chol[sys]) {
-      const int* p = piv + L.r_off[sys];
+      const int* p = piv + r_of(L, sys);
       for (int j = 0; j < n; ++j) {  // the row swaps in order
         const int q = p[j];
         if (q != j)
@@ -170,49 +170,55 @@ void batched_dense_solver<T>::impl::factor_gpu(const T* a_dev) {
   const std::size_t count = sizes.size();
   const auto total = static_cast<std::size_t>(a_off[count]);
   check_device_memory(c, 2.0 * total * sizeof(T) + static_cast<double>(r_off[count]) * sizeof(int) +
-                             count * (sizeof(int) * 2 + 1 + sizeof(double) + 2 * sizeof(long long)),
+                             static_cast<double>(result_bytes(count)) + count * (sizeof(int) + 2 * sizeof(long long)),
                       "the batched dense solver's copy of A and its factors");
   cudaStream_t s = c.stream();
   da = c.allocate<T>(std::max<std::size_t>(total, 1)), df = c.allocate<T>(std::max<std::size_t>(total, 1));
   if (total > 0) LA_CUDA_TRY(cudaMemcpyAsync(da.data(), a_dev, sizeof(T) * total, cudaMemcpyDeviceToDevice, s));
   dpiv = c.allocate<int>(std::max<std::size_t>(static_cast<std::size_t>(r_off[count]), 1));
-  dinfo = c.allocate<int>(std::max<std::size_t>(count, 1)), dchol = c.allocate<unsigned char>(std::max<std::size_t>(count, 1));
-  dainf = c.allocate<double>(std::max<std::size_t>(count, 1));
-  std::vector<int> n32(sizes.begin(), sizes.end());
-  dn = c.allocate<int>(std::max<std::size_t>(count, 1));
-  da_off = c.allocate<long long>(count + 1), dr_off = c.allocate<long long>(count + 1);
-  if (count > 0) {
+  dres = c.allocate<unsigned char>(std::max<std::size_t>(result_bytes(count), 1));
+  batch_layout L;
+  if (uniform()) {
+    L.uniform_n = static_cast<int>(max_n);  // offsets computed in the kernels: nothing to upload
+  } else if (count > 0) {
+    std::vector<int> n32(sizes.begin(), sizes.end());
+    dn = c.allocate<int>(count);
+    da_off = c.allocate<long long>(count + 1), dr_off = c.allocate<long long>(count + 1);
     LA_CUDA_TRY(cudaMemcpyAsync(dn.data(), n32.data(), sizeof(int) * count, cudaMemcpyHostToDevice, s));
     LA_CUDA_TRY(cudaMemcpyAsync(da_off.data(), a_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
     LA_CUDA_TRY(cudaMemcpyAsync(dr_off.data(), r_off.data(), sizeof(long long) * (count + 1), cudaMemcpyHostToDevice, s));
+    L.n = dn.data(), L.a_off = da_off.data(), L.r_off = dr_off.data();
+  }
+  layout_ = L;
+  if (count > 0) {
     if (max_n <= 32) {  // a warp a system (batched_warp.cuh)
       const auto grid = static_cast<unsigned>((count + batched_warp::warps_per_block - 1) / batched_warp::warps_per_block);
       auto kernel = max_n <= 8 ? batched_warp::factor_kernel<T, 8> : max_n <= 16 ? batched_warp::factor_kernel<T, 16>
                                                                                   : batched_warp::factor_kernel<T, 32>;
-      kernel<<<grid, 32 * batched_warp::warps_per_block, 0, s>>>(dn.data(), da_off.data(), dr_off.data(), static_cast<long>(count),
-                                                                 da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
-                                                                 dainf.data(), static_cast<int>(opt.factorization));
-      LA_CHECK_LAUNCH(s);
+      kernel<<<grid, 32 * batched_warp::warps_per_block, 0, s>>>(L, static_cast<long>(count), da.data(), df.data(), dpiv.data(),
+                                                                 d_info(), d_chol(), d_ainf(), static_cast<int>(opt.factorization));
     } else {
-    const std::size_t smem = static_cast<std::size_t>(max_n) * max_n * sizeof(T);
-    int optin = 0;
-    LA_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, c.device()));
-    const bool shared = smem + 1024 <= static_cast<std::size_t>(optin);
-    if (shared && smem > 48 * 1024)
-      LA_CUDA_TRY(cudaFuncSetAttribute(factor_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    factor_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), shared ? smem : 0, s>>>(
-        batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(),
-        dchol.data(), dainf.data(), static_cast<int>(opt.factorization), shared);
-    LA_CHECK_LAUNCH(s);
+      const std::size_t smem = static_cast<std::size_t>(max_n) * max_n * sizeof(T);
+      int optin = 0;
+      LA_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, c.device()));
+      const bool shared = smem + 1024 <= static_cast<std::size_t>(optin);
+      if (shared && smem > 48 * 1024)
+        LA_CUDA_TRY(cudaFuncSetAttribute(factor_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      factor_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), shared ? smem : 0, s>>>(
+          L, da.data(), df.data(), dpiv.data(), d_info(), d_chol(), d_ainf(), static_cast<int>(opt.factorization), shared);
     }
+    LA_CHECK_LAUNCH(s);
   }
-  finfo.assign(count, 0), chol.assign(count, 0), ainf.assign(count, 0);
-  if (count > 0) {
-    LA_CUDA_TRY(cudaMemcpyAsync(finfo.data(), dinfo.data(), sizeof(int) * count, cudaMemcpyDeviceToHost, s));
-    LA_CUDA_TRY(cudaMemcpyAsync(chol.data(), dchol.data(), count, cudaMemcpyDeviceToHost, s));
-    LA_CUDA_TRY(cudaMemcpyAsync(ainf.data(), dainf.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
-  }
+  // The results back in one copy.
+  std::vector<unsigned char> res(result_bytes(count));
+  if (count > 0) LA_CUDA_TRY(cudaMemcpyAsync(res.data(), dres.data(), res.size(), cudaMemcpyDeviceToHost, s));
   LA_CUDA_TRY(cudaStreamSynchronize(s));
+  ainf.resize(count), finfo.resize(count), chol.resize(count);
+  if (count > 0) {
+    std::memcpy(ainf.data(), res.data(), sizeof(double) * count);
+    std::memcpy(finfo.data(), res.data() + sizeof(double) * count, sizeof(int) * count);
+    std::memcpy(chol.data(), res.data() + (sizeof(double) + sizeof(int)) * count, count);
+  }
   factor_seconds = batched_detail::since(t0);
 }
 
@@ -226,25 +232,28 @@ void batched_dense_solver<T>::impl::solve_gpu(T* b, index_t k, batched_dense_rep
   check_device_memory(c, nk * sizeof(T) + count * (sizeof(int) + sizeof(double)), "the batched dense solve's copy of B");
   device_buffer<T> b0;  // the block kernel's copy of B (the warp kernel keeps b in a register)
   if (max_n > 32) b0 = c.allocate<T>(std::max<std::size_t>(nk, 1));
-  auto info = c.allocate<int>(count);
-  auto be = c.allocate<double>(count);
+  auto out = c.allocate<unsigned char>(count * (sizeof(double) + sizeof(int)));  // the backward errors, then the statuses
+  double* be = reinterpret_cast<double*>(out.data());
+  int* info = reinterpret_cast<int*>(out.data() + sizeof(double) * count);
   if (max_n <= 32) {  // a warp a system (batched_warp.cuh)
     const auto grid = static_cast<unsigned>((count + batched_warp::warps_per_block - 1) / batched_warp::warps_per_block);
     auto kernel = max_n <= 8 ? batched_warp::solve_kernel<T, 8> : max_n <= 16 ? batched_warp::solve_kernel<T, 16>
                                                                                : batched_warp::solve_kernel<T, 32>;
-    kernel<<<grid, 32 * batched_warp::warps_per_block, 0, s>>>(dn.data(), da_off.data(), dr_off.data(), static_cast<long>(count),
-                                                               da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
-                                                               dainf.data(), b, static_cast<int>(k), tolerance(), info.data(),
-                                                               be.data());
+    kernel<<<grid, 32 * batched_warp::warps_per_block, 0, s>>>(layout_, static_cast<long>(count), da.data(), df.data(),
+                                                               dpiv.data(), d_info(), d_chol(), d_ainf(), b,
+                                                               static_cast<int>(k), tolerance(), info, be);
   } else {
     solve_kernel<T><<<static_cast<unsigned>(count), block_threads_for(max_n), 0, s>>>(
-        batch_layout{dn.data(), da_off.data(), dr_off.data()}, da.data(), df.data(), dpiv.data(), dinfo.data(), dchol.data(),
-        dainf.data(), b, b0.data(), static_cast<int>(k), tolerance(), info.data(), be.data());
+        layout_, da.data(), df.data(), dpiv.data(), d_info(), d_chol(), d_ainf(), b, b0.data(), static_cast<int>(k),
+        tolerance(), info, be);
   }
   LA_CHECK_LAUNCH(s);
-  LA_CUDA_TRY(cudaMemcpyAsync(rep.info.data(), info.data(), sizeof(int) * count, cudaMemcpyDeviceToHost, s));
-  LA_CUDA_TRY(cudaMemcpyAsync(rep.backward_error.data(), be.data(), sizeof(double) * count, cudaMemcpyDeviceToHost, s));
+  // The statuses and backward errors back in one copy.
+  std::vector<unsigned char> res(count * (sizeof(double) + sizeof(int)));
+  LA_CUDA_TRY(cudaMemcpyAsync(res.data(), out.data(), res.size(), cudaMemcpyDeviceToHost, s));
   LA_CUDA_TRY(cudaStreamSynchronize(s));
+  std::memcpy(rep.backward_error.data(), res.data(), sizeof(double) * count);
+  std::memcpy(rep.info.data(), res.data() + sizeof(double) * count, sizeof(int) * count);
 }
 
 template <typename T>

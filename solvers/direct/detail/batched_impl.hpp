@@ -20,6 +20,16 @@ using direct_detail::since;
 
 constexpr int info_non_finite = -1, info_check = -2;
 
+/// Where the GPU's system s lives (batched_warp.cuh reads it): its size, its matrix's offset
+/// (n^2 values a system), its rows' (its pivots; its B block at r * k); uniform_n > 0: every
+/// system has that size and the offsets follow from it (nothing uploaded).
+struct batch_layout {
+  const int* n = nullptr;
+  const long long* a_off = nullptr;
+  const long long* r_off = nullptr;
+  int uniform_n = 0;
+};
+
 template <typename T>
 double default_tolerance(index_t n) {
   return 1000.0 * std::max<index_t>(n, 1) * static_cast<double>(std::numeric_limits<T>::epsilon());
@@ -42,10 +52,19 @@ struct batched_dense_solver<T>::impl {
   std::vector<index_t> piv;
   // GPU: the same, and the layout.
   device_buffer<T> da, df;
-  device_buffer<int> dpiv, dinfo, dn;
-  device_buffer<unsigned char> dchol;
-  device_buffer<double> dainf;
+  device_buffer<int> dpiv, dn;  // dn, da_off, dr_off: uploaded only where the sizes differ
   device_buffer<long long> da_off, dr_off;
+  /// The factorization's per-system results in one buffer (one copy back): ||A_i||_inf
+  /// (double), the status (int), whether by Cholesky (byte), in that order, count of each.
+  device_buffer<unsigned char> dres;
+  static std::size_t result_bytes(std::size_t count) { return count * (sizeof(double) + sizeof(int) + 1); }
+  double* d_ainf() { return reinterpret_cast<double*>(dres.data()); }
+  int* d_info() { return reinterpret_cast<int*>(dres.data() + sizeof(double) * sizes.size()); }
+  unsigned char* d_chol() { return dres.data() + (sizeof(double) + sizeof(int)) * sizes.size(); }
+  batched_detail::batch_layout layout_;  // the kernels' view of the layout (set by factor_gpu)
+  bool uniform() const {
+    return !sizes.empty() && max_n > 0 && std::all_of(sizes.begin(), sizes.end(), [&](index_t v) { return v == max_n; });
+  }
 
   void layout(std::vector<index_t> s) {
     sizes = std::move(s);

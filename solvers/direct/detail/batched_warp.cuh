@@ -9,6 +9,15 @@
 
 namespace la::batched_warp {
 
+using batched_detail::batch_layout;
+__device__ inline int size_of(const batch_layout& L, long s) { return L.uniform_n > 0 ? L.uniform_n : L.n[s]; }
+__device__ inline long long a_of(const batch_layout& L, long s) {
+  return L.uniform_n > 0 ? static_cast<long long>(s) * L.uniform_n * L.uniform_n : L.a_off[s];
+}
+__device__ inline long long r_of(const batch_layout& L, long s) {
+  return L.uniform_n > 0 ? static_cast<long long>(s) * L.uniform_n : L.r_off[s];
+}
+
 constexpr int warps_per_block = 4;
 constexpr unsigned full = 0xffffffffu;
 
@@ -78,12 +87,12 @@ __device__ int cholesky(T (&a)[NMAX], int n, int lane) {
 /// (how 0: automatic), the factors into F, the pivots into piv.
 template <typename T, int NMAX>
 __global__ void __launch_bounds__(32 * warps_per_block)
-    factor_kernel(const int* ns, const long long* a_off, const long long* r_off, long count, const T* A, T* F, int* piv,
-                  int* info, unsigned char* chol, double* ainf, int how) {
+    factor_kernel(batch_layout L, long count, const T* A, T* F, int* piv, int* info, unsigned char* chol, double* ainf,
+                  int how) {
   const long sys = static_cast<long>(blockIdx.x) * warps_per_block + threadIdx.x / 32;
   if (sys >= count) return;  // a whole warp leaves together
-  const int lane = threadIdx.x & 31, n = ns[sys];
-  const T* a = A + a_off[sys];
+  const int lane = threadIdx.x & 31, n = size_of(L, sys);
+  const T* a = A + a_of(L, sys);
   T row[NMAX];
   bool finite = true, sym = true;
   double sum = 0;
@@ -115,11 +124,11 @@ __global__ void __launch_bounds__(32 * warps_per_block)
     status = lu<T, NMAX>(row, n, lane, mine);
   }
   if (status == 0 && lane < n) {
-    T* f = F + a_off[sys];
+    T* f = F + a_of(L, sys);
 #pragma unroll
     for (int c = 0; c < NMAX; ++c)
       if (c < n) f[static_cast<long>(lane) * n + c] = row[c];
-    if (!by_cholesky) piv[r_off[sys] + lane] = mine;
+    if (!by_cholesky) piv[r_of(L, sys) + lane] = mine;
   }
   if (lane == 0) info[sys] = status, chol[sys] = by_cholesky ? 1 : 0, ainf[sys] = norm;
 }
@@ -128,23 +137,22 @@ __global__ void __launch_bounds__(32 * warps_per_block)
 /// double and the backward error; x = NaN where the system is not solved (as the block kernel).
 template <typename T, int NMAX>
 __global__ void __launch_bounds__(32 * warps_per_block)
-    solve_kernel(const int* ns, const long long* a_off, const long long* r_off, long count, const T* A, const T* F,
-                 const int* piv, const int* finfo, const unsigned char* chol, const double* ainf, T* B, int k, double tol,
-                 int* info, double* be) {
+    solve_kernel(batch_layout L, long count, const T* A, const T* F, const int* piv, const int* finfo,
+                 const unsigned char* chol, const double* ainf, T* B, int k, double tol, int* info, double* be) {
   const long sys = static_cast<long>(blockIdx.x) * warps_per_block + threadIdx.x / 32;
   if (sys >= count) return;
-  const int lane = threadIdx.x & 31, n = ns[sys];
+  const int lane = threadIdx.x & 31, n = size_of(L, sys);
   const bool ch = chol[sys] != 0;
-  const T* f = F + a_off[sys];
-  const T* a = A + a_off[sys];
-  T* b = B + r_off[sys] * k;
+  const T* f = F + a_of(L, sys);
+  const T* a = A + a_of(L, sys);
+  T* b = B + r_of(L, sys) * k;
   T frow[NMAX], arow[NMAX];
 #pragma unroll
   for (int c = 0; c < NMAX; ++c) {
     frow[c] = lane < n && c < n ? f[static_cast<long>(lane) * n + c] : T(0);
     arow[c] = lane < n && c < n ? a[static_cast<long>(lane) * n + c] : T(0);
   }
-  const int my_piv = !ch && lane < n ? piv[r_off[sys] + lane] : lane;
+  const int my_piv = !ch && lane < n ? piv[r_of(L, sys) + lane] : lane;
   int status = finfo[sys];
   double rmax = 0, xmax = 0, bmax = 0;
   bool ok = true;
