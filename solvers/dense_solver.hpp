@@ -57,9 +57,8 @@ struct dense_solver_options {
   /// "auto" factors in 3xTF32 from this n (the measured break-even of mixed precision against
   /// fp64 factors; tests set it small to reach the mixed branch).
   index_t auto_mixed_from = 8192;
-  /// Panel width (0: chosen from n and the device: 32 up to n = 2048 (LU: 16 where 32-wide
-  /// panels would not fit one block), 64 above, smaller where a panel would not fit in shared
-  /// memory). Left at 0 with outer_block, small systems
+  /// Panel width (0: chosen from n and the device: 32 up to n = 2048, 64 above, smaller where
+  /// a panel would not fit in shared memory). Left at 0 with outer_block, small systems
   /// (double n <= 128, float n <= 192) are measured, factored and solved in one kernel each.
   index_t block = 0;
   /// Outer panel width, a multiple of block (0: 512): the trailing update's K. Tests set it

@@ -620,25 +620,16 @@ constexpr index_t outer_width = 512;
 /// auto_refactor_condition even that stalls and the plan refactors in fp64 at once.
 constexpr double auto_gmres_condition = 1e6, auto_refactor_condition = 1e10;
 
-inline index_t choose_block(const context& ctx, index_t n, index_t asked, std::size_t elem, bool lu = false) {
+inline index_t choose_block(const context& ctx, index_t n, index_t asked, std::size_t elem) {
   if (asked > 0) {
     LA_EXPECTS(asked % 2 == 0 && asked >= 2 && asked <= 64, "dense_solver: block must be even, from 2 to 64; got " + std::to_string(asked));
     return asked;
   }
   // 32 up to n = 2048: a panel of up to 860 rows of 32 doubles fits one block's shared memory
-  // (the panels without a grid barrier); 64 above, where the trailing updates dominate.
+  // (the panels without a grid barrier); 64 above, where the trailing updates dominate. (16 for
+  // LU from n = 860, so that every panel fits one block, measured slower: H100, n = 1024 6.80
+  // ms against 5.46, n = 2048 17.90 against 14.26; bench/results/gesv-h100-2026-12-07*.csv.)
   index_t nb = n <= 2048 ? 32 : 64;
-  if (lu && n <= 2048) {
-    // LU: 16 wide where the first panel's rows do not fit one block at 32 but do at 16 (up to
-    // about 1,660 doubles): every panel in one block (0.6 us a column, predicted) rather than
-    // the first ones on the cooperative kernel (5.6 us a column, H200); from n = 1,660 to 2,048
-    // 16 still sends a third as many columns to it.
-    auto fits = [&](index_t w) {
-      const index_t N = (n + w - 1) / w * w;
-      return static_cast<double>(N) * (w + 1) * elem + static_cast<double>(w) * w * elem + 4.0 * w + 1024 <= smem_optin(ctx);
-    };
-    if (!fits(32)) nb = 16;
-  }
   const index_t rows_per_sm = (n + ctx.sm_count() - 1) / ctx.sm_count();
   while (nb > 8 && static_cast<double>(std::max<index_t>(rows_per_sm, 64)) * (nb + 1) * elem > smem_optin(ctx) - 8192) nb /= 2;
   return nb;

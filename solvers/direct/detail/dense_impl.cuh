@@ -125,7 +125,7 @@ struct dense_solver<T>::impl {
     const double t0 = now_seconds();
     const bool want_chol = opt.factorization == dense_factorization::cholesky ||
                            (opt.factorization == dense_factorization::automatic && symmetric_positive_diagonal);
-    nb = choose_block(c, n, opt.block, sizeof(T), !want_chol);
+    nb = choose_block(c, n, opt.block, sizeof(T));
     const std::string& fp = opt.factor_precision;
     mixed = std::is_same_v<T, double> && fp != "working" && fp != "fp64";
     if (!std::is_same_v<T, double> && fp != "working" && fp != "fp32")
