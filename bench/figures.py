@@ -111,7 +111,64 @@ def host_ratio(csvname, system, peer):
 
 
 # (document, phrase with {} for the figure, the figure computed from the CSV, its format)
+def first_run_ms(n, impl="la:fp64", kind="getrf"):
+    return f(one("gesv-h100-2026-12-07-first.csv", kind=kind, n=str(n), impl=impl)["ms"])
+
+
+def gesv_ratios(kind, lo, hi, name="gesv-h100-2026-12-07.csv"):
+    rs = rows(name)
+    t = {(r["kind"], r["n"], r["impl"]): r for r in rs}
+    out = []
+    for n in sorted({int(r["n"]) for r in rs if r["kind"] == kind}):
+        if lo <= n <= hi:
+            out.append(f(t[(kind, str(n), "cusolver")]["ms"]) / f(t[(kind, str(n), "la:fp64")]["ms"]))
+    return out
+
+
+def batch_ratios(kind, impl, peer):
+    rs = rows(GESV_BATCH_CSV)
+    t = {(r["kind"], r["n"], r["impl"]): r for r in rs}
+    return [f(t[(kind, n, peer)]["ms"]) / f(t[(kind, n, impl)]["ms"]) for n in sorted({r["n"] for r in rs}, key=int)]
+
+
+def rng(v):
+    return "%.2f-%.2fx" % (min(v), max(v))
+
+
+def py_ratios(peer):
+    g = {}
+    for r in rows(BATCHED_GPU_CSV):
+        g.setdefault((r["count"], r["n"]), {})[r["solver"]] = f(r["ms"])
+    return [v[peer] / v["la"] for (c, n), v in g.items() if c != "1" and peer in v]
+
+
+def mixed_ratio(n, impl):
+    rs = [r for r in rows("gesv-mixed-h100-2026-12-07.csv") if r["kind"] == "gesv-mixed" and r["n"] == str(n)]
+    base = [f(r["ms"]) for r in rs if r["impl"] == "cusolver:fp64"][0]
+    return base / [f(r["ms"]) for r in rs if r["impl"] == impl][0]
+
+
+def streams_ratio(system):
+    t = {r["solver"]: f(r["factor_s"]) for r in rows("sparse-direct-streams-h100-2026-12-07.csv") if r["system"] == system}
+    return t["la GPU multifrontal 1 stream"] / t["la GPU multifrontal"]
+
+
 CLAIMS = [
+    ("bench/RESULTS.md", "from n = 2,048: getrf {},", lambda: gesv_ratios("getrf", 2048, 10 ** 6), rng),
+    ("bench/RESULTS.md", "potrf {}.\n", lambda: gesv_ratios("potrf", 2048, 10 ** 6), rng),
+    ("bench/RESULTS.md", "getrf {} at n = 32", lambda: gesv_ratios("getrf", 32, 32)[0], x2),
+    ("bench/RESULTS.md", "and {} at 64 (one kernel", lambda: gesv_ratios("getrf", 64, 64)[0], x2),
+    ("bench/RESULTS.md", "  {} from 128; potrf", lambda: gesv_ratios("getrf", 128, 1024), rng),
+    ("bench/RESULTS.md", "from 128; potrf {}.", lambda: gesv_ratios("potrf", 32, 1024), rng),
+    ("bench/RESULTS.md", "LU {} of cuBLAS", lambda: batch_ratios("getrf-batch", "la:lu", "cublas"), rng),
+    ("bench/RESULTS.md", "Cholesky {} of\n  cuSOLVER", lambda: batch_ratios("potrf-batch", "la:cholesky", "cusolver"), rng),
+    ("bench/RESULTS.md", "(before the warp kernel) {} of CuPy", lambda: py_ratios("cupy"), rng),
+    ("bench/RESULTS.md", "of CuPy, {} of torch", lambda: py_ratios("torch"), rng),
+    ("bench/RESULTS.md", "at n >= 16,384: {} (3xTF32)", lambda: mixed_ratio(16384, "la:tf32x3"), x2),
+    ("bench/RESULTS.md", "the side streams gave {} (2D)", lambda: streams_ratio("poisson2d:1000"), x2),
+    ("bench/RESULTS.md", "and {} (3D) in the", lambda: streams_ratio("poisson3d:64"), x2),
+    ("bench/RESULTS.md", "the first run: {} ms at 1024", lambda: first_run_ms(1024), lambda v: "%.2f" % v),
+    ("bench/RESULTS.md", "and {} ms at 2048)", lambda: first_run_ms(2048), lambda v: "%.2f" % v),
     ("docs/solvers.md", "on the GPU {} scipy's spsolve on a 1M-row 2D Poisson", lambda: direct_ratio("poisson2d:1000"), x2),
     ("docs/solvers.md", "and {} on convection-diffusion", lambda: direct_ratio("convdiff2d:512"), x2),
     ("docs/solvers.md", "{} on bayer10", lambda: direct_ratio("bayer10.mtx"), x2),
@@ -262,27 +319,60 @@ def gesv_table():
 
 
 def batched_gpu_table():
-    """Batches on the GPU: la bench gesv --batch (la against cuBLAS getrf/getrsBatched, cuSOLVER
-    potrf/potrsBatched) and batched_bench.py (la.solve against CuPy and torch), one device."""
+    """Batches on the GPU from `la bench gesv --batch`: la::batched_dense_solver (factor + solve)
+    against cuBLAS getrf/getrsBatched (LU) and cuSOLVER potrf/potrsBatched (Cholesky), one run."""
     rs = rows(GESV_BATCH_CSV)
     t = {(r["kind"], r["n"], r["impl"]): r for r in rs}
-    py = rows(BATCHED_GPU_CSV)
-    pt = {(r["count"], r["n"], r["solver"]): r for r in py}
-    out = ["| systems | n | la LU ms | cuBLAS ms | cuBLAS / la | la (Python) ms | CuPy / la | torch / la |",
+    out = ["| systems | n | la LU ms | cuBLAS ms | la / cuBLAS | la Cholesky ms | cuSOLVER ms | la / cuSOLVER |",
            "|---|---|---|---|---|---|---|---|"]
-    for r in py:
-        if r["solver"] != "la":
-            continue
-        c, n = r["count"], r["n"]
-        la_ = t.get(("getrf-batch", n, "la:lu"))
-        cb = t.get(("getrf-batch", n, "cublas"))
-        ratio = lambda who: ("%.2fx" % f(pt[(c, n, who)]["peer_over_la"])) if (c, n, who) in pt and pt[(c, n, who)]["ok"] == "1" else "-"
-        if c == "1":
-            la_ = cb = None
-        out.append("| %s | %s | %s | %s | %s | %.3f | %s | %s |" % (
-            c, n, "%.3f" % f(la_["ms"]) if la_ else "-", "%.3f" % f(cb["ms"]) if cb else "-",
-            ("%.2fx" % (f(cb["ms"]) / f(la_["ms"]))) if la_ and cb and la_["ok"] == "1" and cb["ok"] == "1" else "-",
-            f(r["ms"]), ratio("cupy"), ratio("torch")))
+    for n in sorted({int(r["n"]) for r in rs}):
+        lu, cb = t.get(("getrf-batch", str(n), "la:lu")), t.get(("getrf-batch", str(n), "cublas"))
+        ch, cs = t.get(("potrf-batch", str(n), "la:cholesky")), t.get(("potrf-batch", str(n), "cusolver"))
+        count = re.search(r"batch of (\d+)", lu["note"]).group(1)
+        ratio = lambda a, p: ("%.2fx" % (f(p["ms"]) / f(a["ms"]))) if a["ok"] == "1" and p["ok"] == "1" else "not validated"
+        out.append("| %s | %d | %.3f | %.3f | %s | %.3f | %.3f | %s |" % (count, n, f(lu["ms"]), f(cb["ms"]), ratio(lu, cb),
+                                                                      f(ch["ms"]), f(cs["ms"]), ratio(ch, cs)))
+    return "\n".join(out)
+
+
+def python_peers_table():
+    """la.solve from Python against cupy.linalg.solve and torch.linalg.solve on the same GPU
+    arrays (batched_bench.py --device gpu): batches (count x n) and single systems (1 x n)."""
+    rs = rows(BATCHED_GPU_CSV)
+    out = ["| shape | la ms | CuPy ms | torch ms | CuPy / la | torch / la |", "|---|---|---|---|---|---|"]
+    by = {}
+    for r in rs:
+        by.setdefault((r["count"], r["n"]), {})[r["solver"]] = r
+    for (c, n), g in by.items():
+        la_, cp, tc = g["la"], g.get("cupy"), g.get("torch")
+        out.append("| %sx%s | %.3f | %s | %s | %s | %s |" % (c, n, f(la_["ms"]), "%.3f" % f(cp["ms"]) if cp else "-",
+                   "%.3f" % f(tc["ms"]) if tc else "-", ("%.2fx" % (f(cp["ms"]) / f(la_["ms"]))) if cp else "-",
+                   ("%.2fx" % (f(tc["ms"]) / f(la_["ms"]))) if tc else "-"))
+    return "\n".join(out)
+
+
+def mixed_table():
+    """la's mixed-precision solves against cuSOLVER's fp64 getrf + getrs and its IRS solver (one run)."""
+    rs = [r for r in rows("gesv-mixed-h100-2026-12-07.csv") if r["kind"] == "gesv-mixed"]
+    out = ["| n | solver | ms (factor + solve) | backward error | refinement steps | validated | cuSOLVER fp64 / this |",
+           "|---|---|---|---|---|---|---|"]
+    base = {r["n"]: f(r["ms"]) for r in rs if r["impl"] == "cusolver:fp64"}
+    for r in rs:
+        ratio = ("%.2fx" % (base[r["n"]] / f(r["ms"]))) if r["n"] in base and r["ok"] == "1" else "-"
+        out.append("| %s | %s | %.1f | %s | %s | %s | %s |" % (r["n"], r["impl"], f(r["ms"]), r["backward_error"],
+                   r["refinement_steps"], "yes" if r["ok"] == "1" else "no", ratio))
+    return "\n".join(out)
+
+
+def sparse_streams_table():
+    """The sparse direct factorization with a level's blocked fronts on four side streams, and on one."""
+    rs = rows("sparse-direct-streams-h100-2026-12-07.csv")
+    t = {(r["system"], r["solver"]): r for r in rs}
+    out = ["| system | rows | factor s, 4 streams | factor s, 1 stream | 1 stream / 4 streams | relres |", "|---|---|---|---|---|---|"]
+    for sysname in dict.fromkeys(r["system"] for r in rs):
+        a, b = t[(sysname, "la GPU multifrontal")], t[(sysname, "la GPU multifrontal 1 stream")]
+        out.append("| %s | %s | %.3f | %.3f | %.2fx | %s |" % (sysname, a["rows"], f(a["factor_s"]), f(b["factor_s"]),
+                   f(b["factor_s"]) / f(a["factor_s"]), a["relres"]))
     return "\n".join(out)
 
 
@@ -294,6 +384,11 @@ TABLES = {
     ("bench/RESULTS.md", "host-defaults"): host_defaults_table,
     ("bench/RESULTS.md", "gemm"): gemm_table,
     ("bench/RESULTS.md", "batched-host"): batched_table,
+    ("bench/RESULTS.md", "gesv-h100"): gesv_table,
+    ("bench/RESULTS.md", "batched-gpu"): batched_gpu_table,
+    ("bench/RESULTS.md", "python-peers"): python_peers_table,
+    ("bench/RESULTS.md", "gesv-mixed-h100"): mixed_table,
+    ("bench/RESULTS.md", "sparse-streams"): sparse_streams_table,
 }
 
 

@@ -50,16 +50,17 @@ struct dense_solver_options {
   /// scaled by a power of two so its largest entry is near 1, and half saturates at 65504).
   /// A low-precision factorization that breaks down (a pivot lost to rounding) is redone in
   /// fp64 at once, and the report says so (refactored).
-  /// "auto": the plan picks: fp64 below n = auto_mixed_from; from there 3xTF32 factors, whose condition
+  /// "auto": the plan picks: fp64 below n = auto_mixed_from (32768); from there 3xTF32 factors, whose condition
   /// estimate then picks classical refinement (below 1e6), GMRES-based (to 1e10) or an fp64
   /// refactorization (above); the report's precision says what it chose and why.
   std::string factor_precision = "working";
-  /// "auto" factors in 3xTF32 from this n (the measured break-even of mixed precision against
-  /// fp64 factors; tests set it small to reach the mixed branch).
-  index_t auto_mixed_from = 8192;
+  /// "auto" factors in 3xTF32 from this n: where mixed precision was measured to beat la's own
+  /// fp64 factors (H200, n = 32768: 853 against 1412 ms; on the H100 at n = 8192 and 16384 it
+  /// lost, bench/RESULTS.md); tests set it small to reach the mixed branch.
+  index_t auto_mixed_from = 32768;
   /// Panel width (0: chosen from n and the device: 32 up to n = 2048, 64 above, smaller where
   /// a panel would not fit in shared memory). Left at 0 with outer_block, small systems
-  /// (double n <= 128, float n <= 192) are measured, factored and solved in one kernel each.
+  /// (double n <= 160, float n <= 224) are measured, factored and solved in one kernel each.
   index_t block = 0;
   /// Outer panel width, a multiple of block (0: 512): the trailing update's K. Tests set it
   /// small to reach every phase on small matrices.

@@ -486,7 +486,7 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     Cholesky where A is symmetric with a positive diagonal) on the GPU (la::dense_solver; CuPy
     arrays in place) or, with device='cpu' or below 200 rows, on the CPU; b may then have
     several columns (n, k). Its options: direct_factorization ('auto', 'lu', 'cholesky'),
-    direct_precision ('fp64'; 'auto': the plan picks, fp64 below n = 8192 and 3xTF32 factors from there,
+    direct_precision ('fp64'; 'auto': the plan picks, fp64 below n = 32768 and 3xTF32 factors from there,
     its refinement from a condition estimate, and says what it chose; or 'tf32x3', 'tf32', 'fp32', 'bf16',
     'fp16': float factors refined to fp64, falling back to fp64 where refinement stalls), direct_refinement ('auto': classical, then
     GMRES-based where classical stalls; 'classical'; 'gmres'), condition (True: the 1-norm condition
