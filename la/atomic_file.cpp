@@ -5,11 +5,12 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <vector>
 
 #include <fcntl.h>
-#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -142,22 +143,35 @@ atomic_file::atomic_file(std::string path, atomic_file_options opt) : path_(std:
   path_ = output_target(path_);
   if (exists && !opt.replace_read_only && write_protected(path_))
     throw io_error("'" + printable(given) + "' is write-protected; it was not replaced");
-  std::string pattern = path_ + ".la-tmp-XXXXXX";
-  std::vector<char> buf(pattern.begin(), pattern.end());
-  buf.push_back('\0');
-  // The temporary is created and recorded for remove_temporaries() with the cleanup signals
-  // held back, so that no signal can come between the two and leave it behind.
-  sigset_t hold, before;
-  sigemptyset(&hold);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaddset(&hold, sig);
-  ::pthread_sigmask(SIG_BLOCK, &hold, &before);
-  fd_ = ::mkostemp(buf.data(), O_CLOEXEC);
-  if (fd_ >= 0) add_pending(buf.data());
-  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  // The temporary's name is recorded for remove_temporaries() before the file is created, so
+  // that a stop signal handled on any thread at any moment finds it (holding the signals back
+  // on this thread alone left a window: another thread, a worker's or the CUDA driver's, could
+  // take the signal between the file's creation and its record, and the temporary stayed).
+  static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  static std::atomic<unsigned long long> serial{0};
+  unsigned long long seed = static_cast<unsigned long long>(::getpid()) * 0x9E3779B97F4A7C15ull ^
+                            static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(this)) ^
+                            (serial.fetch_add(1) << 32) ^ static_cast<unsigned long long>(::time(nullptr));
+  int err = 0;
+  for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
+    std::string name = path_ + ".la-tmp-";
+    for (int c = 0; c < 6; ++c) {
+      seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+      name += alphabet[(seed >> 33) % 62];
+    }
+    add_pending(name);
+    fd_ = ::open(name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    err = errno;
+    if (fd_ >= 0) {
+      tmp_ = name;
+    } else {
+      drop_pending(name);
+      if (err != EEXIST) break;
+    }
+  }
   if (fd_ < 0)
     throw io_error("cannot create a file in '" + printable(dir_of(path_)) + "' to write '" + printable(path_) +
-                   "': " + std::strerror(errno));
-  tmp_ = buf.data();
+                   "': " + std::strerror(err));
   // The new file gets the target's permissions, or the usual ones for a new file.
   mode_t mode = 0;
   if (exists) {
