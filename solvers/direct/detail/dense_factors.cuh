@@ -187,6 +187,29 @@ small_result factor_small(context& ctx, const T* a, index_t n, double scale, fac
   return r;
 }
 
+/// After outer panel [J, JE): the trailing update (update(J, JE, c0, c1) updates columns
+/// [c0, c1)) and the next outer panel [JE, JE2) (outer_panel(cx, JE, JE2)). With a side
+/// context (look-ahead), the next panel's columns are updated first, the panel is factored on
+/// the side stream while the rest of the update runs, and the streams join after both: the
+/// two write disjoint columns. Without, the whole update, then the panel.
+template <typename Update, typename OuterPanel>
+void update_then_next_panel(context& ctx, context* side, phase_timer& pt, index_t J, index_t JE, index_t JE2, index_t N,
+                            Update& update, OuterPanel& outer_panel) {
+  if (!side) {
+    update(J, JE, JE, N);
+    pt.mark("update trailing");
+    outer_panel(ctx, JE, JE2);
+    return;
+  }
+  stream_event fork, join;
+  update(J, JE, JE, JE2);  // the next outer panel's columns first
+  fork.order(ctx.stream(), side->stream());
+  outer_panel(*side, JE, JE2);
+  update(J, JE, JE2, N);
+  pt.mark("update trailing (next panel beside it)");
+  join.order(side->stream(), ctx.stream());
+}
+
 /// LU with partial pivoting of fa.f (dense_device.cu has the algorithm). With look-ahead
 /// (fa.lookahead, two outer panels or more), outer panel k + 1 is factored on a second
 /// stream while the rest of update k runs: its columns are updated first, and its panels
@@ -234,7 +257,6 @@ void factor_lu(context& ctx, factors<F>& fa) {
   const bool ahead = fa.lookahead && N > NB;
   std::unique_ptr<context> side;  // the look-ahead's stream (and its GEMMs' scratch)
   if (ahead) side = std::make_unique<context>(ctx.device(), context::high_priority);
-  stream_event fork, join;
   phase_timer pt(s);
   auto laswp = [&](cudaStream_t st, index_t j0, index_t count, index_t c_begin, index_t c_end, index_t skip_begin,
                    index_t skip_end) {
@@ -342,18 +364,7 @@ void factor_lu(context& ctx, factors<F>& fa) {
     // beside the GEMM waited for multiprocessors and lost (H100, n = 16384: 346 ms against 250
     // ms on one stream, bench/history/dense-factorizations-faster-than-cusolver.md).
     const bool fits_one_block = block_panel && panel_block_smem<F>(N - JE, nb) <= static_cast<std::size_t>(smax_block);
-    if (!ahead || !fits_one_block) {
-      update(J, JE, JE, N);
-      pt.mark("update trailing");
-      outer_panel(ctx, JE, JE2);
-      continue;
-    }
-    update(J, JE, JE, JE2);  // the next outer panel's columns first
-    fork.order(s, side->stream());
-    outer_panel(*side, JE, JE2);
-    update(J, JE, JE2, N);
-    pt.mark("update trailing (next panel beside it)");
-    join.order(side->stream(), s);
+    update_then_next_panel(ctx, ahead && fits_one_block ? side.get() : nullptr, pt, J, JE, JE2, N, update, outer_panel);
   }
   tri_inverse_kernel<F><<<static_cast<unsigned>(nblk), 64, tri_smem, s>>>(fa.f.data(), N, static_cast<int>(nb), 0, false,
                                                                           false, fa.inv_u.data());
@@ -406,7 +417,6 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
   const bool fused = fused_diag != nullptr;
   if (fused)
     LA_CUDA_TRY(cudaFuncSetAttribute(fused_diag, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(chol_diag_smem<F>(nbi))));
-  stream_event fork, join;
   phase_timer pt(s);
   auto outer_panel = [&](context& cx, index_t J, index_t JE) {
     cudaStream_t st = cx.stream();
@@ -471,18 +481,7 @@ void factor_cholesky(context& ctx, factors<F>& fa) {
     LA_CHECK_LAUNCH(s);
     pt.mark("transpose outer");
     const index_t JE2 = std::min(N, JE + NB);
-    if (!ahead) {
-      update(J, JE, JE, N);
-      pt.mark("update trailing");
-      outer_panel(ctx, JE, JE2);
-      continue;
-    }
-    update(J, JE, JE, JE2);  // the next outer panel's columns first
-    fork.order(s, side->stream());
-    outer_panel(*side, JE, JE2);
-    update(J, JE, JE2, N);
-    pt.mark("update trailing (next panel beside it)");
-    join.order(side->stream(), s);
+    update_then_next_panel(ctx, ahead ? side.get() : nullptr, pt, J, JE, JE2, N, update, outer_panel);
   }
   LA_CUDA_TRY(cudaMemcpyAsync(&fa.info, info.data(), sizeof(int), cudaMemcpyDeviceToHost, s));
   LA_CUDA_TRY(cudaStreamSynchronize(s));
