@@ -18,8 +18,9 @@
 // (block inverse) B_j, and the rows still to come lose M[r, j] X_j (a GEMM for many
 // right-hand sides, a row kernel for few). Transposed solves (the condition estimate) read
 // the factors transposed.
-// The kernels are in detail/dense_kernels.cuh, the factorizations and solves in
-// detail/dense_factors.cuh, the solver's state in detail/dense_impl.cuh; this file holds
+// The kernels are in detail/dense_kernels.cuh and detail/dense_small.cuh, the factorizations
+// in detail/dense_lu.cuh and detail/dense_cholesky.cuh (what they share in
+// detail/dense_factors.cuh), the solves in detail/dense_solves.cuh, the solver's state in detail/dense_impl.cuh; this file holds
 // la::dense_solver's construction (A's norms and symmetry, the factorization) and its
 // condition estimate, dense_solve.cu its solves and refinement.
 #include <algorithm>

@@ -9,7 +9,9 @@
 
 #include <la/memory.hpp>
 #include <la/solvers/dense_solver.hpp>
-#include <la/solvers/direct/detail/dense_factors.cuh>
+#include <la/solvers/direct/detail/dense_cholesky.cuh>
+#include <la/solvers/direct/detail/dense_lu.cuh>
+#include <la/solvers/direct/detail/dense_solves.cuh>
 
 namespace la {
 using namespace dense_detail;  // a detail header: its two .cu files work in dense_detail's names

@@ -1,7 +1,7 @@
 // The kernels of la::dense_solver (dense_device.cu says what each does in the algorithm):
 // copies and conversions, LU's cooperative panel and its row swaps, the diagonal blocks'
 // factorization and inverses, the solves' block updates, residuals and norms. Private to
-// solvers/direct (dense_factors.cuh, dense_device.cu).
+// solvers/direct (dense_factors.cuh, dense_lu.cuh, dense_cholesky.cuh, dense_solves.cuh, dense_device.cu).
 #pragma once
 
 #include <algorithm>
