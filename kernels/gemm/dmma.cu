@@ -1,18 +1,34 @@
 // The fp64 rung of the GEMM ladder: double inputs, double accumulation, on the fp64 Tensor
-// Cores through mma.sync (SASS DMMA). Two instruction shapes, one kernel:
+// Cores through mma.sync (SASS DMMA). Hopper has no fp64 wgmma, so every form issues mma.sync
+// from a warp; they differ in the instruction and in how the operands reach shared memory.
 //  - dmma_m8n8k4: mma.m8n8k4.f64 (compute capability 8.0 and up), the teaching form;
 //  - dmma_m16n8k8: mma.m16n8k8.f64 (9.0 and up), 4x the work per instruction;
-//  - dmma_m16n8k16: mma.m16n8k16.f64 (9.0 and up), 8x.
-// Block tile 128 x 128 x 32 of 8 warps (2 x 4), each warp 64 x 32; operands global -> shared
-// with cp.async in a 3-deep ring where rows are 16-byte aligned (else element loads). Shared
-// rows are padded so one fragment load of a warp takes the minimum of two wavefronts: A's
-// rows by 4 doubles (row stride = 8 banks mod 32), B's by 8 (16 banks). The accumulators go
-// straight from registers to C (alpha, beta; beta == 0 never reads C). lower_only skips the
-// tiles wholly above C's diagonal (the symmetric trailing update of a Cholesky factorization).
+//  - dmma_m16n8k16: mma.m16n8k16.f64 (9.0 and up), 8x;
+//  - dmma_tma, dmma_tma_x2 (9.0): m16n8k8 fed by the tensor memory accelerator (below).
+// The cp.async forms: block tile 128 x 128 x 32 of 8 warps (2 x 4), each warp 64 x 32;
+// operands global -> shared with cp.async in a 3-deep ring where rows are 16-byte aligned
+// (else element loads). Shared rows are padded so one fragment load of a warp takes the
+// minimum of two wavefronts: A's rows by 4 doubles (row stride = 8 banks mod 32), B's by 8 (16
+// banks). The accumulators go straight from registers to C (alpha, beta; beta == 0 never
+// reads C). lower_only skips the tiles wholly above C's diagonal (the symmetric trailing
+// update of a Cholesky factorization).
+// The TMA forms: the same 128 x 128 tile and warp tiles, k-blocks of 16 in a 6-deep ring of
+// 32 KiB stages, and a ninth warp that only issues the loads (one thread: A as one 128 x 16
+// box, 128-byte swizzled; B as 16 boxes of 16 x 8, one 64-byte row of 8 columns per k, so the
+// four k-rows of a fragment fall on alternate halves of the banks), on each stage's "full"
+// mbarrier; the eight consumer warps free a stage on its "empty" one. Both fragment loads take
+// the minimum two wavefronts (A: the swizzle puts rows g and g + 1 on one pair of 16-byte
+// chunks, the eight rows on all eight pairs). The consumers issue no load instructions of
+// global memory and no address arithmetic for them. dmma_tma_x2 pairs the blocks of
+// neighbouring tile-rows in a cluster: each loads its A and half of B's boxes, multicast to
+// both, so B's L2 traffic halves (a 128 x 128 double tile needs 16 flop a byte from L2: 4.2
+// TB/s at the 66.9 TFLOP/s peak). Rows that are not 16-byte aligned (an odd leading
+// dimension) fall back to dmma_m16n8k8.
 #include <algorithm>
 #include <string>
 
 #include <la/kernels/gemm/detail/common.cuh>
+#include <la/kernels/gemm/detail/tma.cuh>
 #include <la/kernels/gemm/gemm.hpp>
 
 namespace la {
@@ -217,6 +233,179 @@ void run_dmma(const dgemm_args& g, cudaStream_t s) {
   LA_CHECK_LAUNCH(s);
 }
 
+// ---- the TMA-fed form ----------------------------------------------------------------------
+namespace tma_form {
+namespace tma = gemm_detail::tma;
+using I = mma_1688;
+constexpr int BM = 128, BN = 128, BK = 16, STAGES = 6, CONSUMERS = 8, THREADS = 32 * CONSUMERS;
+constexpr int WM = 64, WN = 32, FM = WM / I::M, FN = WN / I::N;  // consumers 2 x 4
+constexpr int A_BYTES = BM * BK * 8;                                // 128 rows of 128 bytes, swizzled
+constexpr int B_BOX_N = 8, B_BOX_BYTES = BK * B_BOX_N * 8;          // 16 k-rows of 8 doubles
+constexpr int STAGE_BYTES = A_BYTES + BN / B_BOX_N * B_BOX_BYTES;   // 32 KiB
+constexpr std::size_t SMEM = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * sizeof(std::uint64_t);
+static_assert(BK * 8 == 128, "A's box rows are the 128-byte swizzle's width");
+
+/// CL blocks a cluster (1 or 2) on neighbouring tile-rows, sharing B's loads.
+template <int CL>
+__global__ void __launch_bounds__(THREADS, 1)
+    dmma_tma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, dgemm_args g,
+                    int tiles_m, int tiles_n) {
+#if LA_TMA_DEVICE
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  unsigned char* const base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
+  std::uint64_t* const full = reinterpret_cast<std::uint64_t*>(base + STAGES * STAGE_BYTES);
+  std::uint64_t* const empty = full + STAGES;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int rank = CL > 1 ? tma::cluster_rank() : 0;
+  int2 tile;
+  if constexpr (CL == 1) {
+    tile = gemm_detail::grouped_tile<8>(blockIdx.x, tiles_m, tiles_n);
+  } else {
+    const int2 pair = gemm_detail::grouped_tile<4>(blockIdx.x / CL, tiles_m / CL, tiles_n);
+    tile = make_int2(pair.x * CL + rank, pair.y);
+  }
+  const index_t m0 = static_cast<index_t>(tile.x) * BM, n0 = static_cast<index_t>(tile.y) * BN;
+  // lower_only: a cluster leaves together when its last block's tile is wholly above the
+  // diagonal; a block above it that still loads its partner's share of B stores nothing.
+  const index_t cluster_last_row = static_cast<index_t>(tile.x - rank + CL - 1) * BM + BM - 1;
+  if (g.lower_only && n0 > cluster_last_row) return;
+  const bool stores = !(g.lower_only && n0 > m0 + BM - 1);
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < STAGES; ++s) tma::mbar_init(&full[s], 1), tma::mbar_init(&empty[s], CONSUMERS * CL);
+    tma::mbar_init_fence();
+  }
+  if constexpr (CL > 1) tma::cluster_sync();  // no block's multicast reaches a barrier not yet initialized
+  else __syncthreads();
+  const int kt_count = ceil_div(g.k, BK);
+  // Thread 0 issues the loads: k-block kt into stage kt % STAGES once every consumer of the
+  // cluster has freed that stage's previous k-block (kt - STAGES).
+  const auto issue = [&](int kt) {
+    const int s = kt % STAGES, use = kt / STAGES;
+    if (use > 0) tma::mbar_wait(&empty[s], (use - 1) & 1);
+    unsigned char* const st = base + s * STAGE_BYTES;
+    tma::mbar_expect_tx(&full[s], STAGE_BYTES);  // A's and all of B's boxes, a partner's multicast included
+    tma::load(st, &ta, &full[s], kt * BK, static_cast<int>(m0));
+    for (int j = rank; j < BN / B_BOX_N; j += CL) {
+      unsigned char* const dst = st + A_BYTES + j * B_BOX_BYTES;
+      if constexpr (CL == 1) tma::load(dst, &tb, &full[s], static_cast<int>(n0) + j * B_BOX_N, kt * BK);
+      else tma::load_multicast(dst, &tb, &full[s], static_cast<int>(n0) + j * B_BOX_N, kt * BK, (1u << CL) - 1);
+    }
+  };
+  if (threadIdx.x == 0)
+    for (int kt = 0; kt < min(STAGES, kt_count); ++kt) issue(kt);
+  {
+    const int wm0 = (warp / (BN / WN)) * WM, wn0 = (warp % (BN / WN)) * WN;
+    const int gq = lane >> 2, t = lane & 3;
+    double acc[FM][FN][I::CR];
+#pragma unroll
+    for (int i = 0; i < FM; ++i)
+#pragma unroll
+      for (int j = 0; j < FN; ++j)
+#pragma unroll
+        for (int r = 0; r < I::CR; ++r) acc[i][j][r] = 0.0;
+    for (int kt = 0; kt < kt_count; ++kt) {
+      const int s = kt % STAGES;
+      tma::mbar_wait(&full[s], (kt / STAGES) & 1);
+      const double* const a_s = reinterpret_cast<const double*>(base + s * STAGE_BYTES);
+      const double* const b_s = reinterpret_cast<const double*>(base + s * STAGE_BYTES + A_BYTES);
+#pragma unroll
+      for (int kk = 0; kk < BK; kk += I::K) {
+        // B: box (wn0 + 8j) / 8, k-row kk + t + 4r, column gq.
+        double bf[FN][I::BR];
+#pragma unroll
+        for (int j = 0; j < FN; ++j)
+#pragma unroll
+          for (int r = 0; r < I::BR; ++r) bf[j][r] = b_s[(wn0 / B_BOX_N + j) * (BK * B_BOX_N) + (kk + t + 4 * r) * B_BOX_N + gq];
+#pragma unroll
+        for (int i = 0; i < FM; ++i) {
+          // A: row wm0 + 16i + gq + 8(r & 1) (its row mod 8 is gq), k = kk + t + 4(r >> 1),
+          // in 16-byte chunk k / 2 XOR the row mod 8.
+          double af[I::AR];
+#pragma unroll
+          for (int r = 0; r < I::AR; ++r) {
+            const int row = wm0 + i * I::M + gq + 8 * (r & 1), k = kk + t + 4 * (r >> 1);
+            af[r] = a_s[row * BK + (((k >> 1) ^ gq) << 1) + (k & 1)];
+          }
+#pragma unroll
+          for (int j = 0; j < FN; ++j) I::mma(acc[i][j], af, bf[j]);
+        }
+      }
+      __syncwarp();
+      if (lane < CL) {  // the stage is free in every block of the cluster this warp's lane names
+        if (lane == rank) tma::mbar_arrive(&empty[s]);
+        else tma::mbar_arrive_cluster(&empty[s], lane);
+      }
+      // The refill of the stage freed one k-block earlier, which every warp has most likely
+      // left by now (the stage just freed would wait for the slowest warp).
+      if (threadIdx.x == 0 && kt >= 1 && kt - 1 + STAGES < kt_count) issue(kt - 1 + STAGES);
+    }
+    if (stores) {
+#pragma unroll
+      for (int i = 0; i < FM; ++i)
+#pragma unroll
+        for (int j = 0; j < FN; ++j)
+#pragma unroll
+          for (int r = 0; r < I::CR; ++r) {
+            const index_t row = m0 + wm0 + i * I::M + I::c_m(r, lane), col = n0 + wn0 + j * I::N + I::c_n(r, lane);
+            if (row < g.m && col < g.n) {
+              double* p = g.c + static_cast<long>(row) * g.ldc + col;
+              *p = g.beta == 0.0 ? g.alpha * acc[i][j][r] : g.alpha * acc[i][j][r] + g.beta * *p;
+            }
+          }
+    }
+  }
+  if constexpr (CL > 1) tma::cluster_sync();  // no block leaves while its partner may still write to it
+#endif
+}
+
+/// The tensor map of a row-major rows x cols matrix of doubles (pitch ld), read in boxes of
+/// box_rows x box_cols.
+CUtensorMap operand_map(const double* p, index_t rows, index_t cols, index_t ld, int box_rows, int box_cols,
+                        CUtensorMapSwizzle swizzle, const char* what) {
+  CUtensorMap m;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * sizeof(double)};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)}, unit[2] = {1, 1};
+  tma::check_encode(tma::encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 2, const_cast<double*>(p), dims, strides, box, unit,
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                    "dmma_tma", what, rows, cols, ld);
+  return m;
+}
+
+template <int CL>
+void run(const dgemm_args& g, cudaStream_t s) {
+  if (g.m == 0 || g.n == 0) return;
+  // TMA needs 16-byte aligned rows; the others (and K = 0) take the cp.async form.
+  if (g.k == 0 || !gemm_detail::aligned16(g.a, g.lda, 8) || !gemm_detail::aligned16(g.b, g.ldb, 8)) {
+    run_dmma<mma_1688>(g, s);
+    return;
+  }
+  const int tiles_n = ceil_div(g.n, BN), tiles_m = ceil_div(g.m, BM);
+  const int cl = CL > 1 && tiles_m > 1 ? CL : 1;  // one tile-row: nothing to share
+  const int tiles_m_grid = (tiles_m + cl - 1) / cl * cl;
+  const CUtensorMap ta = operand_map(g.a, g.m, g.k, g.lda, BM, BK, CU_TENSOR_MAP_SWIZZLE_128B, "A");
+  const CUtensorMap tb = operand_map(g.b, g.k, g.n, g.ldb, BK, B_BOX_N, CU_TENSOR_MAP_SWIZZLE_NONE, "B");
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(tiles_m_grid) * static_cast<unsigned>(tiles_n));
+  cfg.blockDim = dim3(THREADS);
+  cfg.dynamicSmemBytes = SMEM;
+  cfg.stream = s;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cl, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr, cfg.numAttrs = cl > 1 ? 1 : 0;
+  if (cl > 1) {
+    gemm_detail::raise_smem_limit_once<dmma_tma_kernel<CL>, SMEM>();
+    LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, dmma_tma_kernel<CL>, ta, tb, g, tiles_m_grid, tiles_n));
+  } else {
+    gemm_detail::raise_smem_limit_once<dmma_tma_kernel<1>, SMEM>();
+    LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, dmma_tma_kernel<1>, ta, tb, g, tiles_m_grid, tiles_n));
+  }
+  LA_CHECK_LAUNCH(s);
+}
+}  // namespace tma_form
+
 /// auto's fp64 variant on 9.0 (bench/RESULTS.md, "Dense direct solvers").
 constexpr const char* auto_dgemm = "dmma_m16n8k8";  // 0.79-0.87x cuBLAS at 4096-8192 on an H200, m16n8k16 0.70-0.77x (it spills)
 
@@ -238,6 +427,8 @@ const std::vector<dgemm_variant>& dgemm_variants() {
       {"dmma_m8n8k4", true, can_884, run_dmma<mma_884>},
       {"dmma_m16n8k8", false, can_16816, run_dmma<mma_1688>},
       {"dmma_m16n8k16", false, can_16816, run_dmma<mma_16816>},
+      {"dmma_tma", false, can_16816, tma_form::run<1>},
+      {"dmma_tma_x2", false, can_16816, tma_form::run<2>},
   };
   return list;
 }

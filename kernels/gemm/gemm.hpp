@@ -193,7 +193,8 @@ struct dgemm_variant {
   bool (*can_implement)(const gemm_problem&);  // includes the device's compute capability
   void (*run)(const dgemm_args&, cudaStream_t);
 };
-/// Every fp64 variant, in ladder order: dmma_m8n8k4 (8.0+), dmma_m16n8k8 and dmma_m16n8k16 (9.0+).
+/// Every fp64 variant, in ladder order: dmma_m8n8k4 (8.0+), dmma_m16n8k8, dmma_m16n8k16, dmma_tma and
+/// dmma_tma_x2 (9.0+).
 const std::vector<dgemm_variant>& dgemm_variants();
 /// The variant of that name; throws la::invalid_argument listing the valid names.
 const dgemm_variant& find_dgemm(std::string_view name);

@@ -95,6 +95,7 @@
 
 #include <la/kernels/gemm/detail/common.cuh>
 #include <la/kernels/gemm/detail/operand_copy.hpp>
+#include <la/kernels/gemm/detail/tma.cuh>
 #include <la/kernels/gemm/detail/variants.hpp>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -201,78 +202,14 @@ template <typename In>
 struct wgmma_op;
 
 #if LA_WGMMA_DEVICE
-__device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(std::uint64_t* bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, int parity) {
-  const std::uint32_t a = smem_addr(bar);
-  std::uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(a), "r"(parity)
-        : "memory");
-  } while (!done);
-}
-/// A box of the tensor map at (c0 inner, c1 outer) into shared memory, completing on bar.
-__device__ __forceinline__ void tma_load(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
-          smem_addr(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1)
-      : "memory");
-}
-/// A box of a 3-D tensor map (the epilogue's: 32 floats x 64 rows x 1 layer) into shared memory,
-/// completing on bar.
-__device__ __forceinline__ void tma_load3(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1, int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(
-          smem_addr(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "r"(c2)
-      : "memory");
-}
-/// The same box into L2 only.
-__device__ __forceinline__ void tma_prefetch3(const CUtensorMap* map, int c0, int c1, int c2) {
-  asm volatile("cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%0, {%1, %2, %3}];\n" ::"l"(
-                   reinterpret_cast<std::uint64_t>(map)),
-               "r"(c0), "r"(c1), "r"(c2)
-               : "memory");
-}
-/// The same box into the same offset of every block of the cluster in mask, completing on
-/// each one's barrier at bar's offset.
-__device__ __forceinline__ void tma_load_multicast(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1,
-                                                   std::uint16_t mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(
-          smem_addr(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(smem_addr(bar)), "r"(c0), "r"(c1), "h"(mask)
-      : "memory");
-}
-__device__ __forceinline__ int cluster_rank() {
-  std::uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return static_cast<int>(r);
-}
-/// Every thread of every block of the cluster; what each wrote before is visible after.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
-}
-/// An arrival on the barrier at bar's offset in the cluster's block `rank`.
-__device__ __forceinline__ void mbar_arrive_cluster(std::uint64_t* bar, int rank) {
-  std::uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(smem_addr(bar)), "r"(rank));
-  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
-}
+using tma::cluster_rank;
+using tma::cluster_sync;
+using tma::mbar_arrive;
+using tma::mbar_arrive_cluster;
+using tma::mbar_expect_tx;
+using tma::mbar_init;
+using tma::mbar_wait;
+using tma::smem_addr;
 /// A shared-memory matrix descriptor, 128-byte swizzle.
 __device__ __forceinline__ std::uint64_t smem_desc(std::uint32_t addr, std::uint32_t lbo, std::uint32_t sbo) {
   return static_cast<std::uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<std::uint64_t>(lbo >> 4) << 16) |
@@ -411,7 +348,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1), mbar_init(&empty[s], wg_consumers * cl);
     for (int b = 0; b < 2 * wg_consumers; ++b) mbar_init(&c_full[b], 1);
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    tma::mbar_init_fence();
   }
   if (cl > 1) cluster_sync();  // no block's loads reach a barrier not yet initialized
   else __syncthreads();
@@ -451,22 +388,22 @@ __global__ void __launch_bounds__(wg_threads, 1)
               const int2 at = x3_parts(kb, p.x3_blocks);
               a_kb = at.x, b_kb = at.y;
             }
-          tma_load(sa + s * S::a_bytes, &ta, &full[s], a_kb * BK, tile.x * S::bm);
+          tma::load(sa + s * S::a_bytes, &ta, &full[s], a_kb * BK, tile.x * S::bm);
           // B: BN columns in boxes of 128 bytes of N (64 halves, or 32 floats) by BK rows of K.
           constexpr int box_n = 128 / sizeof(In), box_bytes = BK * 128;
 #pragma unroll
           for (int j = 0; j < BN / box_n; ++j) {
             unsigned char* dst = sb + s * S::b_bytes + j * box_bytes;
             if (cl == 1)
-              tma_load(dst, &tb, &full[s], tile.y * BN + box_n * j, b_kb * BK);
+              tma::load(dst, &tb, &full[s], tile.y * BN + box_n * j, b_kb * BK);
             else if (j % cl == rank)
-              tma_load_multicast(dst, &tb, &full[s], tile.y * BN + box_n * j, b_kb * BK, (1u << cl) - 1);
+              tma::load_multicast(dst, &tb, &full[s], tile.y * BN + box_n * j, b_kb * BK, (1u << cl) - 1);
           }
           // The tile's C, into L2 with its last k-block's loads (stages ahead of the consumers):
           // the epilogue's loads of it then wait for L2, not DRAM.
           if (p.prefetch_c && !w.tail && kb + 1 == w.kb1)
             for (int r = 0; r < S::bm; r += 64)
-              for (int ch = 0; ch < BN / 32; ++ch) tma_prefetch3(&tc, tile.y * BN + 32 * ch, tile.x * S::bm + r, 0);
+              for (int ch = 0; ch < BN / 32; ++ch) tma::prefetch3(&tc, tile.y * BN + 32 * ch, tile.x * S::bm + r, 0);
           if (++s == stages) s = 0, phase ^= 1;
         }
       }
@@ -621,7 +558,7 @@ __global__ void __launch_bounds__(wg_threads, 1)
           auto load_chunk = [&](int ch) {
             std::uint64_t* bar = &c_full[2 * c + ch % 2];
             mbar_expect_tx(bar, S::chunk_bytes);
-            tma_load3(staging + (2 * c + ch % 2) * S::chunk_bytes, &tc, bar, tile.y * BN + 32 * ch, row, 0);
+            tma::load3(staging + (2 * c + ch % 2) * S::chunk_bytes, &tc, bar, tile.y * BN + 32 * ch, row, 0);
           };
           if (lc && tid == 0) {
             asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");  // both buffers read by their stores
@@ -744,29 +681,11 @@ __global__ void __launch_bounds__(wg_threads, 1)
 
 // ---- the host side -------------------------------------------------------------------------
 
-using encode_fn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
-                               const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-encode_fn encoder() {
-  static const encode_fn fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    LA_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
-    if (q != cudaDriverEntryPointSuccess || !f)
-      throw device_error("wgmma GEMM: the driver has no cuTensorMapEncodeTiled (a CUDA 12 driver is needed)");
-    return reinterpret_cast<encode_fn>(f);
-  }();
-  return fn;
-}
-
-/// cuTensorMapEncodeTiled's result for `what` (a rows x cols matrix with pitch ld): an error
-/// that names it.
+/// cuTensorMapEncodeTiled's result for `what`: an error that names it.
 void check_encode(CUresult r, const char* what, index_t rows, index_t cols, index_t ld) {
-  if (r != CUDA_SUCCESS)
-    throw device_error("wgmma GEMM: cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) + ") for " + what +
-                       ", " + std::to_string(rows) + " x " + std::to_string(cols) + " with pitch " + std::to_string(ld));
+  tma::check_encode(r, "wgmma GEMM", what, rows, cols, ld);
 }
+using tma::encoder;
 
 /// The tensor map of a row-major rows x cols matrix of In with pitch ld, read in boxes of
 /// box_rows x 128 bytes (the swizzle's width). TMA promotes a box's reads in L2 to 256-byte

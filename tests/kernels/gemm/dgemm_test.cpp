@@ -1,7 +1,7 @@
 // The fp64 GEMM rung (dgemm_variants(), kernels/gemm/dmma.cu) against a host reference in
 // long double on random inputs of awkward shapes: alpha/beta, beta = 0 over a NaN-poisoned C,
-// padded leading dimensions (the element-load path), K = 0, the lower-only tiles, and
-// bit-identical reruns. GPU tests skip without a GPU; the list's names are checked on the host.
+// padded leading dimensions (the element-load path; the TMA forms' fallback), K = 0, the
+// lower-only tiles (every form that has them), and bit-identical reruns. GPU tests skip without a GPU; the list's names are checked on the host.
 #include <cmath>
 #include <random>
 
@@ -14,8 +14,11 @@ namespace {
 struct shape {
   index_t m, n, k;
 };
+// 300 x 132: three tile-rows, so the last 2-block cluster of dmma_tma_x2 has a block past M;
+// K = 1000 and 17 end in a partial k-block of the TMA forms (16 deep), 16 is one whole.
 const std::vector<shape> shapes = {{1, 1, 1},     {31, 33, 1000}, {33, 31, 17},   {1000, 31, 33}, {128, 128, 16},
-                                   {129, 257, 65}, {300, 132, 200}, {1000, 1000, 64}, {17, 1, 1000}, {64, 63, 0}};
+                                   {129, 257, 65}, {300, 132, 200}, {1000, 1000, 64}, {17, 1, 1000}, {64, 63, 0},
+                                   {384, 130, 130}, {1, 2, 2},     {31, 1000, 30}};
 
 /// Host -> device and back on the context's stream (its buffers are allocated in its order).
 void put(context& ctx, device_buffer<double>& d, const std::vector<double>& h) {
@@ -55,11 +58,13 @@ void reference(const shape& s, const std::vector<double>& a, index_t lda, const 
 }
 
 TEST(Dgemm, ListsTheFp64Rungs) {
-  ASSERT_EQ(dgemm_variants().size(), 3u);
+  ASSERT_EQ(dgemm_variants().size(), 5u);
   EXPECT_EQ(find_dgemm("dmma_m8n8k4").name, "dmma_m8n8k4");
   EXPECT_TRUE(find_dgemm("dmma_m8n8k4").teaching);
   EXPECT_FALSE(find_dgemm("dmma_m16n8k16").teaching);
   EXPECT_FALSE(find_dgemm("dmma_m16n8k8").teaching);
+  EXPECT_FALSE(find_dgemm("dmma_tma").teaching);
+  EXPECT_FALSE(find_dgemm("dmma_tma_x2").teaching);
   EXPECT_THROW(find_dgemm("dgemm_nope"), invalid_argument);
 }
 
@@ -109,31 +114,37 @@ TEST(Dgemm, LowerOnlyLeavesTheTilesAboveTheDiagonalAndRerunsAreBitIdentical) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
   std::mt19937 g(9);
+  // 300 rows: three tile-rows, so a 2-block cluster of dmma_tma_x2 pairs a tile wholly above
+  // the diagonal (row tile 0, column tile 1) with one that is not (row tile 1).
   const index_t n = 300, k = 64;
   const auto a = random_values(static_cast<std::size_t>(n) * k, g), b = random_values(static_cast<std::size_t>(k) * n, g);
   std::vector<double> c(static_cast<std::size_t>(n) * n, 7.0);
   device_buffer<double> da(a.size(), ctx.stream()), db(b.size(), ctx.stream()), dc(c.size(), ctx.stream());
   put(ctx, da, a), put(ctx, db, b);
-  std::vector<std::vector<double>> runs;
-  for (int run = 0; run < 2; ++run) {
-    put(ctx, dc, c);
-    dgemm_args args;
-    args.m = n, args.n = n, args.k = k, args.a = da.data(), args.lda = k, args.b = db.data(), args.ldb = n;
-    args.c = dc.data(), args.ldc = n, args.alpha = -1, args.beta = 1, args.lower_only = true;
-    dgemm(args, ctx.stream());
-    runs.push_back(get(ctx, dc));
-  }
-  EXPECT_EQ(runs[0], runs[1]);
   std::vector<double> want = c, mag;
   reference({n, n, k}, a, k, b, n, want, n, -1, 1, mag);
-  for (index_t i = 0; i < n; ++i)
-    for (index_t j = 0; j <= i; ++j) {  // on and below the diagonal: computed
-      const std::size_t e = static_cast<std::size_t>(i) * n + j;
-      ASSERT_NEAR(runs[0][e], want[e], 1e-13 * (mag[e] + 1)) << i << "," << j;
+  for (const std::string algo : {"auto", "dmma_m16n8k8", "dmma_tma", "dmma_tma_x2"}) {
+    if (algo != "auto" && !find_dgemm(algo).can_implement({n, n, k})) continue;
+    std::vector<std::vector<double>> runs;
+    for (int run = 0; run < 2; ++run) {
+      put(ctx, dc, c);
+      dgemm_args args;
+      args.m = n, args.n = n, args.k = k, args.a = da.data(), args.lda = k, args.b = db.data(), args.ldb = n;
+      args.c = dc.data(), args.ldc = n, args.alpha = -1, args.beta = 1, args.lower_only = true;
+      dgemm(args, ctx.stream(), algo);
+      runs.push_back(get(ctx, dc));
     }
-  // Tiles wholly above the diagonal (128-row tiles: row tile 0, columns from 128) kept C.
-  EXPECT_EQ(runs[0][static_cast<std::size_t>(0) * n + 200], 7.0);
-  EXPECT_EQ(runs[0][static_cast<std::size_t>(127) * n + 299], 7.0);
+    EXPECT_EQ(runs[0], runs[1]) << algo;
+    for (index_t i = 0; i < n; ++i)
+      for (index_t j = 0; j <= i; ++j) {  // on and below the diagonal: computed
+        const std::size_t e = static_cast<std::size_t>(i) * n + j;
+        ASSERT_NEAR(runs[0][e], want[e], 1e-13 * (mag[e] + 1)) << algo << " " << i << "," << j;
+      }
+    // Tiles wholly above the diagonal (128-row tiles: row tile 0, columns from 128) kept C.
+    EXPECT_EQ(runs[0][static_cast<std::size_t>(0) * n + 200], 7.0) << algo;
+    EXPECT_EQ(runs[0][static_cast<std::size_t>(127) * n + 299], 7.0) << algo;
+    EXPECT_EQ(runs[0][static_cast<std::size_t>(0) * n + 128], 7.0) << algo;
+  }
 }
 
 }  // namespace
