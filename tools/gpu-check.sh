@@ -15,7 +15,8 @@
 #                         method on data/ and bench-data/, carry bench-data; LA_DIRECT_ARGS) and
 #                         batched (la bench gesv --batch and bench/batched_bench.py --device gpu,
 #                         batches and single systems) and gesv (la bench gesv --ablate: dense LU
-#                         and Cholesky against cuSOLVER, look-ahead on and off)
+#                         and Cholesky against cuSOLVER, look-ahead on and off; la bench dgemm:
+#                         every fp64 GEMM rung against cuBLAS at 2048-8192)
 #   LA_PYTHON_ARGS        (environment) extra arguments for python_bench.py, e.g. "--skip-read"
 #   LA_KRYLOV_ARGS        (environment) extra arguments for krylov_bench, e.g. "--systems
 #                         convdiff2d:1024 --methods gmres:jacobi --no-eigen"; LA_CUPY_ARGS likewise
@@ -256,13 +257,15 @@ fi
 if ((bench)) && [[ ,$benches, == *,gesv,* ]]; then
   $build/tools/la bench gesv --ablate --out "$out/gesv.csv" > "$out/gesv.log" 2>&1
   summary+=("la bench gesv: exit $?")
-  cat "$out/gesv.log" >> "$out/table.txt"
+  $build/tools/la bench dgemm --sizes 2048,4096,8192 --out "$out/dgemm.csv" > "$out/dgemm.log" 2>&1
+  summary+=("la bench dgemm: exit $?")
+  cat "$out/gesv.log" "$out/dgemm.log" >> "$out/table.txt"
 fi
 # Registers, shared memory and spills per kernel (present when the library was recompiled).
 grep -A3 "Compiling entry" "$out/build.log" | grep -E "entry|Used|spill" > "$out/ptxas.txt"
 
 # The device tool brings back few files: the logs travel as one archive.
-(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|spgemm.csv|python.csv|direct.csv|gesv-batch.csv|batched.csv|gesv.csv|device.txt|logs.tar.gz)$'))
+(cd "$out" && tar czf logs.tar.gz --remove-files $(ls | grep -vE '^(table.txt|spmv.csv|cg.csv|precond.csv|krylov.csv|cupy_krylov.csv|dist.csv|spgemm.csv|python.csv|direct.csv|gesv-batch.csv|batched.csv|gesv.csv|dgemm.csv|device.txt|logs.tar.gz)$'))
 
 echo
 [ -f "$out/table.txt" ] && cat "$out/table.txt"

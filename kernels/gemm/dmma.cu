@@ -4,7 +4,8 @@
 //  - dmma_m8n8k4: mma.m8n8k4.f64 (compute capability 8.0 and up), the teaching form;
 //  - dmma_m16n8k8: mma.m16n8k8.f64 (9.0 and up), 4x the work per instruction;
 //  - dmma_m16n8k16: mma.m16n8k16.f64 (9.0 and up), 8x;
-//  - dmma_tma, dmma_tma_x2 (9.0): m16n8k8 fed by the tensor memory accelerator (below).
+//  - dmma_tma, dmma_tma_x2, dmma_tma_x2_k32 (9.0): m16n8k8 fed by the tensor memory
+//    accelerator (below).
 // The cp.async forms: block tile 128 x 128 x 32 of 8 warps (2 x 4), each warp 64 x 32;
 // operands global -> shared with cp.async in a 3-deep ring where rows are 16-byte aligned
 // (else element loads). Shared rows are padded so one fragment load of a warp takes the
@@ -13,10 +14,13 @@
 // reads C). lower_only skips the tiles wholly above C's diagonal (the symmetric trailing
 // update of a Cholesky factorization).
 // The TMA forms: the same 128 x 128 tile and warp tiles, k-blocks of 16 in a 6-deep ring of
-// 32 KiB stages, and a ninth warp that only issues the loads (one thread: A as one 128 x 16
-// box, 128-byte swizzled; B as 16 boxes of 16 x 8, one 64-byte row of 8 columns per k, so the
-// four k-rows of a fragment fall on alternate halves of the banks), on each stage's "full"
-// mbarrier; the eight consumer warps free a stage on its "empty" one. Both fragment loads take
+// 32 KiB stages (k32: 32 in 3 of 64 KiB). Thread 0 issues the loads (A as 128 x 16 boxes,
+// 128-byte swizzled; B as 16 boxes of BK x 8, one 64-byte row of 8 columns per k, so the four
+// k-rows of a fragment fall on alternate halves of the banks) on each stage's "full" mbarrier;
+// the eight warps free a stage on its "empty" one, and thread 0 refills the stage freed one
+// k-block earlier. A ninth, producer-only warp would cost the consumers their registers: 9
+// warps put 3 on one quarter of the SM's register file, 168 registers each, and the 64 x 32
+// warp tile then spills. Both fragment loads take
 // the minimum two wavefronts (A: the swizzle puts rows g and g + 1 on one pair of 16-byte
 // chunks, the eight rows on all eight pairs). The consumers issue no load instructions of
 // global memory and no address arithmetic for them. dmma_tma_x2 pairs the blocks of
@@ -237,20 +241,29 @@ void run_dmma(const dgemm_args& g, cudaStream_t s) {
 namespace tma_form {
 namespace tma = gemm_detail::tma;
 using I = mma_1688;
-constexpr int BM = 128, BN = 128, BK = 16, STAGES = 6, CONSUMERS = 8, THREADS = 32 * CONSUMERS;
+constexpr int BM = 128, BN = 128, CONSUMERS = 8, THREADS = 32 * CONSUMERS;
 constexpr int WM = 64, WN = 32, FM = WM / I::M, FN = WN / I::N;  // consumers 2 x 4
-constexpr int A_BYTES = BM * BK * 8;                                // 128 rows of 128 bytes, swizzled
-constexpr int B_BOX_N = 8, B_BOX_BYTES = BK * B_BOX_N * 8;          // 16 k-rows of 8 doubles
-constexpr int STAGE_BYTES = A_BYTES + BN / B_BOX_N * B_BOX_BYTES;   // 32 KiB
-constexpr std::size_t SMEM = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * sizeof(std::uint64_t);
-static_assert(BK * 8 == 128, "A's box rows are the 128-byte swizzle's width");
+constexpr int A_BOX_K = 16, A_BOX_BYTES = BM * A_BOX_K * 8;       // 128 rows of 128 bytes, swizzled
+constexpr int B_BOX_N = 8;                                         // B's boxes: BK k-rows of 8 doubles
+constexpr int ring_bytes = 6 * 32768;
+/// k-blocks of BK (16: one A box a stage; 32: two), in as many stages as fit 192 KiB.
+template <int BK>
+struct ring {
+  static constexpr int A_BYTES = BK / A_BOX_K * A_BOX_BYTES, B_BOX_BYTES = BK * B_BOX_N * 8;
+  static constexpr int STAGE_BYTES = A_BYTES + BN / B_BOX_N * B_BOX_BYTES;
+  static constexpr int STAGES = ring_bytes / STAGE_BYTES;
+  static constexpr std::size_t SMEM = 1024 + STAGES * STAGE_BYTES + 2 * STAGES * sizeof(std::uint64_t);
+};
+static_assert(A_BOX_K * 8 == 128, "A's box rows are the 128-byte swizzle's width");
 
-/// CL blocks a cluster (1 or 2) on neighbouring tile-rows, sharing B's loads.
-template <int CL>
+/// CL blocks a cluster (1 or 2) on neighbouring tile-rows, sharing B's loads; k-blocks of BK.
+template <int CL, int BK>
 __global__ void __launch_bounds__(THREADS, 1)
     dmma_tma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb, dgemm_args g,
                     int tiles_m, int tiles_n) {
 #if LA_TMA_DEVICE
+  using R = ring<BK>;
+  constexpr int STAGES = R::STAGES, STAGE_BYTES = R::STAGE_BYTES, A_BYTES = R::A_BYTES, B_BOX_BYTES = R::B_BOX_BYTES;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   unsigned char* const base = reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(smem_raw) + 1023) & ~std::uintptr_t(1023));
   std::uint64_t* const full = reinterpret_cast<std::uint64_t*>(base + STAGES * STAGE_BYTES);
@@ -284,7 +297,8 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (use > 0) tma::mbar_wait(&empty[s], (use - 1) & 1);
     unsigned char* const st = base + s * STAGE_BYTES;
     tma::mbar_expect_tx(&full[s], STAGE_BYTES);  // A's and all of B's boxes, a partner's multicast included
-    tma::load(st, &ta, &full[s], kt * BK, static_cast<int>(m0));
+#pragma unroll
+    for (int h = 0; h < BK / A_BOX_K; ++h) tma::load(st + h * A_BOX_BYTES, &ta, &full[s], kt * BK + h * A_BOX_K, static_cast<int>(m0));
     for (int j = rank; j < BN / B_BOX_N; j += CL) {
       unsigned char* const dst = st + A_BYTES + j * B_BOX_BYTES;
       if constexpr (CL == 1) tma::load(dst, &tb, &full[s], static_cast<int>(n0) + j * B_BOX_N, kt * BK);
@@ -308,7 +322,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       tma::mbar_wait(&full[s], (kt / STAGES) & 1);
       const double* const a_s = reinterpret_cast<const double*>(base + s * STAGE_BYTES);
       const double* const b_s = reinterpret_cast<const double*>(base + s * STAGE_BYTES + A_BYTES);
-#pragma unroll
+#pragma unroll 2  // two k-steps at a time (all four of BK = 32 unrolled spill)
       for (int kk = 0; kk < BK; kk += I::K) {
         // B: box (wn0 + 8j) / 8, k-row kk + t + 4r, column gq.
         double bf[FN][I::BR];
@@ -318,13 +332,13 @@ __global__ void __launch_bounds__(THREADS, 1)
           for (int r = 0; r < I::BR; ++r) bf[j][r] = b_s[(wn0 / B_BOX_N + j) * (BK * B_BOX_N) + (kk + t + 4 * r) * B_BOX_N + gq];
 #pragma unroll
         for (int i = 0; i < FM; ++i) {
-          // A: row wm0 + 16i + gq + 8(r & 1) (its row mod 8 is gq), k = kk + t + 4(r >> 1),
-          // in 16-byte chunk k / 2 XOR the row mod 8.
+          // A: row wm0 + 16i + gq + 8(r & 1) (its row mod 8 is gq), k = kk + t + 4(r >> 1): box
+          // k / 16, 16-byte chunk (k % 16) / 2 XOR the row mod 8.
           double af[I::AR];
 #pragma unroll
           for (int r = 0; r < I::AR; ++r) {
             const int row = wm0 + i * I::M + gq + 8 * (r & 1), k = kk + t + 4 * (r >> 1);
-            af[r] = a_s[row * BK + (((k >> 1) ^ gq) << 1) + (k & 1)];
+            af[r] = a_s[(k / A_BOX_K) * (BM * A_BOX_K) + row * A_BOX_K + ((((k % A_BOX_K) >> 1) ^ gq) << 1) + (k & 1)];
           }
 #pragma unroll
           for (int j = 0; j < FN; ++j) I::mma(acc[i][j], af, bf[j]);
@@ -373,8 +387,9 @@ CUtensorMap operand_map(const double* p, index_t rows, index_t cols, index_t ld,
   return m;
 }
 
-template <int CL>
+template <int CL, int BK>
 void run(const dgemm_args& g, cudaStream_t s) {
+  constexpr std::size_t SMEM = ring<BK>::SMEM;
   if (g.m == 0 || g.n == 0) return;
   // TMA needs 16-byte aligned rows; the others (and K = 0) take the cp.async form.
   if (g.k == 0 || !gemm_detail::aligned16(g.a, g.lda, 8) || !gemm_detail::aligned16(g.b, g.ldb, 8)) {
@@ -384,7 +399,7 @@ void run(const dgemm_args& g, cudaStream_t s) {
   const int tiles_n = ceil_div(g.n, BN), tiles_m = ceil_div(g.m, BM);
   const int cl = CL > 1 && tiles_m > 1 ? CL : 1;  // one tile-row: nothing to share
   const int tiles_m_grid = (tiles_m + cl - 1) / cl * cl;
-  const CUtensorMap ta = operand_map(g.a, g.m, g.k, g.lda, BM, BK, CU_TENSOR_MAP_SWIZZLE_128B, "A");
+  const CUtensorMap ta = operand_map(g.a, g.m, g.k, g.lda, BM, A_BOX_K, CU_TENSOR_MAP_SWIZZLE_128B, "A");
   const CUtensorMap tb = operand_map(g.b, g.k, g.n, g.ldb, BK, B_BOX_N, CU_TENSOR_MAP_SWIZZLE_NONE, "B");
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(tiles_m_grid) * static_cast<unsigned>(tiles_n));
@@ -396,11 +411,11 @@ void run(const dgemm_args& g, cudaStream_t s) {
   attr.val.clusterDim.x = cl, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
   cfg.attrs = &attr, cfg.numAttrs = cl > 1 ? 1 : 0;
   if (cl > 1) {
-    gemm_detail::raise_smem_limit_once<dmma_tma_kernel<CL>, SMEM>();
-    LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, dmma_tma_kernel<CL>, ta, tb, g, tiles_m_grid, tiles_n));
+    gemm_detail::raise_smem_limit_once<dmma_tma_kernel<CL, BK>, SMEM>();
+    LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, dmma_tma_kernel<CL, BK>, ta, tb, g, tiles_m_grid, tiles_n));
   } else {
-    gemm_detail::raise_smem_limit_once<dmma_tma_kernel<1>, SMEM>();
-    LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, dmma_tma_kernel<1>, ta, tb, g, tiles_m_grid, tiles_n));
+    gemm_detail::raise_smem_limit_once<dmma_tma_kernel<1, BK>, SMEM>();
+    LA_CUDA_TRY(cudaLaunchKernelEx(&cfg, dmma_tma_kernel<1, BK>, ta, tb, g, tiles_m_grid, tiles_n));
   }
   LA_CHECK_LAUNCH(s);
 }
@@ -427,8 +442,9 @@ const std::vector<dgemm_variant>& dgemm_variants() {
       {"dmma_m8n8k4", true, can_884, run_dmma<mma_884>},
       {"dmma_m16n8k8", false, can_16816, run_dmma<mma_1688>},
       {"dmma_m16n8k16", false, can_16816, run_dmma<mma_16816>},
-      {"dmma_tma", false, can_16816, tma_form::run<1>},
-      {"dmma_tma_x2", false, can_16816, tma_form::run<2>},
+      {"dmma_tma", false, can_16816, tma_form::run<1, 16>},
+      {"dmma_tma_x2", false, can_16816, tma_form::run<2, 16>},
+      {"dmma_tma_x2_k32", false, can_16816, tma_form::run<2, 32>},
   };
   return list;
 }

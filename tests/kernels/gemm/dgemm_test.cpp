@@ -58,13 +58,14 @@ void reference(const shape& s, const std::vector<double>& a, index_t lda, const 
 }
 
 TEST(Dgemm, ListsTheFp64Rungs) {
-  ASSERT_EQ(dgemm_variants().size(), 5u);
+  ASSERT_EQ(dgemm_variants().size(), 6u);
   EXPECT_EQ(find_dgemm("dmma_m8n8k4").name, "dmma_m8n8k4");
   EXPECT_TRUE(find_dgemm("dmma_m8n8k4").teaching);
   EXPECT_FALSE(find_dgemm("dmma_m16n8k16").teaching);
   EXPECT_FALSE(find_dgemm("dmma_m16n8k8").teaching);
   EXPECT_FALSE(find_dgemm("dmma_tma").teaching);
   EXPECT_FALSE(find_dgemm("dmma_tma_x2").teaching);
+  EXPECT_FALSE(find_dgemm("dmma_tma_x2_k32").teaching);
   EXPECT_THROW(find_dgemm("dgemm_nope"), invalid_argument);
 }
 
@@ -123,7 +124,7 @@ TEST(Dgemm, LowerOnlyLeavesTheTilesAboveTheDiagonalAndRerunsAreBitIdentical) {
   put(ctx, da, a), put(ctx, db, b);
   std::vector<double> want = c, mag;
   reference({n, n, k}, a, k, b, n, want, n, -1, 1, mag);
-  for (const std::string algo : {"auto", "dmma_m16n8k8", "dmma_tma", "dmma_tma_x2"}) {
+  for (const std::string algo : {"auto", "dmma_m16n8k8", "dmma_tma", "dmma_tma_x2", "dmma_tma_x2_k32"}) {
     if (algo != "auto" && !find_dgemm(algo).can_implement({n, n, k})) continue;
     std::vector<std::vector<double>> runs;
     for (int run = 0; run < 2; ++run) {
