@@ -153,7 +153,19 @@ def streams_ratio(system):
     return t["la GPU multifrontal 1 stream"] / t["la GPU multifrontal"]
 
 
+def dgemm_ratio(n, impl):
+    t = {r["impl"]: f(r["ms"]) for r in rows(DGEMM_CSV) if r["kind"] == "dgemm" and r["n"] == str(n)}
+    return t["cublas"] / t[impl]
+
+
+def dgemm_tma_ratios():
+    return [dgemm_ratio(n, i) for n in (2048, 4096, 8192) for i in ("la:dmma_tma", "la:dmma_tma_x2")]
+
+
 CLAIMS = [
+    ("bench/RESULTS.md", "4,096^3 and 8,192^3: {} and", lambda: dgemm_ratio(4096, "la:dmma_m16n8k8"), x2),
+    ("bench/RESULTS.md", "and {} (`dmma_m16n8k8`, H100)", lambda: dgemm_ratio(8192, "la:dmma_m16n8k8"), x2),
+    ("bench/RESULTS.md", "the TMA-fed forms {} (below", dgemm_tma_ratios, rng),
     ("bench/RESULTS.md", "from n = 2,048: getrf {},", lambda: gesv_ratios("getrf", 2048, 10 ** 6), rng),
     ("bench/RESULTS.md", "potrf {}.\n", lambda: gesv_ratios("potrf", 2048, 10 ** 6), rng),
     ("bench/RESULTS.md", "getrf {} at n = 32", lambda: gesv_ratios("getrf", 32, 32)[0], x2),
@@ -376,6 +388,28 @@ def sparse_streams_table():
     return "\n".join(out)
 
 
+DGEMM_CSV = "dgemm-tma-h100-2026-12-07.csv"
+
+
+def dgemm_table():
+    """Every fp64 GEMM rung against cuBLAS DGEMM (`la bench dgemm`), n^3, one run: TFLOP/s and
+    the ratio to cuBLAS's time."""
+    rs = [r for r in rows(DGEMM_CSV) if r["kind"] == "dgemm"]
+    impls = list(dict.fromkeys(r["impl"] for r in rs if r["impl"] != "cublas"))
+    t = {(r["n"], r["impl"]): r for r in rs}
+    out = ["| n | cuBLAS TFLOP/s | " + " | ".join(i.replace("la:", "") for i in impls) + " |",
+           "|---|---|" + "---|" * len(impls)]
+    for n in dict.fromkeys(r["n"] for r in rs):
+        cb = t[(n, "cublas")]
+        cells = [n, "%.1f" % f(cb["tflops"])]
+        for i in impls:
+            r = t.get((n, i))
+            cells.append("-" if not r else ("%.1f (%.2fx)" % (f(r["tflops"]), f(cb["ms"]) / f(r["ms"]))) if r["ok"] == "1"
+                         else "not validated")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 # Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
 # produced whole from a CSV.
 TABLES = {
@@ -389,6 +423,7 @@ TABLES = {
     ("bench/RESULTS.md", "python-peers"): python_peers_table,
     ("bench/RESULTS.md", "gesv-mixed-h100"): mixed_table,
     ("bench/RESULTS.md", "sparse-streams"): sparse_streams_table,
+    ("bench/RESULTS.md", "dgemm-h100"): dgemm_table,
 }
 
 

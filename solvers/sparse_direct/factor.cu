@@ -66,10 +66,14 @@ __device__ double pivot_of(double p, double tiny, bool spd, int column, int* bad
 }
 
 /// Right-looking LU without pivoting of columns [k0, k1) of A (ld m), the rows and columns
-/// below and right of each pivot up to rows_end and cols_end updated: one thread block.
+/// below and right of each pivot up to rows_end and cols_end updated: one thread block, A in
+/// global or shared memory. The update takes a warp a row, its lanes along the row (each
+/// element's updates in the order of k, as an element a thread was: the same bits).
 __device__ void block_lu(double* A, int m, int k0, int k1, int rows_end, int cols_end, double tiny, bool spd, int first,
                          int* bad, int* perturbed) {
   __shared__ double piv;
+  const int warp = static_cast<int>(threadIdx.x >> 5), lane = static_cast<int>(threadIdx.x & 31);
+  const int warps = static_cast<int>(blockDim.x >> 5);
   for (int k = k0; k < k1; ++k) {
     if (threadIdx.x == 0) {
       piv = pivot_of(A[static_cast<long>(k) * m + k], tiny, spd, first + k + 1, bad, perturbed);
@@ -77,13 +81,13 @@ __device__ void block_lu(double* A, int m, int k0, int k1, int rows_end, int col
     }
     __syncthreads();
     const double d = piv;
-    for (int i = k + 1 + threadIdx.x; i < rows_end; i += blockDim.x) A[static_cast<long>(i) * m + k] /= d;
+    for (int i = k + 1 + static_cast<int>(threadIdx.x); i < rows_end; i += blockDim.x) A[static_cast<long>(i) * m + k] /= d;
     __syncthreads();
-    const int r = rows_end - k - 1, c = cols_end - k - 1;
     const double* urow = A + static_cast<long>(k) * m;
-    for (long e = threadIdx.x; e < static_cast<long>(r) * c; e += blockDim.x) {
-      const int i = k + 1 + static_cast<int>(e / c), j = k + 1 + static_cast<int>(e % c);
-      A[static_cast<long>(i) * m + j] -= A[static_cast<long>(i) * m + k] * urow[j];
+    for (int i = k + 1 + warp; i < rows_end; i += warps) {
+      double* row = A + static_cast<long>(i) * m;
+      const double l = row[k];
+      for (int j = k + 1 + lane; j < cols_end; j += 32) row[j] -= l * urow[j];
     }
     __syncthreads();
   }
@@ -96,17 +100,18 @@ __global__ void factor_small_kernel(double* F, front_table t, const int* list, d
   block_lu(F + t.off[s], m, 0, t.nc[s], m, m, tiny, spd, t.first[s], bad, perturbed);
 }
 
-/// A big front's diagonal block [k0, k0 + kb): one block. SPD: the trailing updates kept
-/// the lower triangle only, so the block's upper triangle is its mirror first.
+/// A big front's diagonal block [k0, k0 + kb): one block, the block in shared memory. SPD:
+/// the trailing updates kept the lower triangle only, so the block's upper triangle is its
+/// mirror.
 __global__ void factor_diag_kernel(double* A, int m, int k0, int kb, double tiny, bool spd, int first, int* bad, int* perturbed) {
-  if (spd) {
-    for (int e = threadIdx.x; e < kb * kb; e += blockDim.x) {
-      const int i = e / kb, j = e % kb;
-      if (i < j) A[static_cast<long>(k0 + i) * m + k0 + j] = A[static_cast<long>(k0 + j) * m + k0 + i];
-    }
-    __syncthreads();
+  __shared__ double d[panel * panel];
+  for (int e = threadIdx.x; e < kb * kb; e += blockDim.x) {
+    const int i = e / kb, j = e % kb;
+    d[e] = spd && i < j ? A[static_cast<long>(k0 + j) * m + k0 + i] : A[static_cast<long>(k0 + i) * m + k0 + j];
   }
-  block_lu(A, m, k0, k0 + kb, k0 + kb, k0 + kb, tiny, spd, first, bad, perturbed);
+  __syncthreads();
+  block_lu(d, kb, 0, kb, kb, kb, tiny, spd, first + k0, bad, perturbed);
+  for (int e = threadIdx.x; e < kb * kb; e += blockDim.x) A[static_cast<long>(k0 + e / kb) * m + k0 + e % kb] = d[e];
 }
 
 /// SPD: U12 = D11 L21^T (A12 = A21^T and U11 = D11 L11^T give L11^-1 A12 = D11 L21^T), so
