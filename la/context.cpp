@@ -41,6 +41,29 @@ bool start_device(int device) noexcept {
   return ok;
 }
 
+namespace {
+cudaMemPool_t default_pool(int device) {
+  int n = 0;
+  LA_CUDA_TRY(cudaGetDeviceCount(&n));
+  LA_EXPECTS(device >= 0 && device < n,
+             "memory pool of CUDA device " + std::to_string(device) + " requested but " + std::to_string(n) + " present");
+  cudaMemPool_t pool = nullptr;
+  LA_CUDA_TRY(cudaDeviceGetDefaultMemPool(&pool, device));
+  return pool;
+}
+}  // namespace
+
+void set_pool_release_threshold(int device, std::uint64_t bytes) {
+  LA_CUDA_TRY(cudaMemPoolSetAttribute(default_pool(device), cudaMemPoolAttrReleaseThreshold, &bytes));
+}
+
+std::uint64_t pool_release_threshold(int device) {
+  const cudaMemPool_t pool = default_pool(device);
+  std::uint64_t bytes = 0;
+  LA_CUDA_TRY(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &bytes));
+  return bytes;
+}
+
 context::context(int device) : device_(device) {
   int n = 0;
   LA_CUDA_TRY(cudaGetDeviceCount(&n));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include <cuda_runtime_api.h>
@@ -25,6 +26,17 @@ std::string cuda_status() noexcept;
 /// reads the matrix); a context made later finds the device up. Never throws: false when the
 /// device did not start, and then the context's constructor says why.
 bool start_device(int device = 0) noexcept;
+
+/// How much freed memory `device`'s default memory pool (the one every la allocation comes
+/// from, through cudaMallocAsync) keeps mapped across synchronizations: CUDA's default is 0,
+/// so each synchronization hands back what is free and the next allocation maps it again.
+/// A larger threshold (UINT64_MAX: all of it) keeps it, which small, repeated solves pay for
+/// (`la bench gesv --ablate` measures it: rows la:fp64-pool-kept); the memory then stays
+/// reserved for this process until freed with cudaMemPoolTrimTo or the threshold is lowered.
+/// Process-wide (every context and library sharing the pool sees it); la never sets it itself.
+void set_pool_release_threshold(int device, std::uint64_t bytes);
+/// That threshold now.
+std::uint64_t pool_release_threshold(int device);
 
 class context {
  public:

@@ -63,6 +63,7 @@ const char* gesv_usage =
     "  --only K        lu or cholesky alone\n"
     "  --no-mixed      leave out the mixed-precision rows\n"
     "  --ablate        also la's fp64 factorization with look-ahead off (la:fp64-no-lookahead, n > 512)\n"
+    "                  and with the memory pool keeping freed memory (la:fp64-pool-kept, n <= 1024)\n"
     "  --out FILE      also write the rows as CSV\n"
     "Exit status: 0 every row validated, 1 one failed, 2 bad usage, 3 no usable GPU.\n";
 

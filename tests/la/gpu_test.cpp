@@ -54,6 +54,17 @@ TEST(Gpu, ContextOwnsStreamAndScratch) {
   EXPECT_THROW(context bad(1 << 20), invalid_argument);
 }
 
+TEST(Gpu, PoolReleaseThresholdIsSetAndRestored) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const std::uint64_t was = pool_release_threshold(ctx.device());
+  set_pool_release_threshold(ctx.device(), 123u << 20);
+  EXPECT_EQ(pool_release_threshold(ctx.device()), std::uint64_t(123u) << 20);
+  set_pool_release_threshold(ctx.device(), was);
+  EXPECT_EQ(pool_release_threshold(ctx.device()), was);
+  EXPECT_THROW(set_pool_release_threshold(1 << 20, 0), invalid_argument);  // no such device
+}
+
 TEST(Gpu, VendorHandlesAreCreatedOnce) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -214,6 +215,12 @@ std::vector<gesv_row> bench_gesv(context& ctx, vendor_handles& vh, const gesv_be
       };
       run_la("working", "fp64", what);
       if (o.ablate && n > 512) run_la("working", "fp64-no-lookahead", what, false);
+      if (o.ablate && n <= 1024) {  // the same with the memory pool keeping its freed memory
+        const std::uint64_t was = pool_release_threshold(ctx.device());
+        set_pool_release_threshold(ctx.device(), UINT64_MAX);
+        run_la("working", "fp64-pool-kept", what);
+        set_pool_release_threshold(ctx.device(), was);
+      }
       // cuSOLVER: the same memory column-major is A^T; getrs/potrs with the transposed operation solve A x = b.
       {
         progress(o, what + " " + std::to_string(n) + " cusolver");

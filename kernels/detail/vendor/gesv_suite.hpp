@@ -30,7 +30,8 @@ struct gesv_bench_options {
   bool mixed = true;  // the mixed-precision solves beside cuSOLVER's fp64 and IRS ones
   bool lu = true, cholesky = true;
   bool progress = false;
-  bool ablate = false;  // also la's fp64 factorization without look-ahead (la:fp64-no-lookahead)
+  bool ablate = false;  // also la's fp64 factorization without look-ahead (la:fp64-no-lookahead, n > 512) and
+                        // with the memory pool keeping freed memory (la:fp64-pool-kept, n <= 1024)
 };
 
 std::vector<gesv_row> bench_dgemm(context& ctx, vendor_handles& vh, const gesv_bench_options& o);
