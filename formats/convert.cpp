@@ -259,6 +259,7 @@ csr_matrix<T, O> coo_to_csr(const coo_matrix<T>& a) {
   template csr_matrix<T, O> coo_to_csr<O, T>(const coo_matrix<T>&);                                      \
   template csr_matrix<T, O> spans_to_csr<O, T>(index_t, index_t, const std::vector<coo_span<T>>&);
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
+LA_FOR_EACH_COMPLEX_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 
 }  // namespace la::detail

@@ -44,10 +44,22 @@ const char* to_string(format f) noexcept {
 
 const char* to_string(mm_format f) noexcept { return f == mm_format::coordinate ? "coordinate" : "array"; }
 const char* to_string(mm_field f) noexcept {
-  return f == mm_field::real ? "real" : f == mm_field::integer ? "integer" : "pattern";
+  switch (f) {
+    case mm_field::real: return "real";
+    case mm_field::integer: return "integer";
+    case mm_field::pattern: return "pattern";
+    case mm_field::complex: return "complex";
+  }
+  return "unknown";
 }
 const char* to_string(mm_symmetry s) noexcept {
-  return s == mm_symmetry::general ? "general" : s == mm_symmetry::symmetric ? "symmetric" : "skew-symmetric";
+  switch (s) {
+    case mm_symmetry::general: return "general";
+    case mm_symmetry::symmetric: return "symmetric";
+    case mm_symmetry::skew_symmetric: return "skew-symmetric";
+    case mm_symmetry::hermitian: return "hermitian";
+  }
+  return "unknown";
 }
 
 namespace {
@@ -237,7 +249,7 @@ header_info parse_header(line_reader& in) {
   std::string_view line;
   const std::string expected =
       "a Matrix Market file starts with '%%MatrixMarket matrix coordinate|array "
-      "real|integer|pattern general|symmetric|skew-symmetric'";
+      "real|integer|pattern|complex general|symmetric|skew-symmetric|hermitian'";
   if (!in.next(line)) throw parse_error(in.name(), 1, "empty file: " + expected);
   auto tok = split(line);
   if (lower(line.substr(0, 14)) != "%%matrixmarket")
@@ -258,15 +270,16 @@ header_info parse_header(line_reader& in) {
   if (field == "real") h.field = mm_field::real;
   else if (field == "integer") h.field = mm_field::integer;
   else if (field == "pattern") h.field = mm_field::pattern;
-  else if (field == "complex")
-    throw not_supported(where + "field 'complex' is not supported: la handles real, integer and pattern matrices");
-  else in.fail("unknown field " + quote(tok[3]) + " in the banner (expected real, integer or pattern)");
+  else if (field == "complex") h.field = mm_field::complex;
+  else in.fail("unknown field " + quote(tok[3]) + " in the banner (expected real, integer, pattern or complex)");
   if (sym == "general") h.symmetry = mm_symmetry::general;
   else if (sym == "symmetric") h.symmetry = mm_symmetry::symmetric;
   else if (sym == "skew-symmetric") h.symmetry = mm_symmetry::skew_symmetric;
-  else if (sym == "hermitian")
-    throw not_supported(where + "symmetry 'hermitian' is not supported: la handles real matrices only");
-  else in.fail("unknown symmetry " + quote(tok[4]) + " in the banner (expected general, symmetric or skew-symmetric)");
+  else if (sym == "hermitian") h.symmetry = mm_symmetry::hermitian;
+  else in.fail("unknown symmetry " + quote(tok[4]) + " in the banner (expected general, symmetric, skew-symmetric or hermitian)");
+  if (h.symmetry == mm_symmetry::hermitian && h.field != mm_field::complex)
+    in.fail(std::string("symmetry 'hermitian' needs field 'complex' (found '") + to_string(h.field) +
+            "'; a real Hermitian matrix is 'symmetric')");
   if (h.field == mm_field::pattern && h.format == mm_format::array)
     in.fail("field 'pattern' is only valid with the 'coordinate' format");
 
@@ -301,14 +314,25 @@ header_info parse_header(line_reader& in) {
     h.entries = v[2];
   } else {
     const std::int64_t n = h.rows;
-    h.entries = h.symmetry == mm_symmetry::general ? h.rows * h.cols
-                : h.symmetry == mm_symmetry::symmetric ? n * (n + 1) / 2
-                                                       : n * (n - 1) / 2;
+    h.entries = h.symmetry == mm_symmetry::general                                              ? h.rows * h.cols
+                : h.symmetry == mm_symmetry::symmetric || h.symmetry == mm_symmetry::hermitian ? n * (n + 1) / 2
+                                                                                                : n * (n - 1) / 2;
   }
   return info;
 }
 
 // ---- values ------------------------------------------------------------------------------
+
+/// A complex file read with a real value type is refused before its body (name: the file).
+template <typename T>
+void check_value_type(const mm_header& h, const std::string& name) {
+  if constexpr (!is_complex_v<T>) {
+    if (h.field == mm_field::complex)
+      throw not_supported(name + ":1: field 'complex': the matrix has complex values and is being read as real " +
+                          (sizeof(T) == 4 ? "(float)" : "(double)") +
+                          "; read it with a complex value type (std::complex<double>)");
+  }
+}
 
 template <typename T>
 [[noreturn]] void overflow_error(std::string_view tok, const line_reader& in) {
@@ -361,8 +385,33 @@ const char* parse_integer(const char* p, const char* e, T& out, const line_reade
 template <typename T>
 const char* parse_value(mm_field field, const char* p, const char* e, T& out, const line_reader& in) {
   p = skip_space(p, e);
-  if (p == e) in.fail(std::string("missing value: field '") + to_string(field) + "' needs one on every entry line");
-  return field == mm_field::integer ? parse_integer(p, e, out, in) : parse_real(p, e, out, in);
+  if (p == e)
+    in.fail(std::string("missing value: field '") + to_string(field) + "' needs " +
+            (field == mm_field::complex ? "a real and an imaginary part" : "one") + " on every entry line");
+  if constexpr (is_complex_v<T>) {
+    real_of_t<T> re = 0, im = 0;
+    p = field == mm_field::integer ? parse_integer(p, e, re, in) : parse_real(p, e, re, in);
+    if (field == mm_field::complex) {
+      p = skip_space(p, e);
+      if (p == e) in.fail("missing imaginary part: field 'complex' needs 'real imaginary' on every entry line");
+      p = parse_real(p, e, im, in);
+    }
+    out = T(re, im);
+    return p;
+  } else {
+    return field == mm_field::integer ? parse_integer(p, e, out, in) : parse_real(p, e, out, in);
+  }
+}
+
+/// A Hermitian matrix's diagonal is real: an entry there with an imaginary part other than 0
+/// is an error (its mirror would be its conjugate, a different value in the same place).
+template <typename T>
+inline void check_hermitian_diagonal(index_t i, const T& val, const line_reader& in) {
+  if constexpr (is_complex_v<T>) {
+    if (val.imag() != 0)
+      in.fail("diagonal entry (" + std::to_string(i + 1) + ", " + std::to_string(i + 1) + ") of a hermitian matrix has imaginary part " +
+              std::to_string(static_cast<double>(val.imag())) + "; a Hermitian matrix's diagonal is real");
+  }
 }
 
 inline void check_end(const char* p, const char* e, const line_reader& in) {
@@ -415,9 +464,10 @@ inline void parse_coordinate_entry(const char* p, const char* e, const mm_header
   j = parse_index(p, e, h.cols, "column", in);
   if (h.field != mm_field::pattern) p = parse_value(h.field, p, e, val, in);
   check_end(p, e, in);
-  if (h.symmetry == mm_symmetry::symmetric && i < j)
-    in.fail("entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
-            ") is in the upper triangle; a symmetric file stores only the lower triangle (row >= column)");
+  if ((h.symmetry == mm_symmetry::symmetric || h.symmetry == mm_symmetry::hermitian) && i < j)
+    in.fail("entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) + ") is in the upper triangle; a " +
+            to_string(h.symmetry) + " file stores only the lower triangle (row >= column)");
+  if (h.symmetry == mm_symmetry::hermitian && i == j) check_hermitian_diagonal(i, val, in);
   if (h.symmetry == mm_symmetry::skew_symmetric && i <= j)
     in.fail("entry (" + std::to_string(i + 1) + ", " + std::to_string(j + 1) +
             ") is not below the diagonal; a skew-symmetric file stores only the strictly lower triangle (row > column)");
@@ -428,6 +478,9 @@ inline void add_entry(builder<T>& out, const mm_header& h, index_t i, index_t j,
   out.add(i, j, val);
   if (i != j && h.symmetry == mm_symmetry::symmetric) out.add(j, i, val);
   if (h.symmetry == mm_symmetry::skew_symmetric) out.add(j, i, -val);
+  if constexpr (is_complex_v<T>) {
+    if (i != j && h.symmetry == mm_symmetry::hermitian) out.add(j, i, std::conj(val));
+  }
 }
 
 /// Array slots to reserve for at most `entries_bound` entry lines: never more than the header
@@ -469,9 +522,12 @@ coo_matrix<T> parse_body(line_reader& in, const header_info& info, std::uint64_t
       check_end(p, e, in);
       i = ai;
       j = aj;
+      if (h.symmetry == mm_symmetry::hermitian && i == j) check_hermitian_diagonal(i, val, in);
       if (++ai == rows) {  // next column; triangles start at (j, j) or (j+1, j)
         ++aj;
-        ai = h.symmetry == mm_symmetry::general ? 0 : h.symmetry == mm_symmetry::symmetric ? aj : aj + 1;
+        ai = h.symmetry == mm_symmetry::general                                                 ? 0
+             : h.symmetry == mm_symmetry::symmetric || h.symmetry == mm_symmetry::hermitian ? aj
+                                                                                             : aj + 1;
       }
     }
     add_entry(out, h, i, j, val);
@@ -586,6 +642,7 @@ auto parse_text_with(std::string_view text, const std::string& name, mm_header* 
   line_reader in(text, name);
   header_info info = parse_header(in);
   if (header) *header = info.h;
+  check_value_type<T>(info.h, name);
   const std::size_t body = in.offset();
   const int threads = body_threads(text.size() - body, opt);
   if (threads > 1 && info.h.format == mm_format::coordinate) {
@@ -756,10 +813,27 @@ std::uint64_t file_size(std::FILE* f) {
 
 template <typename T>
 void append_number(std::string& s, T v) {
-  char buf[64];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form
-  (void)ec;
-  s.append(buf, p);
+  if constexpr (is_complex_v<T>) {
+    append_number(s, v.real());
+    s += ' ';
+    append_number(s, v.imag());
+  } else {
+    char buf[64];
+    auto [p, ec] = std::to_chars(buf, buf + sizeof buf, v);  // shortest round-trip form
+    (void)ec;
+    s.append(buf, p);
+  }
+}
+
+template <typename T>
+bool is_nan(const T& v) {
+  if constexpr (is_complex_v<T>) return std::isnan(v.real()) || std::isnan(v.imag());
+  else return std::isnan(v);
+}
+template <typename T>
+T conjugate(const T& v) {
+  if constexpr (is_complex_v<T>) return std::conj(v);
+  else return v;
 }
 
 /// Through a temporary file renamed over the target: a failure leaves the target as it was.
@@ -769,24 +843,31 @@ void write_all(const std::string& path, const std::string& text) {
   out.commit();
 }
 
-/// "" when a_ij == a_ji for every stored entry (the same pattern, values equal as numbers:
-/// 0 and -0 are equal, a NaN equals nothing), else why not.
+/// "" when a_ij == a_ji for every stored entry (hermitian: a_ij == conj(a_ji)) (the same
+/// pattern, values equal as numbers: 0 and -0 are equal, a NaN equals nothing), else why not.
 template <typename T, typename O>
-std::string why_not_symmetric(const csr_matrix<T, O>& a) {
+std::string why_not_symmetric(const csr_matrix<T, O>& a, bool hermitian = false) {
+  const char* what = hermitian ? "not exactly Hermitian" : "not exactly symmetric";
+  const char* relation = hermitian ? "A != A^H" : "A != A^T";
   if (a.rows() != a.cols()) return "not square";
   const csc_matrix<T, O> t = to_csc<O>(a);  // A^T in CSR is A's CSC arrays
-  if (t.col_ptr() != a.row_ptr() || t.row_idx() != a.col_idx()) return "not exactly symmetric (A != A^T: the patterns differ)";
+  if (t.col_ptr() != a.row_ptr() || t.row_idx() != a.col_idx())
+    return std::string(what) + " (" + relation + ": the patterns differ)";
   for (std::size_t k = 0; k < a.values().size(); ++k) {
-    if (std::isnan(a.values()[k])) return "not exactly symmetric: it holds a NaN, which equals nothing";
-    if (!(t.values()[k] == a.values()[k])) return "not exactly symmetric (A != A^T)";
+    if (is_nan(a.values()[k])) return std::string(what) + ": it holds a NaN, which equals nothing";
+    const T mirror = hermitian ? conjugate(t.values()[k]) : t.values()[k];
+    if (!(mirror == a.values()[k])) return std::string(what) + " (" + relation + ")";
   }
   return "";
 }
 
 /// Characters of one line of the writer's output at most: two indices and a value in its
-/// shortest round-trip form (coordinate), or the value alone (array), with separators.
-double line_chars(std::int64_t rows, std::int64_t cols, mm_format format, std::size_t value_bytes) {
-  const double value = value_bytes == 8 ? 24 : 16;
+/// shortest round-trip form (coordinate), or the value alone (array), with separators; a
+/// complex value is two numbers of half its bytes each.
+double line_chars(std::int64_t rows, std::int64_t cols, mm_format format, std::size_t value_bytes, bool complex_values) {
+  const std::size_t part_bytes = complex_values ? value_bytes / 2 : value_bytes;
+  const double part = part_bytes == 8 ? 24 : 16;
+  const double value = complex_values ? 2 * part + 1 : part;
   if (format == mm_format::array) return value + 1;
   return 2.0 * double(std::to_string(std::max(rows, cols)).size() + 1) + value + 1;
 }
@@ -794,9 +875,9 @@ double line_chars(std::int64_t rows, std::int64_t cols, mm_format format, std::s
 }  // namespace
 
 double matrix_market_text_bytes(std::int64_t rows, std::int64_t cols, std::int64_t entries, mm_format format,
-                                std::size_t value_bytes) {
+                                std::size_t value_bytes, bool complex_values) {
   const double lines = format == mm_format::array ? double(rows) * double(cols) : double(entries);
-  return 128 + lines * line_chars(rows, cols, format, value_bytes);  // 128: banner, comment, size line
+  return 128 + lines * line_chars(rows, cols, format, value_bytes, complex_values);  // 128: banner, comment, size line
 }
 
 mm_header read_matrix_market_header(const std::string& path) {
@@ -816,6 +897,7 @@ coo_matrix<T> read_matrix_market(const std::string& path, mm_header* header, con
   line_reader in(f.get(), path);
   header_info info = parse_header(in);
   if (header) *header = info.h;
+  check_value_type<T>(info.h, path);
   return parse_body<T>(in, info, size);
 }
 
@@ -842,13 +924,19 @@ template <typename T, typename O>
 std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt) {
   LA_EXPECTS(opt.symmetry != mm_symmetry::skew_symmetric,
              "Matrix Market writer: skew-symmetric output is not offered; use general or symmetric");
-  const bool sym = opt.symmetry == mm_symmetry::symmetric;
-  if (sym)
-    if (const std::string why = why_not_symmetric(a); !why.empty())
-      throw invalid_argument("cannot write as symmetric: the matrix is " + why + "; write it with symmetry general");
+  LA_EXPECTS(opt.symmetry != mm_symmetry::hermitian || is_complex_v<T>,
+             "Matrix Market writer: hermitian output is for complex values; a real matrix equal to its transpose is "
+             "written as symmetric");
+  const bool hermitian = opt.symmetry == mm_symmetry::hermitian;
+  const bool sym = opt.symmetry == mm_symmetry::symmetric || hermitian;
+  if (sym) {
+    if (const std::string why = why_not_symmetric(a, hermitian); !why.empty())
+      throw invalid_argument(std::string("cannot write as ") + to_string(opt.symmetry) + ": the matrix is " + why +
+                             "; write it with symmetry general");
+  }
   // The text is built whole, then written: refuse at once when it cannot fit (with the dense
   // copy an array is written from).
-  const double text = matrix_market_text_bytes(a.rows(), a.cols(), a.nnz(), opt.format, sizeof(T));
+  const double text = matrix_market_text_bytes(a.rows(), a.cols(), a.nnz(), opt.format, sizeof(T), is_complex_v<T>);
   const double dense = opt.format == mm_format::array ? double(a.rows()) * double(a.cols()) * sizeof(T) : 0.0;
   check_host_memory(text + dense,
                     "writing a " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) + " matrix as " +
@@ -856,7 +944,7 @@ std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt
   std::string s;
   s += "%%MatrixMarket matrix ";
   s += to_string(opt.format);
-  s += " real ";
+  s += is_complex_v<T> ? " complex " : " real ";
   s += to_string(opt.symmetry);
   s += "\n% written by la\n";
   if (opt.format == mm_format::coordinate) {
@@ -899,7 +987,8 @@ std::string format_matrix_market_vector(const std::vector<T>& v, index_t columns
              "format_matrix_market_vector: " + std::to_string(v.size()) + " values are not " +
                  std::to_string(columns) + " columns of one length");
   const index_t n = checked_index(static_cast<std::int64_t>(v.size() / static_cast<std::size_t>(columns)), "vector length");
-  std::string s = "%%MatrixMarket matrix array real general\n% written by la\n";
+  std::string s = is_complex_v<T> ? "%%MatrixMarket matrix array complex general\n% written by la\n"
+                                   : "%%MatrixMarket matrix array real general\n% written by la\n";
   append_number(s, n);
   s += ' ';
   append_number(s, columns);
@@ -952,6 +1041,7 @@ std::vector<T> matrix_market_vector(const coo_matrix<T>& m, const std::string& p
   template std::vector<T> read_matrix_market_vector<T>(const std::string&);                     \
   template std::vector<T> matrix_market_vector<T>(const coo_matrix<T>&, const std::string&);
 LA_FOR_EACH_VALUE(LA_INSTANTIATE)
+LA_FOR_EACH_COMPLEX(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 
 }  // namespace la

@@ -1,14 +1,19 @@
 // Matrix Market I/O (NIST format, https://math.nist.gov/MatrixMarket/formats.html).
 //
-// Reading: `coordinate` and `array`; fields real, integer and pattern (value 1); symmetries
-// general, symmetric and skew-symmetric, expanded to full storage. complex/hermitian and the
-// `vector` object are rejected with la::not_supported. Every malformed input throws
-// la::parse_error whose message starts with "file:line:". NaN and Inf values are read as
-// such (they are representable); the solvers reject them.
+// Reading: `coordinate` and `array`; fields real, integer, pattern (value 1) and complex;
+// symmetries general, symmetric, skew-symmetric and hermitian (complex only: each entry
+// below the diagonal mirrored conjugated, the diagonal real), expanded to full storage. Real
+// value types (float, double) read real, integer and pattern files; complex ones
+// (std::complex<float>, std::complex<double>) read those too (imaginary parts zero) and
+// complex files. A complex file read as real, and the `vector` object, are refused with
+// la::not_supported. Every malformed input throws la::parse_error whose message starts with
+// "file:line:". NaN and Inf values are read as such (they are representable); the solvers
+// reject them.
 //
 // Writing: coordinate general or symmetric (lower triangle), array general or symmetric,
-// with the shortest decimal form that reads back to the same value (std::to_chars). Files
-// are written through la::atomic_file: a failed write leaves the target as it was.
+// with the shortest decimal form that reads back to the same value (std::to_chars); complex
+// values as field complex ("real imaginary"), also hermitian. Files are written through
+// la::atomic_file: a failed write leaves the target as it was.
 #pragma once
 
 #include <cstdint>
@@ -21,8 +26,8 @@
 namespace la {
 
 enum class mm_format { coordinate, array };
-enum class mm_field { real, integer, pattern };
-enum class mm_symmetry { general, symmetric, skew_symmetric };
+enum class mm_field { real, integer, pattern, complex };
+enum class mm_symmetry { general, symmetric, skew_symmetric, hermitian };
 
 struct mm_header {
   mm_format format = mm_format::coordinate;
@@ -80,16 +85,19 @@ inline std::int64_t max_stored_entries(const mm_header& h) noexcept {
 
 struct mm_write_options {
   mm_format format = mm_format::coordinate;
-  /// symmetric: the matrix must be square and exactly symmetric; only the lower triangle is
-  /// written. skew_symmetric is not offered for writing.
+  /// symmetric: the matrix must be square and exactly symmetric (A = A^T; for complex values
+  /// complex symmetric, not conjugated); only the lower triangle is written. hermitian
+  /// (complex values only): A = A^H exactly, the diagonal real. skew_symmetric is not
+  /// offered for writing.
   mm_symmetry symmetry = mm_symmetry::general;
 };
 
 /// Bytes of the text format_matrix_market builds at most for a rows x cols matrix with
-/// `entries` stored entries (array: rows * cols values) of `value_bytes`-byte values: it
-/// reserves this much and checks it against the host memory before writing.
+/// `entries` stored entries (array: rows * cols values) of `value_bytes`-byte values
+/// (complex: `value_bytes` the whole value, both parts): it reserves this much and checks it
+/// against the host memory before writing.
 double matrix_market_text_bytes(std::int64_t rows, std::int64_t cols, std::int64_t entries, mm_format format,
-                                std::size_t value_bytes);
+                                std::size_t value_bytes, bool complex_values = false);
 
 /// Writes a CSR matrix (sorted, no duplicates; 32- or 64-bit offsets) to text / to a file.
 template <typename T, typename O>
@@ -97,7 +105,8 @@ std::string format_matrix_market(const csr_matrix<T, O>& a, mm_write_options opt
 template <typename T, typename O>
 void write_matrix_market(const std::string& path, const csr_matrix<T, O>& a, mm_write_options opt = {});
 
-/// Dense vector as an `array real general` n x 1 matrix (right-hand sides, solutions); with
+/// Dense vector as an `array real general` (complex values: `array complex general`) n x 1
+/// matrix (right-hand sides, solutions); with
 /// columns = k, v holds k columns one after another (Matrix Market's array order) and the
 /// text is an n x k array, n = v.size() / k.
 template <typename T>

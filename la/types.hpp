@@ -7,6 +7,7 @@
 // int64 (more than 2^31 - 1 nonzeros); with_offsets() picks the narrowest that fits.
 #pragma once
 
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -17,6 +18,23 @@
 namespace la {
 
 using index_t = std::int32_t;
+
+/// Value types: float and double, and (issue 69) std::complex<float> and std::complex<double>.
+/// value_traits<T>::real is the type of T's parts (T itself when T is real).
+template <typename T>
+struct value_traits {
+  using real = T;
+  static constexpr bool is_complex = false;
+};
+template <typename R>
+struct value_traits<std::complex<R>> {
+  using real = R;
+  static constexpr bool is_complex = true;
+};
+template <typename T>
+inline constexpr bool is_complex_v = value_traits<T>::is_complex;
+template <typename T>
+using real_of_t = typename value_traits<T>::real;
 using count_t = std::int64_t;
 inline constexpr std::int64_t max_index = std::numeric_limits<index_t>::max();
 

@@ -64,8 +64,13 @@ inline bool says_why_no_gpu(const std::string& text) {
 /// Nonzero random value in [-1, -0.01] U [0.01, 1] (never 0, so structure is preserved).
 template <typename T>
 T random_value(std::mt19937& g) {
-  std::uniform_real_distribution<double> u(0.01, 1.0);
-  return static_cast<T>(std::bernoulli_distribution(0.5)(g) ? u(g) : -u(g));
+  if constexpr (is_complex_v<T>) {  // both parts +-[0.01, 1]
+    const auto re = random_value<real_of_t<T>>(g);
+    return T(re, random_value<real_of_t<T>>(g));
+  } else {
+    std::uniform_real_distribution<double> u(0.01, 1.0);
+    return static_cast<T>(std::bernoulli_distribution(0.5)(g) ? u(g) : -u(g));
+  }
 }
 
 template <typename T>
@@ -136,6 +141,8 @@ csr_matrix<T> poisson_2d(index_t n) {
 
 /// The value types every typed test runs over.
 using value_types = ::testing::Types<float, double>;
+/// With the complex ones (issue 69): the tests of what takes them so far (formats, conversions).
+using value_types_with_complex = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
 
 /// A random non-symmetric n x n matrix with a dominant diagonal: each row the diagonal and
 /// about `per_row` random columns with values in +-[0.01, 1], the diagonal the sum of the

@@ -342,7 +342,7 @@ void for_each_format(F&& f) {
 
 template <typename T>
 class Convert : public ::testing::Test {};
-TYPED_TEST_SUITE(Convert, test::value_types);
+TYPED_TEST_SUITE(Convert, test::value_types_with_complex);
 
 TYPED_TEST(Convert, EveryPairRoundTripsExactly) {
   using T = TypeParam;
