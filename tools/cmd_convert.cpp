@@ -15,10 +15,12 @@
 namespace la::cli {
 namespace {
 const char* usage =
-    "usage: la convert IN.mtx|gen:SPEC -o OUT.mtx [--to coordinate|array] [--symmetry general|symmetric]\n"
+    "usage: la convert IN.mtx|gen:SPEC -o OUT.mtx [--to coordinate|array]\n"
+    "                  [--symmetry general|symmetric|hermitian]\n"
     "\n"
-    "Reads any supported Matrix Market file (coordinate or array; real, integer or pattern;\n"
-    "general, symmetric or skew-symmetric) and writes it back as real values.\n"
+    "Reads any supported Matrix Market file (coordinate or array; real, integer, pattern or\n"
+    "complex; general, symmetric, skew-symmetric or hermitian) and writes it back as real\n"
+    "values, or as complex values where the file's are complex.\n"
     "  -o, --output FILE     where to write (required); through a symbolic link, the file it\n"
     "                        names is written; a write-protected file is refused\n"
     "  --force               replace a write-protected OUT\n"
@@ -26,7 +28,9 @@ const char* usage =
     "                        random:ROWS:K, rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN\n"
     "  --to FORMAT           coordinate (default) or array\n"
     "  --symmetry S          general (default: every entry written) or symmetric (lower\n"
-    "                        triangle; refused unless the matrix is exactly symmetric)\n"
+    "                        triangle; refused unless the matrix is exactly symmetric, A = A^T,\n"
+    "                        complex values too); hermitian: complex values only, the lower\n"
+    "                        triangle, refused unless A = A^H exactly (the diagonal real)\n"
     "%s"
     "Duplicates are summed; values are written with the shortest text that reads back exactly.\n"
     "OUT is written through a temporary file renamed over it at the end, so OUT may be IN and\n"
@@ -39,6 +43,8 @@ const char* usage =
 /// estimates the library checks at each step: reading (the parsed entries, then the CSR
 /// build) or writing (the CSR arrays and the text), whichever is larger.
 double conversion_bytes(const mm_header& h, double file_bytes, const mm_write_options& opt, int threads) {
+  const bool complex_values = h.field == mm_field::complex;
+  const std::size_t value_bytes = complex_values ? 2 * sizeof(double) : sizeof(double);
   const double expand = h.symmetry == mm_symmetry::general ? 1.0 : 2.0;
   // No more entries than the file has lines for ("1 1\n" is 4 bytes, an array value 2): a
   // size line that declares more is a malformed file, which the reader reports as such.
@@ -46,12 +52,12 @@ double conversion_bytes(const mm_header& h, double file_bytes, const mm_write_op
                                                      : std::min(double(h.entries), file_bytes / 4);
   const auto entries = static_cast<std::int64_t>(stored * expand);
   const std::size_t offset_bytes = needs_64bit_offsets(entries) ? 8 : 4;
-  const double parsed = double(entries) * (2 * sizeof(index_t) + sizeof(double));  // the reader's COO parts
+  const double parsed = double(entries) * (2 * sizeof(index_t) + value_bytes);  // the reader's COO parts
   const double build =
-      detail::csr_build_bytes(h.rows, entries, detail::csr_build_threads(h.rows, entries, threads), offset_bytes, sizeof(double));
-  const double csr = (double(h.rows) + 1) * offset_bytes + double(entries) * (sizeof(index_t) + sizeof(double));
-  const double text = matrix_market_text_bytes(h.rows, h.cols, entries, opt.format, sizeof(double)) +
-                      (opt.format == mm_format::array ? double(h.rows) * double(h.cols) * sizeof(double) : 0.0);
+      detail::csr_build_bytes(h.rows, entries, detail::csr_build_threads(h.rows, entries, threads), offset_bytes, value_bytes);
+  const double csr = (double(h.rows) + 1) * offset_bytes + double(entries) * (sizeof(index_t) + value_bytes);
+  const double text = matrix_market_text_bytes(h.rows, h.cols, entries, opt.format, value_bytes, complex_values) +
+                      (opt.format == mm_format::array ? double(h.rows) * double(h.cols) * value_bytes : 0.0);
   return std::max(parsed + build, csr + text);
 }
 }  // namespace
@@ -67,26 +73,33 @@ int cmd_convert(int argc, char** argv) {
   mm_write_options opt;
   opt.format = a.get_choice("--to", "coordinate", {"coordinate", "array"}) == "array" ? mm_format::array
                                                                                        : mm_format::coordinate;
-  opt.symmetry = a.get_choice("--symmetry", "general", {"general", "symmetric"}) == "symmetric"
-                     ? mm_symmetry::symmetric
-                     : mm_symmetry::general;
+  const std::string sym = a.get_choice("--symmetry", "general", {"general", "symmetric", "hermitian"});
+  opt.symmetry = sym == "symmetric" ? mm_symmetry::symmetric : sym == "hermitian" ? mm_symmetry::hermitian : mm_symmetry::general;
+  std::error_code ec;
+  const bool regular = !is_gen(input) && std::filesystem::is_regular_file(input, ec);
+  const mm_header h = regular ? read_matrix_market_header(input) : mm_header{};
+  const bool complex_values = h.field == mm_field::complex;
+  if (opt.symmetry == mm_symmetry::hermitian && !complex_values)
+    throw usage_error("--symmetry hermitian is for complex matrices; '" + printable(input) +
+                      "' has real values: write a real matrix equal to its transpose with --symmetry symmetric");
   // The output fails now if it cannot be created; it is replaced only on success.
   outputs files(a, {input});
   atomic_file& file = *files.open(a.has("-o") ? "-o" : "--output", out, outputs::input_policy::allow);
   std::FILE* rep = report_stream(files.paths());
-  std::error_code ec;
-  if (!is_gen(input) && std::filesystem::is_regular_file(input, ec)) {
-    const mm_header h = read_matrix_market_header(input);
+  if (regular) {
     check_host_memory(conversion_bytes(h, double(std::filesystem::file_size(input)), opt, thread_count(read_options(a).threads)),
                       "converting '" + printable(input) + "' (" + std::to_string(h.rows) + " x " +
                           std::to_string(h.cols) + ", " + std::to_string(h.entries) + " entries declared)");
   }
-  with_matrix<double>(input, a, [&](const auto& m) {
+  const auto write = [&](const auto& m) {
     file.write(format_matrix_market(m, opt));
     file.commit();
-    std::fprintf(rep, "wrote %s: %d x %d, %lld nonzeros, %s %s\n", printable(out).c_str(), m.rows(), m.cols(),
-                 static_cast<long long>(m.nnz()), to_string(opt.format), to_string(opt.symmetry));
-  });
+    std::fprintf(rep, "wrote %s: %d x %d, %lld nonzeros, %s %s %s\n", printable(out).c_str(), m.rows(), m.cols(),
+                 static_cast<long long>(m.nnz()), to_string(opt.format), complex_values ? "complex" : "real",
+                 to_string(opt.symmetry));
+  };
+  if (complex_values) with_matrix<std::complex<double>>(input, a, write);
+  else with_matrix<double>(input, a, write);
   return 0;
 }
 

@@ -22,7 +22,8 @@ const char* usage =
     "usage: la info A.mtx | gen:SPEC\n"
     "\n"
     "Prints the size, nonzeros, the banner's symmetry and the values' (exact, or the largest\n"
-    "|a_ij - a_ji| relative to the largest entry), the diagonal's signs, diagonal dominance\n"
+    "|a_ij - a_ji| relative to the largest entry; complex values: Hermitian, complex symmetric\n"
+    "or neither, by |a_ij - conj(a_ji)| and |a_ij - a_ji|), the diagonal's signs, diagonal dominance\n"
     "and the method `la solve --method auto` would pick (from CSR; not for a file with more\n"
     "rows than entries), the sparse direct solver's predicted factor (the fill-reducing\n"
     "ordering with the smaller L of METIS and AMD where built: nnz(L), flops, bytes,\n"
@@ -57,25 +58,33 @@ struct row_stats {
   std::optional<matrix_properties> props;  // numeric symmetry, the diagonal (from CSR)
   std::string fill;                        // the sparse direct solver's predicted factor (from CSR)
   std::string auto_host, auto_gpu;         // what `la solve --method auto` picks, with its defaults, on each side
+  bool complex_values = false;             // the bytes then for complex double and complex float values
 };
 
 /// The largest matrix whose fill `la info` predicts (the analysis is O(nnz(L)) after the orderings).
 constexpr index_t info_fill_rows = 2000000;
 
-template <typename O>
-row_stats stats_of(const csr_matrix<double, O>& m) {
+template <typename T, typename O>
+row_stats stats_of(const csr_matrix<T, O>& m) {
   row_stats s;
   s.rows = m.rows(), s.cols = m.cols(), s.nnz = m.nnz();
   s.offset_bits = 8 * sizeof(O);
   s.props = properties_of(m);
+  s.complex_values = is_complex_v<T>;
   std::shared_ptr<const sparse_analysis> an;
   if (m.rows() == m.cols() && m.rows() > 0 && m.rows() <= info_fill_rows) {
-    an = std::make_shared<sparse_analysis>(analyze_pattern(m));
+    if constexpr (is_complex_v<T>)  // the pattern is what the analysis reads
+      an = std::make_shared<sparse_analysis>(analyze_pattern(
+          csr_matrix<double, O>(m.rows(), m.cols(), m.row_ptr(), m.col_idx(), std::vector<double>(m.values().size(), 1.0))));
+    else
+      an = std::make_shared<sparse_analysis>(analyze_pattern(m));
     s.fill = an->summary();
   }
   // What la solve's auto does with its defaults: solve_by_method's rules (the method from the
   // properties, then the direct-first rules, which read the analysis), on the host and the GPU.
-  if (m.rows() == m.cols()) {
+  if constexpr (is_complex_v<T>) {
+    s.auto_host = s.auto_gpu = "none yet: la solve does not take complex systems so far";
+  } else if (m.rows() == m.cols()) {
     const method_choice mc = select_method(krylov_method::automatic, *s.props, false);
     for (bool gpu : {false, true}) {
       cg_options o;
@@ -93,7 +102,10 @@ row_stats stats_of(const csr_matrix<double, O>& m) {
     s.empty += len == 0;
     s.sum2 += double(len) * len;
   }
-  for (double v : m.values()) s.non_finite += !std::isfinite(v);
+  for (const T& v : m.values()) {
+    if constexpr (is_complex_v<T>) s.non_finite += !std::isfinite(v.real()) || !std::isfinite(v.imag());
+    else s.non_finite += !std::isfinite(v);
+  }
   // HYB and SELL as la::to_hyb and la::to_sell lay them out, from the row lengths alone.
   s.layouts = true;
   std::vector<count_t> hist(static_cast<std::size_t>(s.max) + 1, 0);
@@ -169,14 +181,27 @@ int print_info(const std::string& path, const mm_header& h, const row_stats& st)
   if (const auto& p = st.props) {
     if (p->rows != p->cols)
       std::printf("symmetry:        not square\n");
+    else if (p->complex_values && p->max_non_hermitian == 0)
+      std::printf("symmetry:        Hermitian values (exact)\n");
+    else if (p->complex_values && p->hermitian())
+      std::printf("symmetry:        Hermitian values to rounding: max |a_ij - conj(a_ji)| = %.3g of max |a_ij|\n",
+                  p->max_non_hermitian);
+    else if (p->complex_values && p->max_asymmetry == 0)
+      std::printf("symmetry:        complex symmetric values (exact; not Hermitian)\n");
+    else if (p->complex_values)
+      std::printf("symmetry:        %s: max |a_ij - a_ji| = %.3g, max |a_ij - conj(a_ji)| = %.3g of max |a_ij|%s\n",
+                  p->symmetric() ? "complex symmetric values to rounding" : "neither Hermitian nor complex symmetric",
+                  p->max_asymmetry, p->max_non_hermitian,
+                  p->pattern_symmetric ? " (pattern symmetric)" : " (pattern not symmetric)");
     else if (p->max_asymmetry == 0)
       std::printf("symmetry:        symmetric values (exact)\n");
     else
       std::printf("symmetry:        %s: max |a_ij - a_ji| = %.3g of max |a_ij|%s\n",
                   p->symmetric() ? "symmetric values to rounding" : "not symmetric", p->max_asymmetry,
                   p->pattern_symmetric ? " (pattern symmetric)" : " (pattern not symmetric)");
-    std::printf("diagonal:        %d positive, %d negative, %d zero or not stored\n", p->diag_positive,
-                p->diag_negative, p->diag_zero);
+    std::printf(p->complex_values ? "diagonal:        real parts %d positive, %d negative; %d zero or not stored\n"
+                                  : "diagonal:        %d positive, %d negative, %d zero or not stored\n",
+                p->diag_positive, p->diag_negative, p->diag_zero);
     std::printf("dominance:       %d of %d rows diagonally dominant; min |a_ii| / sum_j!=i |a_ij| = %.3g\n",
                 p->dominant_rows, std::min(p->rows, p->cols), p->min_dominance);
     if (st.auto_host == st.auto_gpu)
@@ -197,10 +222,12 @@ int print_info(const std::string& path, const mm_header& h, const row_stats& st)
   else
     std::printf("ELL:             width 0 (no entries)\n");
   std::printf("JDS:             %d jagged diagonals\n", mx);
-  std::printf("bytes (double values, 32-bit indices, %d-bit offsets):\n", st.offset_bits);
+  const double vb = st.complex_values ? 16 : 8;  // the double (complex double) value's bytes
+  std::printf("bytes (%s values, 32-bit indices, %d-bit offsets):\n", st.complex_values ? "complex double" : "double",
+              st.offset_bits);
   auto row = [&](const char* name, double idx_bytes, double values, const char* note = "") {
-    std::printf("  %-6s %s   float: %s%s\n", name, mib(idx_bytes + 8 * values).c_str(),
-                mib(idx_bytes + 4 * values).c_str(), note);
+    std::printf("  %-6s %s   %s: %s%s\n", name, mib(idx_bytes + vb * values).c_str(),
+                st.complex_values ? "complex float" : "float", mib(idx_bytes + vb / 2 * values).c_str(), note);
   };
   row("dense", 0, n * c);
   row("COO", 8 * nnz, nnz);
@@ -235,6 +262,12 @@ int cmd_info(int argc, char** argv) {
   // rows; otherwise through CSR, whose arrays are then no larger than the entries'.
   std::error_code ec;
   const mm_header pre = std::filesystem::is_regular_file(path, ec) ? read_matrix_market_header(path) : mm_header{};
+  if (pre.field == mm_field::complex) {  // complex values: Hermitian, complex symmetric or neither
+    if (pre.rows > max_stored_entries(pre))
+      throw not_supported("'" + printable(path) + "' is a complex matrix with more rows than entries; la info reads "
+                          "such hypersparse files as real matrices only");
+    return with_csr_file<std::complex<double>>(path, a, [&](const auto& m) { return print_info(path, h, stats_of(m)); }, &h);
+  }
   if (pre.rows > max_stored_entries(pre)) {
     const coo_matrix<double> coo = read_matrix_market<double>(path, &h, read_options(a));
     return print_info(path, h, stats_of(coo, offsets_option(a)));

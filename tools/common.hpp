@@ -70,6 +70,11 @@ decltype(auto) with_csr_file(const std::string& path, const args& a, F&& f, mm_h
   if (!std::filesystem::is_regular_file(path, ec))
     return with_csr(read_matrix_market<T>(path, header, read_options(a)), f, offsets_option(a));
   const mm_header h = read_matrix_market_header(path);
+  if constexpr (!is_complex_v<T>)
+    if (h.field == mm_field::complex)
+      throw not_supported("'" + printable(path) +
+                          "' holds complex values (field 'complex'): this command takes real matrices so far; "
+                          "`la info` and `la convert` read complex files");
   return with_offsets(max_stored_entries(h), offsets_option(a), [&](auto o) -> decltype(auto) {
     return f(read_matrix_market_csr<T, decltype(o)>(path, header, read_options(a)));
   });

@@ -2,6 +2,7 @@
 // Eigen and each other, the method's choice and refusals, and the edges every method shares
 // (scale, a tolerance below the precision, messages).
 #include <cmath>
+#include <complex>
 #include <limits>
 
 #include <Eigen/IterativeLinearSolvers>
@@ -234,6 +235,58 @@ TEST(Method, PropertiesOfHandCheckedMatrices) {
   EXPECT_FALSE(pc.pattern_symmetric);
   EXPECT_EQ(pc.diag_zero, 2);
   EXPECT_DOUBLE_EQ(pc.max_asymmetry, 1);
+}
+
+// Complex values (issue 69): Hermitian, complex symmetric, both (a real-valued matrix), neither.
+TEST(Method, PropertiesOfComplexMatricesTellHermitianFromComplexSymmetric) {
+  using z = std::complex<double>;
+  // [[2, 1+i], [1-i, 3]]: Hermitian, not complex symmetric (|a_01 - a_10| = |2i| = 2 of max |a| 3).
+  const csr_matrix<z> h(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {z(2, 0), z(1, 1), z(1, -1), z(3, 0)});
+  const auto ph = properties_of(h);
+  EXPECT_TRUE(ph.complex_values);
+  EXPECT_EQ(ph.max_non_hermitian, 0);
+  EXPECT_TRUE(ph.hermitian());
+  EXPECT_DOUBLE_EQ(ph.max_asymmetry, 2.0 / 3.0);
+  EXPECT_FALSE(ph.symmetric());
+  EXPECT_TRUE(ph.looks_spd());
+  EXPECT_EQ(ph.diag_positive, 2);
+  EXPECT_NE(describe(ph).find("Hermitian values"), std::string::npos) << describe(ph);
+  // [[2+i, 1+i], [1+i, -3]]: complex symmetric; not Hermitian (the diagonal's i, the mirror's conjugate).
+  const csr_matrix<z> cs(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {z(2, 1), z(1, 1), z(1, 1), z(-3, 0)});
+  const auto pcs = properties_of(cs, /*values_symmetric=*/true);  // a complex file's "symmetric" is checked anyway
+  EXPECT_EQ(pcs.max_asymmetry, 0);
+  EXPECT_TRUE(pcs.symmetric());
+  EXPECT_FALSE(pcs.hermitian());
+  EXPECT_FALSE(pcs.looks_spd());
+  EXPECT_DOUBLE_EQ(pcs.max_non_hermitian, 2 / std::abs(z(-3, 0)));  // |1+i - (1-i)| = 2 of max |a| 3
+  EXPECT_EQ(pcs.diag_positive, 1);
+  EXPECT_EQ(pcs.diag_negative, 1);
+  EXPECT_NE(describe(pcs).find("complex symmetric values"), std::string::npos) << describe(pcs);
+  // Real values stored as complex: both at once.
+  const auto pr = properties_of(csr_matrix<z>(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {z(4), z(1), z(1), z(5)}));
+  EXPECT_TRUE(pr.hermitian() && pr.symmetric());
+  // A one-sided entry and a zero diagonal: neither, pattern not symmetric.
+  const auto pn = properties_of(csr_matrix<z>(2, 2, {0, 1, 1}, {1}, {z(0, 3)}));
+  EXPECT_FALSE(pn.pattern_symmetric);
+  EXPECT_DOUBLE_EQ(pn.max_asymmetry, 1);
+  EXPECT_DOUBLE_EQ(pn.max_non_hermitian, 1);
+  EXPECT_EQ(pn.diag_zero, 2);
+  EXPECT_NE(describe(pn).find("neither Hermitian nor complex symmetric"), std::string::npos) << describe(pn);
+  // The real data's Hermitian matrix, and the same values through a dense check.
+  const auto mhd = read_matrix_market_csr<z>(std::string(LA_DATA_DIR) + "/mhd1280b.mtx");
+  const auto pm = properties_of(mhd);
+  EXPECT_EQ(pm.max_non_hermitian, 0);
+  EXPECT_TRUE(pm.looks_spd());
+  const auto w = read_matrix_market_csr<z>(std::string(LA_DATA_DIR) + "/w156.mtx");
+  const auto pw = properties_of(w);
+  const auto d = to_dense(w);
+  double herm = 0, sym = 0, big = 0;
+  for (index_t i = 0; i < d.rows(); ++i)
+    for (index_t j = 0; j < d.cols(); ++j)
+      herm = std::max(herm, std::abs(d(i, j) - std::conj(d(j, i)))), sym = std::max(sym, std::abs(d(i, j) - d(j, i))),
+      big = std::max(big, std::abs(d(i, j)));
+  EXPECT_DOUBLE_EQ(pw.max_non_hermitian, herm / big);
+  EXPECT_DOUBLE_EQ(pw.max_asymmetry, sym / big);
 }
 
 // A right-hand side near the ends of double's range: every method converges to the

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -491,6 +492,69 @@ TEST(Cli, ConvertSymmetricToGeneralAndBack) {
   EXPECT_EQ(la::to_dense(la::read_matrix_market<double>(g)), la::to_dense(a));
   std::remove(g.c_str());
   std::remove(s.c_str());
+}
+
+
+// ---- complex matrices (issue 69): la info and la convert read them, the solvers refuse ----
+
+TEST(Cli, InfoTellsHermitianComplexSymmetricAndNeither) {
+  auto r = run("info " + data + "/mhd1280b.mtx");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "banner:          matrix coordinate complex hermitian")) << r.output;
+  EXPECT_TRUE(contains(r.output, "symmetry:        Hermitian values (exact)")) << r.output;
+  EXPECT_TRUE(contains(r.output, "nonzeros:        22778")) << r.output;
+  EXPECT_TRUE(contains(r.output, "real parts 1280 positive")) << r.output;
+  EXPECT_TRUE(contains(r.output, "bytes (complex double values")) << r.output;
+  r = run("info " + data + "/w156.mtx");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "neither Hermitian nor complex symmetric")) << r.output;
+  EXPECT_TRUE(contains(r.output, "(pattern not symmetric)")) << r.output;
+  const std::string cs = ::testing::TempDir() + "la_cli_cs.mtx";
+  {
+    std::ofstream f(cs);
+    f << "%%MatrixMarket matrix coordinate complex symmetric\n3 3 3\n1 1 1 1\n2 1 2 3\n3 3 4 -1\n";
+  }
+  r = run("info " + cs);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "complex symmetric values (exact; not Hermitian)")) << r.output;
+  std::remove(cs.c_str());
+}
+
+TEST(Cli, ConvertKeepsComplexValuesAndChecksHermitian) {
+  const std::string h = ::testing::TempDir() + "la_cli_h.mtx", g = ::testing::TempDir() + "la_cli_hg.mtx";
+  auto r = run("convert " + data + "/mhd1280b.mtx -o " + g);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "coordinate complex general")) << r.output;
+  r = run("convert " + g + " -o " + h + " --symmetry hermitian");
+  ASSERT_EQ(r.status, 0) << r.output;
+  la::mm_header hh = la::read_matrix_market_header(h);
+  EXPECT_EQ(hh.field, la::mm_field::complex);
+  EXPECT_EQ(hh.symmetry, la::mm_symmetry::hermitian);
+  EXPECT_EQ(hh.entries, 12029);
+  using zd = std::complex<double>;
+  EXPECT_EQ(la::read_matrix_market_csr<zd>(h), la::read_matrix_market_csr<zd>(data + "/mhd1280b.mtx"));
+  r = run("convert " + data + "/w156.mtx -o " + h + " --symmetry hermitian");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.output, "not exactly Hermitian")) << r.output;
+  r = run("convert " + data + "/mhd1280b.mtx -o " + h + " --symmetry symmetric");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.output, "not exactly symmetric (A != A^T)")) << r.output;
+  r = run("convert " + data + "/bcsstk01.mtx -o " + h + " --symmetry hermitian");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_TRUE(contains(r.output, "--symmetry hermitian is for complex matrices")) << r.output;
+  EXPECT_EQ(la::read_matrix_market_header(h).symmetry, la::mm_symmetry::hermitian);  // the refused runs left it as it was
+  r = run("convert " + data + "/w156.mtx -o " + g + " --to array");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_EQ(la::to_dense(la::read_matrix_market<zd>(g)), la::to_dense(la::read_matrix_market<zd>(data + "/w156.mtx")));
+  std::remove(h.c_str());
+  std::remove(g.c_str());
+}
+
+TEST(Cli, SolveRefusesComplexSystemsWithAClearMessage) {
+  const auto r = run("solve " + data + "/w156.mtx --device cpu");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_TRUE(contains(r.output, "holds complex values (field 'complex')")) << r.output;
+  EXPECT_TRUE(contains(r.output, "`la info` and `la convert` read complex files")) << r.output;
 }
 
 
