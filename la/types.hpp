@@ -88,9 +88,15 @@ decltype(auto) with_offsets(std::int64_t count, offset_width width, F&& f) {
   return f(std::int32_t{});
 }
 
-/// Accumulator type for host references: one step more precise than T.
+/// Accumulator type for host references: one step more precise than T (complex values:
+/// complex of the wider part type).
 template <typename T> struct wider { using type = double; };
 template <> struct wider<double> { using type = long double; };
+template <typename R> struct wider<std::complex<R>> { using type = std::complex<typename wider<R>::type>; };
 template <typename T> using wider_t = typename wider<T>::type;
+/// x in the wider type (std::complex multiplies only like with like, so both factors of a
+/// product are widened).
+template <typename T>
+constexpr wider_t<T> widen(const T& x) { return static_cast<wider_t<T>>(x); }
 
 }  // namespace la

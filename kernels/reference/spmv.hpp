@@ -35,8 +35,8 @@ template <typename T>
 void finish(T alpha, const accumulator<T>& acc, T beta, std::vector<T>& y, const index_t* perm = nullptr) {
   for (std::size_t k = 0; k < y.size(); ++k) {
     const std::size_t i = perm ? static_cast<std::size_t>(perm[k]) : k;
-    wider_t<T> r = static_cast<wider_t<T>>(alpha) * acc[k];
-    if (beta != T(0)) r += static_cast<wider_t<T>>(beta) * y[i];
+    wider_t<T> r = widen(alpha) * acc[k];
+    if (beta != T(0)) r += widen(beta) * widen(y[i]);
     y[i] = static_cast<T>(r);
   }
 }
@@ -47,13 +47,13 @@ void add_ell(accumulator<T>& acc, const ell_matrix<T>& a, const std::vector<T>& 
   for (index_t k = 0; k < a.width(); ++k)
     for (index_t i = 0; i < a.rows(); ++i) {
       const std::size_t s = static_cast<std::size_t>(k) * a.rows() + i;
-      if (a.col_idx()[s] != ell_padding) acc[i] += static_cast<wider_t<T>>(a.values()[s]) * x[a.col_idx()[s]];
+      if (a.col_idx()[s] != ell_padding) acc[i] += widen(a.values()[s]) * widen(x[a.col_idx()[s]]);
     }
 }
 template <typename T>
 void add_coo(accumulator<T>& acc, const coo_matrix<T>& a, const std::vector<T>& x) {
   for (count_t k = 0; k < a.nnz(); ++k)
-    acc[a.row_idx()[k]] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
+    acc[a.row_idx()[k]] += widen(a.values()[k]) * widen(x[a.col_idx()[k]]);
 }
 }  // namespace detail
 
@@ -63,7 +63,7 @@ void spmv(T alpha, const csr_matrix<T, O>& a, const std::vector<T>& x, T beta, s
   detail::begin(a, x, y, acc);
   for (index_t i = 0; i < a.rows(); ++i)
     for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
-      acc[i] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
+      acc[i] += widen(a.values()[k]) * widen(x[a.col_idx()[k]]);
   detail::finish(alpha, acc, beta, y);
 }
 
@@ -73,7 +73,7 @@ void spmv(T alpha, const csc_matrix<T, O>& a, const std::vector<T>& x, T beta, s
   detail::begin(a, x, y, acc);
   for (index_t j = 0; j < a.cols(); ++j)
     for (O k = a.col_ptr()[j]; k < a.col_ptr()[j + 1]; ++k)
-      acc[a.row_idx()[k]] += static_cast<wider_t<T>>(a.values()[k]) * x[j];
+      acc[a.row_idx()[k]] += widen(a.values()[k]) * widen(x[j]);
   detail::finish(alpha, acc, beta, y);
 }
 
@@ -99,7 +99,7 @@ void spmv(T alpha, const jds_matrix<T, O>& a, const std::vector<T>& x, T beta, s
   // acc holds sums by sorted row; y is written through perm.
   for (index_t d = 0; d < a.num_diagonals(); ++d)
     for (O k = a.diag_ptr()[d]; k < a.diag_ptr()[d + 1]; ++k)
-      acc[k - a.diag_ptr()[d]] += static_cast<wider_t<T>>(a.values()[k]) * x[a.col_idx()[k]];
+      acc[k - a.diag_ptr()[d]] += widen(a.values()[k]) * widen(x[a.col_idx()[k]]);
   detail::finish(alpha, acc, beta, y, a.perm().data());
 }
 
@@ -120,7 +120,7 @@ void spmv(T alpha, const sell_matrix<T, O>& a, const std::vector<T>& x, T beta, 
   for (count_t s = 0; s < a.slices(); ++s)
     for (O q = a.slice_ptr()[s]; q < a.slice_ptr()[s + 1]; ++q) {
       const count_t k = s * C + (q - a.slice_ptr()[s]) % C;  // sorted row of this slot
-      if (a.col_idx()[q] != ell_padding) acc[k] += static_cast<wider_t<T>>(a.values()[q]) * x[a.col_idx()[q]];
+      if (a.col_idx()[q] != ell_padding) acc[k] += widen(a.values()[q]) * widen(x[a.col_idx()[q]]);
     }
   detail::finish(alpha, acc, beta, y, a.perm().data());
 }
@@ -130,7 +130,7 @@ void spmv(T alpha, const dense_matrix<T>& a, const std::vector<T>& x, T beta, st
           accumulator<T>& acc) {
   detail::begin(a, x, y, acc);
   for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t j = 0; j < a.cols(); ++j) acc[i] += static_cast<wider_t<T>>(a(i, j)) * x[j];
+    for (index_t j = 0; j < a.cols(); ++j) acc[i] += widen(a(i, j)) * widen(x[j]);
   detail::finish(alpha, acc, beta, y);
 }
 

@@ -1,7 +1,8 @@
 // Host references: tiny cases a person can check by hand, and SpMV of every format against
-// the dense product on random matrices; the sparse product C = A B and the transpose against
-// dense ones.
+// the dense product on random matrices (real and complex values); the sparse product C = A B
+// and the transpose against dense ones.
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <random>
 
@@ -50,7 +51,7 @@ TEST(ReferenceSpmv, SizeMismatchIsAnError) {
 
 template <typename T>
 class ReferenceSpmvRandom : public ::testing::Test {};
-TYPED_TEST_SUITE(ReferenceSpmvRandom, test::value_types);
+TYPED_TEST_SUITE(ReferenceSpmvRandom, test::value_types_with_complex);
 
 // Every format's reference against the dense product. Tolerance per row, the project's rule
 // for a sum of k products:
@@ -65,19 +66,20 @@ TYPED_TEST(ReferenceSpmvRandom, EveryFormatMatchesDense) {
     const auto d = to_dense(a);
     const auto x = test::random_vector<T>(a.cols(), g);
     const auto y0 = test::random_vector<T>(a.rows(), g);
-    const T alpha = T(1.5), beta = T(-0.75);
+    T alpha = T(1.5), beta = T(-0.75);
+    if constexpr (is_complex_v<T>) alpha = T(1.5, -0.5), beta = T(-0.75, 0.25);  // complex values: complex scalars
     std::vector<T> want = y0;
     reference::spmv(alpha, d, x, beta, want);
     auto check = [&](const auto& m) {
       std::vector<T> y = y0;
       reference::spmv(alpha, m, x, beta, y);
       for (index_t i = 0; i < a.rows(); ++i) {
-        double mag = std::abs(double(beta) * y0[i]);
+        double mag = double(std::abs(beta)) * double(std::abs(y0[i]));
         for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
-          mag += std::abs(double(alpha) * a.values()[k] * x[a.col_idx()[k]]);
+          mag += double(std::abs(alpha)) * double(std::abs(a.values()[k])) * double(std::abs(x[a.col_idx()[k]]));
         const double k = a.row_ptr()[i + 1] - a.row_ptr()[i];
-        const double tol = (k + 2) * std::numeric_limits<T>::epsilon() * mag;
-        ASSERT_NEAR(y[i], want[i], tol) << typeid(m).name() << " row " << i;
+        const double tol = (k + 2) * std::numeric_limits<real_of_t<T>>::epsilon() * mag;
+        ASSERT_LE(double(std::abs(y[i] - want[i])), tol) << typeid(m).name() << " row " << i;
       }
     };
     check(a);
@@ -119,6 +121,25 @@ TEST(ReferenceBlas1, HandChecked) {
   EXPECT_EQ(y, (std::vector<double>{7, 7}));
   std::vector<double> z(3);
   EXPECT_THROW(reference::dot(x, z), invalid_argument);
+}
+
+TEST(ReferenceBlas1, ComplexDotsConjugatedAndNot) {
+  using z = std::complex<double>;
+  const std::vector<z> x{{1, 2}, {3, -1}}, y{{2, -1}, {0, 1}};
+  EXPECT_EQ(reference::dotu(x, y), z(5, 6));   // (1+2i)(2-i) + (3-i)i
+  EXPECT_EQ(reference::dot(x, y), z(5, 6));    // dot is the bilinear form
+  EXPECT_EQ(reference::dotc(x, y), z(-1, -2)); // (1-2i)(2-i) + (3+i)i
+  EXPECT_EQ(reference::dotc(x, x), z(15, 0));  // ||x||^2, real
+  EXPECT_DOUBLE_EQ(reference::nrm2(x), std::sqrt(15.0));
+  static_assert(std::is_same_v<decltype(reference::nrm2(x)), double>, "a complex vector's norm is real");
+  std::vector<z> w = y;
+  reference::axpy(z(0, 1), x, w);  // w += i x
+  EXPECT_EQ(w, (std::vector<z>{{0, 0}, {1, 4}}));
+  // float parts accumulate in double: 1 + 1e4 products of 1e-8 i * i.
+  std::vector<std::complex<float>> a(10001, {0, 1e-4f}), b(10001, {0, 1e-4f});
+  a[0] = b[0] = {1, 0};
+  EXPECT_NEAR(reference::dotu(a, b).real(), 1.0f - 1e-4f, 1e-7f);
+  EXPECT_NEAR(reference::dotc(a, b).real(), 1.0f + 1e-4f, 1e-7f);
 }
 
 TEST(ReferenceBlas1, FloatAccumulatesWide) {
