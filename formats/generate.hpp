@@ -6,6 +6,14 @@
 //                   square (cube), n interior points a side, h = 1/(n+1), scaled by h^2:
 //                   diagonal 4 + 2 pe h (6 + 3 pe h), upwind neighbours -1 - pe h, downwind
 //                   -1. Non-symmetric for pe > 0, an M-matrix, weakly diagonally dominant.
+//   helmholtz(d, n, kappa, shift)
+//                   complex values (issue 69): -lap u - kappa^2 (1 + i shift) u on the unit
+//                   square (cube), n interior points a side, h = 1/(n+1), scaled by h^2, with a
+//                   first-order absorbing boundary (du/dn = i kappa u, the ghost point
+//                   eliminated): diagonal 2d - (kappa h)^2 (1 + i shift) - sum over the node's
+//                   boundary faces of 1 / (1 - i kappa h), neighbours -1. Complex symmetric
+//                   (A = A^T), not Hermitian; indefinite once (kappa h)^2 passes the smallest
+//                   eigenvalue of the Laplacian, the shift and the boundary keep it nonsingular.
 //   random_rows     every row exactly k distinct random columns
 //   rmat            a power-law graph (R-MAT, Chakrabarti et al. 2004: a, b, c = 0.57,
 //                   0.19, 0.19), duplicate edges summed
@@ -16,6 +24,7 @@
 #pragma once
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <vector>
 
@@ -142,6 +151,54 @@ csr_matrix<T, O> convdiff(int d, index_t n, double pe) {
         if (j + 1 < n) add(r + 1, down);
         if (i + 1 < n) add(r + s1, down);
         if (d == 3 && k + 1 < n) add(r + s2, down);
+        rp[r + 1] = static_cast<O>(ci.size());
+      }
+  return {static_cast<index_t>(rows), static_cast<index_t>(rows), std::move(rp), std::move(ci), std::move(v)};
+}
+
+/// kappa for `ppw` grid points per wavelength on an n-point side (h = 1/(n+1)): 2 pi / (ppw h).
+inline double helmholtz_kappa(index_t n, double ppw) { return 2 * 3.14159265358979323846 * (double(n) + 1) / ppw; }
+
+/// The complex-shifted Helmholtz operator with an absorbing boundary on an n^d grid (d = 2 or
+/// 3; see the top). T: std::complex<float> or std::complex<double>.
+template <typename T, typename O = index_t>
+csr_matrix<T, O> helmholtz(int d, index_t n, double kappa, double shift) {
+  static_assert(is_complex_v<T>, "helmholtz: the operator has complex values (std::complex<float> or <double>)");
+  using R = real_of_t<T>;
+  LA_EXPECTS(d == 2 || d == 3, "helmholtz: the dimension must be 2 or 3");
+  const index_t most = d == 2 ? poisson_2d_max_n : poisson_3d_max_n;
+  LA_EXPECTS(n >= 0 && n <= most, "helmholtz" + std::to_string(d) + "d(" + std::to_string(n) +
+                                      "): the grid side must be in [0, " + std::to_string(most) + "]");
+  LA_EXPECTS(kappa >= 0 && kappa < 1e12, "helmholtz: the wavenumber must be in [0, 1e12)");
+  LA_EXPECTS(shift >= 0 && shift < 1e6, "helmholtz: the shift must be in [0, 1e6)");
+  const std::int64_t rows = d == 2 ? std::int64_t(n) * n : std::int64_t(n) * n * n;
+  const std::int64_t nnz = d == 2 ? 5 * rows - 4 * std::int64_t(n) : 7 * rows - 6 * std::int64_t(n) * n;
+  detail::check_generated<T, O>(rows, nnz, "a " + std::to_string(d) + "D Helmholtz matrix on a " + std::to_string(n) +
+                                               "^" + std::to_string(d) + " grid");
+  const double h = 1.0 / (double(n) + 1), kh = kappa * h;
+  const std::complex<double> interior(2.0 * d - kh * kh, -kh * kh * shift);
+  const std::complex<double> face = 1.0 / std::complex<double>(1.0, -kh);  // the eliminated ghost's share
+  std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
+  std::vector<index_t> ci;
+  std::vector<T> v;
+  ci.reserve(static_cast<std::size_t>(nnz));
+  v.reserve(ci.capacity());
+  const T off(R(-1), R(0));
+  const std::int64_t nz = d == 3 ? n : 1, s1 = n, s2 = std::int64_t(n) * n;
+  for (std::int64_t k = 0; k < nz; ++k)
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        const std::int64_t r = k * s2 + i * s1 + j;
+        const int faces = (i == 0) + (i + 1 == n) + (j == 0) + (j + 1 == n) + (d == 3 ? (k == 0) + (k + 1 == n) : 0);
+        const std::complex<double> diag = interior - double(faces) * face;
+        auto add = [&](std::int64_t col, T x) { ci.push_back(static_cast<index_t>(col)), v.push_back(x); };
+        if (d == 3 && k > 0) add(r - s2, off);
+        if (i > 0) add(r - s1, off);
+        if (j > 0) add(r - 1, off);
+        add(r, T(static_cast<R>(diag.real()), static_cast<R>(diag.imag())));
+        if (j + 1 < n) add(r + 1, off);
+        if (i + 1 < n) add(r + s1, off);
+        if (d == 3 && k + 1 < n) add(r + s2, off);
         rp[r + 1] = static_cast<O>(ci.size());
       }
   return {static_cast<index_t>(rows), static_cast<index_t>(rows), std::move(rp), std::move(ci), std::move(v)};

@@ -1,0 +1,374 @@
+// Krylov methods for complex systems on the host (issue 69): the plain oracles the GPU forms
+// will be checked against, sequential, every reduction in wider_t (complex<long double> for
+// complex<double>), reruns bit-identical.
+//
+//   complex_method::cg        CG with the Hermitian inner product: A Hermitian positive definite
+//   complex_method::cocg      conjugate orthogonal CG (van der Vorst and Melissen 1990): CG with
+//                             the bilinear form x^T y in place of x^H y, for complex symmetric
+//                             A = A^T (not Hermitian: Helmholtz with a complex shift or an
+//                             absorbing boundary, electromagnetics); breaks down only on a
+//                             quasi-null vector (r^T r = 0 with r != 0)
+//   complex_method::bicgstab  BiCGSTAB for general A, shadow residual r0, x^H y
+//   complex_method::gmres     GMRES(m), modified Gram-Schmidt, complex Givens rotations
+//
+// Preconditioning: none or Jacobi (cg_options::precond none, jacobi or automatic, which is
+// Jacobi where the diagonal has no zero and none otherwise); CG and COCG apply it
+// symmetrically in their inner products (z = D^-1 r), BiCGSTAB and GMRES on the right. The
+// other preconditioners are refused (invalid_input) until they take complex values.
+//
+// The result is la::solve_result: converged when the recurrence residual met max(rtol ||b||,
+// atol) and the true residual ||b - Ax|| / ||b||, recomputed at the end, is within
+// cg_options::true_residual_factor of it (else precision_limit); non_finite for NaN or Inf
+// in A, b or x0; breakdown as each method defines it (the message says which quantity).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <string>
+#include <vector>
+
+#include <la/formats/csr.hpp>
+#include <la/kernels/reference/blas1.hpp>
+#include <la/kernels/reference/spmv.hpp>
+#include <la/solvers/krylov_options.hpp>
+
+namespace la {
+
+enum class complex_method { cg, cocg, bicgstab, gmres };
+
+inline const char* to_string(complex_method m) noexcept {
+  switch (m) {
+    case complex_method::cg: return "cg";
+    case complex_method::cocg: return "cocg";
+    case complex_method::bicgstab: return "bicgstab";
+    case complex_method::gmres: return "gmres";
+  }
+  return "unknown";
+}
+
+namespace complex_krylov_detail {
+
+template <typename T>
+bool finite(const T& v) {
+  return std::isfinite(v.real()) && std::isfinite(v.imag());
+}
+
+/// The loop's shared state: A, b, the preconditioner, the norms, the result.
+template <typename T, typename O>
+struct context {
+  using R = real_of_t<T>;
+  const csr_matrix<T, O>& a;
+  const std::vector<T>& b;
+  const cg_options& o;
+  solve_result res;
+  std::vector<T> inv_diag;  // empty: no preconditioner
+  reference::accumulator<T> acc;
+  double bnorm = 0, target = 0;
+  std::int64_t limit = 0;
+
+  context(const csr_matrix<T, O>& a_, const std::vector<T>& b_, const cg_options& o_) : a(a_), b(b_), o(o_) {}
+
+  void fail(solve_status s, std::string why) {
+    res.status = s;
+    res.message = std::move(why);
+  }
+  void apply(const std::vector<T>& x, std::vector<T>& y) { reference::spmv(T(1), a, x, T(0), y, acc); }
+  /// y = M^-1 x (a copy without a preconditioner).
+  void precondition(const std::vector<T>& x, std::vector<T>& y) const {
+    if (inv_diag.empty()) {
+      y = x;
+      return;
+    }
+    y.resize(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) y[i] = inv_diag[i] * x[i];
+  }
+  /// Sizes, finiteness, the preconditioner, ||b||; false (with the status set) when the
+  /// solve cannot start.
+  bool begin(std::vector<T>& x) {
+    if (a.rows() != a.cols())
+      return fail(solve_status::invalid_input, "A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
+                                                   "; a Krylov method needs a square matrix"),
+             false;
+    if (b.size() != static_cast<std::size_t>(a.rows()))
+      return fail(solve_status::invalid_input, "b has " + std::to_string(b.size()) + " entries, A has " +
+                                                   std::to_string(a.rows()) + " rows"),
+             false;
+    if (x.empty()) x.assign(b.size(), T(0));
+    if (x.size() != b.size())
+      return fail(solve_status::invalid_input, "x0 has " + std::to_string(x.size()) + " entries, b has " + std::to_string(b.size())),
+             false;
+    if (o.rtol < 0 || o.atol < 0 || !(o.rtol == o.rtol) || o.restart < 1 || o.restart > 1000)
+      return fail(solve_status::invalid_input, "rtol and atol must be non-negative and restart in [1, 1000]"), false;
+    for (const T& v : a.values())
+      if (!finite(v)) return fail(solve_status::non_finite, "A holds a NaN or Inf value"), false;
+    for (const T& v : b)
+      if (!finite(v)) return fail(solve_status::non_finite, "b holds a NaN or Inf value"), false;
+    for (const T& v : x)
+      if (!finite(v)) return fail(solve_status::non_finite, "the initial guess holds a NaN or Inf value"), false;
+    const bool want_jacobi = o.precond == preconditioner::jacobi;
+    if (o.precond != preconditioner::none && o.precond != preconditioner::jacobi && o.precond != preconditioner::automatic)
+      return fail(solve_status::invalid_input, std::string("preconditioner '") + to_string(o.precond) +
+                                                   "' does not take complex values yet; use none or jacobi"),
+             false;
+    if (o.precond != preconditioner::none) {
+      std::vector<T> d(b.size(), T(0));
+      for (index_t i = 0; i < a.rows(); ++i)
+        for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+          if (a.col_idx()[k] == i) d[static_cast<std::size_t>(i)] += a.values()[k];
+      std::size_t zero = d.size();
+      for (std::size_t i = 0; i < d.size() && zero == d.size(); ++i)
+        if (d[i] == T(0)) zero = i;
+      if (zero < d.size()) {
+        if (want_jacobi)
+          return fail(solve_status::invalid_input, "Jacobi needs a nonzero diagonal; row " + std::to_string(zero + 1) +
+                                                       " has none (use precond none)"),
+                 false;
+      } else {
+        inv_diag.resize(d.size());
+        for (std::size_t i = 0; i < d.size(); ++i) inv_diag[i] = T(1) / d[i];
+      }
+    }
+    bnorm = static_cast<double>(reference::nrm2(b));
+    target = std::max(o.rtol * bnorm, o.atol);
+    limit = o.max_iterations >= 0 ? o.max_iterations : 2 * std::int64_t(a.rows());
+    return true;
+  }
+  double relative(double r) const { return bnorm > 0 ? r / bnorm : r; }
+  /// The end: the true residual, and converged / precision_limit / the status given.
+  solve_result end(const std::vector<T>& x, double recurrence, bool met, const std::string& method) {
+    std::vector<T> r(b.size());
+    reference::spmv(T(-1), a, x, T(0), r, acc);
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] += b[i];
+    const double t = static_cast<double>(reference::nrm2(r));
+    res.residual = relative(recurrence);
+    res.true_residual = relative(t);
+    if (met) {
+      if (t <= std::max(target * o.true_residual_factor, target)) {
+        res.status = solve_status::converged;
+        res.message = "converged";
+      } else {
+        res.status = solve_status::precision_limit;
+        res.message = "the recurrence residual met the tolerance, the true residual " + short_number(res.true_residual) +
+                      " did not: the tolerance is below what the precision resolves";
+      }
+    } else if (res.status == solve_status::invalid_input && res.message.empty()) {
+      res.status = solve_status::max_iterations;
+      res.message = "stopped at the iteration limit (" + std::to_string(limit) + ")";
+    }
+    res.method = method + (inv_diag.empty() ? "" : " + jacobi") + ", host, csr";
+    return res;
+  }
+};
+
+/// CG (Hermitian: x^H y) or COCG (complex symmetric: x^T y), preconditioned with z = M^-1 r.
+template <typename T, typename O>
+solve_result cg_like(context<T, O>& c, std::vector<T>& x, bool hermitian) {
+  const auto inner = [hermitian](const std::vector<T>& u, const std::vector<T>& v) {
+    return hermitian ? reference::dotc(u, v) : reference::dotu(u, v);
+  };
+  const char* name = hermitian ? "cg" : "cocg";
+  const std::size_t n = x.size();
+  std::vector<T> r(n), z(n), p(n), q(n);
+  c.apply(x, r);
+  for (std::size_t i = 0; i < n; ++i) r[i] = c.b[i] - r[i];
+  double rnorm = static_cast<double>(reference::nrm2(r));
+  if (rnorm <= c.target) return c.end(x, rnorm, true, name);
+  c.precondition(r, z);
+  p = z;
+  T rz = inner(r, z);
+  if (hermitian ? !(rz.real() > 0) : std::abs(rz) == 0) {
+    c.fail(solve_status::breakdown, hermitian ? "r^H M^-1 r <= 0: the preconditioner is not Hermitian positive definite"
+                                              : "r^T M^-1 r = 0 with r != 0: COCG met a quasi-null residual");
+    return c.end(x, rnorm, false, name);
+  }
+  for (std::int64_t it = 0; it < c.limit; ++it) {
+    c.apply(p, q);
+    ++c.res.iterations;
+    const T pq = inner(p, q);
+    if (hermitian ? !(pq.real() > 0) : std::abs(pq) == 0) {
+      c.fail(solve_status::breakdown, hermitian ? "p^H A p <= 0: A is not Hermitian positive definite"
+                                                : "p^T A p = 0: COCG met a quasi-null direction");
+      return c.end(x, rnorm, false, name);
+    }
+    const T alpha = rz / pq;
+    for (std::size_t i = 0; i < n; ++i) x[i] += alpha * p[i], r[i] -= alpha * q[i];
+    rnorm = static_cast<double>(reference::nrm2(r));
+    if (rnorm <= c.target) return c.end(x, rnorm, true, name);
+    c.precondition(r, z);
+    const T rz_new = inner(r, z);
+    if (hermitian ? !(rz_new.real() > 0) : std::abs(rz_new) == 0) {
+      c.fail(solve_status::breakdown, hermitian ? "r^H M^-1 r <= 0: the preconditioned A is not Hermitian positive definite"
+                                                : "r^T M^-1 r = 0 with r != 0: COCG met a quasi-null residual");
+      return c.end(x, rnorm, false, name);
+    }
+    const T beta = rz_new / rz;
+    rz = rz_new;
+    for (std::size_t i = 0; i < n; ++i) p[i] = z[i] + beta * p[i];
+  }
+  return c.end(x, rnorm, false, name);
+}
+
+/// BiCGSTAB, right-preconditioned, shadow residual r0.
+template <typename T, typename O>
+solve_result bicgstab(context<T, O>& c, std::vector<T>& x) {
+  const std::size_t n = x.size();
+  std::vector<T> r(n), r0, p(n, T(0)), v(n, T(0)), ph(n), s(n), sh(n), t(n);
+  c.apply(x, r);
+  for (std::size_t i = 0; i < n; ++i) r[i] = c.b[i] - r[i];
+  double rnorm = static_cast<double>(reference::nrm2(r));
+  if (rnorm <= c.target) return c.end(x, rnorm, true, "bicgstab");
+  r0 = r;
+  T rho(1), alpha(1), omega(1);
+  while (c.res.iterations < c.limit) {
+    const T rho_new = reference::dotc(r0, r);
+    if (std::abs(rho_new) == 0) {
+      c.fail(solve_status::breakdown, "r0^H r = 0: BiCGSTAB's shadow residual is orthogonal to the residual");
+      return c.end(x, rnorm, false, "bicgstab");
+    }
+    const T beta = (rho_new / rho) * (alpha / omega);
+    rho = rho_new;
+    for (std::size_t i = 0; i < n; ++i) p[i] = r[i] + beta * (p[i] - omega * v[i]);
+    c.precondition(p, ph);
+    c.apply(ph, v);
+    ++c.res.iterations;
+    const T r0v = reference::dotc(r0, v);
+    if (std::abs(r0v) == 0) {
+      c.fail(solve_status::breakdown, "r0^H v = 0: BiCGSTAB cannot take its step");
+      return c.end(x, rnorm, false, "bicgstab");
+    }
+    alpha = rho / r0v;
+    for (std::size_t i = 0; i < n; ++i) s[i] = r[i] - alpha * v[i];
+    const double snorm = static_cast<double>(reference::nrm2(s));
+    if (snorm <= c.target) {
+      for (std::size_t i = 0; i < n; ++i) x[i] += alpha * ph[i];
+      return c.end(x, snorm, true, "bicgstab");
+    }
+    c.precondition(s, sh);
+    c.apply(sh, t);
+    ++c.res.iterations;
+    const T tt = reference::dotc(t, t);
+    omega = std::abs(tt) == 0 ? T(0) : reference::dotc(t, s) / tt;
+    if (std::abs(omega) == 0) {
+      c.fail(solve_status::breakdown, "omega = 0: BiCGSTAB's stabilizing step vanished");
+      return c.end(x, snorm, false, "bicgstab");
+    }
+    for (std::size_t i = 0; i < n; ++i) x[i] += alpha * ph[i] + omega * sh[i], r[i] = s[i] - omega * t[i];
+    rnorm = static_cast<double>(reference::nrm2(r));
+    if (rnorm <= c.target) return c.end(x, rnorm, true, "bicgstab");
+  }
+  return c.end(x, rnorm, false, "bicgstab");
+}
+
+/// GMRES(m), right-preconditioned: A M^-1 u = b, x = M^-1 u; modified Gram-Schmidt; the
+/// least-squares problem by complex Givens rotations (c real, s complex).
+template <typename T, typename O>
+solve_result gmres(context<T, O>& c, std::vector<T>& x) {
+  using W = wider_t<T>;
+  const std::size_t n = x.size();
+  const int m = c.o.restart;
+  std::vector<std::vector<T>> V(static_cast<std::size_t>(m) + 1, std::vector<T>(n));
+  std::vector<std::vector<W>> H(static_cast<std::size_t>(m) + 1, std::vector<W>(static_cast<std::size_t>(m), W(0)));
+  std::vector<W> cs(static_cast<std::size_t>(m)), sn(static_cast<std::size_t>(m)), g(static_cast<std::size_t>(m) + 1);
+  std::vector<T> r(n), w(n), z(n);
+  double rnorm = 0;
+  for (;;) {
+    c.apply(x, r);
+    for (std::size_t i = 0; i < n; ++i) r[i] = c.b[i] - r[i];
+    rnorm = static_cast<double>(reference::nrm2(r));
+    if (rnorm <= c.target) return c.end(x, rnorm, true, "gmres");
+    if (c.res.iterations >= c.limit) return c.end(x, rnorm, false, "gmres");
+    for (std::size_t i = 0; i < n; ++i) V[0][i] = r[i] / static_cast<real_of_t<T>>(rnorm);
+    std::fill(g.begin(), g.end(), W(0));
+    g[0] = W(rnorm);
+    int j = 0;
+    bool met = false;
+    for (; j < m && c.res.iterations < c.limit; ++j) {
+      c.precondition(V[j], z);
+      c.apply(z, w);
+      ++c.res.iterations;
+      for (int i = 0; i <= j; ++i) {  // modified Gram-Schmidt
+        const T h = reference::dotc(V[i], w);
+        H[i][j] = widen(h);
+        for (std::size_t e = 0; e < n; ++e) w[e] -= h * V[i][e];
+      }
+      const double hn = static_cast<double>(reference::nrm2(w));
+      H[j + 1][j] = W(hn);
+      if (hn > 0)
+        for (std::size_t e = 0; e < n; ++e) V[j + 1][e] = w[e] / static_cast<real_of_t<T>>(hn);
+      for (int i = 0; i < j; ++i) {  // the earlier rotations on column j
+        const W t = cs[i] * H[i][j] + sn[i] * H[i + 1][j];
+        H[i + 1][j] = -std::conj(sn[i]) * H[i][j] + cs[i] * H[i + 1][j];
+        H[i][j] = t;
+      }
+      const W a = H[j][j], bb = H[j + 1][j];
+      const auto aa = std::abs(a), ab = std::abs(bb);
+      if (aa == 0) {
+        cs[j] = W(0), sn[j] = W(1);
+      } else {
+        const auto t = std::sqrt(aa * aa + ab * ab);
+        cs[j] = W(aa / t), sn[j] = (a / aa) * std::conj(bb) / t;
+      }
+      H[j][j] = cs[j] * a + sn[j] * bb;
+      H[j + 1][j] = W(0);
+      g[j + 1] = -std::conj(sn[j]) * g[j];
+      g[j] = cs[j] * g[j];
+      rnorm = static_cast<double>(std::abs(g[j + 1]));
+      if (rnorm <= c.target || hn == 0) {
+        met = true;
+        ++j;
+        break;
+      }
+    }
+    // y = H^-1 g (upper triangular j x j), then x += M^-1 (V y).
+    std::vector<W> y(static_cast<std::size_t>(j));
+    for (int i = j - 1; i >= 0; --i) {
+      W s = g[i];
+      for (int k = i + 1; k < j; ++k) s -= H[i][k] * y[k];
+      if (std::abs(H[i][i]) == 0) {
+        c.fail(solve_status::breakdown, "GMRES's Hessenberg matrix is singular (A M^-1 is singular on the Krylov space)");
+        return c.end(x, rnorm, false, "gmres");
+      }
+      y[i] = s / H[i][i];
+    }
+    std::vector<T> u(n, T(0));
+    for (int k = 0; k < j; ++k)
+      for (std::size_t e = 0; e < n; ++e) u[e] += static_cast<T>(y[k]) * V[k][e];
+    c.precondition(u, z);
+    for (std::size_t e = 0; e < n; ++e) x[e] += z[e];
+    if (met) {  // the recurrence met the target: the true residual decides (a restart if it did not)
+      c.apply(x, r);
+      for (std::size_t i = 0; i < n; ++i) r[i] = c.b[i] - r[i];
+      const double t = static_cast<double>(reference::nrm2(r));
+      if (t <= std::max(c.target * c.o.true_residual_factor, c.target) || c.res.iterations >= c.limit)
+        return c.end(x, rnorm, true, "gmres");
+    }
+  }
+}
+
+}  // namespace complex_krylov_detail
+
+/// Solves A x = b for complex A (std::complex<float> or std::complex<double>) on the host
+/// with `method`; x is the initial guess (empty: zero) and the result. Options read:
+/// rtol, atol, max_iterations (-1: 2n matrix-vector products), restart (GMRES), precond
+/// (none, jacobi, automatic), true_residual_factor.
+template <typename T, typename O>
+solve_result solve_complex_host(const csr_matrix<T, O>& a, const std::vector<T>& b, std::vector<T>& x, complex_method method,
+                                const cg_options& o = {}) {
+  static_assert(is_complex_v<T>, "solve_complex_host takes complex values; real systems go through solve_host");
+  complex_krylov_detail::context<T, O> c(a, b, o);
+  if (!c.begin(x)) {
+    c.res.true_residual = std::nan("");
+    c.res.method = std::string(to_string(method)) + ", host, csr";
+    return c.res;
+  }
+  switch (method) {
+    case complex_method::cg: return complex_krylov_detail::cg_like(c, x, true);
+    case complex_method::cocg: return complex_krylov_detail::cg_like(c, x, false);
+    case complex_method::bicgstab: return complex_krylov_detail::bicgstab(c, x);
+    case complex_method::gmres: return complex_krylov_detail::gmres(c, x);
+  }
+  return c.res;
+}
+
+}  // namespace la

@@ -1,0 +1,235 @@
+// Complex systems on the host (issue 69): the Helmholtz generator, and CG (Hermitian), COCG
+// (complex symmetric), BiCGSTAB and GMRES against a dense complex LU solve in long double, on
+// generated systems of awkward sizes and the complex matrices of data/; breakdowns, bad input
+// and bit-identical reruns.
+#include <cmath>
+#include <complex>
+#include <random>
+
+#include <la/formats/generate.hpp>
+#include <la/formats/matrix_market.hpp>
+#include <la/solvers/complex_krylov.hpp>
+#include <la/solvers/matrix_properties.hpp>
+#include "test_util.hpp"
+
+namespace la {
+namespace {
+
+using z = std::complex<double>;
+using zl = std::complex<long double>;
+
+/// x solving A x = b by dense LU with partial pivoting in complex<long double>: the oracle's oracle.
+std::vector<z> dense_solve(const csr_matrix<z>& a, const std::vector<z>& b) {
+  const auto n = static_cast<std::size_t>(a.rows());
+  std::vector<zl> m(n * n, zl(0)), x(b.begin(), b.end());
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) m[i * n + a.col_idx()[k]] += zl(a.values()[k]);
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t p = c;
+    for (std::size_t r = c + 1; r < n; ++r)
+      if (std::abs(m[r * n + c]) > std::abs(m[p * n + c])) p = r;
+    for (std::size_t k = 0; k < n; ++k) std::swap(m[c * n + k], m[p * n + k]);
+    std::swap(x[c], x[p]);
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const zl f = m[r * n + c] / m[c * n + c];
+      for (std::size_t k = c; k < n; ++k) m[r * n + k] -= f * m[c * n + k];
+      x[r] -= f * x[c];
+    }
+  }
+  for (std::size_t c = n; c-- > 0;) {
+    for (std::size_t k = c + 1; k < n; ++k) x[c] -= m[c * n + k] * x[k];
+    x[c] /= m[c * n + c];
+  }
+  return {x.begin(), x.end()};
+}
+
+std::vector<z> times(const csr_matrix<z>& a, const std::vector<z>& x) {
+  std::vector<z> y(static_cast<std::size_t>(a.rows()));
+  reference::spmv(z(1), a, x, z(0), y);
+  return y;
+}
+
+double max_error(const std::vector<z>& x, const std::vector<z>& want) {
+  double e = 0, m = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) e = std::max(e, std::abs(x[i] - want[i])), m = std::max(m, std::abs(want[i]));
+  return e / m;
+}
+
+/// A Hermitian positive definite matrix: the 2D Laplacian's pattern, 4.5 on the diagonal,
+/// -1 + 0.3i above it and its conjugate below (Gershgorin: 4.5 > 4 |-1 + 0.3i|).
+csr_matrix<z> hpd(index_t n) {
+  auto a = poisson_2d<z>(n);
+  std::vector<z> v = a.values();
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
+      const index_t j = a.col_idx()[k];
+      v[k] = j == i ? z(4.5, 0) : j > i ? z(-1, 0.3) : z(-1, -0.3);
+    }
+  return csr_matrix<z>(a.rows(), a.cols(), a.row_ptr(), a.col_idx(), std::move(v));
+}
+
+TEST(Helmholtz, ComplexSymmetricWithTheAbsorbingBoundaryOnItsDiagonal) {
+  for (int d : {2, 3}) {
+    for (index_t n : {1, 5, 12}) {
+      const double kappa = helmholtz_kappa(n, 10);
+      const auto a = helmholtz<z>(d, n, kappa, 0.5);
+      const std::int64_t rows = d == 2 ? n * n : n * n * n;
+      ASSERT_EQ(a.rows(), rows);
+      ASSERT_EQ(a.nnz(), d == 2 ? 5 * rows - 4 * n : 7 * rows - 6 * n * n);
+      const auto p = properties_of(a);
+      EXPECT_EQ(p.max_asymmetry, 0) << d << " " << n;  // complex symmetric
+      EXPECT_FALSE(p.hermitian());
+      // A corner has d boundary faces, each -1 / (1 - i kappa h); the interior -kappa^2 h^2 (1 + 0.5 i) + 2d.
+      const double h = 1.0 / (n + 1), kh = kappa * h;
+      const z corner = z(2.0 * d - kh * kh, -0.5 * kh * kh) - double(n == 1 ? 2 * d : d) / z(1, -kh);
+      EXPECT_NEAR(std::abs(to_dense(a)(0, 0) - corner), 0, 1e-14) << d << " " << n;
+    }
+  }
+  const auto f = helmholtz<std::complex<float>>(2, 9, helmholtz_kappa(9, 10), 0.5);
+  EXPECT_EQ(f.nnz(), helmholtz<z>(2, 9, helmholtz_kappa(9, 10), 0.5).nnz());
+  EXPECT_THROW(helmholtz<z>(4, 3, 1, 0), invalid_argument);
+  EXPECT_THROW(helmholtz<z>(2, 3, -1, 0), invalid_argument);
+  EXPECT_THROW(helmholtz<z>(2, 3, 1, -0.5), invalid_argument);
+}
+
+struct krylov_case {
+  const char* name;
+  csr_matrix<z> a;
+  complex_method method;
+  preconditioner precond;
+};
+
+TEST(ComplexKrylov, EveryMethodMatchesTheDenseSolveOnAwkwardSizes) {
+  std::mt19937 g(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<krylov_case> cases;
+  for (index_t n : {1, 5, 6}) {  // 1, 25 and 36 rows (and 1, 31 and 33 below)
+    cases.push_back({"cg hpd", hpd(n), complex_method::cg, preconditioner::jacobi});
+    cases.push_back({"cg hpd none", hpd(n), complex_method::cg, preconditioner::none});
+    const auto h = helmholtz<z>(2, n, helmholtz_kappa(n, 10), 0.5);
+    for (auto m : {complex_method::cocg, complex_method::bicgstab, complex_method::gmres})
+      for (auto pc : {preconditioner::jacobi, preconditioner::none}) cases.push_back({"helmholtz2d", h, m, pc});
+  }
+  for (index_t n : {31, 33}) {  // awkward row counts: Helmholtz on 31 x 1 and 33 x 1 grids through 3D's n = 1 would be 1 row;
+    // a random complex symmetric, diagonally dominant n x n instead
+    std::vector<index_t> r, c;
+    std::vector<z> v;
+    for (index_t i = 0; i < n; ++i) {
+      r.push_back(i), c.push_back(i), v.push_back(z(6 + u(g), u(g)));
+      for (index_t j : {(i + 1) % n, (i + 7) % n})
+        if (j > i) {
+          const z x(u(g), u(g));
+          r.push_back(i), c.push_back(j), v.push_back(x), r.push_back(j), c.push_back(i), v.push_back(x);
+        }
+    }
+    const auto a = to_csr(coo_matrix<z>(n, n, r, c, v));
+    for (auto m : {complex_method::cocg, complex_method::bicgstab, complex_method::gmres})
+      cases.push_back({"random symmetric", a, m, preconditioner::jacobi});
+  }
+  for (const auto& k : cases) {
+    const std::size_t n = static_cast<std::size_t>(k.a.rows());
+    std::vector<z> want(n);
+    for (auto& w : want) w = z(u(g), u(g));
+    const auto b = times(k.a, want);
+    cg_options o;
+    o.rtol = 1e-12;
+    o.precond = k.precond;
+    o.max_iterations = 2000;
+    o.restart = 20;
+    std::vector<z> x;
+    const auto r = solve_complex_host(k.a, b, x, k.method, o);
+    ASSERT_EQ(r.status, solve_status::converged) << k.name << " " << to_string(k.method) << " n " << n << ": " << r.message;
+    EXPECT_LE(r.true_residual, 1e-11) << k.name << " " << to_string(k.method);
+    EXPECT_LE(max_error(x, dense_solve(k.a, b)), 1e-8) << k.name << " " << to_string(k.method) << " n " << n;
+    EXPECT_EQ(r.method.find(to_string(k.method)), 0u) << r.method;
+    std::vector<z> again;
+    const auto r2 = solve_complex_host(k.a, b, again, k.method, o);
+    EXPECT_EQ(again, x) << "rerun not bit-identical: " << k.name << " " << to_string(k.method);
+    EXPECT_EQ(r2.iterations, r.iterations);
+  }
+}
+
+TEST(ComplexKrylov, TheDataMatricesWhereEachMethodApplies) {
+  // arrowc (general, condition 10.8): GMRES and BiCGSTAB. mhd1280b (Hermitian positive
+  // definite, condition 4.7e12): CG with Jacobi reduces the residual but a tolerance of 1e-8
+  // is for the direct solvers; here CG must not break down within 300 iterations.
+  const auto arrow = read_matrix_market_csr<z>(std::string(LA_DATA_DIR) + "/arrowc.mtx");
+  std::vector<z> ones(static_cast<std::size_t>(arrow.rows()), z(1, 0));
+  const auto b = times(arrow, ones);
+  for (auto m : {complex_method::gmres, complex_method::bicgstab}) {
+    std::vector<z> x;
+    cg_options o;
+    o.max_iterations = 1000;
+    const auto r = solve_complex_host(arrow, b, x, m, o);
+    ASSERT_EQ(r.status, solve_status::converged) << to_string(m) << ": " << r.message;
+    EXPECT_LE(max_error(x, ones), 1e-6) << to_string(m);
+  }
+  const auto mhd = read_matrix_market_csr<z>(std::string(LA_DATA_DIR) + "/mhd1280b.mtx");
+  std::vector<z> x, one(static_cast<std::size_t>(mhd.rows()), z(1, 0));
+  cg_options o;
+  o.max_iterations = 300;
+  o.precond = preconditioner::jacobi;
+  const auto r = solve_complex_host(mhd, times(mhd, one), x, complex_method::cg, o);
+  EXPECT_TRUE(r.status == solve_status::converged || r.status == solve_status::max_iterations) << r.message;
+  EXPECT_LT(r.true_residual, 1e-2) << r.message;
+}
+
+TEST(ComplexKrylov, BreakdownsAndBadInputAreStatusesThatSayWhy) {
+  // CG on an indefinite Hermitian matrix: p^H A p <= 0.
+  const csr_matrix<z> indef(2, 2, {0, 1, 2}, {0, 1}, {z(1), z(-1)});
+  std::vector<z> x;
+  auto r = solve_complex_host(indef, {z(1), z(1)}, x, complex_method::cg);
+  EXPECT_EQ(r.status, solve_status::breakdown);
+  EXPECT_NE(r.message.find("not Hermitian positive definite"), std::string::npos) << r.message;
+  // COCG's quasi-null residual: A = I (nonsingular, A^T = A), b = (1, i): r^T r = 1 + i^2 = 0
+  // with r != 0, so the bilinear form cannot steer; GMRES solves it in one step.
+  const csr_matrix<z> qn(2, 2, {0, 1, 2}, {0, 1}, {z(1), z(1)});
+  x.clear();
+  cg_options none;
+  none.precond = preconditioner::none;
+  r = solve_complex_host(qn, {z(1), z(0, 1)}, x, complex_method::cocg, none);
+  EXPECT_EQ(r.status, solve_status::breakdown) << r.message;
+  EXPECT_NE(r.message.find("quasi-null residual"), std::string::npos) << r.message;
+  x.clear();
+  r = solve_complex_host(qn, {z(1), z(0, 1)}, x, complex_method::gmres, none);
+  EXPECT_EQ(r.status, solve_status::converged) << r.message;
+  EXPECT_LE(max_error(x, {z(1), z(0, 1)}), 1e-15);
+  // Jacobi with a zero diagonal entry, asked for by name: refused; automatic: none instead.
+  const auto w156 = read_matrix_market_csr<z>(std::string(LA_DATA_DIR) + "/w156.mtx");
+  std::vector<z> b(156, z(1));
+  cg_options jac;
+  jac.precond = preconditioner::jacobi;
+  x.clear();
+  r = solve_complex_host(w156, b, x, complex_method::gmres, jac);
+  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_NE(r.message.find("Jacobi needs a nonzero diagonal; row 1"), std::string::npos) << r.message;
+  x.clear();
+  cg_options few;
+  few.max_iterations = 5;
+  r = solve_complex_host(w156, b, x, complex_method::gmres, few);
+  EXPECT_EQ(r.status, solve_status::max_iterations) << r.message;
+  EXPECT_EQ(r.method, "gmres, host, csr");  // automatic took no preconditioner
+  // NaN in b, a size mismatch, a preconditioner that does not take complex values.
+  x.clear();
+  r = solve_complex_host(indef, {z(1), z(std::nan(""), 0)}, x, complex_method::gmres);
+  EXPECT_EQ(r.status, solve_status::non_finite);
+  x.clear();
+  r = solve_complex_host(indef, {z(1)}, x, complex_method::gmres);
+  EXPECT_EQ(r.status, solve_status::invalid_input);
+  cg_options ilu;
+  ilu.precond = preconditioner::ilu0;
+  x.clear();
+  r = solve_complex_host(hpd(3), std::vector<z>(9, z(1)), x, complex_method::cg, ilu);
+  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_NE(r.message.find("does not take complex values yet"), std::string::npos) << r.message;
+  // Single precision converges to a float tolerance.
+  const auto hf = helmholtz<std::complex<float>>(2, 8, helmholtz_kappa(8, 10), 0.5);
+  std::vector<std::complex<float>> xf, bf(64, std::complex<float>(1, -1));
+  cg_options of;
+  of.rtol = 1e-5;
+  r = solve_complex_host(hf, bf, xf, complex_method::cocg, of);
+  EXPECT_EQ(r.status, solve_status::converged) << r.message;
+}
+
+}  // namespace
+}  // namespace la
