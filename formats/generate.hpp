@@ -176,8 +176,11 @@ csr_matrix<T, O> helmholtz(int d, index_t n, double kappa, double shift) {
   detail::check_generated<T, O>(rows, nnz, "a " + std::to_string(d) + "D Helmholtz matrix on a " + std::to_string(n) +
                                                "^" + std::to_string(d) + " grid");
   const double h = 1.0 / (double(n) + 1), kh = kappa * h;
-  const std::complex<double> interior(2.0 * d - kh * kh, -kh * kh * shift);
-  const std::complex<double> face = 1.0 / std::complex<double>(1.0, -kh);  // the eliminated ghost's share
+  // In real arithmetic written out (a library's complex division may round differently
+  // between builds): the interior 2d - kh^2 (1 + i shift), a boundary face's share
+  // 1 / (1 - i kh) = (1 + i kh) / (1 + kh^2).
+  const double interior_re = 2.0 * d - kh * kh, interior_im = -kh * kh * shift;
+  const double face_re = 1.0 / (1.0 + kh * kh), face_im = kh / (1.0 + kh * kh);
   std::vector<O> rp(static_cast<std::size_t>(rows) + 1, 0);
   std::vector<index_t> ci;
   std::vector<T> v;
@@ -190,12 +193,12 @@ csr_matrix<T, O> helmholtz(int d, index_t n, double kappa, double shift) {
       for (std::int64_t j = 0; j < n; ++j) {
         const std::int64_t r = k * s2 + i * s1 + j;
         const int faces = (i == 0) + (i + 1 == n) + (j == 0) + (j + 1 == n) + (d == 3 ? (k == 0) + (k + 1 == n) : 0);
-        const std::complex<double> diag = interior - double(faces) * face;
+        const double diag_re = interior_re - faces * face_re, diag_im = interior_im - faces * face_im;
         auto add = [&](std::int64_t col, T x) { ci.push_back(static_cast<index_t>(col)), v.push_back(x); };
         if (d == 3 && k > 0) add(r - s2, off);
         if (i > 0) add(r - s1, off);
         if (j > 0) add(r - 1, off);
-        add(r, T(static_cast<R>(diag.real()), static_cast<R>(diag.imag())));
+        add(r, T(static_cast<R>(diag_re), static_cast<R>(diag_im)));
         if (j + 1 < n) add(r + 1, off);
         if (i + 1 < n) add(r + s1, off);
         if (d == 3 && k + 1 < n) add(r + s2, off);

@@ -25,7 +25,8 @@ const char* usage =
     "                        names is written; a write-protected file is refused\n"
     "  --force               replace a write-protected OUT\n"
     "  gen:SPEC              a generated matrix instead of a file: poisson2d:N, poisson3d:N,\n"
-    "                        random:ROWS:K, rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN\n"
+    "                        random:ROWS:K, rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN;\n"
+    "                        complex: helmholtz2d:N[:PPW[:SHIFT]], helmholtz3d:N[:PPW[:SHIFT]]\n"
     "  --to FORMAT           coordinate (default) or array\n"
     "  --symmetry S          general (default: every entry written) or symmetric (lower\n"
     "                        triangle; refused unless the matrix is exactly symmetric, A = A^T,\n"
@@ -78,7 +79,7 @@ int cmd_convert(int argc, char** argv) {
   std::error_code ec;
   const bool regular = !is_gen(input) && std::filesystem::is_regular_file(input, ec);
   const mm_header h = regular ? read_matrix_market_header(input) : mm_header{};
-  const bool complex_values = h.field == mm_field::complex;
+  const bool complex_values = h.field == mm_field::complex || (is_gen(input) && complex_gen_kind(gen_option(input).kind));
   if (opt.symmetry == mm_symmetry::hermitian && !complex_values)
     throw usage_error("--symmetry hermitian is for complex matrices; '" + printable(input) +
                       "' has real values: write a real matrix equal to its transpose with --symmetry symmetric");

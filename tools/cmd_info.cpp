@@ -32,7 +32,9 @@ const char* usage =
     "format needs (dense, COO, CSR, CSC, ELL, JDS, HYB, SELL-32-sigma; 32-bit indices; double\n"
     "and float values; offsets as chosen). gen:SPEC: a generated matrix (poisson2d:N,\n"
     "poisson3d:N, convdiff2d:N[:PECLET], convdiff3d:N[:PECLET], random:ROWS:K,\n"
-    "rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN).\n"
+    "rmat:SCALE:EDGES_PER_VERTEX, denserows:ROWS:K:COUNT:LEN; complex: helmholtz2d:N[:PPW[:SHIFT]],\n"
+    "helmholtz3d:N[:PPW[:SHIFT]], PPW grid points a wavelength (default 10), SHIFT the complex\n"
+    "shift in percent (default 50)).\n"
     "%s";
 
 std::string mib(double bytes) {
@@ -257,7 +259,11 @@ int cmd_info(int argc, char** argv) {
   if (a.positional().size() != 1) throw usage_error("expected exactly one matrix file");
   const std::string path = a.positional()[0];
   mm_header h;
-  if (is_gen(path)) return with_matrix<double>(path, a, [&](const auto& m) { return print_info(path, h, stats_of(m)); }, &h);
+  if (is_gen(path)) {
+    if (complex_gen_kind(gen_option(path).kind))
+      return with_matrix<std::complex<double>>(path, a, [&](const auto& m) { return print_info(path, h, stats_of(m)); }, &h);
+    return with_matrix<double>(path, a, [&](const auto& m) { return print_info(path, h, stats_of(m)); }, &h);
+  }
   // More rows than entries (hypersparse): count from the entries, with no array over the
   // rows; otherwise through CSR, whose arrays are then no larger than the entries'.
   std::error_code ec;

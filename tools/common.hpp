@@ -87,7 +87,9 @@ decltype(auto) with_matrix(const std::string& input, const args& a, F&& f, mm_he
                            const std::vector<std::string>& kinds = all_gen_kinds()) {
   if (is_gen(input)) {
     const gen_spec g = gen_option(input, kinds);
-    if (header) *header = mm_header{mm_format::coordinate, mm_field::real, mm_symmetry::general, g.rows, g.rows, 0};
+    if (header)
+      *header = mm_header{mm_format::coordinate, complex_gen_kind(g.kind) ? mm_field::complex : mm_field::real,
+                          mm_symmetry::general, g.rows, g.rows, 0};
     return with_generated<T>(g, offsets_option(a), [&](auto&& m) -> decltype(auto) {
       if (header) header->entries = m.nnz();
       return f(m);

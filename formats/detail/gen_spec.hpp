@@ -1,5 +1,8 @@
 // Generated matrices named on a command line (the la CLI and the benchmarks):
-// gen:poisson2d:N, gen:poisson3d:N, gen:convdiff2d:N[:PECLET], gen:convdiff3d:N[:PECLET], gen:random:ROWS:K, gen:rmat:SCALE:EDGES_PER_VERTEX, gen:denserows:ROWS:K:COUNT:LEN.
+// gen:poisson2d:N, gen:poisson3d:N, gen:convdiff2d:N[:PECLET], gen:convdiff3d:N[:PECLET], gen:random:ROWS:K, gen:rmat:SCALE:EDGES_PER_VERTEX, gen:denserows:ROWS:K:COUNT:LEN,
+// and the complex ones, gen:helmholtz2d:N[:PPW[:SHIFT]] and gen:helmholtz3d:N[:PPW[:SHIFT]]
+// (formats/generate.hpp: PPW grid points a wavelength, default 10; the complex shift in
+// percent, default 50), which only the commands that take complex matrices build.
 // Every number is a range-checked integer (digits only, no sign, no wrap-around), and the
 // rows, nonzeros and offsets a spec implies are checked before anything is allocated, so a
 // size that cannot be built is refused in the spec's own terms.
@@ -32,6 +35,8 @@ inline std::string gen_forms(const std::vector<std::string>& kinds) {
                        : k == "poisson3d" ? "poisson3d:N"
                        : k == "convdiff2d" ? "convdiff2d:N[:PECLET]"
                        : k == "convdiff3d" ? "convdiff3d:N[:PECLET]"
+                       : k == "helmholtz2d" ? "helmholtz2d:N[:PPW[:SHIFT]]"
+                       : k == "helmholtz3d" ? "helmholtz3d:N[:PPW[:SHIFT]]"
                        : k == "random"    ? "random:ROWS:K"
                        : k == "rmat"      ? "rmat:SCALE:EDGES_PER_VERTEX"
                                           : "denserows:ROWS:K:COUNT:LEN";
@@ -42,9 +47,12 @@ inline std::string gen_forms(const std::vector<std::string>& kinds) {
 
 inline const std::vector<std::string>& all_gen_kinds() {
   static const std::vector<std::string> k{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d", "random", "rmat",
-                                          "denserows"};
+                                          "denserows", "helmholtz2d", "helmholtz3d"};
   return k;
 }
+
+/// True for the kinds with complex values (the Helmholtz operators).
+inline bool complex_gen_kind(const std::string& kind) { return kind == "helmholtz2d" || kind == "helmholtz3d"; }
 
 /// Parses `spec` (without "gen:"); `kinds` are the kinds the command takes. Throws
 /// la::invalid_argument with a message that names the spec, the number and its range.
@@ -66,15 +74,19 @@ inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string
                            gen_forms(kinds));
   const std::string form = gen_forms({g.kind});
   const bool convdiff = g.kind == "convdiff2d" || g.kind == "convdiff3d";
+  const bool helmholtz = complex_gen_kind(g.kind);
   constexpr std::int64_t peclet_max = 1000000000;   // one limit for every message that names it
-  std::size_t count = g.kind == "poisson2d" || g.kind == "poisson3d" ? 1 : g.kind == "denserows" ? 4 : 2;
+  std::size_t count = g.kind == "poisson2d" || g.kind == "poisson3d" ? 1 : g.kind == "denserows" ? 4 : helmholtz ? 3 : 2;
   if (convdiff && parts.size() == 2) parts.push_back("100");  // the default Peclet number
+  if (helmholtz && parts.size() == 2) parts.push_back("10");  // points a wavelength
+  if (helmholtz && parts.size() == 3) parts.push_back("50");  // the shift, in percent
   if (parts.size() != count + 1)
     throw invalid_argument("generated matrix 'gen:" + printable(spec) + "': expected " + form);
   const std::vector<std::string> names = g.kind == "random"      ? std::vector<std::string>{"ROWS", "K"}
                                          : g.kind == "rmat"      ? std::vector<std::string>{"SCALE", "EDGES_PER_VERTEX"}
                                          : g.kind == "denserows" ? std::vector<std::string>{"ROWS", "K", "COUNT", "LEN"}
                                          : convdiff              ? std::vector<std::string>{"N", "PECLET"}
+                                         : helmholtz             ? std::vector<std::string>{"N", "PPW", "SHIFT"}
                                                                  : std::vector<std::string>{"N"};
   auto fail = [&](std::size_t i, const std::string& why) -> void {
     throw invalid_argument("generated matrix 'gen:" + printable(spec) + "': " + names[i] + " = " + printable(parts[i + 1]) +
@@ -114,6 +126,14 @@ inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string
     const std::int64_t n = g.n[0];
     g.rows = two ? n * n : n * n * n;
     g.max_nnz = two ? 5 * n * n - 4 * n : 7 * n * n * n - 6 * n * n;
+  } else if (helmholtz) {
+    const bool two = g.kind == "helmholtz2d";
+    at_most(0, 1, two ? poisson_2d_max_n : poisson_3d_max_n, std::string(", since N^") + (two ? "2" : "3") + " rows" + rows_why);
+    at_most(1, 2, 1000000, " (grid points a wavelength: at least 2 resolve a wave)");
+    at_most(2, 0, 100000, " (the complex shift, in percent)");
+    const std::int64_t n = g.n[0];
+    g.rows = two ? n * n : n * n * n;
+    g.max_nnz = two ? 5 * n * n - 4 * n : 7 * n * n * n - 6 * n * n;
   } else if (g.kind == "random") {
     at_most(0, 1, max_index, rows_why);
     at_most(1, 0, g.n[0], " (at most ROWS distinct columns a row)");
@@ -143,6 +163,15 @@ csr_matrix<T, O> generate(const gen_spec& g) {
   if (g.kind == "poisson3d") return poisson_3d<T, O>(i(0));
   if (g.kind == "convdiff2d") return convdiff<T, O>(2, i(0), static_cast<double>(g.n[1]));
   if (g.kind == "convdiff3d") return convdiff<T, O>(3, i(0), static_cast<double>(g.n[1]));
+  if (complex_gen_kind(g.kind)) {
+    if constexpr (is_complex_v<T>) {
+      const int d = g.kind == "helmholtz2d" ? 2 : 3;
+      return helmholtz<T, O>(d, i(0), helmholtz_kappa(i(0), static_cast<double>(g.n[1])), static_cast<double>(g.n[2]) / 100);
+    } else {
+      throw not_supported("gen:" + printable(g.text) +
+                          " has complex values; this command takes real matrices so far (la info and la convert take it)");
+    }
+  }
   if (g.kind == "random") return random_rows<T, O>(i(0), i(0), i(1));
   if (g.kind == "rmat") return rmat<T, O>(static_cast<int>(g.n[0]), static_cast<int>(g.n[1]));
   return dense_rows<T, O>(i(0), i(1), i(2), i(3));
@@ -158,7 +187,7 @@ decltype(auto) with_generated(const gen_spec& g, offset_width width, F&& f) {
     return f(generate<T, std::int64_t>(g));
   // max_nnz is exact for these; for the others the generator checks the count it builds.
   if (needs_64 && (g.kind == "poisson2d" || g.kind == "poisson3d" || g.kind == "convdiff2d" ||
-                   g.kind == "convdiff3d" || g.kind == "random"))
+                   g.kind == "convdiff3d" || g.kind == "random" || complex_gen_kind(g.kind)))
     throw offset_overflow("gen:" + printable(g.text) + " has " + std::to_string(g.max_nnz) +
                           " nonzeros, more than 32-bit offsets hold (at most " + std::to_string(max_index) + ")");
   return f(generate<T, std::int32_t>(g));
