@@ -150,32 +150,27 @@ matrix_properties properties_of(const csr_matrix<T, O>& a, bool values_symmetric
 
 /// One line for a person: "symmetric values, diagonal positive" and the like.
 inline std::string describe(const matrix_properties& p) {
-  if (p.complex_values) {
-    const std::string bound = p.asymmetry_lower_bound ? ">= " : "= ";
-    std::string s = p.max_non_hermitian == 0 ? "Hermitian values"
-                    : p.hermitian()          ? "Hermitian values (to " + short_number(p.max_non_hermitian) + ")"
-                    : p.max_asymmetry == 0   ? "complex symmetric values"
-                    : p.symmetric()          ? "complex symmetric values (to " + short_number(p.max_asymmetry) + ")"
-                                             : "neither Hermitian nor complex symmetric (max |a_ij - conj(a_ji)| " + bound +
-                                      short_number(p.max_non_hermitian) + ", max |a_ij - a_ji| " + bound +
-                                      short_number(p.max_asymmetry) + " of max |a_ij|" +
-                                      (p.pattern_symmetric ? "" : ", pattern not symmetric") + ")";
-    const index_t n = std::min(p.rows, p.cols);
-    if (p.diag_positive == n) s += ", diagonal's real parts positive";
-    else
-      s += ", diagonal's real parts: " + std::to_string(p.diag_positive) + " positive, " + std::to_string(p.diag_negative) +
-           " negative, " + std::to_string(p.diag_zero) + " entries zero or missing";
-    return s;
-  }
-  std::string s = p.max_asymmetry == 0 ? "symmetric values"
-                  : p.symmetric()      ? "symmetric values (to " + short_number(p.max_asymmetry) + ")"
-                                       : "not symmetric (max |a_ij - a_ji| " +
-                                        std::string(p.asymmetry_lower_bound ? ">= " : "= ") + short_number(p.max_asymmetry) +
-                                        " of max |a_ij|" + (p.pattern_symmetric ? "" : ", pattern not symmetric") + ")";
-  const index_t n = std::min(p.rows, p.cols);
-  if (p.diag_positive == n) s += ", diagonal positive";
+  const std::string bound = p.asymmetry_lower_bound ? ">= " : "= ";
+  const std::string pattern = p.pattern_symmetric ? "" : ", pattern not symmetric";
+  std::string s;
+  if (p.complex_values)
+    s = p.max_non_hermitian == 0 ? "Hermitian values"
+        : p.hermitian()          ? "Hermitian values (to " + short_number(p.max_non_hermitian) + ")"
+        : p.max_asymmetry == 0   ? "complex symmetric values"
+        : p.symmetric()          ? "complex symmetric values (to " + short_number(p.max_asymmetry) + ")"
+                                 : "neither Hermitian nor complex symmetric (max |a_ij - conj(a_ji)| " + bound +
+                                       short_number(p.max_non_hermitian) + ", max |a_ij - a_ji| " + bound +
+                                       short_number(p.max_asymmetry) + " of max |a_ij|" + pattern + ")";
   else
-    s += ", diagonal: " + std::to_string(p.diag_positive) + " positive, " + std::to_string(p.diag_negative) +
+    s = p.max_asymmetry == 0 ? "symmetric values"
+        : p.symmetric()      ? "symmetric values (to " + short_number(p.max_asymmetry) + ")"
+                             : "not symmetric (max |a_ij - a_ji| " + bound + short_number(p.max_asymmetry) + " of max |a_ij|" +
+                                   pattern + ")";
+  const std::string diagonal = p.complex_values ? "diagonal's real parts" : "diagonal";
+  const index_t n = std::min(p.rows, p.cols);
+  if (p.diag_positive == n) s += ", " + diagonal + " positive";
+  else
+    s += ", " + diagonal + ": " + std::to_string(p.diag_positive) + " positive, " + std::to_string(p.diag_negative) +
          " negative, " + std::to_string(p.diag_zero) + " zero or missing";
   return s;
 }
