@@ -34,10 +34,12 @@ struct matrix_properties {
   // imaginary parts included (a_ii against conj(a_ii)); the diagonal's signs are its real
   // parts' (an entry with a zero real part and an imaginary one counts in none of them). For
   // real values both are the same number.
+  // hermitian() reads max_asymmetry for real values, so a matrix_properties filled without
+  // this field (the GPU's properties_of, device_solve.cu) answers as before.
   bool complex_values = false;
   double max_non_hermitian = 0;
   bool symmetric() const noexcept { return rows == cols && max_asymmetry <= 1e-12; }
-  bool hermitian() const noexcept { return rows == cols && max_non_hermitian <= 1e-12; }
+  bool hermitian() const noexcept { return rows == cols && (complex_values ? max_non_hermitian : max_asymmetry) <= 1e-12; }
   /// Symmetric (complex values: Hermitian) with a positive diagonal.
   bool looks_spd() const noexcept { return hermitian() && diag_negative == 0 && diag_zero == 0; }
 };
@@ -66,6 +68,11 @@ matrix_properties properties_of(const csr_matrix<T, O>& a, bool values_symmetric
   // The largest |a_ij| first (a streaming pass), so that the scan knows what 1% of it is.
   // |x| as a double, and x's conjugate (x itself for real values).
   const auto mag = [](const T& x) { return static_cast<double>(std::abs(x)); };
+  // |x - y|, for real values in double (as before complex values came: float differences unrounded).
+  const auto gap = [](const T& x, const T& y) {
+    if constexpr (is_complex_v<T>) return static_cast<double>(std::abs(x - y));
+    else return std::abs(static_cast<double>(x) - static_cast<double>(y));
+  };
   const auto conj_of = [](const T& x) {
     if constexpr (is_complex_v<T>) return std::conj(x);
     else return x;
@@ -110,8 +117,8 @@ matrix_properties properties_of(const csr_matrix<T, O>& a, bool values_symmetric
         const index_t* f = std::lower_bound(b, e, i);
         if (f != e && *f == i) {
           const T m = v[rp[j] + (f - b)];
-          q.diff = std::max(q.diff, mag(v[k] - m));
-          if constexpr (is_complex_v<T>) q.diff_h = std::max(q.diff_h, mag(v[k] - conj_of(m)));
+          q.diff = std::max(q.diff, gap(v[k], m));
+          if constexpr (is_complex_v<T>) q.diff_h = std::max(q.diff_h, gap(v[k], conj_of(m)));
         } else {
           q.diff = std::max(q.diff, x), q.diff_h = std::max(q.diff_h, x), q.pattern_symmetric = false;
         }

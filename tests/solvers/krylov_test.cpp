@@ -262,6 +262,14 @@ TEST(Method, PropertiesOfComplexMatricesTellHermitianFromComplexSymmetric) {
   EXPECT_EQ(pcs.diag_positive, 1);
   EXPECT_EQ(pcs.diag_negative, 1);
   EXPECT_NE(describe(pcs).find("complex symmetric values"), std::string::npos) << describe(pcs);
+  // Filled as the GPU's properties_of fills it for real values (no max_non_hermitian): Hermitian
+  // means symmetric there, so a non-symmetric real matrix never looks SPD.
+  matrix_properties real;
+  real.rows = real.cols = 3, real.max_asymmetry = 0.5, real.diag_positive = 3;
+  EXPECT_FALSE(real.hermitian());
+  EXPECT_FALSE(real.looks_spd());
+  real.max_asymmetry = 0;
+  EXPECT_TRUE(real.looks_spd());
   // Real values stored as complex: both at once.
   const auto pr = properties_of(csr_matrix<z>(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {z(4), z(1), z(1), z(5)}));
   EXPECT_TRUE(pr.hermitian() && pr.symmetric());
