@@ -2,14 +2,15 @@
 // and traps (a finding) when one fails:
 //  1. the reader never crashes, hangs or leaks anything but la::error;
 //  2. several threads give what one thread gives: the same matrix (bit for bit), or the
-//     same error (type, message, line), in double and in float;
+//     same error (type, message, line), in double, float and complex<double>;
 //  3. the file path (memory-mapped) gives what the in-memory parse gives;
 //  4. straight to CSR (read_matrix_market_csr, 32- and 64-bit offsets) equals to_csr of the
 //     COO result, or fails the same way;
 //  5. round trip: whatever reads is written (coordinate, and array when small) and read back
-//     to the identical matrix.
+//     to the identical matrix, as double and as complex<double>.
 // la's host memory is capped at 256 MB here (LA_HOST_MEMORY_LIMIT), so a header that
 // declares a huge matrix is refused by la's own check instead of by the fuzzer's RSS limit.
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -91,6 +92,37 @@ void check_type(std::string_view text) {
   }
 }
 
+/// Round trip: what reads as T is written and read back identically.
+template <typename T>
+void round_trip(std::string_view text) {
+  la::coo_matrix<T> coo;
+  try {
+    coo = la::parse_matrix_market<T>(text, "in");
+  } catch (const la::error&) {
+    return;
+  }
+  la::csr_matrix<T> a;
+  try {
+    a = la::to_csr(coo);
+  } catch (const la::error&) {  // refused for memory: nothing to round-trip
+    return;
+  }
+  const std::string want = describe(a);
+  const std::string coord = la::format_matrix_market(a);
+  const std::string back = outcome([&] { return la::to_csr(la::parse_matrix_market<T>(coord, "round trip")); });
+  if (back != "ok:" + want) finding("coordinate round trip", "ok:" + want, back + "\n" + coord.substr(0, 500));
+  if (static_cast<double>(a.rows()) * a.cols() <= 4096) {
+    la::mm_write_options opt;
+    opt.format = la::mm_format::array;
+    const std::string arr = la::format_matrix_market(a, opt);
+    // Array storage keeps every element; explicit zeros of the sparse matrix disappear
+    // through dense, so compare the dense forms.
+    const std::string dense_want = describe(la::to_dense(a));
+    const std::string dense_back = outcome([&] { return la::to_dense(la::parse_matrix_market<T>(arr, "array")); });
+    if (dense_back != "ok:" + dense_want) finding("array round trip", "ok:" + dense_want, dense_back);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -104,6 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   check_type<double>(text);
   check_type<float>(text);
+  check_type<std::complex<double>>(text);  // complex files, and every real one read as complex
 
   // The file path against the in-memory parse (same name in messages).
   if (FILE* f = std::fopen(temp_path.c_str(), "wb")) {
@@ -118,32 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
 
-  // Round trip: what reads is written and read back identically.
-  la::coo_matrix<double> coo;
-  try {
-    coo = la::parse_matrix_market<double>(text, "in");
-  } catch (const la::error&) {
-    return 0;
-  }
-  la::csr_matrix<double> a;
-  try {
-    a = la::to_csr(coo);
-  } catch (const la::error&) {  // refused for memory: nothing to round-trip
-    return 0;
-  }
-  const std::string want = describe(a);
-  const std::string coord = la::format_matrix_market(a);
-  const std::string back = outcome([&] { return la::to_csr(la::parse_matrix_market<double>(coord, "round trip")); });
-  if (back != "ok:" + want) finding("coordinate round trip", "ok:" + want, back + "\n" + coord.substr(0, 500));
-  if (static_cast<double>(a.rows()) * a.cols() <= 4096) {
-    la::mm_write_options opt;
-    opt.format = la::mm_format::array;
-    const std::string arr = la::format_matrix_market(a, opt);
-    // Array storage keeps every element; explicit zeros of the sparse matrix disappear
-    // through dense, so compare the dense forms.
-    const std::string dense_want = describe(la::to_dense(a));
-    const std::string dense_back = outcome([&] { return la::to_dense(la::parse_matrix_market<double>(arr, "array")); });
-    if (dense_back != "ok:" + dense_want) finding("array round trip", "ok:" + dense_want, dense_back);
-  }
+  round_trip<double>(text);
+  round_trip<std::complex<double>>(text);
   return 0;
 }
