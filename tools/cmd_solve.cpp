@@ -78,6 +78,13 @@ const char* usage_rest =
     "                        each rank takes the GPU of its rank on its node), NCCL bootstrapped\n"
     "                        over MPI; rank 0 reads the file, reports and writes\n"
     "%s"
+    "Complex systems (a file of field complex, gen:helmholtz2d:N[:PPW[:SHIFT]] or\n"
+    "gen:helmholtz3d:...) are solved on the host in complex double, CSR: --method auto (CG with\n"
+    "the Hermitian inner product for Hermitian values with a positive diagonal, COCG for complex\n"
+    "symmetric values, else GMRES), cg, cocg, bicgstab or gmres; --precond auto, none or jacobi;\n"
+    "one right-hand side (real or complex); -o writes x as an array complex file. The GPU, the\n"
+    "direct method, the other preconditioners, --precision float and --history do not take\n"
+    "complex systems yet and are refused.\n"
     "The report goes to stdout, or to stderr when -o or --history is stdout itself.\n"
     "Exit status: 0 converged: the true residual ||b - Ax|| meets the tolerance within a factor\n"
     "of %g (la::cg_options::true_residual_factor); 1 not converged (iteration limit, breakdown\n"
@@ -85,11 +92,6 @@ const char* usage_rest =
     "the tolerance and the true residual did not); 2 bad usage or input (a malformed file, an\n"
     "option or method this matrix refuses, such as --method cg on non-symmetric values); 3 no usable GPU (with\n"
     "--device gpu), or a CUDA or internal failure.\n";
-
-using clock_type = std::chrono::steady_clock;
-double ms_since(clock_type::time_point t0) {
-  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
 
 /// la::start_device on a thread of its own from construction on, so that the GPU starts while
 /// the matrix is read; wait() joins it and returns the milliseconds the start took.
@@ -396,11 +398,18 @@ int cmd_solve(int argc, char** argv) {
   const std::string device = a.get_choice("--device", "auto", {"auto", "cpu", "gpu"});
   const std::string prec = a.get_choice("--precision", "double", {"double", "float"});
   const std::string& input = a.positional()[0];
-  if (is_gen(input)) (void)gen_option(input, solve_kinds);
+  if (is_gen(input)) {
+    std::vector<std::string> kinds = solve_kinds;  // and the complex ones, solved on the host
+    kinds.insert(kinds.end(), {"helmholtz2d", "helmholtz3d"});
+    (void)gen_option(input, kinds);
+  }
+  const bool complex_values = complex_input(input);
   // The outputs are checked (and their temporaries created) before anything is read or solved.
   std::vector<std::string> inputs{input};
   if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));
   if (a.has("--gpus") || a.has("--mpi")) {
+    if (complex_values) throw usage_error(std::string(a.has("--gpus") ? "--gpus" : "--mpi") +
+                                          ": complex systems are solved on the host so far (drop it, or --device cpu)");
     if (a.has("--gpus") && a.has("--mpi"))
       throw usage_error("--gpus N (one process driving N GPUs) and --mpi (one MPI rank a GPU) are two launch "
                         "modes: pick one");
@@ -422,6 +431,7 @@ int cmd_solve(int argc, char** argv) {
     out.x = files.open(a.has("-o") ? "-o" : "--output", a.get("-o", a.get("--output", "")),
                        outputs::input_policy::unless_forced);
   out.report = report_stream(files.paths());
+  if (complex_values) return solve_complex(a, device, out);
   const bool have_gpu = device != "cpu" && cuda_available();
   if (device == "gpu" && !have_gpu)
     throw no_gpu_error("--device gpu: " + cuda_status() + "; run with --device cpu or auto");

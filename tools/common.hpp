@@ -74,7 +74,7 @@ decltype(auto) with_csr_file(const std::string& path, const args& a, F&& f, mm_h
     if (h.field == mm_field::complex)
       throw not_supported("'" + printable(path) +
                           "' holds complex values (field 'complex'): this command takes real matrices so far; "
-                          "`la info` and `la convert` read complex files");
+                          "`la info`, `la convert` and `la solve` (on the host) take complex files");
   return with_offsets(max_stored_entries(h), offsets_option(a), [&](auto o) -> decltype(auto) {
     return f(read_matrix_market_csr<T, decltype(o)>(path, header, read_options(a)));
   });

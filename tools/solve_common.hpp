@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -92,5 +93,15 @@ inline args solve_args(int argc, char** argv) {
 /// The distributed solve (solve_dist.cpp): `--gpus N` (one process, N GPUs) or `--mpi` (one
 /// rank per GPU). It opens the output files itself, on rank 0 only (the rank that writes).
 int solve_distributed(const args& a, const std::vector<std::string>& inputs);
+
+using clock_type = std::chrono::steady_clock;
+inline double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+/// True for a complex input: a file of field complex, or gen:helmholtz2d/3d (solve_complex.cpp).
+bool complex_input(const std::string& input);
+/// la solve on a complex input, on the host (solve_complex.cpp); the exit status.
+int solve_complex(const args& a, const std::string& device, const solve_outputs& out);
 
 }  // namespace la::cli

@@ -550,11 +550,42 @@ TEST(Cli, ConvertKeepsComplexValuesAndChecksHermitian) {
   std::remove(g.c_str());
 }
 
-TEST(Cli, SolveRefusesComplexSystemsWithAClearMessage) {
-  const auto r = run("solve " + data + "/w156.mtx --device cpu");
-  EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_TRUE(contains(r.output, "holds complex values (field 'complex')")) << r.output;
-  EXPECT_TRUE(contains(r.output, "`la info` and `la convert` read complex files")) << r.output;
+TEST(Cli, SolveComplexSystemsOnTheHost) {
+  // auto picks by the values: Hermitian positive definite -> CG, complex symmetric -> COCG, else GMRES.
+  auto r = run("solve " + data + "/mhd1280b.mtx");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "picked:     cg (auto: Hermitian values")) << r.output;
+  EXPECT_TRUE(contains(r.output, "status:     converged")) << r.output;
+  r = run("solve gen:helmholtz2d:40");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "picked:     cocg (auto: complex symmetric values")) << r.output;
+  const std::string x = ::testing::TempDir() + "la_cli_zx.mtx", b = ::testing::TempDir() + "la_cli_zb.mtx";
+  r = run("solve " + data + "/arrowc.mtx --device cpu -o " + x);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "picked:     gmres (auto: neither Hermitian nor complex symmetric")) << r.output;
+  using zd = std::complex<double>;
+  const auto xs = la::read_matrix_market_vector<zd>(x);
+  ASSERT_EQ(xs.size(), 100u);
+  for (const zd& v : xs) EXPECT_NEAR(std::abs(v - zd(1)), 0, 1e-8);
+  // A complex right-hand side, and an explicit method.
+  la::write_matrix_market_vector(b, std::vector<zd>(100, zd(0.5, -2)));
+  r = run("solve " + data + "/arrowc.mtx --rhs " + b + " --method bicgstab --tol 1e-10");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "solver:     bicgstab + jacobi")) << r.output;
+  // w156 (zero diagonal, condition 9.6e8) needs the direct solver, which does not take complex
+  // values yet: an honest non-convergence, exit 1.
+  r = run("solve " + data + "/w156.mtx");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "max_iterations")) << r.output;
+  // What complex systems do not take yet is refused in the command line's words.
+  for (const std::string& bad : std::vector<std::string>{"--device gpu", "--method direct", "--precond ilu0", "--precision float", "--format ell",
+                                 "--gpus 2", "--history " + ::testing::TempDir() + "h.csv"}) {
+    r = run("solve " + data + "/arrowc.mtx " + bad);
+    EXPECT_EQ(r.status, 2) << bad << "\n" << r.output;
+    EXPECT_TRUE(contains(r.output, "complex")) << bad << "\n" << r.output;
+  }
+  std::remove(x.c_str());
+  std::remove(b.c_str());
 }
 
 

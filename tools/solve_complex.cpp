@@ -1,0 +1,128 @@
+// la solve on a complex system (a file of field complex, or gen:helmholtz2d/3d): the host's
+// Krylov methods of <la/solvers/complex_krylov.hpp> in complex double, CSR. The GPU, the
+// direct method, the other preconditioners and several right-hand sides do not take complex
+// values yet; asking for them is refused in the command line's words.
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <la/formats/matrix_market.hpp>
+#include <la/solvers/complex_krylov.hpp>
+#include <la/solvers/matrix_properties.hpp>
+#include "args.hpp"
+#include "common.hpp"
+#include "commands.hpp"
+#include "solve_common.hpp"
+#include "solve_options.hpp"
+
+namespace la::cli {
+namespace {
+using z = std::complex<double>;
+
+/// The options of la solve that complex systems do not take yet, and why.
+void refuse_what_does_not_apply(const args& a, const std::string& device) {
+  const char* why = nullptr;
+  std::string flag;
+  if (device == "gpu") flag = "--device gpu", why = "complex systems are solved on the host so far (--device cpu or auto)";
+  else if (a.has("--precision") && a.get("--precision", "") != "double")
+    flag = "--precision " + a.get("--precision", ""), why = "complex systems are solved in complex double so far";
+  else if (a.has("--format") && a.get("--format", "") != "auto" && a.get("--format", "") != "csr")
+    flag = "--format " + a.get("--format", ""), why = "complex systems are solved on CSR so far";
+  else if (a.has("--path")) flag = "--path", why = "it chooses the GPU iteration, and complex systems run on the host";
+  else if (a.has("--history")) flag = "--history", why = "the complex solvers do not record the residual history yet";
+  if (why) throw usage_error(flag + ": " + why);
+}
+
+/// --method for a complex system: auto, cg, cocg, bicgstab or gmres.
+complex_method method_of(const std::string& m, const matrix_properties& p, std::string& why) {
+  if (m == "cg") return why = "asked for", complex_method::cg;
+  if (m == "cocg") return why = "asked for", complex_method::cocg;
+  if (m == "bicgstab") return why = "asked for", complex_method::bicgstab;
+  if (m == "gmres") return why = "asked for", complex_method::gmres;
+  if (m != "auto")
+    throw usage_error("--method " + m + ": complex systems take auto, cg (Hermitian positive definite), cocg "
+                      "(complex symmetric), bicgstab or gmres so far");
+  if (p.looks_spd()) return why = "auto: " + describe(p) + ", so CG with the Hermitian inner product", complex_method::cg;
+  if (p.symmetric()) return why = "auto: " + describe(p) + ", so COCG", complex_method::cocg;
+  return why = "auto: " + describe(p) + ", so GMRES", complex_method::gmres;
+}
+}  // namespace
+
+bool complex_input(const std::string& input) {
+  if (is_gen(input)) return complex_gen_kind(parse_gen(input.substr(4)).kind);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(input, ec)) return false;
+  return read_matrix_market_header(input).field == mm_field::complex;
+}
+
+int solve_complex(const args& a, const std::string& device, const solve_outputs& out) {
+  refuse_what_does_not_apply(a, device);
+  std::FILE* rep = out.report;
+  const std::string input = a.positional()[0], path = printable(input);
+  // The registry's options but --method (cocg is not a real method), read as for real systems.
+  std::vector<given_option> given;
+  for (const option_spec& s : solve_options())
+    if (s.name != std::string_view("method") && a.has(flag_of(s.name))) given.push_back({std::string(s.name), a.get(flag_of(s.name), "")});
+  cg_options opt;
+  try {
+    opt = read_solve_options(given);
+  } catch (const invalid_argument& e) {
+    throw usage_error(cli_words(e.what()));
+  }
+  if (opt.precond != preconditioner::none && opt.precond != preconditioner::jacobi && opt.precond != preconditioner::automatic)
+    throw usage_error(std::string("--precond ") + to_string(opt.precond) +
+                      ": complex systems take none, jacobi or auto (Jacobi where the diagonal has no zero) so far");
+  const auto t_read = clock_type::now();
+  csr_matrix<z> A = is_gen(input) ? generate<z, index_t>(gen_option(input)) : read_matrix_market_csr<z>(input, nullptr, read_options(a));
+  const double read_ms = ms_since(t_read);
+  if (A.rows() != A.cols())
+    throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
+                           "; the solvers need a square matrix (least squares is not supported)");
+  const bool known = !a.has("--rhs");
+  std::vector<z> b;
+  if (known) {
+    b.assign(static_cast<std::size_t>(A.rows()), z(0));
+    reference::spmv(z(1), A, std::vector<z>(b.size(), z(1)), z(0), b);
+  } else {
+    const coo_matrix<z> m = read_matrix_market<z>(a.get("--rhs", ""));
+    if (m.cols() > 1 && m.rows() == A.rows())
+      throw usage_error("--rhs: " + std::to_string(m.cols()) + " columns; complex systems take one right-hand side so far");
+    b = matrix_market_vector(m, a.get("--rhs", ""));
+    if (b.size() != static_cast<std::size_t>(A.rows()))
+      throw invalid_argument("--rhs has " + std::to_string(b.size()) + " entries, the matrix " + std::to_string(A.rows()) + " rows");
+  }
+  const auto t_check = clock_type::now();
+  const matrix_properties p = properties_of(A);
+  const double check_ms = ms_since(t_check);
+  std::string why;
+  const complex_method m = method_of(a.get("--method", "auto"), p, why);
+  std::fprintf(rep, "matrix:     %s: %d x %d, %lld nonzeros, complex\n", path.c_str(), A.rows(), A.cols(),
+               static_cast<long long>(A.nnz()));
+  std::fprintf(rep, "device:     cpu (%s)\n", device == "cpu" ? "asked for" : "auto: complex systems are solved on the host so far");
+  std::fprintf(rep, "picked:     %s (%s)\n", to_string(m), why.c_str());
+  std::vector<z> x;
+  const auto t0 = clock_type::now();
+  solve_result r = solve_complex_host(A, b, x, m, opt);
+  const double solve_ms = ms_since(t0);
+  r.message = cli_words(r.message);
+  std::fprintf(rep, "solver:     %s\n", r.method.c_str());
+  std::fprintf(rep, "status:     %s after %lld iterations (%s)\n", to_string(r.status), static_cast<long long>(r.iterations),
+               r.message.c_str());
+  if (std::isnan(r.true_residual))
+    std::fprintf(rep, "residual:   not computed (%s)\n", to_string(r.status));
+  else
+    std::fprintf(rep, "residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual, r.true_residual);
+  if (known && r.status != solve_status::invalid_input) {
+    double e2 = 0;
+    for (const z& v : x) e2 += std::norm(v - z(1));
+    std::fprintf(rep, "error:      ||x - ones|| / ||ones|| = %.3e\n", x.empty() ? 0.0 : std::sqrt(e2 / double(x.size())));
+  }
+  std::fprintf(rep, "time:       %.3f ms solving, %.3f ms checking A for auto; %.3f ms reading or generating the matrix\n",
+               solve_ms, check_ms, read_ms);
+  write_outputs(a, r, x, out);
+  return r.converged() ? 0 : r.status == solve_status::invalid_input ? 2 : 1;
+}
+
+}  // namespace la::cli
