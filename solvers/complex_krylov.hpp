@@ -66,10 +66,12 @@ struct context {
   reference::accumulator<T> acc;
   double bnorm = 0, target = 0;
   std::int64_t limit = 0;
+  bool failed = false;  // fail() set the status: end() keeps it
 
   context(const csr_matrix<T, O>& a_, const std::vector<T>& b_, const cg_options& o_) : a(a_), b(b_), o(o_) {}
 
   void fail(solve_status s, std::string why) {
+    failed = true;
     res.status = s;
     res.message = std::move(why);
   }
@@ -143,7 +145,11 @@ struct context {
     const double t = static_cast<double>(reference::nrm2(r));
     res.residual = relative(recurrence);
     res.true_residual = relative(t);
-    if (met) {
+    bool x_finite = true;
+    for (const T& v : x) x_finite = x_finite && finite(v);
+    if (!x_finite && !failed) {
+      fail(solve_status::non_finite, "the iterate holds a NaN or Inf value");
+    } else if (met) {
       if (t <= std::max(target * o.true_residual_factor, target)) {
         res.status = solve_status::converged;
         res.message = "converged";
@@ -152,7 +158,7 @@ struct context {
         res.message = "the recurrence residual met the tolerance, the true residual " + short_number(res.true_residual) +
                       " did not: the tolerance is below what the precision resolves";
       }
-    } else if (res.status == solve_status::invalid_input && res.message.empty()) {
+    } else if (!failed) {
       res.status = solve_status::max_iterations;
       res.message = "stopped at the iteration limit (" + std::to_string(limit) + ")";
     }
@@ -192,6 +198,10 @@ solve_result cg_like(context<T, O>& c, std::vector<T>& x, bool hermitian) {
       return c.end(x, rnorm, false, name);
     }
     const T alpha = rz / pq;
+    if (!finite(alpha)) {  // pq underflowed against rz (A singular to the precision): keep the last x
+      c.fail(solve_status::breakdown, std::string(name) + "'s step length is not finite: A is singular to the precision");
+      return c.end(x, rnorm, false, name);
+    }
     for (std::size_t i = 0; i < n; ++i) x[i] += alpha * p[i], r[i] -= alpha * q[i];
     rnorm = static_cast<double>(reference::nrm2(r));
     if (rnorm <= c.target) return c.end(x, rnorm, true, name);
@@ -238,6 +248,10 @@ solve_result bicgstab(context<T, O>& c, std::vector<T>& x) {
       return c.end(x, rnorm, false, "bicgstab");
     }
     alpha = rho / r0v;
+    if (!finite(alpha)) {
+      c.fail(solve_status::breakdown, "BiCGSTAB's step length is not finite: A is singular to the precision");
+      return c.end(x, rnorm, false, "bicgstab");
+    }
     for (std::size_t i = 0; i < n; ++i) s[i] = r[i] - alpha * v[i];
     const double snorm = static_cast<double>(reference::nrm2(s));
     if (snorm <= c.target) {
@@ -249,8 +263,8 @@ solve_result bicgstab(context<T, O>& c, std::vector<T>& x) {
     ++c.res.iterations;
     const T tt = reference::dotc(t, t);
     omega = std::abs(tt) == 0 ? T(0) : reference::dotc(t, s) / tt;
-    if (std::abs(omega) == 0) {
-      c.fail(solve_status::breakdown, "omega = 0: BiCGSTAB's stabilizing step vanished");
+    if (std::abs(omega) == 0 || !finite(omega)) {
+      c.fail(solve_status::breakdown, "omega = 0 or not finite: BiCGSTAB's stabilizing step vanished");
       return c.end(x, snorm, false, "bicgstab");
     }
     for (std::size_t i = 0; i < n; ++i) x[i] += alpha * ph[i] + omega * sh[i], r[i] = s[i] - omega * t[i];
@@ -270,7 +284,8 @@ solve_result gmres(context<T, O>& c, std::vector<T>& x) {
   std::vector<std::vector<T>> V(static_cast<std::size_t>(m) + 1, std::vector<T>(n));
   std::vector<std::vector<W>> H(static_cast<std::size_t>(m) + 1, std::vector<W>(static_cast<std::size_t>(m), W(0)));
   std::vector<W> cs(static_cast<std::size_t>(m)), sn(static_cast<std::size_t>(m)), g(static_cast<std::size_t>(m) + 1);
-  std::vector<T> r(n), w(n), z(n);
+  std::vector<T> r(n), w(n), z(n), u(n);  // u: V y, the cycle's correction before M^-1
+  std::vector<W> y(static_cast<std::size_t>(m));
   double rnorm = 0;
   for (;;) {
     c.apply(x, r);
@@ -321,7 +336,6 @@ solve_result gmres(context<T, O>& c, std::vector<T>& x) {
       }
     }
     // y = H^-1 g (upper triangular j x j), then x += M^-1 (V y).
-    std::vector<W> y(static_cast<std::size_t>(j));
     for (int i = j - 1; i >= 0; --i) {
       W s = g[i];
       for (int k = i + 1; k < j; ++k) s -= H[i][k] * y[k];
@@ -331,7 +345,7 @@ solve_result gmres(context<T, O>& c, std::vector<T>& x) {
       }
       y[i] = s / H[i][i];
     }
-    std::vector<T> u(n, T(0));
+    std::fill(u.begin(), u.end(), T(0));
     for (int k = 0; k < j; ++k)
       for (std::size_t e = 0; e < n; ++e) u[e] += static_cast<T>(y[k]) * V[k][e];
     c.precondition(u, z);
@@ -356,19 +370,34 @@ template <typename T, typename O>
 solve_result solve_complex_host(const csr_matrix<T, O>& a, const std::vector<T>& b, std::vector<T>& x, complex_method method,
                                 const cg_options& o = {}) {
   static_assert(is_complex_v<T>, "solve_complex_host takes complex values; real systems go through solve_host");
-  complex_krylov_detail::context<T, O> c(a, b, o);
+  // b and x0 scaled by a power of two (exact, part by part) so that ||b|| is near 1: the inner
+  // products are returned in T, where a b near 1e300 or 1e-300 would overflow or underflow.
+  const double bn = static_cast<double>(reference::nrm2(b));
+  const int e = bn > 0 && std::isfinite(bn) ? std::ilogb(bn) : 0;
+  const auto scaled = [](std::vector<T>& v, int by) {
+    for (T& t : v) t = T(std::ldexp(t.real(), by), std::ldexp(t.imag(), by));
+  };
+  std::vector<T> bs = b;
+  scaled(bs, -e);
+  scaled(x, -e);
+  cg_options os = o;
+  os.atol = std::ldexp(o.atol, -e);
+  complex_krylov_detail::context<T, O> c(a, bs, os);
+  solve_result r;
   if (!c.begin(x)) {
-    c.res.true_residual = std::nan("");
-    c.res.method = std::string(to_string(method)) + ", host, csr";
-    return c.res;
+    r = c.res;
+    r.true_residual = std::nan("");
+    r.method = std::string(to_string(method)) + ", host, csr";
+  } else {
+    switch (method) {
+      case complex_method::cg: r = complex_krylov_detail::cg_like(c, x, true); break;
+      case complex_method::cocg: r = complex_krylov_detail::cg_like(c, x, false); break;
+      case complex_method::bicgstab: r = complex_krylov_detail::bicgstab(c, x); break;
+      case complex_method::gmres: r = complex_krylov_detail::gmres(c, x); break;
+    }
   }
-  switch (method) {
-    case complex_method::cg: return complex_krylov_detail::cg_like(c, x, true);
-    case complex_method::cocg: return complex_krylov_detail::cg_like(c, x, false);
-    case complex_method::bicgstab: return complex_krylov_detail::bicgstab(c, x);
-    case complex_method::gmres: return complex_krylov_detail::gmres(c, x);
-  }
-  return c.res;
+  scaled(x, e);
+  return r;
 }
 
 }  // namespace la

@@ -340,18 +340,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
     std::fprintf(rep, "M^-1:       %s%s%s%s; setup %.3f ms, %.3f MB\n", to_string(r.precond.kind),
                  opt.precond == preconditioner::automatic ? " (auto)" : "", r.precond.detail.empty() ? "" : ": ",
                  r.precond.detail.c_str(), 1e3 * r.precond.setup_seconds, r.precond.bytes / 1e6);
-  std::fprintf(rep, "status:     %s after %lld iterations (%s)\n", to_string(r.status),
-               static_cast<long long>(r.iterations), r.message.c_str());
-  if (std::isnan(r.true_residual))
-    std::fprintf(rep, "residual:   not computed (%s)\n", to_string(r.status));
-  else
-    std::fprintf(rep, "residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual,
-                 r.true_residual);
-  if (known && r.status != solve_status::invalid_input) {
-    double e2 = 0;
-    for (T v : x) e2 += (double(v) - 1.0) * (double(v) - 1.0);
-    std::fprintf(rep, "error:      ||x - ones|| / ||ones|| = %.3e\n", x.empty() ? 0.0 : std::sqrt(e2 / double(x.size())));
-  }
+  report_outcome(rep, r, known, x);
   std::fprintf(rep, "time:       %.3f ms iterating", 1e3 * r.iterate_seconds);
   if (r.iterations > 0) std::fprintf(rep, " (%.2f us/iteration)", 1e6 * r.iterate_seconds / double(r.iterations));
   if (r.analysis_seconds > 0) std::fprintf(rep, ", %.3f ms checking A for auto", 1e3 * r.analysis_seconds);

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -82,6 +84,26 @@ void write_outputs(const args& a, const solve_result& r, const std::vector<T>& x
     std::fprintf(rep, "solution:   not written: the solve did not converge, so %s is left as it was "
                       "(--write-unconverged writes the last iterate)\n",
                  printable(out.x->path()).c_str());
+  }
+}
+
+/// The report's status, residual and (b = A * ones, `known`) error lines, for real and complex x.
+template <typename T>
+void report_outcome(std::FILE* rep, const solve_result& r, bool known, const std::vector<T>& x) {
+  std::fprintf(rep, "status:     %s after %lld iterations (%s)\n", to_string(r.status),
+               static_cast<long long>(r.iterations), r.message.c_str());
+  if (std::isnan(r.true_residual))
+    std::fprintf(rep, "residual:   not computed (%s)\n", to_string(r.status));
+  else
+    std::fprintf(rep, "residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual,
+                 r.true_residual);
+  if (known && r.status != solve_status::invalid_input) {
+    double e2 = 0;
+    for (const T& v : x) {
+      if constexpr (is_complex_v<T>) e2 += std::norm(std::complex<double>(v) - 1.0);
+      else e2 += (double(v) - 1.0) * (double(v) - 1.0);
+    }
+    std::fprintf(rep, "error:      ||x - ones|| / ||ones|| = %.3e\n", x.empty() ? 0.0 : std::sqrt(e2 / double(x.size())));
   }
 }
 

@@ -62,15 +62,7 @@ int solve_complex(const args& a, const std::string& device, const solve_outputs&
   std::FILE* rep = out.report;
   const std::string input = a.positional()[0], path = printable(input);
   // The registry's options but --method (cocg is not a real method), read as for real systems.
-  std::vector<given_option> given;
-  for (const option_spec& s : solve_options())
-    if (s.name != std::string_view("method") && a.has(flag_of(s.name))) given.push_back({std::string(s.name), a.get(flag_of(s.name), "")});
-  cg_options opt;
-  try {
-    opt = read_solve_options(given);
-  } catch (const invalid_argument& e) {
-    throw usage_error(cli_words(e.what()));
-  }
+  const cg_options opt = cg_args(a, "method");
   if (opt.precond != preconditioner::none && opt.precond != preconditioner::jacobi && opt.precond != preconditioner::automatic)
     throw usage_error(std::string("--precond ") + to_string(opt.precond) +
                       ": complex systems take none, jacobi or auto (Jacobi where the diagonal has no zero) so far");
@@ -108,17 +100,7 @@ int solve_complex(const args& a, const std::string& device, const solve_outputs&
   const double solve_ms = ms_since(t0);
   r.message = cli_words(r.message);
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
-  std::fprintf(rep, "status:     %s after %lld iterations (%s)\n", to_string(r.status), static_cast<long long>(r.iterations),
-               r.message.c_str());
-  if (std::isnan(r.true_residual))
-    std::fprintf(rep, "residual:   not computed (%s)\n", to_string(r.status));
-  else
-    std::fprintf(rep, "residual:   %.3e relative (recurrence), true ||b-Ax||/||b|| = %.3e\n", r.residual, r.true_residual);
-  if (known && r.status != solve_status::invalid_input) {
-    double e2 = 0;
-    for (const z& v : x) e2 += std::norm(v - z(1));
-    std::fprintf(rep, "error:      ||x - ones|| / ||ones|| = %.3e\n", x.empty() ? 0.0 : std::sqrt(e2 / double(x.size())));
-  }
+  report_outcome(rep, r, known, x);
   std::fprintf(rep, "time:       %.3f ms solving, %.3f ms checking A for auto; %.3f ms reading or generating the matrix\n",
                solve_ms, check_ms, read_ms);
   write_outputs(a, r, x, out);

@@ -27,11 +27,12 @@ inline void in_cli_words(solve_result& r) {
 }
 
 /// The options of a solve from the command line: each flag the registry declares, read and
-/// checked by la::read_solve_options; its refusals in the CLI's words.
-inline cg_options cg_args(const args& a) {
+/// checked by la::read_solve_options; its refusals in the CLI's words. `skip`: an option the
+/// caller reads itself (complex systems' --method, whose cocg the registry does not know).
+inline cg_options cg_args(const args& a, std::string_view skip = {}) {
   std::vector<given_option> given;
   for (const option_spec& s : solve_options())
-    if (a.has(flag_of(s.name))) given.push_back({std::string(s.name), a.get(flag_of(s.name), "")});
+    if (s.name != skip && a.has(flag_of(s.name))) given.push_back({std::string(s.name), a.get(flag_of(s.name), "")});
   try {
     return read_solve_options(given);
   } catch (const invalid_argument& e) {

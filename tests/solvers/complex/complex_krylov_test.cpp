@@ -174,6 +174,46 @@ TEST(ComplexKrylov, TheDataMatricesWhereEachMethodApplies) {
   EXPECT_LT(r.true_residual, 1e-2) << r.message;
 }
 
+// b near the ends of double's range, b = 0, and singular or numerically singular A: converged
+// only with a finite x whose true residual meets the tolerance, never a wrong answer.
+TEST(ComplexKrylov, ExtremeScalesZeroRightHandSideAndSingularMatrices) {
+  const auto h = helmholtz<z>(2, 6, helmholtz_kappa(6, 10), 0.5);
+  const std::vector<z> ones(36, z(1, 0));
+  for (double s : {1e300, 1e-300, 1e-310}) {
+    std::vector<z> b = times(h, ones);
+    for (z& v : b) v *= s;
+    for (auto m : {complex_method::cocg, complex_method::bicgstab, complex_method::gmres}) {
+      std::vector<z> x;
+      cg_options o;
+      o.rtol = 1e-10;
+      const auto r = solve_complex_host(h, b, x, m, o);
+      ASSERT_EQ(r.status, solve_status::converged) << s << " " << to_string(m) << ": " << r.message;
+      EXPECT_LE(r.true_residual, 1e-9) << s << " " << to_string(m);
+      for (const z& v : x) ASSERT_NEAR(std::abs(v / s - z(1)), 0, 1e-6) << s << " " << to_string(m);
+    }
+  }
+  {  // b = 0: x = 0 at once
+    std::vector<z> x;
+    const auto r = solve_complex_host(h, std::vector<z>(36, z(0)), x, complex_method::gmres);
+    EXPECT_EQ(r.status, solve_status::converged) << r.message;
+    EXPECT_EQ(x, std::vector<z>(36, z(0)));
+  }
+  // Singular: the last row and column zero, b reaching that row (inconsistent). Numerically
+  // singular: a 1e-17 pivot on an otherwise identity 3 x 3 with a coupling, b consistent with
+  // no x of moderate size. Neither converges; no status is "converged".
+  const csr_matrix<z> sing(3, 3, {0, 2, 4, 4}, {0, 1, 0, 1}, {z(2), z(1), z(1), z(3)});
+  const csr_matrix<z> near(3, 3, {0, 1, 3, 5}, {0, 1, 2, 1, 2}, {z(1), z(1), z(1), z(1), z(1 + 1e-17)});
+  for (const auto* a : {&sing, &near})
+    for (auto m : {complex_method::cocg, complex_method::bicgstab, complex_method::gmres}) {
+      std::vector<z> x;
+      cg_options o;
+      o.max_iterations = 50;
+      const auto r = solve_complex_host(*a, {z(1), z(1), z(0, 1)}, x, m, o);
+      EXPECT_NE(r.status, solve_status::converged) << to_string(m) << ": " << r.message;
+      EXPECT_GT(r.true_residual, 1e-8) << to_string(m) << " " << to_string(r.status) << ": " << r.message << " it " << r.iterations;
+    }
+}
+
 TEST(ComplexKrylov, BreakdownsAndBadInputAreStatusesThatSayWhy) {
   // CG on an indefinite Hermitian matrix: p^H A p <= 0.
   const csr_matrix<z> indef(2, 2, {0, 1, 2}, {0, 1}, {z(1), z(-1)});
