@@ -39,9 +39,10 @@ void launch_coo_accumulate(const coo_view<const T>& a, const T* x, T* y, T alpha
   coo_segmented_kernel<<<grid_for(a.nnz), block_threads, 0, s>>>(a, x, y, alpha);
   LA_CHECK_LAUNCH(s);
 }
-template void launch_coo_accumulate<float>(const coo_view<const float>&, const float*, float*, float, cudaStream_t);
-template void launch_coo_accumulate<double>(const coo_view<const double>&, const double*, double*, double,
-                                            cudaStream_t);
+#define LA_INSTANTIATE_ACCUMULATE(T) \
+  template void launch_coo_accumulate<T>(const coo_view<const T>&, const T*, T*, T, cudaStream_t);
+LA_SPMV_FOR_EACH_DEVICE_VALUE(LA_INSTANTIATE_ACCUMULATE)
+#undef LA_INSTANTIATE_ACCUMULATE
 
 template <typename T>
 void run_coo_segmented(const matrix_view<T>& a, void*, const T* x, T* y, T alpha, T beta, cudaStream_t s) {

@@ -126,6 +126,7 @@ void run_csr_balanced(const matrix_view<T>& a, void* workspace, const T* x, T* y
   });
 }
 LA_SPMV_INSTANTIATE(run_csr_balanced)
-template void prepare_csr_balanced<float>(const matrix_view<float>&, void*, cudaStream_t);
-template void prepare_csr_balanced<double>(const matrix_view<double>&, void*, cudaStream_t);
+#define LA_INSTANTIATE_PREPARE(T) template void prepare_csr_balanced<T>(const matrix_view<T>&, void*, cudaStream_t);
+LA_SPMV_FOR_EACH_DEVICE_VALUE(LA_INSTANTIATE_PREPARE)
+#undef LA_INSTANTIATE_PREPARE
 }  // namespace la::spmv_detail

@@ -39,6 +39,23 @@ bool not_short_rows(const spmv_problem& p) { return !short_rows(p); }
 // tune_spmv times ELL only where its padding is at most 1.5x the entries.
 bool ell_pads_little(const spmv_stats& s) { return double(s.rows) * s.longest <= 1.5 * double(s.nnz); }
 
+// The launchers compute complex values as detail::dcomplex (device_complex.cuh); the
+// registry of std::complex<R> runs them on the same memory seen as dcomplex<R>.
+template <typename T>
+using D = detail::device_value_t<T>;
+template <typename T>
+using launcher = void (*)(const matrix_view<D<T>>&, void*, const D<T>*, D<T>*, D<T>, D<T>, cudaStream_t);
+template <typename T, launcher<T> F>
+void run_as(const matrix_view<T>& a, void* w, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
+  if constexpr (std::is_same_v<T, D<T>>) F(a, w, x, y, alpha, beta, s);
+  else F(detail::rebind_view<matrix_view<D<T>>>(a), w, detail::device_ptr(x), detail::device_ptr(y), D<T>(alpha), D<T>(beta), s);
+}
+template <typename T, void (*F)(const matrix_view<D<T>>&, void*, cudaStream_t)>
+void prepare_as(const matrix_view<T>& a, void* w, cudaStream_t s) {
+  if constexpr (std::is_same_v<T, D<T>>) F(a, w, s);
+  else F(detail::rebind_view<matrix_view<D<T>>>(a), w, s);
+}
+
 template <typename T>
 std::vector<spmv_variant<T>>& registry() {
   using namespace spmv_detail;
@@ -46,28 +63,28 @@ std::vector<spmv_variant<T>>& registry() {
   //                                                                workspace, prepare, run
   static std::vector<spmv_variant<T>> list = {
       {"coo_atomic", format::coo, false, row_walk::none, nullptr, nullptr, on<format::coo>,
-       no_workspace, no_prepare<T>, run_coo_atomic<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_coo_atomic<D<T>>>},
       {"coo_segmented", format::coo, false, row_walk::none, always, nullptr, on<format::coo>,
-       no_workspace, no_prepare<T>, run_coo_segmented<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_coo_segmented<D<T>>>},
       {"csr_scalar", format::csr, true, row_walk::thread, short_rows, always_candidate, on<format::csr>,
-       no_workspace, no_prepare<T>, run_thread_rows<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_thread_rows<D<T>>>},
       {"csr_vector", format::csr, true, row_walk::group, not_short_rows, always_candidate, on<format::csr>,
-       no_workspace, no_prepare<T>, run_csr_vector<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_csr_vector<D<T>>>},
       {"csr_balanced", format::csr, true, row_walk::none, nullptr, always_candidate, on<format::csr>,
-       [](const spmv_problem& p) { return csr_balanced_workspace_bytes(p, sizeof(T)); }, prepare_csr_balanced<T>,
-       run_csr_balanced<T>},
+       [](const spmv_problem& p) { return csr_balanced_workspace_bytes(p, sizeof(T)); }, prepare_as<T, prepare_csr_balanced<D<T>>>,
+       run_as<T, run_csr_balanced<D<T>>>},
       {"csc_atomic", format::csc, false, row_walk::none, always, nullptr, on<format::csc>,
-       no_workspace, no_prepare<T>, run_csc_atomic<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_csc_atomic<D<T>>>},
       {"ell", format::ell, true, row_walk::thread, always, ell_pads_little, on<format::ell>,
-       no_workspace, no_prepare<T>, run_thread_rows<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_thread_rows<D<T>>>},
       {"jds", format::jds, true, row_walk::thread, always, always_candidate, on<format::jds>,
-       no_workspace, no_prepare<T>, run_thread_rows<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_thread_rows<D<T>>>},
       {"hyb", format::hyb, false, row_walk::none, always, always_candidate, on<format::hyb>,
-       no_workspace, no_prepare<T>, run_hyb<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_hyb<D<T>>>},
       {"sell", format::sell, true, row_walk::thread, always, always_candidate, on<format::sell>,
-       no_workspace, no_prepare<T>, run_thread_rows<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_thread_rows<D<T>>>},
       {"dense_gemv", format::dense, true, row_walk::none, always, nullptr, on<format::dense>,
-       no_workspace, no_prepare<T>, run_dense_gemv<T>},
+       no_workspace, no_prepare<T>, run_as<T, run_dense_gemv<D<T>>>},
   };
   return list;
 }
@@ -187,6 +204,7 @@ void spmv(context& ctx, const matrix_view<T>& a, const device_vector<T>& x, devi
   template void spmv<T>(context&, const matrix_view<T>&, const device_vector<T>&, device_vector<T>&, T, T, \
                         std::string_view);
 LA_FOR_EACH_VALUE(LA_INSTANTIATE_T)
+LA_FOR_EACH_COMPLEX(LA_INSTANTIATE_T)
 #undef LA_INSTANTIATE_T
 
 }  // namespace la

@@ -23,6 +23,7 @@ template <typename T>
 void launch_ell(const ell_view<const T>& a, const T* x, T* y, T alpha, T beta, cudaStream_t s) {
   launch_walk(walk::by_thread(walk::rows_of(a)), x, y, alpha, beta, s);
 }
-template void launch_ell<float>(const ell_view<const float>&, const float*, float*, float, float, cudaStream_t);
-template void launch_ell<double>(const ell_view<const double>&, const double*, double*, double, double, cudaStream_t);
+#define LA_INSTANTIATE_ELL(T) template void launch_ell<T>(const ell_view<const T>&, const T*, T*, T, T, cudaStream_t);
+LA_SPMV_FOR_EACH_DEVICE_VALUE(LA_INSTANTIATE_ELL)
+#undef LA_INSTANTIATE_ELL
 }  // namespace la::spmv_detail

@@ -2,6 +2,7 @@
 // installed.
 #pragma once
 
+#include <la/detail/device_complex.cuh>
 #include <la/kernels/spmv/spmv.hpp>
 
 namespace la::spmv_detail {
@@ -30,9 +31,15 @@ void launch_ell(const ell_view<const T>& a, const T* x, T* y, T alpha, T beta, c
 template <typename T>
 void launch_coo_accumulate(const coo_view<const T>& a, const T* x, T* y, T alpha, cudaStream_t s);
 
-/// Explicit instantiations of a launcher for float and double.
-#define LA_SPMV_INSTANTIATE(name)                                                                               \
-  template void name<float>(const matrix_view<float>&, void*, const float*, float*, float, float, cudaStream_t); \
-  template void name<double>(const matrix_view<double>&, void*, const double*, double*, double, double,         \
-                             cudaStream_t);
+/// Explicit instantiations of a launcher for float and double, and for the complex values
+/// as kernels compute with them (detail::dcomplex; registry.cu adapts std::complex to it).
+#define LA_SPMV_INSTANTIATE_ONE(name, T) \
+  template void name<T>(const matrix_view<T>&, void*, const T*, T*, T, T, cudaStream_t);
+#define LA_SPMV_INSTANTIATE(name)                           \
+  LA_SPMV_INSTANTIATE_ONE(name, float)                      \
+  LA_SPMV_INSTANTIATE_ONE(name, double)                     \
+  LA_SPMV_INSTANTIATE_ONE(name, detail::dcomplex<float>)    \
+  LA_SPMV_INSTANTIATE_ONE(name, detail::dcomplex<double>)
+/// The device value types kernels are built for, as an X-macro.
+#define LA_SPMV_FOR_EACH_DEVICE_VALUE(M) M(float) M(double) M(detail::dcomplex<float>) M(detail::dcomplex<double>)
 }  // namespace la::spmv_detail
