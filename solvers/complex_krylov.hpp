@@ -26,9 +26,12 @@
 #include <cmath>
 #include <complex>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <la/context.hpp>
 #include <la/formats/csr.hpp>
+#include <la/vector.hpp>
 #include <la/kernels/reference/blas1.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/krylov_options.hpp>
@@ -399,5 +402,21 @@ solve_result solve_complex_host(const csr_matrix<T, O>& a, const std::vector<T>&
   scaled(x, e);
   return r;
 }
+
+/// The same methods on the GPU of ctx (solvers/krylov/complex_device.cu): A, b and x on the
+/// device (x: the initial guess, and the result), the product by the SpMV registry's `kernel`
+/// for A (auto: the CSR default). The GPU forms follow the oracle above step for step; their
+/// sums run in double in a fixed order, so reruns are bit-identical and the result agrees with
+/// the oracle's to rounding. GMRES orthogonalizes by classical Gram-Schmidt run twice (two
+/// kernels a pass, whatever the basis size) where the oracle runs modified Gram-Schmidt.
+/// Options and statuses as solve_complex_host's; the message and status of a refused input
+/// are the same.
+template <typename T, typename O>
+solve_result solve_complex_device(context& ctx, const device_csr<T, O>& a, const device_vector<T>& b, device_vector<T>& x,
+                                  complex_method method, const cg_options& o = {}, std::string_view kernel = "auto");
+/// The same from host arrays: A, b and x0 (empty: zero) uploaded, x downloaded.
+template <typename T, typename O>
+solve_result solve_complex_device(context& ctx, const csr_matrix<T, O>& a, const std::vector<T>& b, std::vector<T>& x,
+                                  complex_method method, const cg_options& o = {}, std::string_view kernel = "auto");
 
 }  // namespace la
