@@ -7,6 +7,7 @@
 // int64 (more than 2^31 - 1 nonzeros); with_offsets() picks the narrowest that fits.
 #pragma once
 
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <limits>
@@ -35,6 +36,15 @@ template <typename T>
 inline constexpr bool is_complex_v = value_traits<T>::is_complex;
 template <typename T>
 using real_of_t = typename value_traits<T>::real;
+/// T's kind in double precision: double, or std::complex<double>.
+template <typename T>
+using double_of_t = std::conditional_t<is_complex_v<T>, std::complex<double>, double>;
+/// |x| in double, for real and complex values.
+template <typename T>
+double magnitude(const T& x) {
+  if constexpr (is_complex_v<T>) return std::abs(std::complex<double>(x));
+  else return std::abs(static_cast<double>(x));
+}
 using count_t = std::int64_t;
 inline constexpr std::int64_t max_index = std::numeric_limits<index_t>::max();
 

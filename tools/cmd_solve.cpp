@@ -398,7 +398,7 @@ int cmd_solve(int argc, char** argv) {
   if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));
   if (a.has("--gpus") || a.has("--mpi")) {
     if (complex_values) throw usage_error(std::string(a.has("--gpus") ? "--gpus" : "--mpi") +
-                                          ": complex systems are solved on the host so far (drop it, or --device cpu)");
+                                          ": complex systems are solved on one GPU or the host so far (drop it)");
     if (a.has("--gpus") && a.has("--mpi"))
       throw usage_error("--gpus N (one process driving N GPUs) and --mpi (one MPI rank a GPU) are two launch "
                         "modes: pick one");

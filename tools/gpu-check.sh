@@ -102,7 +102,7 @@ if ((tests && sanitize)); then
   # is left out: memcheck reports its failed allocation.
   pids=()
   for t in $build/tests/gpu_test $build/tests/gemm_test $build/tests/debug_sync_test $build/tests/spmv_test \
-           $build/tests/complex_spmv_test $build/tests/complex_device_test $build/tests/cg_gpu_test $build/tests/precond_gpu_test $build/tests/dist_gpu_test \
+           $build/tests/complex_spmv_test $build/tests/complex_device_test $build/tests/complex_direct_test $build/tests/cg_gpu_test $build/tests/precond_gpu_test $build/tests/dist_gpu_test \
            $build/tests/krylov_gpu_test $build/tests/spgemm_test $build/tests/amg_test $build/tests/registry_test \
            $build/tests/dgemm_test $build/tests/dense_solver_test $build/tests/batched_dense_test $build/tests/direct_test $build/tests/sparse_direct_test \
            $build/tests/direct_model_test; do

@@ -1,16 +1,21 @@
-// la solve on a complex system (a file of field complex, or gen:helmholtz2d/3d): the host's
-// Krylov methods of <la/solvers/complex_krylov.hpp> in complex double, CSR. The GPU, the
-// direct method, the other preconditioners and several right-hand sides do not take complex
-// values yet; asking for them is refused in the command line's words.
+// la solve on a complex system (a file of field complex, or gen:helmholtz2d/3d): the Krylov
+// methods of <la/solvers/complex_krylov.hpp> in complex double, CSR, on the GPU
+// (solve_complex_device) or the host (solve_complex_host); --device auto takes the host for a
+// system it solves before the GPU would have started (choose_device), as for real systems.
+// The direct method, the other preconditioners and several right-hand sides do not take
+// complex values yet; asking for them is refused in the command line's words.
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <la/formats/matrix_market.hpp>
+#include <la/solvers/complex_direct.hpp>
 #include <la/solvers/complex_krylov.hpp>
 #include <la/solvers/matrix_properties.hpp>
+#include <la/solvers/method.hpp>
 #include "args.hpp"
 #include "common.hpp"
 #include "commands.hpp"
@@ -22,31 +27,52 @@ namespace {
 using z = std::complex<double>;
 
 /// The options of la solve that complex systems do not take yet, and why.
-void refuse_what_does_not_apply(const args& a, const std::string& device) {
+void refuse_what_does_not_apply(const args& a) {
   const char* why = nullptr;
   std::string flag;
-  if (device == "gpu") flag = "--device gpu", why = "complex systems are solved on the host so far (--device cpu or auto)";
-  else if (a.has("--precision") && a.get("--precision", "") != "double")
+  if (a.has("--precision") && a.get("--precision", "") != "double")
     flag = "--precision " + a.get("--precision", ""), why = "complex systems are solved in complex double so far";
   else if (a.has("--format") && a.get("--format", "") != "auto" && a.get("--format", "") != "csr")
     flag = "--format " + a.get("--format", ""), why = "complex systems are solved on CSR so far";
-  else if (a.has("--path")) flag = "--path", why = "it chooses the GPU iteration, and complex systems run on the host";
+  else if (a.has("--path")) flag = "--path", why = "it chooses the real GPU CG's iteration; complex systems have one form so far";
   else if (a.has("--history")) flag = "--history", why = "the complex solvers do not record the residual history yet";
   if (why) throw usage_error(flag + ": " + why);
 }
 
-/// --method for a complex system: auto, cg, cocg, bicgstab or gmres.
-complex_method method_of(const std::string& m, const matrix_properties& p, std::string& why) {
-  if (m == "cg") return why = "asked for", complex_method::cg;
-  if (m == "cocg") return why = "asked for", complex_method::cocg;
-  if (m == "bicgstab") return why = "asked for", complex_method::bicgstab;
-  if (m == "gmres") return why = "asked for", complex_method::gmres;
+/// What --method runs on a complex system: a Krylov method, or the direct one first.
+struct complex_choice {
+  bool direct = false;  // the sparse LU (then, under auto, a Krylov method where it misses)
+  complex_method krylov = complex_method::gmres;
+  bool fallback = false;  // auto: the Krylov method after a direct solve that missed
+  std::string why;
+};
+
+/// --method for a complex system: auto, direct, cg, cocg, bicgstab or gmres.
+complex_choice method_of(const std::string& m, const matrix_properties& p, index_t rows, const cg_options& o, bool gpu) {
+  complex_choice c;
+  c.krylov = p.looks_spd() ? complex_method::cg : p.symmetric() ? complex_method::cocg : complex_method::gmres;
+  if (m == "direct") return c.direct = true, c.why = "asked for", c;
+  if (m == "cg") return c.krylov = complex_method::cg, c.why = "asked for", c;
+  if (m == "cocg") return c.krylov = complex_method::cocg, c.why = "asked for", c;
+  if (m == "bicgstab") return c.krylov = complex_method::bicgstab, c.why = "asked for", c;
+  if (m == "gmres") return c.krylov = complex_method::gmres, c.why = "asked for", c;
   if (m != "auto")
-    throw usage_error("--method " + m + ": complex systems take auto, cg (Hermitian positive definite), cocg "
+    throw usage_error("--method " + m + ": complex systems take auto, direct, cg (Hermitian positive definite), cocg "
                       "(complex symmetric), bicgstab or gmres so far");
-  if (p.looks_spd()) return why = "auto: " + describe(p) + ", so CG with the Hermitian inner product", complex_method::cg;
-  if (p.symmetric()) return why = "auto: " + describe(p) + ", so COCG", complex_method::cocg;
-  return why = "auto: " + describe(p) + ", so GMRES", complex_method::gmres;
+  const std::string krylov = c.krylov == complex_method::cg     ? "CG with the Hermitian inner product"
+                             : c.krylov == complex_method::cocg ? "COCG"
+                                                                : "GMRES";
+  // The GPU's direct method factors A's dense form: at most complex_dense_rows rows there.
+  const std::int64_t limit = gpu ? std::min<std::int64_t>(o.auto_direct_rows, complex_dense_rows) : o.auto_direct_rows;
+  if (c.krylov != complex_method::cg && rows <= limit) {
+    c.direct = c.fallback = true;
+    c.why = "auto: " + describe(p) + " and at most " + std::to_string(limit) +
+            (gpu && limit < o.auto_direct_rows ? " rows (the GPU's dense complex LU)" : " rows (--auto-direct-rows)") +
+            ", so the direct method first, " + krylov + " where it misses";
+    return c;
+  }
+  c.why = "auto: " + describe(p) + ", so " + krylov;
+  return c;
 }
 }  // namespace
 
@@ -58,7 +84,9 @@ bool complex_input(const std::string& input) {
 }
 
 int solve_complex(const args& a, const std::string& device, const solve_outputs& out) {
-  refuse_what_does_not_apply(a, device);
+  refuse_what_does_not_apply(a);
+  const bool have_gpu = device != "cpu" && cuda_available();
+  if (device == "gpu" && !have_gpu) throw no_gpu_error("--device gpu: " + cuda_status() + "; run with --device cpu or auto");
   std::FILE* rep = out.report;
   const std::string input = a.positional()[0], path = printable(input);
   // The registry's options but --method (cocg is not a real method), read as for real systems.
@@ -88,15 +116,34 @@ int solve_complex(const args& a, const std::string& device, const solve_outputs&
   const auto t_check = clock_type::now();
   const matrix_properties p = properties_of(A);
   const double check_ms = ms_since(t_check);
-  std::string why;
-  const complex_method m = method_of(a.get("--method", "auto"), p, why);
+  const device_choice small = choose_device(A.rows(), A.nnz());
+  const bool gpu = device == "gpu" || (device == "auto" && have_gpu && !small.host);
+  const complex_choice choice = method_of(a.get("--method", "auto"), p, A.rows(), opt, gpu);
   std::fprintf(rep, "matrix:     %s: %d x %d, %lld nonzeros, complex\n", path.c_str(), A.rows(), A.cols(),
                static_cast<long long>(A.nnz()));
-  std::fprintf(rep, "device:     cpu (%s)\n", device == "cpu" ? "asked for" : "auto: complex systems are solved on the host so far");
-  std::fprintf(rep, "picked:     %s (%s)\n", to_string(m), why.c_str());
+  std::string line = gpu ? "gpu " + cuda_status() : "cpu";
+  if (device == "auto") line += gpu ? " (auto: a GPU is present)" : have_gpu ? " (auto: " + cli_words(small.why) + ")" : " (auto: " + cuda_status() + ")";
+  else line += " (asked for)";
+  std::fprintf(rep, "device:     %s\n", line.c_str());
+  std::fprintf(rep, "picked:     %s (%s)\n", choice.direct ? "direct" : to_string(choice.krylov), choice.why.c_str());
   std::vector<z> x;
+  std::optional<context> ctx;
+  if (gpu) ctx.emplace();
   const auto t0 = clock_type::now();
-  solve_result r = solve_complex_host(A, b, x, m, opt);
+  const auto krylov = [&] {
+    x.clear();
+    return gpu ? solve_complex_device(*ctx, A, b, x, choice.krylov, opt) : solve_complex_host(A, b, x, choice.krylov, opt);
+  };
+  solve_result r;
+  if (choice.direct) {
+    r = gpu ? solve_complex_direct_device(*ctx, A, b, x, opt) : solve_complex_direct_host(A, b, x, opt);
+    if (!r.converged() && choice.fallback) {
+      std::fprintf(rep, "direct:     %s; %s instead\n", cli_words(r.message).c_str(), to_string(choice.krylov));
+      r = krylov();
+    }
+  } else {
+    r = krylov();
+  }
   const double solve_ms = ms_since(t0);
   r.message = cli_words(r.message);
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());

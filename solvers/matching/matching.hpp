@@ -62,10 +62,10 @@ diagonal_matching max_product_matching(const csr_matrix<T, O>& a,
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> colmax(static_cast<std::size_t>(n), 0), cost(cv.size(), inf);
   for (index_t j = 0; j < n; ++j)
-    for (O k = cp[j]; k < cp[j + 1]; ++k) colmax[j] = std::max(colmax[j], std::abs(static_cast<double>(cv[k])));
+    for (O k = cp[j]; k < cp[j + 1]; ++k) colmax[j] = std::max(colmax[j], magnitude(cv[k]));
   for (index_t j = 0; j < n; ++j)
     for (O k = cp[j]; k < cp[j + 1]; ++k) {
-      const double x = std::abs(static_cast<double>(cv[k]));
+      const double x = magnitude(cv[k]);
       if (x > 0 && std::isfinite(x)) cost[k] = std::log(colmax[j]) - std::log(x);
     }
   std::vector<double> u(static_cast<std::size_t>(n), 0), v(static_cast<std::size_t>(n), 0);

@@ -196,7 +196,7 @@ csr_matrix<T, O> matched_matrix(const csr_matrix<T, O>& a, const diagonal_matchi
     const index_t r = m.perm[j];
     for (O k = a.row_ptr()[r]; k < a.row_ptr()[r + 1]; ++k) {
       idx.push_back(a.col_idx()[k]);
-      val.push_back(static_cast<T>(m.row_scale[r] * static_cast<double>(a.values()[k]) * m.col_scale[a.col_idx()[k]]));
+      val.push_back(static_cast<T>(m.row_scale[r] * static_cast<double_of_t<T>>(a.values()[k]) * m.col_scale[a.col_idx()[k]]));
     }
     ptr.push_back(static_cast<O>(idx.size()));
   }

@@ -423,6 +423,10 @@ LA_SPARSE_ANALYSIS(float, std::int32_t)
 LA_SPARSE_ANALYSIS(double, std::int32_t)
 LA_SPARSE_ANALYSIS(float, std::int64_t)
 LA_SPARSE_ANALYSIS(double, std::int64_t)
+template sparse_analysis analyze_pattern<std::complex<double>, std::int32_t>(const csr_matrix<std::complex<double>, std::int32_t>&,
+                                                                           fill_ordering, double);
+template sparse_analysis analyze_pattern<std::complex<double>, std::int64_t>(const csr_matrix<std::complex<double>, std::int64_t>&,
+                                                                           fill_ordering, double);
 template struct sparse_cholesky<float>;
 template struct sparse_cholesky<double>;
 

@@ -17,6 +17,7 @@ namespace la {
 template <typename T, typename O>
 sparse_lu<T> sparse_lu_host(const csr_matrix<T, O>& a, fill_ordering o, bool match) {
   using W = wider_t<T>;
+  using WR = real_of_t<W>;
   LA_EXPECTS(a.rows() == a.cols(), "sparse LU: A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
                                        "; a direct solve needs a square matrix");
   const index_t n = a.rows();
@@ -49,9 +50,9 @@ sparse_lu<T> sparse_lu_host(const csr_matrix<T, O>& a, fill_ordering o, bool mat
   std::vector<W> xl(static_cast<std::size_t>(n), W(0)), xu(static_cast<std::size_t>(n), W(0));
   std::vector<index_t> mark(static_cast<std::size_t>(n), -1), stack(static_cast<std::size_t>(n)), path;
   // M's entries are at most 1 after the matching's scaling; unscaled, tiny is relative to max |M|.
-  W mmax = 0;
-  for (const T& v : mm.values()) mmax = std::max(mmax, static_cast<W>(std::abs(v)));
-  const W tiny = std::sqrt(static_cast<W>(std::numeric_limits<T>::epsilon())) * (mmax > 0 ? mmax : W(1));
+  WR mmax = 0;
+  for (const T& v : mm.values()) mmax = std::max(mmax, static_cast<WR>(std::abs(v)));
+  const WR tiny = std::sqrt(static_cast<WR>(std::numeric_limits<real_of_t<T>>::epsilon())) * (mmax > 0 ? mmax : WR(1));
   for (index_t k = 0; k < n; ++k) {
     const index_t old = s.perm[k];
     index_t top = n;
@@ -84,7 +85,8 @@ sparse_lu<T> sparse_lu_host(const csr_matrix<T, O>& a, fill_ordering o, bool mat
       f.u_idx[pu] = k, f.u_val[pu] = static_cast<T>(ui);
     }
     if (!(std::abs(d) >= tiny)) {  // tiny or NaN: static pivoting's perturbation
-      d = d < 0 ? -tiny : tiny;
+      if constexpr (is_complex_v<T>) d = std::abs(d) > 0 ? d * (tiny / std::abs(d)) : W(tiny);  // d's phase kept
+      else d = d < 0 ? -tiny : tiny;
       ++f.perturbed;
     }
     f.u_diag[k] = static_cast<T>(d);
@@ -98,7 +100,7 @@ void sparse_lu<T>::solve(T* b) const {
   const sparse_analysis& s = analysis;
   const index_t n = s.n;
   std::vector<W> c(static_cast<std::size_t>(n)), y(static_cast<std::size_t>(n));
-  for (index_t j = 0; j < n; ++j) c[j] = static_cast<W>(row_scale[row_perm[j]]) * b[row_perm[j]];  // Dr P b
+  for (index_t j = 0; j < n; ++j) c[j] = static_cast<real_of_t<W>>(row_scale[row_perm[j]]) * widen(b[row_perm[j]]);  // Dr P b
   for (index_t k = 0; k < n; ++k) y[k] = c[s.perm[k]];                                                // Q
   for (index_t j = 0; j < n; ++j)  // L z = y (unit)
     for (count_t p = l_ptr[j]; p < l_ptr[j + 1]; ++p) y[l_idx[p]] -= static_cast<W>(l_val[p]) * y[j];
@@ -108,7 +110,7 @@ void sparse_lu<T>::solve(T* b) const {
     y[i] = v / static_cast<W>(u_diag[i]);
   }
   for (index_t k = 0; k < n; ++k) c[s.perm[k]] = y[k];                                     // Q^T
-  for (index_t j = 0; j < n; ++j) b[j] = static_cast<T>(static_cast<W>(col_scale[j]) * c[j]);  // x = Dc y
+  for (index_t j = 0; j < n; ++j) b[j] = static_cast<T>(static_cast<real_of_t<W>>(col_scale[j]) * c[j]);  // x = Dc y
 }
 
 #define LA_SPARSE_LU(T, O) template sparse_lu<T> sparse_lu_host<T, O>(const csr_matrix<T, O>&, fill_ordering, bool);
@@ -116,7 +118,10 @@ LA_SPARSE_LU(float, std::int32_t)
 LA_SPARSE_LU(double, std::int32_t)
 LA_SPARSE_LU(float, std::int64_t)
 LA_SPARSE_LU(double, std::int64_t)
+LA_SPARSE_LU(std::complex<double>, std::int32_t)
+LA_SPARSE_LU(std::complex<double>, std::int64_t)
 template struct sparse_lu<float>;
 template struct sparse_lu<double>;
+template struct sparse_lu<std::complex<double>>;
 
 }  // namespace la

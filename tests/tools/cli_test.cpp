@@ -550,7 +550,7 @@ TEST(Cli, ConvertKeepsComplexValuesAndChecksHermitian) {
   std::remove(g.c_str());
 }
 
-TEST(Cli, SolveComplexSystemsOnTheHost) {
+TEST(Cli, SolveComplexSystems) {
   // auto picks by the values: Hermitian positive definite -> CG, complex symmetric -> COCG, else GMRES.
   auto r = run("solve " + data + "/mhd1280b.mtx");
   EXPECT_EQ(r.status, 0) << r.output;
@@ -572,17 +572,37 @@ TEST(Cli, SolveComplexSystemsOnTheHost) {
   r = run("solve " + data + "/arrowc.mtx --rhs " + b + " --method bicgstab --tol 1e-10");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "solver:     bicgstab + jacobi")) << r.output;
-  // w156 (zero diagonal, condition 9.6e8) needs the direct solver, which does not take complex
-  // values yet: an honest non-convergence, exit 1.
-  r = run("solve " + data + "/w156.mtx");
-  EXPECT_EQ(r.status, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "max_iterations")) << r.output;
+  // w156 (no diagonal at all, condition 9.6e8): auto takes the direct method first (the host's
+  // sparse LU with static pivoting after a matching), checked like every method.
+  r = run("solve " + data + "/w156.mtx --device cpu");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "picked:     direct (auto:")) << r.output;
+  EXPECT_TRUE(contains(r.output, "solver:     direct (sparse LU, static pivoting), host")) << r.output;
+  r = run("solve " + data + "/arrowc.mtx --method direct --device cpu");
+  EXPECT_EQ(r.status, 0) << r.output;
+  // --auto-direct-rows 0: the Krylov method straight away.
+  r = run("solve " + data + "/arrowc.mtx --auto-direct-rows 0 --device cpu");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "picked:     gmres (auto:")) << r.output;
   // What complex systems do not take yet is refused in the command line's words.
-  for (const std::string& bad : std::vector<std::string>{"--device gpu", "--method direct", "--precond ilu0", "--precision float", "--format ell",
+  for (const std::string& bad : std::vector<std::string>{"--precond ilu0", "--precision float", "--format ell",
                                  "--gpus 2", "--history " + ::testing::TempDir() + "h.csv"}) {
     r = run("solve " + data + "/arrowc.mtx " + bad);
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, "complex")) << bad << "\n" << r.output;
+  }
+  if (!la::cuda_available()) {  // --device gpu without one: the CLI's no-GPU exit
+    r = run("solve " + data + "/arrowc.mtx --device gpu");
+    EXPECT_EQ(r.status, 3) << r.output;
+  } else {  // on the GPU: the dense LU, and a Krylov method
+    r = run("solve " + data + "/w156.mtx --device gpu");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "direct (dense LU, partial pivoting), gpu")) << r.output;
+    r = run("solve " + data + "/mhd1280b.mtx --device gpu");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_TRUE(contains(r.output, "solver:     cg + jacobi, gpu")) << r.output;
+    r = run("solve gen:helmholtz2d:100 --device gpu --method cocg");
+    EXPECT_EQ(r.status, 0) << r.output;
   }
   std::remove(x.c_str());
   std::remove(b.c_str());
