@@ -509,7 +509,7 @@ TEST(CliEdges, GeneratedHelmholtzIsComplexForInfoConvertAndSolve) {
     EXPECT_TRUE(contains(r.output, "gen:" + spec)) << r.output;
     expect_no_internals(r.output, spec);
   }
-  const auto s = run("solve gen:helmholtz2d:5 --device cpu");  // on the host, as complex
+  const auto s = run("solve gen:helmholtz2d:5 --device cpu --method cocg");  // on the host, as complex
   EXPECT_EQ(s.status, 0) << s.output;
   EXPECT_TRUE(contains(s.output, "picked:     cocg")) << s.output;
 }

@@ -556,11 +556,14 @@ TEST(Cli, SolveComplexSystems) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "picked:     cg (auto: Hermitian values")) << r.output;
   EXPECT_TRUE(contains(r.output, "status:     converged")) << r.output;
-  r = run("solve gen:helmholtz2d:40");
+  r = run("solve gen:helmholtz2d:40 --auto-direct-rows 0");
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "picked:     cocg (auto: complex symmetric values")) << r.output;
+  r = run("solve gen:helmholtz2d:40");  // small enough for the direct method first
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "picked:     direct (auto: complex symmetric values")) << r.output;
   const std::string x = ::testing::TempDir() + "la_cli_zx.mtx", b = ::testing::TempDir() + "la_cli_zb.mtx";
-  r = run("solve " + data + "/arrowc.mtx --device cpu -o " + x);
+  r = run("solve " + data + "/arrowc.mtx --device cpu --auto-direct-rows 0 -o " + x);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "picked:     gmres (auto: neither Hermitian nor complex symmetric")) << r.output;
   using zd = std::complex<double>;
