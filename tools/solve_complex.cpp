@@ -12,8 +12,7 @@
 #include <vector>
 
 #include <la/formats/matrix_market.hpp>
-#include <la/solvers/complex_direct.hpp>
-#include <la/solvers/complex_krylov.hpp>
+#include <la/solvers/complex_solve.hpp>
 #include <la/solvers/matrix_properties.hpp>
 #include <la/solvers/method.hpp>
 #include "args.hpp"
@@ -39,41 +38,6 @@ void refuse_what_does_not_apply(const args& a) {
   if (why) throw usage_error(flag + ": " + why);
 }
 
-/// What --method runs on a complex system: a Krylov method, or the direct one first.
-struct complex_choice {
-  bool direct = false;  // the sparse LU (then, under auto, a Krylov method where it misses)
-  complex_method krylov = complex_method::gmres;
-  bool fallback = false;  // auto: the Krylov method after a direct solve that missed
-  std::string why;
-};
-
-/// --method for a complex system: auto, direct, cg, cocg, bicgstab or gmres.
-complex_choice method_of(const std::string& m, const matrix_properties& p, index_t rows, const cg_options& o, bool gpu) {
-  complex_choice c;
-  c.krylov = p.looks_spd() ? complex_method::cg : p.symmetric() ? complex_method::cocg : complex_method::gmres;
-  if (m == "direct") return c.direct = true, c.why = "asked for", c;
-  if (m == "cg") return c.krylov = complex_method::cg, c.why = "asked for", c;
-  if (m == "cocg") return c.krylov = complex_method::cocg, c.why = "asked for", c;
-  if (m == "bicgstab") return c.krylov = complex_method::bicgstab, c.why = "asked for", c;
-  if (m == "gmres") return c.krylov = complex_method::gmres, c.why = "asked for", c;
-  if (m != "auto")
-    throw usage_error("--method " + m + ": complex systems take auto, direct, cg (Hermitian positive definite), cocg "
-                      "(complex symmetric), bicgstab or gmres so far");
-  const std::string krylov = c.krylov == complex_method::cg     ? "CG with the Hermitian inner product"
-                             : c.krylov == complex_method::cocg ? "COCG"
-                                                                : "GMRES";
-  // The GPU's direct method factors A's dense form: at most complex_dense_rows rows there.
-  const std::int64_t limit = gpu ? std::min<std::int64_t>(o.auto_direct_rows, complex_dense_rows) : o.auto_direct_rows;
-  if (c.krylov != complex_method::cg && rows <= limit) {
-    c.direct = c.fallback = true;
-    c.why = "auto: " + describe(p) + " and at most " + std::to_string(limit) +
-            (gpu && limit < o.auto_direct_rows ? " rows (the GPU's dense complex LU)" : " rows (--auto-direct-rows)") +
-            ", so the direct method first, " + krylov + " where it misses";
-    return c;
-  }
-  c.why = "auto: " + describe(p) + ", so " + krylov;
-  return c;
-}
 }  // namespace
 
 bool complex_input(const std::string& input) {
@@ -118,32 +82,21 @@ int solve_complex(const args& a, const std::string& device, const solve_outputs&
   const double check_ms = ms_since(t_check);
   const device_choice small = choose_device(A.rows(), A.nnz());
   const bool gpu = device == "gpu" || (device == "auto" && have_gpu && !small.host);
-  const complex_choice choice = method_of(a.get("--method", "auto"), p, A.rows(), opt, gpu);
+  const complex_choice choice = choose_complex(a.get("--method", "auto"), p, A.rows(), opt, gpu, true);
   std::fprintf(rep, "matrix:     %s: %d x %d, %lld nonzeros, complex\n", path.c_str(), A.rows(), A.cols(),
                static_cast<long long>(A.nnz()));
   std::string line = gpu ? "gpu " + cuda_status() : "cpu";
   if (device == "auto") line += gpu ? " (auto: a GPU is present)" : have_gpu ? " (auto: " + cli_words(small.why) + ")" : " (auto: " + cuda_status() + ")";
   else line += " (asked for)";
   std::fprintf(rep, "device:     %s\n", line.c_str());
-  std::fprintf(rep, "picked:     %s (%s)\n", choice.direct ? "direct" : to_string(choice.krylov), choice.why.c_str());
+  std::fprintf(rep, "picked:     %s (%s)\n", choice.direct ? "direct" : to_string(choice.krylov), cli_words(choice.why).c_str());
   std::vector<z> x;
   std::optional<context> ctx;
   if (gpu) ctx.emplace();
   const auto t0 = clock_type::now();
-  const auto krylov = [&] {
-    x.clear();
-    return gpu ? solve_complex_device(*ctx, A, b, x, choice.krylov, opt) : solve_complex_host(A, b, x, choice.krylov, opt);
-  };
-  solve_result r;
-  if (choice.direct) {
-    r = gpu ? solve_complex_direct_device(*ctx, A, b, x, opt) : solve_complex_direct_host(A, b, x, opt);
-    if (!r.converged() && choice.fallback) {
-      std::fprintf(rep, "direct:     %s; %s instead\n", cli_words(r.message).c_str(), to_string(choice.krylov));
-      r = krylov();
-    }
-  } else {
-    r = krylov();
-  }
+  std::string note;
+  solve_result r = la::solve_complex(gpu ? &*ctx : nullptr, A, b, x, choice, opt, &note);
+  if (!note.empty()) std::fprintf(rep, "direct:     %s\n", cli_words(note).c_str());
   const double solve_ms = ms_since(t0);
   r.message = cli_words(r.message);
   std::fprintf(rep, "solver:     %s\n", r.method.c_str());
