@@ -166,6 +166,8 @@ struct context {
       res.message = "stopped at the iteration limit (" + std::to_string(limit) + ")";
     }
     res.method = method + (inv_diag.empty() ? "" : " + jacobi") + ", host, csr";
+    res.precond.kind = inv_diag.empty() ? preconditioner::none : preconditioner::jacobi;
+    res.precond.bytes = static_cast<double>(inv_diag.size() * sizeof(T));
     return res;
   }
 };

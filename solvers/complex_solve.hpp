@@ -70,15 +70,17 @@ inline complex_choice choose_complex(const std::string& method, const matrix_pro
   return c;
 }
 
-/// Runs the choice on ctx's GPU (ctx non-null) or the host. note (optional) receives a line
+/// Runs the choice on ctx's GPU (ctx non-null) or the host; x: the Krylov methods' initial
+/// guess (empty: zero; the direct method ignores it), and the solution. note (optional) receives a line
 /// where auto's direct method missed and the Krylov method took over. The result's
 /// solver_choice is c.why.
 template <typename T, typename O>
 solve_result solve_complex(context* ctx, const csr_matrix<T, O>& a, const std::vector<T>& b, std::vector<T>& x,
                            const complex_choice& c, const cg_options& o, std::string* note = nullptr) {
   solve_result r;
+  const std::vector<T> x0 = x;  // the initial guess (empty: zero), again after a direct attempt
   const auto krylov = [&] {
-    x.clear();
+    x = x0;
     return ctx ? solve_complex_device(*ctx, a, b, x, c.krylov, o) : solve_complex_host(a, b, x, c.krylov, o);
   };
   if (c.direct) {

@@ -32,7 +32,7 @@ __all__ = ["solve", "Solver", "SolveResult", "BatchResult", "read_matrix_market"
 
 
 from ._errors import DeviceError, Error, FileError, InvalidArgument, NoGpuError, NotSupported
-from ._matrix import _Matrix, _cupy, _is_cupy_array, _is_cupy_sparse, _value_dtype
+from ._matrix import _Matrix, _complex_dtype, _cupy, _is_cupy_array, _is_cupy_sparse, _value_dtype
 
 
 
@@ -520,6 +520,9 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     CuPy input stays on its GPU), 'gpu', 'cpu'. rtol, atol, maxiter, x0, callback and the
     iterative options do not apply to a batch and are refused.
     """
+    if _is_complex_system(A, b):
+        return _complex_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callback, full_output, history,
+                              options)
     if _is_batch(A):
         return _batched_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callback, full_output, history, options)
     if _is_dense(A) and method in ("auto", "direct") and (method == "direct" or not (set(options) - set(_DENSE_OPTIONS))):
@@ -533,6 +536,82 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     _wait_for_cupy(m)
     pb, px = _pointers(b, x)
     d = _call(_la.solve, m.arg, m.code, m.offset_bytes, pb, px, words, gpu, callback, bool(history))
+    return _returned(d, gpu, x, full_output)
+
+
+def _is_complex_system(A, b):
+    """A or b holds complex values (a complex dtype, or a list of complex numbers)."""
+    for v in (A, b):
+        dt = getattr(v, "dtype", None)
+        if dt is not None:
+            if _np.dtype(dt).kind == "c":
+                return True
+        elif v is b and _np.iscomplexobj(_np.asarray(v)):
+            return True
+    return False
+
+
+_COMPLEX_OPTIONS = ("restart", "auto_direct_rows", "ordering", "max_refinement")
+
+
+def _complex_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callback, full_output, history, options):
+    """la.solve on a complex system (issue 69): complex64 or complex128, CSR, on the GPU or the CPU;
+    the method chosen and run as `la solve` does (la/solvers/complex_solve.hpp)."""
+    global _python_copies
+    if _is_batch(A):
+        raise NotSupported("a batch of complex systems is not solved yet (batches take float32 or float64)")
+    refused = [k for k in options if k not in _COMPLEX_OPTIONS]
+    if refused:
+        raise InvalidArgument("%s do%s not apply to complex systems yet (they take %s)" % (
+            ", ".join(refused), "es" if len(refused) == 1 else "", ", ".join(_COMPLEX_OPTIONS)))
+    if callback is not None or history:
+        raise InvalidArgument("callback and history are not available for complex systems yet")
+    if method not in ("auto", "direct", "cg", "cocg", "bicgstab", "gmres"):
+        raise InvalidArgument("method=%r: complex systems take 'auto', 'direct', 'cg' (Hermitian positive definite), "
+                              "'cocg' (complex symmetric), 'bicgstab' or 'gmres'" % (method,))
+    if precond not in ("auto", "none", "jacobi"):
+        raise InvalidArgument("precond=%r: complex systems take 'auto', 'none' or 'jacobi' so far" % (precond,))
+    bdt = getattr(b, "dtype", None)
+    dtype = _complex_dtype(A.dtype) if bdt is None or _complex_dtype(bdt) == _np.complex64 else _np.dtype(_np.complex128)
+    if _is_cupy_sparse(A) or _is_cupy_array(A):
+        if not _is_cupy_sparse(A):
+            raise InvalidArgument("a complex CuPy A must be a cupyx.scipy.sparse.csr_matrix")
+        if A.dtype != dtype:
+            raise InvalidArgument("A is %s and b %s: CuPy input is used in place, so A and b must both be complex64 or "
+                                  "both complex128" % (A.dtype, bdt))
+        m = _Matrix(A, complex_values=True)
+    else:
+        import scipy.sparse as sp
+        m = _Matrix(A if sp.issparse(A) else sp.csr_matrix(_np.asarray(A)), complex_values=True)
+        if m.dtype != dtype:
+            m = _Matrix(sp.csr_matrix(m.a, dtype=dtype), complex_values=True)
+    words = [w for w in _words(rtol, atol, maxiter, "auto", precond, options) if w[0] != "method"]
+    gpu = _use_gpu(device, m)
+    n = m.shape[0]
+    if m.shape[0] != m.shape[1]:
+        raise InvalidArgument("A is %d x %d; la solves square systems" % m.shape)
+    if m.on_device:
+        cupy, _ = _cupy()
+        if not _is_cupy_array(b):
+            raise InvalidArgument("A is a CuPy matrix, so b must be a CuPy array on the same GPU")
+        b = _one_column(b, n, "b")
+        if b.dtype != dtype or not b.flags.c_contiguous:
+            raise InvalidArgument("b must be a contiguous %s CuPy array (A is %s)" % (dtype, dtype))
+        if x0 is None:
+            x = cupy.zeros(n, dtype=dtype)
+        else:
+            x = _one_column(cupy.array(x0, dtype=dtype, copy=True), n, "x0")
+            _python_copies += 1
+        cupy.cuda.get_current_stream().synchronize()
+        pb, px = b.data.ptr, x.data.ptr
+    else:
+        if _is_cupy_array(b):
+            raise InvalidArgument("A is a host matrix (scipy), so b must be a numpy array")
+        b = _np.ascontiguousarray(_one_column(_np.asarray(b, dtype=dtype), n, "b"))
+        x = _np.zeros(n, dtype=dtype) if x0 is None else _one_column(_np.array(x0, dtype=dtype, copy=True), n, "x0")
+        x = _np.ascontiguousarray(x)
+        pb, px = b, x
+    d = _call(_la.solve_complex, m.arg, m.code, m.offset_bytes, pb, px, str(method), words, gpu)
     return _returned(d, gpu, x, full_output)
 
 

@@ -32,6 +32,12 @@ def _value_dtype(dtype):
     return dtype if dtype in (_np.float32, _np.float64) else _np.dtype(_np.float64)
 
 
+def _complex_dtype(dtype):
+    """The complex type a complex solve runs in: complex64 for complex64 or float32 values, else complex128."""
+    dtype = _np.dtype(dtype)
+    return _np.dtype(_np.complex64) if dtype in (_np.complex64, _np.float32) else _np.dtype(_np.complex128)
+
+
 def _check_compressed(what, indptr, indices, stored_data, outer, inner, shape):
     """A compressed format's index arrays (CSR, CSC, BSR's block rows) in range, with numpy only."""
     indptr, indices = _np.asarray(indptr), _np.asarray(indices)
@@ -101,15 +107,18 @@ def _check_structure(a):
 class _Matrix:
     """A matrix as the extension takes it: host CSR arrays or device pointers, with its types."""
 
-    def __init__(self, a):
+    def __init__(self, a, complex_values=False):
+        self.complex_values = complex_values
         self.on_device = _is_cupy_sparse(a)
         if self.on_device:
             cupy, _ = _cupy()
             if a.format != "csr":
                 raise InvalidArgument("CuPy input must be a cupyx.scipy.sparse.csr_matrix (got %s): convert it "
                                       "with .tocsr() (a copy)" % a.format)
-            if a.dtype not in (_np.float32, _np.float64):
-                raise InvalidArgument("CuPy input must be float32 or float64, got %s" % a.dtype)
+            allowed = (_np.complex64, _np.complex128) if complex_values else (_np.float32, _np.float64)
+            if a.dtype not in allowed:
+                raise InvalidArgument("CuPy input must be %s, got %s" % (
+                    "complex64 or complex128 (with a complex b)" if complex_values else "float32 or float64", a.dtype))
             if not a.has_canonical_format:
                 raise InvalidArgument("the CuPy matrix has unsorted or duplicate column indices: call "
                                       "A.sum_duplicates() first (la uses A in place)")
@@ -130,7 +139,7 @@ class _Matrix:
                 raise InvalidArgument("A must be a 2-D matrix: a scipy.sparse matrix or array, a "
                                       "cupyx.scipy.sparse.csr_matrix, or a dense 2-D array")
             a = sp.csr_matrix(a)
-        dtype = _value_dtype(a.dtype)
+        dtype = _complex_dtype(a.dtype) if complex_values else _value_dtype(a.dtype)
         if a.format != "csr" or a.dtype != dtype:
             a = sp.csr_matrix(a, dtype=dtype)  # converted once
         if not a.has_canonical_format:
@@ -149,4 +158,6 @@ class _Matrix:
 
     @property
     def code(self):
+        if self.complex_values:
+            return "F" if self.dtype == _np.complex64 else "D"
         return "f" if self.dtype == _np.float32 else "d"

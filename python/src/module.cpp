@@ -42,6 +42,7 @@ void bind_solver(py::module_& mod);  // solver.cpp: la.Solver
 void bind_dense(py::module_& mod);   // dense.cpp: la.solve on dense arrays
 void bind_batched(py::module_& mod);  // batched.cpp: la.solve on batches of dense arrays
 void bind_sparse_direct(py::module_& mod);  // sparse_direct.cpp: la.Solver(method='direct')'s kept factor
+void bind_complex(py::module_& mod);  // complex.cpp: la.solve on complex systems
 }
 using namespace la::pybind_detail;
 
@@ -128,6 +129,7 @@ PYBIND11_MODULE(_la, mod) {
   bind_dense(mod);
   bind_batched(mod);
   bind_sparse_direct(mod);
+  bind_complex(mod);
 
   mod.def(
       "read_matrix_market",

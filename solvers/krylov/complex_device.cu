@@ -271,6 +271,8 @@ struct engine {
       res.message = "stopped at the iteration limit (" + std::to_string(limit) + ")";
     }
     res.method = method + ((inv_diag.size() == 0) ? "" : " + jacobi") + ", gpu, " + kernel_name;
+    res.precond.kind = inv_diag.size() == 0 ? preconditioner::none : preconditioner::jacobi;
+    res.precond.bytes = static_cast<double>(inv_diag.size()) * sizeof(T);
     return res;
   }
 };
