@@ -9,6 +9,7 @@
 
 #include <la/formats/convert.hpp>
 #include <la/formats/matrix_market.hpp>
+#include <la/solvers/complex_solve.hpp>
 #include <la/solvers/method.hpp>
 #include <la/solvers/sparse_analysis.hpp>
 #include "args.hpp"
@@ -84,8 +85,12 @@ row_stats stats_of(const csr_matrix<T, O>& m) {
   }
   // What la solve's auto does with its defaults: solve_by_method's rules (the method from the
   // properties, then the direct-first rules, which read the analysis), on the host and the GPU.
-  if constexpr (is_complex_v<T>) {
-    s.auto_host = s.auto_gpu = "none yet: la solve does not take complex systems so far";
+  if constexpr (is_complex_v<T>) {  // la solve's complex choice (complex_solve.hpp), complex double
+    if (m.rows() == m.cols())
+      for (bool gpu : {false, true}) {
+        const complex_choice c = choose_complex("auto", *s.props, m.rows(), cg_options{}, gpu, true);
+        (gpu ? s.auto_gpu : s.auto_host) = std::string(c.direct ? "direct" : to_string(c.krylov)) + " (" + c.why + ")";
+      }
   } else if (m.rows() == m.cols()) {
     const method_choice mc = select_method(krylov_method::automatic, *s.props, false);
     for (bool gpu : {false, true}) {
