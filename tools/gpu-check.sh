@@ -40,6 +40,7 @@
 #   LA_SANITIZER_TIMEOUT  (environment) seconds each sanitizer run may take (default 480)
 #   LA_SANITIZER_ONLY     (environment) the GPU test binaries the sanitizers run, a regex
 #                         alternation (e.g. "amg_test|cg_gpu_test"); default every one
+#   LA_SANITIZER_TOOLS    (environment) the tools, space-separated (default "memcheck racecheck")
 #   LA_SANITIZER_SHARDS   (environment) gtest shards per sanitizer run (default 1, 2 or 3 for
 #                         the longest); all 30 runs side by side take about 7-9 minutes
 # The CUDA architecture is CMakeLists.txt's default unless LA_CUDA_ARCH is set.
@@ -108,7 +109,7 @@ if ((tests && sanitize)); then
            $build/tests/direct_model_test; do
     name=$(basename "$t")
     [[ -n ${LA_SANITIZER_ONLY:-} && ! $name =~ ^(${LA_SANITIZER_ONLY})$ ]] && continue
-    for tool in memcheck racecheck; do
+    for tool in ${LA_SANITIZER_TOOLS:-memcheck racecheck}; do
       skip="*OutOfMemory*:*Huge*"
       # Under a sanitizer (LA_UNDER_SANITIZER=memcheck or racecheck below) the tests take fewer and smaller cases,
       # every kernel and path still reached (tests/test_util.hpp, under_sanitizer()), so
