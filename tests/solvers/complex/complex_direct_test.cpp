@@ -12,23 +12,15 @@
 #include <la/formats/generate.hpp>
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/complex_direct.hpp>
+#include "complex_util.hpp"
 #include "test_util.hpp"
 
 namespace la {
 namespace {
 
 using z = std::complex<double>;
-
-std::vector<z> times(const csr_matrix<z>& a, const std::vector<z>& x) {
-  std::vector<z> y(static_cast<std::size_t>(a.rows()));
-  reference::spmv(z(1), a, x, z(0), y);
-  return y;
-}
-double max_error(const std::vector<z>& x, const std::vector<z>& want) {
-  double e = 0, m = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) e = std::max(e, std::abs(x[i] - want[i])), m = std::max(m, std::abs(want[i]));
-  return m > 0 ? e / m : e;
-}
+using test::max_error;
+using test::times;
 
 /// A random sparse complex matrix with no diagonal preference (partial pivoting must pivot).
 csr_matrix<z> random_sparse(index_t n, double density, std::mt19937& g) {

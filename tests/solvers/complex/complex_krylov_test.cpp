@@ -10,63 +10,17 @@
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/complex_krylov.hpp>
 #include <la/solvers/matrix_properties.hpp>
+#include "complex_util.hpp"
 #include "test_util.hpp"
 
 namespace la {
 namespace {
 
 using z = std::complex<double>;
-using zl = std::complex<long double>;
-
-/// x solving A x = b by dense LU with partial pivoting in complex<long double>: the oracle's oracle.
-std::vector<z> dense_solve(const csr_matrix<z>& a, const std::vector<z>& b) {
-  const auto n = static_cast<std::size_t>(a.rows());
-  std::vector<zl> m(n * n, zl(0)), x(b.begin(), b.end());
-  for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) m[i * n + a.col_idx()[k]] += zl(a.values()[k]);
-  for (std::size_t c = 0; c < n; ++c) {
-    std::size_t p = c;
-    for (std::size_t r = c + 1; r < n; ++r)
-      if (std::abs(m[r * n + c]) > std::abs(m[p * n + c])) p = r;
-    for (std::size_t k = 0; k < n; ++k) std::swap(m[c * n + k], m[p * n + k]);
-    std::swap(x[c], x[p]);
-    for (std::size_t r = c + 1; r < n; ++r) {
-      const zl f = m[r * n + c] / m[c * n + c];
-      for (std::size_t k = c; k < n; ++k) m[r * n + k] -= f * m[c * n + k];
-      x[r] -= f * x[c];
-    }
-  }
-  for (std::size_t c = n; c-- > 0;) {
-    for (std::size_t k = c + 1; k < n; ++k) x[c] -= m[c * n + k] * x[k];
-    x[c] /= m[c * n + c];
-  }
-  return {x.begin(), x.end()};
-}
-
-std::vector<z> times(const csr_matrix<z>& a, const std::vector<z>& x) {
-  std::vector<z> y(static_cast<std::size_t>(a.rows()));
-  reference::spmv(z(1), a, x, z(0), y);
-  return y;
-}
-
-double max_error(const std::vector<z>& x, const std::vector<z>& want) {
-  double e = 0, m = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) e = std::max(e, std::abs(x[i] - want[i])), m = std::max(m, std::abs(want[i]));
-  return e / m;
-}
-
-/// A Hermitian positive definite matrix: the 2D Laplacian's pattern, 4.5 on the diagonal,
-/// -1 + 0.3i above it and its conjugate below (Gershgorin: 4.5 > 4 |-1 + 0.3i|).
-csr_matrix<z> hpd(index_t n) {
-  auto a = poisson_2d<z>(n);
-  std::vector<z> v = a.values();
-  for (index_t i = 0; i < a.rows(); ++i)
-    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) {
-      const index_t j = a.col_idx()[k];
-      v[k] = j == i ? z(4.5, 0) : j > i ? z(-1, 0.3) : z(-1, -0.3);
-    }
-  return csr_matrix<z>(a.rows(), a.cols(), a.row_ptr(), a.col_idx(), std::move(v));
-}
+using test::dense_solve;
+using test::hpd;
+using test::max_error;
+using test::times;
 
 TEST(Helmholtz, ComplexSymmetricWithTheAbsorbingBoundaryOnItsDiagonal) {
   for (int d : {2, 3}) {
