@@ -73,6 +73,76 @@ solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::com
                                          const std::vector<std::complex<double>>& b, std::vector<std::complex<double>>& x,
                                          const cg_options& o = {});
 
+namespace complex_direct_detail {
+using z = std::complex<double>;
+
+/// ||v||_2 without overflow or underflow (scaled by the largest |v_i|, summed in long double).
+inline double safe_norm(const std::vector<z>& v) {
+  double m = 0;
+  for (const z& e : v) m = std::max(m, std::abs(e));
+  long double s = 0;
+  for (const z& e : v) s += std::norm(std::complex<long double>(e) / static_cast<long double>(m > 0 ? m : 1));
+  return static_cast<double>(std::sqrt(s) * (m > 0 ? m : 1));
+}
+
+/// What the direct methods know of A and b once checked.
+struct input {
+  double bnorm = 0, bmax = 0, anorm = 0;  // ||b||_2, ||b||_inf, ||A||_inf
+};
+
+/// The direct methods' checks of A and b, in the Krylov oracle's words: false with r's status
+/// and message set where the solve cannot start.
+template <typename O>
+bool check_input(const csr_matrix<z, O>& a, const std::vector<z>& b, solve_result& r, input& in) {
+  const auto fail = [&](solve_status s, std::string why) {
+    r.status = s;
+    r.message = std::move(why);
+    return false;
+  };
+  if (a.rows() != a.cols())
+    return fail(solve_status::invalid_input, "A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
+                                                 "; a direct solve needs a square matrix");
+  if (b.size() != static_cast<std::size_t>(a.rows()))
+    return fail(solve_status::invalid_input,
+                "b has " + std::to_string(b.size()) + " entries, A has " + std::to_string(a.rows()) + " rows");
+  for (const z& v : a.values())
+    if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) return fail(solve_status::non_finite, "A holds a NaN or Inf value");
+  for (const z& v : b) {
+    if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) return fail(solve_status::non_finite, "b holds a NaN or Inf value");
+    in.bmax = std::max(in.bmax, std::abs(v));
+  }
+  in.bnorm = safe_norm(b);
+  for (index_t i = 0; i < a.rows(); ++i) {
+    double s = 0;
+    for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) s += std::abs(a.values()[k]);
+    in.anorm = std::max(in.anorm, s);
+  }
+  return true;
+}
+
+/// The verdict on the refined x, as every method's: converged where ||b - Ax|| meets
+/// max(rtol ||b||, atol) within true_residual_factor; `how` says what the factorization and
+/// refinement did.
+inline void verdict(solve_result& r, const std::vector<z>& x, double rel, const input& in, const cg_options& o,
+                    const std::string& how) {
+  r.residual = r.true_residual = rel;
+  const double target = std::max(o.rtol * in.bnorm, o.atol);
+  bool finite = true;
+  for (const z& v : x) finite = finite && std::isfinite(v.real()) && std::isfinite(v.imag());
+  if (!finite) {
+    r.status = solve_status::non_finite;
+    r.message = "the solution holds a NaN or Inf value (" + how + ")";
+  } else if (rel * in.bnorm <= std::max(target * o.true_residual_factor, target)) {
+    r.status = solve_status::converged;
+    r.message = "converged (" + how + ")";
+  } else {
+    r.status = solve_status::precision_limit;
+    r.message = "the factorization and refinement reached a relative residual of " + short_number(rel) +
+                ", above the tolerance (" + how + "): A is singular or too ill-conditioned for double";
+  }
+}
+}  // namespace complex_direct_detail
+
 template <typename O>
 solve_result solve_complex_direct_host(const csr_matrix<std::complex<double>, O>& a,
                                        const std::vector<std::complex<double>>& b, std::vector<std::complex<double>>& x,
@@ -89,25 +159,10 @@ solve_result solve_complex_direct_host(const csr_matrix<std::complex<double>, O>
     r.message = std::move(why);
     return r;
   };
-  if (a.rows() != a.cols())
-    return fail(solve_status::invalid_input, "A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
-                                                 "; a direct solve needs a square matrix");
-  const std::size_t n = static_cast<std::size_t>(a.rows());
-  if (b.size() != n)
-    return fail(solve_status::invalid_input, "b has " + std::to_string(b.size()) + " entries, A has " + std::to_string(n) + " rows");
-  for (const z& v : a.values())
-    if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) return fail(solve_status::non_finite, "A holds a NaN or Inf value");
-  double bnorm = 0, bmax = 0;
-  for (const z& v : b) {
-    if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) return fail(solve_status::non_finite, "b holds a NaN or Inf value");
-    bmax = std::max(bmax, std::abs(v));
-  }
-  {
-    long double s = 0;
-    for (const z& v : b) s += std::norm(std::complex<long double>(v) / static_cast<long double>(bmax > 0 ? bmax : 1));
-    bnorm = static_cast<double>(std::sqrt(s) * (bmax > 0 ? bmax : 1));
-  }
-  const double target = std::max(o.rtol * bnorm, o.atol);
+  complex_direct_detail::input in;
+  if (!complex_direct_detail::check_input(a, b, r, in)) return r;
+  const std::size_t n = b.size();
+  const double bnorm = in.bnorm;
   x.assign(n, z(0));
   if (bnorm == 0) {
     r.status = solve_status::converged, r.message = "converged", r.true_residual = 0, r.residual = 0;
@@ -124,13 +179,6 @@ solve_result solve_complex_direct_host(const csr_matrix<std::complex<double>, O>
                                              std::to_string(f.singular_column) + ", so no LU factorization exists");
   const auto t1 = clock::now();
   r.setup_seconds = std::chrono::duration<double>(t1 - t0).count();
-  // ||A||_inf for the backward error.
-  double anorm = 0;
-  for (index_t i = 0; i < a.rows(); ++i) {
-    double s = 0;
-    for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) s += std::abs(a.values()[k]);
-    anorm = std::max(anorm, s);
-  }
   reference::accumulator<z> acc;
   std::vector<z> res(n), best;
   double be = 0, rel = 0;
@@ -145,7 +193,7 @@ solve_result solve_complex_direct_host(const csr_matrix<std::complex<double>, O>
     }
     for (const z& v : res) s += std::norm(std::complex<long double>(v) / static_cast<long double>(rmax > 0 ? rmax : 1));
     rel = static_cast<double>(std::sqrt(s) * (rmax > 0 ? rmax : 1)) / bnorm;
-    const double den = anorm * xmax + bmax;
+    const double den = in.anorm * xmax + in.bmax;
     be = den > 0 ? rmax / den : rmax;
   };
   x = b;
@@ -168,23 +216,11 @@ solve_result solve_complex_direct_host(const csr_matrix<std::complex<double>, O>
   x = best;
   measure();
   r.iterations = steps;
-  r.residual = rel;
-  r.true_residual = rel;
-  bool finite = true;
-  for (const z& v : x) finite = finite && std::isfinite(v.real()) && std::isfinite(v.imag());
   r.iterate_seconds = std::chrono::duration<double>(clock::now() - t1).count();
-  const std::string how = std::to_string(f.perturbed) + " pivot" + (f.perturbed == 1 ? "" : "s") + " perturbed, " +
-                          std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") + ", backward error " +
-                          short_number(be);
-  if (!finite) return fail(solve_status::non_finite, "the solution holds a NaN or Inf value (" + how + ")");
-  if (rel * bnorm <= std::max(target * o.true_residual_factor, target)) {
-    r.status = solve_status::converged;
-    r.message = "converged (" + how + ")";
-  } else {
-    r.status = solve_status::precision_limit;
-    r.message = "the factorization and refinement reached a relative residual of " + short_number(rel) +
-                ", above the tolerance (" + how + "): A is singular or too ill-conditioned for double";
-  }
+  complex_direct_detail::verdict(r, x, rel, in, o,
+                                 std::to_string(f.perturbed) + " pivot" + (f.perturbed == 1 ? "" : "s") + " perturbed, " +
+                                     std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") +
+                                     ", backward error " + short_number(be));
   return r;
 }
 

@@ -57,6 +57,31 @@ bool finite(const T& v) {
   return std::isfinite(v.real()) && std::isfinite(v.imag());
 }
 
+/// The end's verdict, the host's and the GPU's: non_finite for a non-finite x, converged where
+/// the recurrence met the target and the true residual t is within true_residual_factor of it
+/// (precision_limit where not), max_iterations where the loop ran out; a status the method set
+/// (failed) is kept.
+inline void verdict(solve_result& res, bool& failed, bool x_finite, bool met, double t, double target, const cg_options& o,
+                    std::int64_t limit) {
+  if (!x_finite && !failed) {
+    failed = true;
+    res.status = solve_status::non_finite;
+    res.message = "the iterate holds a NaN or Inf value";
+  } else if (met) {
+    if (t <= std::max(target * o.true_residual_factor, target)) {
+      res.status = solve_status::converged;
+      res.message = "converged";
+    } else {
+      res.status = solve_status::precision_limit;
+      res.message = "the recurrence residual met the tolerance, the true residual " + short_number(res.true_residual) +
+                    " did not: the tolerance is below what the precision resolves";
+    }
+  } else if (!failed) {
+    res.status = solve_status::max_iterations;
+    res.message = "stopped at the iteration limit (" + std::to_string(limit) + ")";
+  }
+}
+
 /// The loop's shared state: A, b, the preconditioner, the norms, the result.
 template <typename T, typename O>
 struct context {
@@ -150,21 +175,7 @@ struct context {
     res.true_residual = relative(t);
     bool x_finite = true;
     for (const T& v : x) x_finite = x_finite && finite(v);
-    if (!x_finite && !failed) {
-      fail(solve_status::non_finite, "the iterate holds a NaN or Inf value");
-    } else if (met) {
-      if (t <= std::max(target * o.true_residual_factor, target)) {
-        res.status = solve_status::converged;
-        res.message = "converged";
-      } else {
-        res.status = solve_status::precision_limit;
-        res.message = "the recurrence residual met the tolerance, the true residual " + short_number(res.true_residual) +
-                      " did not: the tolerance is below what the precision resolves";
-      }
-    } else if (!failed) {
-      res.status = solve_status::max_iterations;
-      res.message = "stopped at the iteration limit (" + std::to_string(limit) + ")";
-    }
+    verdict(res, failed, x_finite, met, t, target, o, limit);
     res.method = method + (inv_diag.empty() ? "" : " + jacobi") + ", host, csr";
     res.precond.kind = inv_diag.empty() ? preconditioner::none : preconditioner::jacobi;
     res.precond.bytes = static_cast<double>(inv_diag.size() * sizeof(T));

@@ -242,32 +242,14 @@ solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::com
     r.message = std::move(why);
     return r;
   };
-  if (a.rows() != a.cols())
-    return fail(solve_status::invalid_input, "A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
-                                                 "; a direct solve needs a square matrix");
+  complex_direct_detail::input in;
+  if (!complex_direct_detail::check_input(a, b, r, in)) return r;
   const index_t n = a.rows();
   if (n > complex_dense_rows)
     return fail(solve_status::invalid_input, "the GPU's direct method for complex systems factors A's dense form, at most " +
                                                  std::to_string(complex_dense_rows) + " rows; A has " + std::to_string(n) +
                                                  " (the host's sparse LU takes it: device cpu)");
-  if (b.size() != static_cast<std::size_t>(n))
-    return fail(solve_status::invalid_input, "b has " + std::to_string(b.size()) + " entries, A has " + std::to_string(n) + " rows");
-  for (const z& v : a.values())
-    if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) return fail(solve_status::non_finite, "A holds a NaN or Inf value");
-  double bmax = 0;
-  for (const z& v : b) {
-    if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) return fail(solve_status::non_finite, "b holds a NaN or Inf value");
-    bmax = std::max(bmax, std::abs(v));
-  }
-  const auto norm2 = [](const std::vector<z>& v) {
-    double m = 0;
-    for (const z& e : v) m = std::max(m, std::abs(e));
-    long double s = 0;
-    for (const z& e : v) s += std::norm(std::complex<long double>(e) / static_cast<long double>(m > 0 ? m : 1));
-    return static_cast<double>(std::sqrt(s) * (m > 0 ? m : 1));
-  };
-  const double bnorm = norm2(b);
-  const double target = std::max(o.rtol * bnorm, o.atol);
+  const double bnorm = in.bnorm;
   x.assign(static_cast<std::size_t>(n), z(0));
   if (bnorm == 0) {
     r.status = solve_status::converged, r.message = "converged", r.true_residual = 0, r.residual = 0;
@@ -288,12 +270,6 @@ solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::com
                                              " has no nonzero pivot in partial pivoting's search");
   const auto t1 = clock::now();
   r.setup_seconds = std::chrono::duration<double>(t1 - t0).count();
-  double anorm = 0;
-  for (index_t i = 0; i < n; ++i) {
-    double sum = 0;
-    for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) sum += std::abs(a.values()[k]);
-    anorm = std::max(anorm, sum);
-  }
   const spmv_plan<z> plan(ctx, spmv_view(da));
   const auto db = to_device(ctx, b);
   device_vector<z> dx(ctx, n), dr(ctx, n);
@@ -306,8 +282,8 @@ solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::com
     x = to_host(ctx, dx);
     double rmax = 0, xmax = 0;
     for (std::size_t i = 0; i < res.size(); ++i) rmax = std::max(rmax, std::abs(res[i])), xmax = std::max(xmax, std::abs(x[i]));
-    rel = norm2(res) / bnorm;
-    const double den = anorm * xmax + bmax;
+    rel = complex_direct_detail::safe_norm(res) / bnorm;
+    const double den = in.anorm * xmax + in.bmax;
     be = den > 0 ? rmax / den : rmax;
   };
   LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), db.data(), sizeof(z) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
@@ -332,20 +308,10 @@ solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::com
   LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
   measure();
   r.iterations = steps;
-  r.residual = r.true_residual = rel;
   r.iterate_seconds = std::chrono::duration<double>(clock::now() - t1).count();
-  bool finite = true;
-  for (const z& v : x) finite = finite && std::isfinite(v.real()) && std::isfinite(v.imag());
-  const std::string how = std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") + ", backward error " + short_number(be);
-  if (!finite) return fail(solve_status::non_finite, "the solution holds a NaN or Inf value (" + how + ")");
-  if (rel * bnorm <= std::max(target * o.true_residual_factor, target)) {
-    r.status = solve_status::converged;
-    r.message = "converged (" + how + ")";
-  } else {
-    r.status = solve_status::precision_limit;
-    r.message = "the factorization and refinement reached a relative residual of " + short_number(rel) +
-                ", above the tolerance (" + how + "): A is singular or too ill-conditioned for double";
-  }
+  complex_direct_detail::verdict(r, x, rel, in, o,
+                                 std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") + ", backward error " +
+                                     short_number(be));
   return r;
 }
 

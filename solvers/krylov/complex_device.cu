@@ -255,21 +255,7 @@ struct engine {
     }
     LA_CUDA_TRY(cudaMemcpyAsync(&first, flag.data(), sizeof first, cudaMemcpyDeviceToHost, s));
     LA_CUDA_TRY(cudaStreamSynchronize(s));
-    if (first != ~0ull && !failed) {
-      fail(solve_status::non_finite, "the iterate holds a NaN or Inf value");
-    } else if (met) {
-      if (t <= std::max(target * o.true_residual_factor, target)) {
-        res.status = solve_status::converged;
-        res.message = "converged";
-      } else {
-        res.status = solve_status::precision_limit;
-        res.message = "the recurrence residual met the tolerance, the true residual " + short_number(res.true_residual) +
-                      " did not: the tolerance is below what the precision resolves";
-      }
-    } else if (!failed) {
-      res.status = solve_status::max_iterations;
-      res.message = "stopped at the iteration limit (" + std::to_string(limit) + ")";
-    }
+    complex_krylov_detail::verdict(res, failed, first == ~0ull, met, t, target, o, limit);
     res.method = method + ((inv_diag.size() == 0) ? "" : " + jacobi") + ", gpu, " + kernel_name;
     res.precond.kind = inv_diag.size() == 0 ? preconditioner::none : preconditioner::jacobi;
     res.precond.bytes = static_cast<double>(inv_diag.size()) * sizeof(T);
