@@ -77,6 +77,10 @@ std::vector<gpu_case> cases() {
     for (auto m : {complex_method::cocg, complex_method::bicgstab, complex_method::gmres})
       for (auto pc : {preconditioner::jacobi, preconditioner::none}) out.push_back({"helmholtz2d", h, m, pc});
   }
+  // A complex matrix whose real part alone is singular (the imaginary part makes it regular).
+  out.push_back({"real part singular",
+                 csr_matrix<z>(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {z(1, 0), z(1, 1), z(1, -1), z(1, 0)}),
+                 complex_method::gmres, preconditioner::none});
   for (index_t n : {31, 33}) {
     const auto a = random_symmetric(n, g);
     for (auto m : {complex_method::cocg, complex_method::bicgstab, complex_method::gmres})
