@@ -508,6 +508,17 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     CHOLMOD or UMFPACK where built; 'la': la's own fronts; 'suitesparse'), condition ('auto', 'yes', 'no' or a bool:
     the condition estimate).
 
+    Complex systems: where A or b holds complex values (complex64 or complex128; a real A with a
+    complex b is taken as complex), A is solved in complex CSR (scipy, numpy or a
+    cupyx.scipy.sparse.csr_matrix used in place) and x comes back complex64 when A and b are
+    complex64 or float32, else complex128. method: auto (CG for Hermitian values with a positive
+    diagonal; else the direct method first for at most auto_direct_rows rows (on the GPU at most
+    8192: its dense LU), then COCG for complex symmetric A or GMRES where it misses), direct
+    (complex128: the CPU's sparse LU with static pivoting, the GPU's dense LU), cg, cocg, bicgstab,
+    gmres; precond: auto, none or jacobi; options: restart, auto_direct_rows, ordering,
+    max_refinement. auto reads A's values on the host (a CuPy A is copied down for that; a named
+    method copies nothing). callback, history and batches are not available for complex systems yet.
+
     A batch: A of shape (batch, n, n) (numpy or CuPy) and b of shape (batch, n) or (batch, n, k)
     solve every system A[i] x[i] = b[i] at once (la::batched_dense_solver: a thread block a system
     on the GPU, the host's threads on the CPU), by LU with partial pivoting or Cholesky
