@@ -209,8 +209,8 @@ def _vectors(m, b, x0, gpu):
 
 def _real(v, name):
     if _np.iscomplexobj(v):
-        raise InvalidArgument("la solves real systems; %s is complex (%s): solve the real and imaginary parts "
-                              "separately" % (name, v.dtype))
+        raise InvalidArgument("%s is complex (%s) but A and b are real: pass a complex A or b to solve a complex "
+                              "system (la.solve), or solve the real and imaginary parts separately" % (name, v.dtype))
     if v.dtype.kind not in "fiub":
         raise InvalidArgument("%s must hold numbers, got dtype %s" % (name, v.dtype))
 

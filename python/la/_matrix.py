@@ -28,7 +28,8 @@ def _is_cupy_array(a):
 def _value_dtype(dtype):
     dtype = _np.dtype(dtype)
     if dtype.kind == "c":
-        raise InvalidArgument("la solves real systems; this matrix is complex (%s)" % dtype)
+        raise InvalidArgument("this matrix is complex (%s): la.solve solves complex systems; la.Solver, la.info, "
+                              "la.spmv and la.write_matrix_market take real matrices so far" % dtype)
     return dtype if dtype in (_np.float32, _np.float64) else _np.dtype(_np.float64)
 
 
