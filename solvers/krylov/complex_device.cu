@@ -537,14 +537,20 @@ solve_result solve_complex_device(context& ctx, const device_csr<T, O>& a, const
   os.atol = std::ldexp(o.atol, -e);
   engine<T, O> c(ctx, a, os, kernel);
   c.bs = device_vector<T>(ctx, n);
+  // 2^-e in two factors: for b near the ends of double's range (e down to -1074, up to 1023)
+  // 2^-e itself is not a double (2^1027 overflows), each half is.
+  const int half = -e / 2, rest = -e - half;
   if (n > 0) {
     cg_detail::copy_scaled<<<blocks, block_threads, 0, ctx.stream()>>>(reinterpret_cast<const R*>(b.data()),
-                                                                       reinterpret_cast<R*>(c.bs.data()), 2 * n, std::ldexp(1.0, -e));
+                                                                       reinterpret_cast<R*>(c.bs.data()), 2 * n, std::ldexp(1.0, half));
     LA_CHECK_LAUNCH(ctx.stream());
   }
-  cg_detail::scale_async(ctx, reinterpret_cast<R*>(x.data()), 2 * n, std::ldexp(1.0, -e), blocks);
+  cg_detail::scale_async(ctx, reinterpret_cast<R*>(c.bs.data()), 2 * n, std::ldexp(1.0, rest), blocks);
+  cg_detail::scale_async(ctx, reinterpret_cast<R*>(x.data()), 2 * n, std::ldexp(1.0, half), blocks);
+  cg_detail::scale_async(ctx, reinterpret_cast<R*>(x.data()), 2 * n, std::ldexp(1.0, rest), blocks);
   const auto unscale = [&] {
-    cg_detail::scale_async(ctx, reinterpret_cast<R*>(x.data()), 2 * n, std::ldexp(1.0, e), blocks);
+    cg_detail::scale_async(ctx, reinterpret_cast<R*>(x.data()), 2 * n, std::ldexp(1.0, -half), blocks);
+    cg_detail::scale_async(ctx, reinterpret_cast<R*>(x.data()), 2 * n, std::ldexp(1.0, -rest), blocks);
     ctx.synchronize();
   };
   // Jacobi: the inverse diagonal, where every row has one (automatic: none otherwise).
@@ -573,6 +579,11 @@ solve_result solve_complex_device(context& ctx, const device_csr<T, O>& a, const
   }
   c.bnorm = c.norm_of(c.dots({{c.bs.data(), c.bs.data(), true}}), 0);
   c.target = std::max(os.rtol * c.bnorm, os.atol);
+  if (!std::isfinite(c.bnorm) || !std::isfinite(c.target)) {  // never a "converged" against an infinite target
+    unscale();
+    return refuse(solve_status::non_finite, "||b|| is not finite after scaling b towards 1 (b = " + short_number(bn0) +
+                                                "): scale b (or A) towards 1");
+  }
   c.limit = os.max_iterations >= 0 ? os.max_iterations : 2 * std::int64_t(n);
   const auto t1 = clock::now();
   solve_result r;
