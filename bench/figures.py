@@ -176,6 +176,10 @@ def dgemm_tma_ratios():
 
 
 CLAIMS = [
+    ("bench/RESULTS.md", "cuSPARSE's best: geometric mean {} over", lambda: complex_spmv_geomean(), x2),
+    ("bench/RESULTS.md", "la's COCG with Jacobi is {}\nCuPy's gmres", lambda: cupy_complex_ratios("la:cocg+jacobi"), rng),
+    ("bench/RESULTS.md", "la's GMRES(30) {}.", lambda: cupy_complex_ratios("la:gmres+jacobi"), rng),
+    ("bench/RESULTS.md", "spsolve (SuperLU) on 2D 300^2: {} (la", lambda: complex_direct_ratio("2d:300"), x2),
     ("bench/RESULTS.md", "4,096^3 and 8,192^3: {} and", lambda: dgemm_ratio(4096, "la:dmma_m16n8k8"), x2),
     ("bench/RESULTS.md", "and {} (`dmma_m16n8k8`, H100)", lambda: dgemm_ratio(8192, "la:dmma_m16n8k8"), x2),
     ("bench/RESULTS.md", "the TMA-fed forms {} (the table above", dgemm_tma_ratios, rng),
@@ -430,6 +434,93 @@ def dgemm_table():
     return "\n".join(out)
 
 
+COMPLEX_CSV = "complex-h100-2026-12-07.csv"
+CUPY_COMPLEX_CSV = "cupy-complex-h100-2026-12-07.csv"
+
+
+def complex_spmv_rows():
+    """Per matrix: la's best complex SpMV kernel, cuSPARSE's best algorithm, and la's bytes-floor share."""
+    rs = [r for r in rows(COMPLEX_CSV) if r["bench"] == "spmv"]
+    out = []
+    for case in dict.fromkeys(r["case"] for r in rs):
+        mine = [r for r in rs if r["case"] == case and r["impl"].startswith("la:") and r["ok"] == "1"]
+        peer = [r for r in rs if r["case"] == case and r["impl"].startswith("cusparse:") and r["ok"] == "1"]
+        best = min(mine, key=lambda r: f(r["ms"]))
+        pb = min(peer, key=lambda r: f(r["ms"]))
+        out.append((case, best, pb))
+    return out
+
+
+def complex_spmv_geomean():
+    import math
+    rs = complex_spmv_rows()
+    return math.exp(sum(math.log(f(p["ms"]) / f(b["ms"])) for _, b, p in rs) / len(rs))
+
+
+def complex_spmv_table():
+    """Complex SpMV (complex<double>): la's kernels against cusparseSpMV, one run."""
+    rs = [r for r in rows(COMPLEX_CSV) if r["bench"] == "spmv"]
+    t = {(r["case"], r["impl"]): r for r in rs}
+    out = ["| matrix | rows | nnz | la CSR default ms | la SELL ms | cuSPARSE ALG1 ms | cuSPARSE ALG2 ms | la best / cuSPARSE best | la best, bytes floor |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for case, best, pb in complex_spmv_rows():
+        csr = [r for r in rs if r["case"] == case and r["impl"].startswith("la:") and r["impl"] != "la:sell"][0]
+        sell = t[(case, "la:sell")]
+        a1, a2 = t[(case, "cusparse:csr_alg1")], t[(case, "cusparse:csr_alg2")]
+        out.append("| %s | %s | %s | %.4f (%s) | %.4f | %.4f | %.4f | %.2fx | %.0f%% |" % (
+            case, best["n"], best["nnz"], f(csr["ms"]), csr["impl"].replace("la:", ""), f(sell["ms"]), f(a1["ms"]),
+            f(a2["ms"]), f(pb["ms"]) / f(best["ms"]), 100 * f(best["floor_share"])))
+    return "\n".join(out)
+
+
+def complex_lu_table():
+    """The dense complex LU (la's kernels) against cusolverDnZgetrf, one run."""
+    rs = [r for r in rows(COMPLEX_CSV) if r["bench"] == "lu"]
+    t = {(r["case"], r["impl"]): r for r in rs}
+    out = ["| n | cuSOLVER zgetrf ms | la ms | la / cuSOLVER speed | la TFLOP/s |", "|---|---|---|---|---|"]
+    for case in dict.fromkeys(r["case"] for r in rs):
+        v, m = t[(case, "cusolver:zgetrf")], t[(case, "la:dense_lu_device")]
+        n = f(m["n"])
+        out.append("| %d | %.2f | %.2f | %.2fx | %.2f |" % (n, f(v["ms"]), f(m["ms"]), f(v["ms"]) / f(m["ms"]),
+                                                          8.0 / 3.0 * n ** 3 / (f(m["ms"]) * 1e-3) / 1e12))
+    return "\n".join(out)
+
+
+def complex_krylov_table():
+    """Complex Krylov on Helmholtz systems: la against CuPy's gmres, one run (ms, best of 2)."""
+    rs = [r for r in rows(CUPY_COMPLEX_CSV) if "direct" not in r["impl"] and "spsolve" not in r["impl"]]
+    t = {(r["system"], r["impl"]): r for r in rs}
+    impls = list(dict.fromkeys(r["impl"] for r in rs))
+    out = ["| system | rows | " + " | ".join(impls) + " | la COCG vs CuPy gmres | la GMRES vs CuPy gmres |",
+           "|---|---|" + "---|" * (len(impls) + 2)]
+    for sysname in dict.fromkeys(r["system"] for r in rs):
+        cells = [sysname, t[(sysname, impls[0])]["rows"]]
+        for i in impls:
+            r = t[(sysname, i)]
+            it = " (%s it)" % r["iterations"] if r["iterations"] != "-1" else ""
+            cells.append(("%.1f%s" % (f(r["ms"]), it)) if r["ok"] == "1" else "not converged")
+        peer = t[(sysname, "cupy:gmres")]
+        for mine in ("la:cocg+jacobi", "la:gmres+jacobi"):
+            r = t[(sysname, mine)]
+            cells.append("%.2fx" % (f(peer["ms"]) / f(r["ms"])) if r["ok"] == "1" and peer["ok"] == "1" else "-")
+        out.append("| " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def cupy_complex_ratios(mine):
+    """CuPy's gmres time over la's `mine`, per system where both converged."""
+    rs = rows(CUPY_COMPLEX_CSV)
+    t = {(r["system"], r["impl"]): r for r in rs}
+    return [f(t[(sy, "cupy:gmres")]["ms"]) / f(t[(sy, mine)]["ms"]) for sy in dict.fromkeys(r["system"] for r in rs)
+            if (sy, mine) in t and t[(sy, mine)]["ok"] == "1" and t[(sy, "cupy:gmres")]["ok"] == "1"]
+
+
+def complex_direct_ratio(system):
+    """scipy's spsolve time over la's host complex LU's (above 1: la faster)."""
+    rs = {r["impl"]: r for r in rows(CUPY_COMPLEX_CSV) if r["system"] == system}
+    return f(rs["scipy:spsolve"]["ms"]) / f(rs["la:direct (host sparse LU)"]["ms"])
+
+
 # Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
 # produced whole from a CSV.
 TABLES = {
@@ -444,6 +535,9 @@ TABLES = {
     ("bench/RESULTS.md", "gesv-mixed-h100"): mixed_table,
     ("bench/RESULTS.md", "sparse-streams"): sparse_streams_table,
     ("bench/RESULTS.md", "dgemm-h100"): dgemm_table,
+    ("bench/RESULTS.md", "complex-spmv"): complex_spmv_table,
+    ("bench/RESULTS.md", "complex-lu"): complex_lu_table,
+    ("bench/RESULTS.md", "complex-krylov"): complex_krylov_table,
 }
 
 
