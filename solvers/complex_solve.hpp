@@ -41,8 +41,8 @@ inline complex_choice choose_complex(const std::string& method, const matrix_pro
   c.krylov = p.looks_spd() ? complex_method::cg : p.symmetric() ? complex_method::cocg : complex_method::gmres;
   if (method == "direct") {
     if (!direct_ok)
-      throw invalid_argument("{method} direct: the direct method takes complex double values (complex128); this "
-                             "system is complex float");
+      throw invalid_argument("{method} direct: the direct method takes complex double values (complex128 in Python); "
+                             "this system is complex float");
     if (gpu && rows > complex_dense_rows)
       throw invalid_argument("{method} direct on the GPU factors A's dense form, at most " + std::to_string(complex_dense_rows) +
                              " rows; A has " + std::to_string(rows) + ": use {device} cpu (the host's sparse LU)");

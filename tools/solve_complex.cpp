@@ -29,9 +29,7 @@ using z = std::complex<double>;
 void refuse_what_does_not_apply(const args& a) {
   const char* why = nullptr;
   std::string flag;
-  if (a.has("--precision") && a.get("--precision", "") != "double")
-    flag = "--precision " + a.get("--precision", ""), why = "complex systems are solved in complex double so far";
-  else if (a.has("--format") && a.get("--format", "") != "auto" && a.get("--format", "") != "csr")
+  if (a.has("--format") && a.get("--format", "") != "auto" && a.get("--format", "") != "csr")
     flag = "--format " + a.get("--format", ""), why = "complex systems are solved on CSR so far";
   else if (a.has("--path")) flag = "--path", why = "it chooses the real GPU CG's iteration; complex systems have one form so far";
   else if (a.has("--history")) flag = "--history", why = "the complex solvers do not record the residual history yet";
@@ -47,10 +45,10 @@ bool complex_input(const std::string& input) {
   return read_matrix_market_header(input).field == mm_field::complex;
 }
 
-int solve_complex(const args& a, const std::string& device, const solve_outputs& out) {
-  refuse_what_does_not_apply(a);
-  const bool have_gpu = device != "cpu" && cuda_available();
-  if (device == "gpu" && !have_gpu) throw no_gpu_error("--device gpu: " + cuda_status() + "; run with --device cpu or auto");
+namespace {
+/// The solve in complex<float> or complex<double> (--precision).
+template <typename T>
+int solve_complex_as(const args& a, const std::string& device, const solve_outputs& out, bool have_gpu) {
   std::FILE* rep = out.report;
   const std::string input = a.positional()[0], path = printable(input);
   // The registry's options but --method (cocg is not a real method), read as for real systems.
@@ -59,18 +57,18 @@ int solve_complex(const args& a, const std::string& device, const solve_outputs&
     throw usage_error(std::string("--precond ") + to_string(opt.precond) +
                       ": complex systems take none, jacobi or auto (Jacobi where the diagonal has no zero) so far");
   const auto t_read = clock_type::now();
-  csr_matrix<z> A = is_gen(input) ? generate<z, index_t>(gen_option(input)) : read_matrix_market_csr<z>(input, nullptr, read_options(a));
+  csr_matrix<T> A = is_gen(input) ? generate<T, index_t>(gen_option(input)) : read_matrix_market_csr<T>(input, nullptr, read_options(a));
   const double read_ms = ms_since(t_read);
   if (A.rows() != A.cols())
     throw invalid_argument("'" + path + "' is " + std::to_string(A.rows()) + " x " + std::to_string(A.cols()) +
                            "; the solvers need a square matrix (least squares is not supported)");
   const bool known = !a.has("--rhs");
-  std::vector<z> b;
+  std::vector<T> b;
   if (known) {
-    b.assign(static_cast<std::size_t>(A.rows()), z(0));
-    reference::spmv(z(1), A, std::vector<z>(b.size(), z(1)), z(0), b);
+    b.assign(static_cast<std::size_t>(A.rows()), T(0));
+    reference::spmv(T(1), A, std::vector<T>(b.size(), T(1)), T(0), b);
   } else {
-    const coo_matrix<z> m = read_matrix_market<z>(a.get("--rhs", ""));
+    const coo_matrix<T> m = read_matrix_market<T>(a.get("--rhs", ""));
     if (m.cols() > 1 && m.rows() == A.rows())
       throw usage_error("--rhs: " + std::to_string(m.cols()) + " columns; complex systems take one right-hand side so far");
     b = matrix_market_vector(m, a.get("--rhs", ""));
@@ -82,15 +80,15 @@ int solve_complex(const args& a, const std::string& device, const solve_outputs&
   const double check_ms = ms_since(t_check);
   const device_choice small = choose_device(A.rows(), A.nnz());
   const bool gpu = device == "gpu" || (device == "auto" && have_gpu && !small.host);
-  const complex_choice choice = choose_complex(a.get("--method", "auto"), p, A.rows(), opt, gpu, true);
-  std::fprintf(rep, "matrix:     %s: %d x %d, %lld nonzeros, complex\n", path.c_str(), A.rows(), A.cols(),
-               static_cast<long long>(A.nnz()));
+  const complex_choice choice = choose_complex(a.get("--method", "auto"), p, A.rows(), opt, gpu, std::is_same_v<T, z>);
+  std::fprintf(rep, "matrix:     %s: %d x %d, %lld nonzeros, complex %s\n", path.c_str(), A.rows(), A.cols(),
+               static_cast<long long>(A.nnz()), std::is_same_v<T, z> ? "double" : "float");
   std::string line = gpu ? "gpu " + cuda_status() : "cpu";
   if (device == "auto") line += gpu ? " (auto: a GPU is present)" : have_gpu ? " (auto: " + cli_words(small.why) + ")" : " (auto: " + cuda_status() + ")";
   else line += " (asked for)";
   std::fprintf(rep, "device:     %s\n", line.c_str());
   std::fprintf(rep, "picked:     %s (%s)\n", choice.direct ? "direct" : to_string(choice.krylov), cli_words(choice.why).c_str());
-  std::vector<z> x;
+  std::vector<T> x;
   std::optional<context> ctx;
   if (gpu) ctx.emplace();
   const auto t0 = clock_type::now();
@@ -105,6 +103,15 @@ int solve_complex(const args& a, const std::string& device, const solve_outputs&
                solve_ms, check_ms, read_ms);
   write_outputs(a, r, x, out);
   return r.converged() ? 0 : r.status == solve_status::invalid_input ? 2 : 1;
+}
+}  // namespace
+
+int solve_complex(const args& a, const std::string& device, const solve_outputs& out) {
+  refuse_what_does_not_apply(a);
+  const bool have_gpu = device != "cpu" && cuda_available();
+  if (device == "gpu" && !have_gpu) throw no_gpu_error("--device gpu: " + cuda_status() + "; run with --device cpu or auto");
+  return a.get("--precision", "double") == "float" ? solve_complex_as<std::complex<float>>(a, device, out, have_gpu)
+                                                   : solve_complex_as<z>(a, device, out, have_gpu);
 }
 
 }  // namespace la::cli

@@ -588,7 +588,12 @@ TEST(Cli, SolveComplexSystems) {
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "picked:     gmres (auto:")) << r.output;
   // What complex systems do not take yet is refused in the command line's words.
-  for (const std::string& bad : std::vector<std::string>{"--precond ilu0", "--precision float", "--format ell",
+  r = run("solve " + data + "/arrowc.mtx --precision float --method gmres --tol 1e-5");  // complex float
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "complex float")) << r.output;
+  r = run("solve " + data + "/arrowc.mtx --precision float --method direct");
+  EXPECT_EQ(r.status, 2) << r.output;
+  for (const std::string& bad : std::vector<std::string>{"--precond ilu0", "--format ell",
                                  "--gpus 2", "--history " + ::testing::TempDir() + "h.csv"}) {
     r = run("solve " + data + "/arrowc.mtx " + bad);
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.output;
