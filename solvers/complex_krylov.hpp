@@ -35,6 +35,8 @@
 #include <la/kernels/reference/blas1.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/krylov_options.hpp>
+#include <la/solvers/matching/matching.hpp>
+#include <la/solvers/precond/factored.hpp>
 
 namespace la {
 
@@ -90,7 +92,15 @@ struct context {
   const std::vector<T>& b;
   const cg_options& o;
   solve_result res;
-  std::vector<T> inv_diag;  // empty: no preconditioner
+  std::vector<T> inv_diag;  // empty: no preconditioner (or ILU(0))
+  // ILU(0) (ilu0): L (unit, strictly lower) and U on M's pattern in `lu`, M = A, or
+  // M = Dr P A Dc after a maximum-product matching where A's diagonal has gaps (perm, dr, dc).
+  bool ilu = false;
+  csr_matrix<T, O> lu;
+  std::vector<O> diag_at;
+  std::vector<index_t> perm;
+  std::vector<double> dr, dc;
+  mutable std::vector<wider_t<T>> work;
   reference::accumulator<T> acc;
   double bnorm = 0, target = 0;
   std::int64_t limit = 0;
@@ -106,12 +116,88 @@ struct context {
   void apply(const std::vector<T>& x, std::vector<T>& y) { reference::spmv(T(1), a, x, T(0), y, acc); }
   /// y = M^-1 x (a copy without a preconditioner).
   void precondition(const std::vector<T>& x, std::vector<T>& y) const {
+    if (ilu) return ilu_solve(x, y);
     if (inv_diag.empty()) {
       y = x;
       return;
     }
     y.resize(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) y[i] = inv_diag[i] * x[i];
+  }
+  /// y = M^-1 x by ILU(0)'s factors: c = Dr P x, L U w = c, y = Dc w (sums in wider_t).
+  void ilu_solve(const std::vector<T>& x, std::vector<T>& y) const {
+    using W = wider_t<T>;
+    const index_t n = lu.rows();
+    work.resize(static_cast<std::size_t>(n));
+    for (index_t j = 0; j < n; ++j)
+      work[j] = perm.empty() ? widen(x[j]) : static_cast<real_of_t<W>>(dr[j]) * widen(x[perm[j]]);
+    const auto& rp = lu.row_ptr();
+    const auto& ci = lu.col_idx();
+    const auto& v = lu.values();
+    for (index_t i = 0; i < n; ++i)  // L (unit)
+      for (O k = rp[i]; k < diag_at[i]; ++k) work[i] -= widen(v[k]) * work[ci[k]];
+    for (index_t i = n - 1; i >= 0; --i) {  // U
+      W s = work[i];
+      for (O k = diag_at[i] + 1; k < rp[i + 1]; ++k) s -= widen(v[k]) * work[ci[k]];
+      work[i] = s / widen(v[diag_at[i]]);
+    }
+    y.resize(static_cast<std::size_t>(n));
+    for (index_t j = 0; j < n; ++j)
+      y[j] = static_cast<T>(perm.empty() ? work[j] : static_cast<real_of_t<W>>(dc[j]) * work[j]);
+  }
+  /// ILU(0) on A's pattern (IKJ, in wider_t), after the matching where A's diagonal has a
+  /// missing or zero entry. "" or why it does not exist.
+  std::string ilu_build() {
+    using W = wider_t<T>;
+    const index_t n = a.rows();
+    bool gaps = false;
+    for (index_t i = 0; i < n && !gaps; ++i) {
+      bool has = false;
+      for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) has = has || (a.col_idx()[k] == i && a.values()[k] != T(0));
+      gaps = !has;
+    }
+    if (gaps) {
+      diagonal_matching m;
+      try {  // the matching's search budget; matched_matrix's empty row
+        m = max_product_matching(a);
+        if (m.unmatched > 0)
+          return "A is structurally singular: no row can be matched to column " + std::to_string(m.first_unmatched + 1);
+        lu = matched_matrix(a, m);
+      } catch (const invalid_argument& e) {
+        return std::string("its row matching failed: ") + e.what();
+      }
+      perm = m.perm;
+      dr.resize(m.perm.size()), dc = m.col_scale;
+      for (std::size_t j = 0; j < m.perm.size(); ++j) dr[j] = m.row_scale[m.perm[j]];
+    } else {
+      lu = a;
+    }
+    const auto& rp = lu.row_ptr();
+    const auto& ci = lu.col_idx();
+    auto& v = lu.values();
+    diag_at.assign(static_cast<std::size_t>(n), O(-1));
+    std::vector<O> at(static_cast<std::size_t>(n), O(-1));  // row i's position of each column
+    std::vector<W> row;
+    for (index_t i = 0; i < n; ++i) {
+      for (O k = rp[i]; k < rp[i + 1]; ++k) {
+        at[ci[k]] = k;
+        if (ci[k] == i) diag_at[i] = k;
+      }
+      if (diag_at[i] < 0) return "row " + std::to_string(i + 1) + " stores no diagonal entry after the matching";
+      row.assign(static_cast<std::size_t>(rp[i + 1] - rp[i]), W(0));
+      for (O k = rp[i]; k < rp[i + 1]; ++k) row[k - rp[i]] = widen(v[k]);
+      for (O k = rp[i]; k < diag_at[i]; ++k) {  // columns j < i, in order
+        const index_t j = ci[k];
+        const W l = row[k - rp[i]] / widen(v[diag_at[j]]);
+        row[k - rp[i]] = l;
+        for (O q = diag_at[j] + 1; q < rp[j + 1]; ++q)
+          if (const O p = at[ci[q]]; p >= 0) row[p - rp[i]] -= l * widen(v[q]);
+      }
+      for (O k = rp[i]; k < rp[i + 1]; ++k) v[k] = static_cast<T>(row[k - rp[i]]), at[ci[k]] = -1;
+      if (!(std::abs(v[diag_at[i]]) > 0) || !finite(v[diag_at[i]]))
+        return "its pivot in row " + std::to_string(i + 1) + " is zero or not finite";
+    }
+    return {};
   }
   /// Sizes, finiteness, the preconditioner, ||b||; false (with the status set) when the
   /// solve cannot start.
@@ -137,11 +223,17 @@ struct context {
     for (const T& v : x)
       if (!finite(v)) return fail(solve_status::non_finite, "the initial guess holds a NaN or Inf value"), false;
     const bool want_jacobi = o.precond == preconditioner::jacobi;
-    if (o.precond != preconditioner::none && o.precond != preconditioner::jacobi && o.precond != preconditioner::automatic)
+    if (o.precond != preconditioner::none && o.precond != preconditioner::jacobi && o.precond != preconditioner::automatic &&
+        o.precond != preconditioner::ilu0)
       return fail(solve_status::invalid_input, std::string("preconditioner '") + to_string(o.precond) +
-                                                   "' does not take complex values yet; use none or jacobi"),
+                                                   "' does not take complex values yet; use none, jacobi or ilu0"),
              false;
-    if (o.precond != preconditioner::none) {
+    if (o.precond == preconditioner::ilu0) {
+      if (const std::string why = ilu_build(); !why.empty())
+        return fail(solve_status::invalid_input, "ILU(0) does not exist for this A: " + why + " (use precond jacobi or none)"),
+               false;
+      ilu = true;
+    } else if (o.precond != preconditioner::none) {
       std::vector<T> d(b.size(), T(0));
       for (index_t i = 0; i < a.rows(); ++i)
         for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
@@ -176,9 +268,9 @@ struct context {
     bool x_finite = true;
     for (const T& v : x) x_finite = x_finite && finite(v);
     verdict(res, failed, x_finite, met, t, target, o, limit);
-    res.method = method + (inv_diag.empty() ? "" : " + jacobi") + ", host, csr";
-    res.precond.kind = inv_diag.empty() ? preconditioner::none : preconditioner::jacobi;
-    res.precond.bytes = static_cast<double>(inv_diag.size() * sizeof(T));
+    res.method = method + (ilu ? (perm.empty() ? " + ilu0" : " + ilu0 (matched)") : inv_diag.empty() ? "" : " + jacobi") + ", host, csr";
+    res.precond.kind = ilu ? preconditioner::ilu0 : inv_diag.empty() ? preconditioner::none : preconditioner::jacobi;
+    res.precond.bytes = static_cast<double>((ilu ? lu.values().size() : inv_diag.size()) * sizeof(T));
     return res;
   }
 };
@@ -400,7 +492,12 @@ solve_result solve_complex_host(const csr_matrix<T, O>& a, const std::vector<T>&
   os.atol = std::ldexp(o.atol, -e);
   complex_krylov_detail::context<T, O> c(a, bs, os);
   solve_result r;
-  if (!c.begin(x)) {
+  if (o.precond == preconditioner::ilu0 && method == complex_method::cg) {
+    r.status = solve_status::invalid_input;
+    r.message = "CG needs a Hermitian preconditioner and ILU(0) is not one: use precond jacobi, or bicgstab or gmres with ilu0";
+    r.true_residual = std::nan("");
+    r.method = "cg, host, csr";
+  } else if (!c.begin(x)) {
     r = c.res;
     r.true_residual = std::nan("");
     r.method = std::string(to_string(method)) + ", host, csr";

@@ -74,7 +74,11 @@ def test_what_complex_systems_do_not_take_is_refused():
     A = helmholtz(5)
     b = A @ np.ones(25, dtype=complex)
     with pytest.raises(ValueError, match="complex systems take"):
-        la.solve(A, b, precond="ilu0", device="cpu")
+        la.solve(A, b, precond="ic0", device="cpu")
+    with pytest.raises(ValueError, match="CPU only"):
+        la.solve(A, b, precond="ilu0", device="gpu")
+    x, info, r = la.solve(A, b, method="gmres", precond="ilu0", full_output=True)  # on the CPU, even with a GPU
+    assert info == 0 and r.device == "cpu" and r.precond == "ilu0", r.message
     with pytest.raises(ValueError, match="complex systems take"):
         la.solve(A, b, method="fgmres", device="cpu")
     with pytest.raises(ValueError, match="not apply to complex"):

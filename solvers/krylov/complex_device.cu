@@ -479,8 +479,10 @@ solve_result gmres(engine<T, O>& c, T* x) {
 inline std::string option_problem(const cg_options& o) {
   if (o.rtol < 0 || o.atol < 0 || !(o.rtol == o.rtol) || o.restart < 1 || o.restart > 1000)
     return "rtol and atol must be non-negative and restart in [1, 1000]";
+  if (o.precond == preconditioner::ilu0)
+    return "preconditioner 'ilu0' takes complex values on the host only so far (device cpu); on the GPU use none or jacobi";
   if (o.precond != preconditioner::none && o.precond != preconditioner::jacobi && o.precond != preconditioner::automatic)
-    return std::string("preconditioner '") + to_string(o.precond) + "' does not take complex values yet; use none or jacobi";
+    return std::string("preconditioner '") + to_string(o.precond) + "' does not take complex values yet; use none, jacobi or ilu0";
   return {};
 }
 

@@ -593,7 +593,10 @@ TEST(Cli, SolveComplexSystems) {
   EXPECT_TRUE(contains(r.output, "complex float")) << r.output;
   r = run("solve " + data + "/arrowc.mtx --precision float --method direct");
   EXPECT_EQ(r.status, 2) << r.output;
-  for (const std::string& bad : std::vector<std::string>{"--precond ilu0", "--format ell",
+  r = run("solve " + data + "/w156.mtx --method gmres --precond ilu0");  // the host's ILU(0), after the matching
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "gmres + ilu0 (matched), host")) << r.output;
+  for (const std::string& bad : std::vector<std::string>{"--precond ic0", "--precond ilu0 --device gpu", "--format ell",
                                  "--gpus 2", "--history " + ::testing::TempDir() + "h.csv"}) {
     r = run("solve " + data + "/arrowc.mtx " + bad);
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.output;

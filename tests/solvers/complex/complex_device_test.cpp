@@ -230,10 +230,10 @@ TEST(ComplexDevice, BreakdownsAndBadInputSayWhatTheOracleSays) {
   const csr_matrix<z> indef(2, 2, {0, 1, 2}, {0, 1}, {z(1), z(-1)});
   const csr_matrix<z> qn(2, 2, {0, 1, 2}, {0, 1}, {z(1), z(1)});
   const auto w156 = read_matrix_market_csr<z>(std::string(LA_DATA_DIR) + "/w156.mtx");
-  cg_options none, jac, ilu, bad;
+  cg_options none, jac, ic, bad;
   none.precond = preconditioner::none;
   jac.precond = preconditioner::jacobi;
-  ilu.precond = preconditioner::ilu0;
+  ic.precond = preconditioner::ic0;
   bad.restart = 0;
   struct call {
     const csr_matrix<z>* a;
@@ -247,7 +247,7 @@ TEST(ComplexDevice, BreakdownsAndBadInputSayWhatTheOracleSays) {
       {&w156, std::vector<z>(156, z(1)), complex_method::gmres, jac},
       {&indef, {z(1), z(std::nan(""), 0)}, complex_method::gmres, {}},
       {&indef, {z(1)}, complex_method::gmres, {}},
-      {&indef, {z(1), z(1)}, complex_method::gmres, ilu},
+      {&indef, {z(1), z(1)}, complex_method::gmres, ic},
       {&indef, {z(1), z(1)}, complex_method::gmres, bad},
   };
   for (const auto& c : calls) {
@@ -257,6 +257,15 @@ TEST(ComplexDevice, BreakdownsAndBadInputSayWhatTheOracleSays) {
     EXPECT_EQ(rd.status, rh.status) << rh.message << " / " << rd.message;
     EXPECT_EQ(rd.message, rh.message);
     EXPECT_NE(rd.status, solve_status::converged);
+  }
+  // ILU(0) is the host's only so far: refused on the GPU, saying where it runs.
+  {
+    cg_options ilu;
+    ilu.precond = preconditioner::ilu0;
+    std::vector<z> x;
+    const auto r = solve_complex_device(ctx, indef, {z(1), z(1)}, x, complex_method::gmres, ilu);
+    EXPECT_EQ(r.status, solve_status::invalid_input);
+    EXPECT_NE(r.message.find("host only"), std::string::npos) << r.message;
   }
   // NaN in A.
   const csr_matrix<z> nan_a(2, 2, {0, 1, 2}, {0, 1}, {z(1), z(0, std::nan(""))});
