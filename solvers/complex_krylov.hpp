@@ -12,9 +12,11 @@
 //   complex_method::gmres     GMRES(m), modified Gram-Schmidt, complex Givens rotations
 //
 // Preconditioning: none or Jacobi (cg_options::precond none, jacobi or automatic, which is
-// Jacobi where the diagonal has no zero and none otherwise); CG and COCG apply it
-// symmetrically in their inner products (z = D^-1 r), BiCGSTAB and GMRES on the right. The
-// other preconditioners are refused (invalid_input) until they take complex values.
+// Jacobi where the diagonal has no zero and none otherwise), and on the host ILU(0) (ilu0: on
+// A's pattern in wider_t, after a maximum-product matching where the diagonal has a missing or
+// zero entry; refused for CG, which needs a Hermitian preconditioner). CG and COCG apply it in
+// their inner products (z = M^-1 r), BiCGSTAB and GMRES on the right. The other preconditioners
+// are refused (invalid_input) until they take complex values; the GPU forms take none and Jacobi.
 //
 // The result is la::solve_result: converged when the recurrence residual met max(rtol ||b||,
 // atol) and the true residual ||b - Ax|| / ||b||, recomputed at the end, is within
