@@ -16,7 +16,9 @@
 #                         batched (la bench gesv --batch and bench/batched_bench.py --device gpu,
 #                         batches and single systems) and gesv (la bench gesv --ablate: dense LU
 #                         and Cholesky against cuSOLVER, look-ahead on and off; la bench dgemm:
-#                         every fp64 GEMM rung against cuBLAS at 2048-8192)
+#                         every fp64 GEMM rung against cuBLAS at 2048-8192) and complex
+#                         (bench/complex_bench: complex SpMV against cuSPARSE, the dense complex
+#                         LU against zgetrf; bench/cupy_complex.py: complex Krylov against CuPy)
 #   LA_PYTHON_ARGS        (environment) extra arguments for python_bench.py, e.g. "--skip-read"
 #   LA_KRYLOV_ARGS        (environment) extra arguments for krylov_bench, e.g. "--systems
 #                         convdiff2d:1024 --methods gmres:jacobi --no-eigen"; LA_CUPY_ARGS likewise
@@ -234,6 +236,19 @@ if ((bench)) && [[ ,$benches, == *,python,* ]]; then
     cat "$out/python_bench.log" >> "$out/table.txt"
   else
     summary+=("python_bench: not run (the Python package was not built: see configure.log)")
+  fi
+fi
+if ((bench)) && [[ ,$benches, == *,complex,* ]]; then
+  # Complex values (issue 69): SpMV against cusparseSpMV and the dense LU against zgetrf, then
+  # the Krylov methods against CuPy's gmres and the host LU against scipy's spsolve.
+  $build/bench/complex_bench --out "$out/complex.csv" > "$out/complex_bench.log" 2>&1
+  summary+=("complex_bench: exit $?")
+  cat "$out/complex_bench.log" >> "$out/table.txt"
+  python3 bench/plot_complex.py "$out/complex.csv" "$out/complex.svg" || summary+=("plot_complex: failed")
+  if [ -d $build/python/la ]; then
+    PYTHONPATH=$build/python python3 -W ignore bench/cupy_complex.py --out "$out/cupy-complex.csv" > "$out/cupy_complex.log" 2>&1
+    summary+=("cupy_complex: exit $?")
+    cat "$out/cupy_complex.log" >> "$out/table.txt"
   fi
 fi
 if ((bench)) && [[ ,$benches, == *,dist,* ]]; then
