@@ -18,6 +18,7 @@
 #include <la/context.hpp>
 #include <la/formats/csr.hpp>
 #include <la/kernels/reference/spmv.hpp>
+#include <la/solvers/detail/norms.hpp>
 #include <la/solvers/detail/refinement.hpp>
 #include <la/solvers/krylov_options.hpp>
 #include <la/solvers/sparse_analysis.hpp>
@@ -76,16 +77,11 @@ solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::com
 namespace complex_direct_detail {
 using z = std::complex<double>;
 
-/// ||v||_2 without overflow or underflow (scaled by the largest |v_i|, summed in long double).
-inline double safe_norm(const std::vector<z>& v) {
-  double m = 0;
-  for (const z& e : v) m = std::max(m, std::abs(e));
-  long double s = 0;
-  for (const z& e : v) s += std::norm(std::complex<long double>(e) / static_cast<long double>(m > 0 ? m : 1));
-  return static_cast<double>(std::sqrt(s) * (m > 0 ? m : 1));
-}
+/// ||v||_2 without overflow or underflow.
+inline double safe_norm(const std::vector<z>& v) { return detail::safe_norm2(v.data(), v.size()); }
 
 /// What the direct methods know of A and b once checked.
+
 struct input {
   double bnorm = 0, bmax = 0, anorm = 0;  // ||b||_2, ||b||_inf, ||A||_inf
 };
@@ -118,6 +114,17 @@ bool check_input(const csr_matrix<z, O>& a, const std::vector<z>& b, solve_resul
     in.anorm = std::max(in.anorm, s);
   }
   return true;
+}
+
+/// The refinement's measures of x with residual res: the backward error
+/// ||res||_inf / (||A||_inf ||x||_inf + ||b||_inf) and the relative residual ||res|| / ||b||.
+inline void measures(const std::vector<z>& res, const std::vector<z>& x, const input& in, double& be, double& rel) {
+  double rmax = 0, xmax = 0;
+  for (const z& v : res) rmax = std::max(rmax, std::abs(v));
+  for (const z& v : x) xmax = std::max(xmax, std::abs(v));
+  rel = safe_norm(res) / in.bnorm;
+  const double den = in.anorm * xmax + in.bmax;
+  be = den > 0 ? rmax / den : rmax;
 }
 
 /// The verdict on the refined x, as every method's: converged where ||b - Ax|| meets
@@ -184,17 +191,8 @@ solve_result solve_complex_direct_host(const csr_matrix<std::complex<double>, O>
   double be = 0, rel = 0;
   const auto measure = [&] {  // res = b - A x (summed in complex<long double>), be and rel
     reference::spmv(z(-1), a, x, z(0), res, acc);
-    long double s = 0;
-    double rmax = 0, xmax = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-      res[i] += b[i];
-      rmax = std::max(rmax, std::abs(res[i]));
-      xmax = std::max(xmax, std::abs(x[i]));
-    }
-    for (const z& v : res) s += std::norm(std::complex<long double>(v) / static_cast<long double>(rmax > 0 ? rmax : 1));
-    rel = static_cast<double>(std::sqrt(s) * (rmax > 0 ? rmax : 1)) / bnorm;
-    const double den = in.anorm * xmax + in.bmax;
-    be = den > 0 ? rmax / den : rmax;
+    for (std::size_t i = 0; i < n; ++i) res[i] += b[i];
+    complex_direct_detail::measures(res, x, in, be, rel);
   };
   x = b;
   f.solve(x.data());

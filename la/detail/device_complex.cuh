@@ -40,16 +40,6 @@ struct alignas(2 * sizeof(R)) dcomplex {
   __host__ __device__ friend bool operator!=(const dcomplex& a, const dcomplex& b) { return !(a == b); }
 };
 
-template <typename R>
-__host__ __device__ inline dcomplex<R> conj(const dcomplex<R>& a) {
-  return {a.re, -a.im};
-}
-/// |a|^2.
-template <typename R>
-__host__ __device__ inline R norm2(const dcomplex<R>& a) {
-  return a.re * a.re + a.im * a.im;
-}
-
 // The warp shuffles and loads, part by part (found by argument-dependent lookup from the
 // templated kernels' unqualified calls).
 template <typename R>

@@ -6,14 +6,17 @@
 #include <cmath>
 #include <cstddef>
 
+#include <la/types.hpp>
+
 namespace la::detail {
 
-/// sqrt(sum v_i^2) as scale * sqrt(ssq), scale the largest |v_i| seen; NaN where an entry is NaN.
+/// sqrt(sum |v_i|^2) as scale * sqrt(ssq), scale the largest |v_i| seen; NaN where an entry is
+/// NaN. Real or complex values (|v_i| the modulus).
 template <typename T>
 double safe_norm2(const T* v, std::size_t n) {
   double scale = 0, ssq = 1;
   for (std::size_t i = 0; i < n; ++i) {
-    const double a = std::abs(static_cast<double>(v[i]));
+    const double a = magnitude(v[i]);
     if (std::isnan(a)) return a;
     if (a == 0) continue;
     if (scale < a) {

@@ -177,6 +177,11 @@ __global__ void __launch_bounds__(1024) lu_solve(const C* a, long long lda, int 
   }
 }
 
+/// x += d (refinement's correction).
+__global__ void add_into(C* x, const C* d, long long n) {
+  LA_GRID_STRIDE(i, n) x[i] += d[i];
+}
+
 /// The dense column-major form of a CSR matrix (duplicates added).
 template <typename O>
 __global__ void scatter_dense(csr_view<const C, O> s, C* a, long long lda) {
@@ -280,11 +285,7 @@ solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::com
     plan.run(dx.data(), dr.data(), z(-1), z(1), s);
     res = to_host(ctx, dr);
     x = to_host(ctx, dx);
-    double rmax = 0, xmax = 0;
-    for (std::size_t i = 0; i < res.size(); ++i) rmax = std::max(rmax, std::abs(res[i])), xmax = std::max(xmax, std::abs(x[i]));
-    rel = complex_direct_detail::safe_norm(res) / bnorm;
-    const double den = in.anorm * xmax + in.bmax;
-    be = den > 0 ? rmax / den : rmax;
+    complex_direct_detail::measures(res, x, in, be, rel);
   };
   LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), db.data(), sizeof(z) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
   dense_lu_solve_device(ctx, dense.data(), n, n, piv.data(), dx.data());
@@ -297,13 +298,16 @@ solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::com
       rule, be, rel,
       [&](bool, double& be_out, double& rel_out) {
         dense_lu_solve_device(ctx, dense.data(), n, n, piv.data(), dr.data());  // dr: the residual measure() left
-        std::vector<z> d = to_host(ctx, dr);
-        for (std::size_t i = 0; i < d.size(); ++i) x[i] += d[i];
-        LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
+        add_into<<<detail::grid_for(n), 256, 0, s>>>(detail::device_ptr(dx.data()), detail::device_ptr(dr.data()), n);
+        LA_CHECK_LAUNCH(s);
         measure();
         be_out = be, rel_out = rel;
       },
-      [&] { best = x; }, [&] { x = best; });
+      [&] { best = x; },
+      [&] {
+        x = best;
+        LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
+      });
   x = best;
   LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
   measure();
