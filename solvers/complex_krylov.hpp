@@ -37,8 +37,8 @@
 #include <la/kernels/reference/blas1.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/krylov_options.hpp>
-#include <la/solvers/matching/matching.hpp>
-#include <la/solvers/precond/factored.hpp>
+#include <la/solvers/detail/complex_common.hpp>
+#include <la/solvers/detail/complex_ilu0.hpp>
 
 namespace la {
 
@@ -56,36 +56,6 @@ inline const char* to_string(complex_method m) noexcept {
 
 namespace complex_krylov_detail {
 
-template <typename T>
-bool finite(const T& v) {
-  return std::isfinite(v.real()) && std::isfinite(v.imag());
-}
-
-/// The end's verdict, the host's and the GPU's: non_finite for a non-finite x, converged where
-/// the recurrence met the target and the true residual t is within true_residual_factor of it
-/// (precision_limit where not), max_iterations where the loop ran out; a status the method set
-/// (failed) is kept.
-inline void verdict(solve_result& res, bool& failed, bool x_finite, bool met, double t, double target, const cg_options& o,
-                    std::int64_t limit) {
-  if (!x_finite && !failed) {
-    failed = true;
-    res.status = solve_status::non_finite;
-    res.message = "the iterate holds a NaN or Inf value";
-  } else if (met) {
-    if (t <= std::max(target * o.true_residual_factor, target)) {
-      res.status = solve_status::converged;
-      res.message = "converged";
-    } else {
-      res.status = solve_status::precision_limit;
-      res.message = "the recurrence residual met the tolerance, the true residual " + short_number(res.true_residual) +
-                    " did not: the tolerance is below what the precision resolves";
-    }
-  } else if (!failed) {
-    res.status = solve_status::max_iterations;
-    res.message = "stopped at the iteration limit (" + std::to_string(limit) + ")";
-  }
-}
-
 /// The loop's shared state: A, b, the preconditioner, the norms, the result.
 template <typename T, typename O>
 struct context {
@@ -95,14 +65,8 @@ struct context {
   const cg_options& o;
   solve_result res;
   std::vector<T> inv_diag;  // empty: no preconditioner (or ILU(0))
-  // ILU(0) (ilu0): L (unit, strictly lower) and U on M's pattern in `lu`, M = A, or
-  // M = Dr P A Dc after a maximum-product matching where A's diagonal has gaps (perm, dr, dc).
-  bool ilu = false;
-  csr_matrix<T, O> lu;
-  std::vector<O> diag_at;
-  std::vector<index_t> perm;
-  std::vector<double> dr, dc;
-  mutable std::vector<wider_t<T>> work;
+  bool ilu = false;         // ILU(0) (ilu0): its factors in ilu_f
+  ilu0_factors<T, O> ilu_f;
   reference::accumulator<T> acc;
   double bnorm = 0, target = 0;
   std::int64_t limit = 0;
@@ -118,88 +82,13 @@ struct context {
   void apply(const std::vector<T>& x, std::vector<T>& y) { reference::spmv(T(1), a, x, T(0), y, acc); }
   /// y = M^-1 x (a copy without a preconditioner).
   void precondition(const std::vector<T>& x, std::vector<T>& y) const {
-    if (ilu) return ilu_solve(x, y);
+    if (ilu) return ilu_f.solve(x, y);
     if (inv_diag.empty()) {
       y = x;
       return;
     }
     y.resize(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) y[i] = inv_diag[i] * x[i];
-  }
-  /// y = M^-1 x by ILU(0)'s factors: c = Dr P x, L U w = c, y = Dc w (sums in wider_t).
-  void ilu_solve(const std::vector<T>& x, std::vector<T>& y) const {
-    using W = wider_t<T>;
-    const index_t n = lu.rows();
-    work.resize(static_cast<std::size_t>(n));
-    for (index_t j = 0; j < n; ++j)
-      work[j] = perm.empty() ? widen(x[j]) : static_cast<real_of_t<W>>(dr[j]) * widen(x[perm[j]]);
-    const auto& rp = lu.row_ptr();
-    const auto& ci = lu.col_idx();
-    const auto& v = lu.values();
-    for (index_t i = 0; i < n; ++i)  // L (unit)
-      for (O k = rp[i]; k < diag_at[i]; ++k) work[i] -= widen(v[k]) * work[ci[k]];
-    for (index_t i = n - 1; i >= 0; --i) {  // U
-      W s = work[i];
-      for (O k = diag_at[i] + 1; k < rp[i + 1]; ++k) s -= widen(v[k]) * work[ci[k]];
-      work[i] = s / widen(v[diag_at[i]]);
-    }
-    y.resize(static_cast<std::size_t>(n));
-    for (index_t j = 0; j < n; ++j)
-      y[j] = static_cast<T>(perm.empty() ? work[j] : static_cast<real_of_t<W>>(dc[j]) * work[j]);
-  }
-  /// ILU(0) on A's pattern (IKJ, in wider_t), after the matching where A's diagonal has a
-  /// missing or zero entry. "" or why it does not exist.
-  std::string ilu_build() {
-    using W = wider_t<T>;
-    const index_t n = a.rows();
-    bool gaps = false;
-    for (index_t i = 0; i < n && !gaps; ++i) {
-      bool has = false;
-      for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) has = has || (a.col_idx()[k] == i && a.values()[k] != T(0));
-      gaps = !has;
-    }
-    if (gaps) {
-      diagonal_matching m;
-      try {  // the matching's search budget; matched_matrix's empty row
-        m = max_product_matching(a);
-        if (m.unmatched > 0)
-          return "A is structurally singular: no row can be matched to column " + std::to_string(m.first_unmatched + 1);
-        lu = matched_matrix(a, m);
-      } catch (const invalid_argument& e) {
-        return std::string("its row matching failed: ") + e.what();
-      }
-      perm = m.perm;
-      dr.resize(m.perm.size()), dc = m.col_scale;
-      for (std::size_t j = 0; j < m.perm.size(); ++j) dr[j] = m.row_scale[m.perm[j]];
-    } else {
-      lu = a;
-    }
-    const auto& rp = lu.row_ptr();
-    const auto& ci = lu.col_idx();
-    auto& v = lu.values();
-    diag_at.assign(static_cast<std::size_t>(n), O(-1));
-    std::vector<O> at(static_cast<std::size_t>(n), O(-1));  // row i's position of each column
-    std::vector<W> row;
-    for (index_t i = 0; i < n; ++i) {
-      for (O k = rp[i]; k < rp[i + 1]; ++k) {
-        at[ci[k]] = k;
-        if (ci[k] == i) diag_at[i] = k;
-      }
-      if (diag_at[i] < 0) return "row " + std::to_string(i + 1) + " stores no diagonal entry after the matching";
-      row.assign(static_cast<std::size_t>(rp[i + 1] - rp[i]), W(0));
-      for (O k = rp[i]; k < rp[i + 1]; ++k) row[k - rp[i]] = widen(v[k]);
-      for (O k = rp[i]; k < diag_at[i]; ++k) {  // columns j < i, in order
-        const index_t j = ci[k];
-        const W l = row[k - rp[i]] / widen(v[diag_at[j]]);
-        row[k - rp[i]] = l;
-        for (O q = diag_at[j] + 1; q < rp[j + 1]; ++q)
-          if (const O p = at[ci[q]]; p >= 0) row[p - rp[i]] -= l * widen(v[q]);
-      }
-      for (O k = rp[i]; k < rp[i + 1]; ++k) v[k] = static_cast<T>(row[k - rp[i]]), at[ci[k]] = -1;
-      if (!(std::abs(v[diag_at[i]]) > 0) || !finite(v[diag_at[i]]))
-        return "its pivot in row " + std::to_string(i + 1) + " is zero or not finite";
-    }
-    return {};
   }
   /// Sizes, finiteness, the preconditioner, ||b||; false (with the status set) when the
   /// solve cannot start.
@@ -216,8 +105,7 @@ struct context {
     if (x.size() != b.size())
       return fail(solve_status::invalid_input, "x0 has " + std::to_string(x.size()) + " entries, b has " + std::to_string(b.size())),
              false;
-    if (o.rtol < 0 || o.atol < 0 || !(o.rtol == o.rtol) || o.restart < 1 || o.restart > 1000)
-      return fail(solve_status::invalid_input, "rtol and atol must be non-negative and restart in [1, 1000]"), false;
+    if (const std::string why = option_problem(o); !why.empty()) return fail(solve_status::invalid_input, why), false;
     for (const T& v : a.values())
       if (!finite(v)) return fail(solve_status::non_finite, "A holds a NaN or Inf value"), false;
     for (const T& v : b)
@@ -225,13 +113,9 @@ struct context {
     for (const T& v : x)
       if (!finite(v)) return fail(solve_status::non_finite, "the initial guess holds a NaN or Inf value"), false;
     const bool want_jacobi = o.precond == preconditioner::jacobi;
-    if (o.precond != preconditioner::none && o.precond != preconditioner::jacobi && o.precond != preconditioner::automatic &&
-        o.precond != preconditioner::ilu0)
-      return fail(solve_status::invalid_input, std::string("preconditioner '") + to_string(o.precond) +
-                                                   "' does not take complex values yet; use none, jacobi or ilu0"),
-             false;
+    if (const std::string why = precond_problem(o, false); !why.empty()) return fail(solve_status::invalid_input, why), false;
     if (o.precond == preconditioner::ilu0) {
-      if (const std::string why = ilu_build(); !why.empty())
+      if (const std::string why = ilu_f.build(a); !why.empty())
         return fail(solve_status::invalid_input, "ILU(0) does not exist for this A: " + why + " (use precond jacobi or none)"),
                false;
       ilu = true;
@@ -270,9 +154,10 @@ struct context {
     bool x_finite = true;
     for (const T& v : x) x_finite = x_finite && finite(v);
     verdict(res, failed, x_finite, met, t, target, o, limit);
-    res.method = method + (ilu ? (perm.empty() ? " + ilu0" : " + ilu0 (matched)") : inv_diag.empty() ? "" : " + jacobi") + ", host, csr";
+    res.method = method + (ilu ? (ilu_f.matched() ? " + ilu0 (matched)" : " + ilu0") : inv_diag.empty() ? "" : " + jacobi") +
+                 ", host, csr";
     res.precond.kind = ilu ? preconditioner::ilu0 : inv_diag.empty() ? preconditioner::none : preconditioner::jacobi;
-    res.precond.bytes = static_cast<double>((ilu ? lu.values().size() : inv_diag.size()) * sizeof(T));
+    res.precond.bytes = static_cast<double>((ilu ? ilu_f.lu.values().size() : inv_diag.size()) * sizeof(T));
     return res;
   }
 };
@@ -421,23 +306,7 @@ solve_result gmres(context<T, O>& c, std::vector<T>& x) {
       H[j + 1][j] = W(hn);
       if (hn > 0)
         for (std::size_t e = 0; e < n; ++e) V[j + 1][e] = w[e] / static_cast<real_of_t<T>>(hn);
-      for (int i = 0; i < j; ++i) {  // the earlier rotations on column j
-        const W t = cs[i] * H[i][j] + sn[i] * H[i + 1][j];
-        H[i + 1][j] = -std::conj(sn[i]) * H[i][j] + cs[i] * H[i + 1][j];
-        H[i][j] = t;
-      }
-      const W a = H[j][j], bb = H[j + 1][j];
-      const auto aa = std::abs(a), ab = std::abs(bb);
-      if (aa == 0) {
-        cs[j] = W(0), sn[j] = W(1);
-      } else {
-        const auto t = std::sqrt(aa * aa + ab * ab);
-        cs[j] = W(aa / t), sn[j] = (a / aa) * std::conj(bb) / t;
-      }
-      H[j][j] = cs[j] * a + sn[j] * bb;
-      H[j + 1][j] = W(0);
-      g[j + 1] = -std::conj(sn[j]) * g[j];
-      g[j] = cs[j] * g[j];
+      givens(H, cs, sn, g, j);
       rnorm = static_cast<double>(std::abs(g[j + 1]));
       if (rnorm <= c.target || hn == 0) {
         met = true;

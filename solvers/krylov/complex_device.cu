@@ -11,257 +11,13 @@
 #include <string>
 #include <vector>
 
-#include <la/detail/device_complex.cuh>
 #include <la/detail/instantiate.hpp>
-#include <la/kernels/spmv/spmv.hpp>
 #include <la/solvers/complex_krylov.hpp>
-#include <la/solvers/detail/vector_kernels.cuh>
+#include <la/solvers/detail/complex_engine.cuh>
 
 namespace la {
 namespace complex_device_detail {
-
-using cg_detail::block_sum;
-using detail::block_threads;
-using detail::dcomplex;
-using zd = std::complex<double>;
-
-constexpr int max_pairs = 4;
-
-/// Up to max_pairs inner products sum_i op(u_i) v_i, op = conj or identity.
-template <typename C>
-struct pair_list {
-  const C* u[max_pairs];
-  const C* v[max_pairs];
-  bool conj[max_pairs];
-  int count;
-};
-
-template <typename C>
-__device__ __forceinline__ void accumulate(double (&s)[2], const C& a, const C& b, bool cj) {
-  const double ar = a.re, ai = cj ? -static_cast<double>(a.im) : static_cast<double>(a.im);
-  const double br = b.re, bi = b.im;
-  s[0] += ar * br - ai * bi;
-  s[1] += ar * bi + ai * br;
-}
-
-/// Block partials of pair blockIdx.y: partials[y * gridDim.x + blockIdx.x].
-template <typename C>
-__global__ void __launch_bounds__(block_threads) partial_pairs(pair_list<C> p, long long n, double2* partials) {
-  const int k = blockIdx.y;
-  const C* u = p.u[k];
-  const C* v = p.v[k];
-  const bool cj = p.conj[k];
-  double s[2] = {0, 0};
-  LA_GRID_STRIDE(i, n) accumulate(s, u[i], v[i], cj);
-  block_sum<2>(s);
-  if (threadIdx.x == 0) partials[k * gridDim.x + blockIdx.x] = make_double2(s[0], s[1]);
-}
-
-/// Block partials of V_y^H w, y = blockIdx.y (V's columns ld apart).
-template <typename C>
-__global__ void __launch_bounds__(block_threads) partial_project(const C* V, long long ld, const C* w, long long n,
-                                                                 double2* partials) {
-  const C* u = V + blockIdx.y * ld;
-  double s[2] = {0, 0};
-  LA_GRID_STRIDE(i, n) accumulate(s, u[i], w[i], true);
-  block_sum<2>(s);
-  if (threadIdx.x == 0) partials[blockIdx.y * gridDim.x + blockIdx.x] = make_double2(s[0], s[1]);
-}
-
-/// out[y] = the sum of partials[y * blocks + b] over b, in order of b (one block per y).
-__global__ void __launch_bounds__(block_threads) finish_partials(const double2* partials, int blocks, double2* out) {
-  double s[2] = {0, 0};
-  for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
-    const double2 v = partials[blockIdx.y * blocks + b];
-    s[0] += v.x, s[1] += v.y;
-  }
-  block_sum<2>(s);
-  if (threadIdx.x == 0) out[blockIdx.y] = make_double2(s[0], s[1]);
-}
-
-/// out = c0 v0 + c1 v1 + c2 v2 (terms with a null v left out; v may be out itself).
-template <typename C>
-struct combination {
-  C c[3];
-  const C* v[3];
-};
-template <typename C>
-__global__ void __launch_bounds__(block_threads) combine(C* out, long long n, combination<C> t) {
-  LA_GRID_STRIDE(i, n) {
-    C s = t.c[0] * t.v[0][i];
-    if (t.v[1]) s += t.c[1] * t.v[1][i];
-    if (t.v[2]) s += t.c[2] * t.v[2][i];
-    out[i] = s;
-  }
-}
-
-/// out = d .* in (Jacobi), or a copy when d is null.
-template <typename C>
-__global__ void __launch_bounds__(block_threads) diagonal_times(C* out, const C* d, const C* in, long long n) {
-  LA_GRID_STRIDE(i, n) out[i] = d ? d[i] * in[i] : in[i];
-}
-
-/// out = in / h, part by part (h real, as the oracle divides).
-template <typename C, typename R>
-__global__ void __launch_bounds__(block_threads) divide(C* out, const C* in, R h, long long n) {
-  LA_GRID_STRIDE(i, n) out[i] = C(in[i].re / h, in[i].im / h);
-}
-
-/// w -= sum_{k < count} h_k V_k (h summed in double on the device; V's columns ld apart).
-template <typename C, typename R>
-__global__ void __launch_bounds__(block_threads) subtract_basis(C* w, const C* V, long long ld, const double2* h,
-                                                                int count, long long n) {
-  LA_GRID_STRIDE(i, n) {
-    C s = w[i];
-    for (int k = 0; k < count; ++k) s -= C(static_cast<R>(h[k].x), static_cast<R>(h[k].y)) * V[k * ld + i];
-    w[i] = s;
-  }
-}
-
-/// u = sum_{k < count} y_k V_k.
-template <typename C>
-__global__ void __launch_bounds__(block_threads) combine_basis(C* u, const C* V, long long ld, const C* y, int count,
-                                                               long long n) {
-  LA_GRID_STRIDE(i, n) {
-    C s(0);
-    for (int k = 0; k < count; ++k) s += y[k] * V[k * ld + i];
-    u[i] = s;
-  }
-}
-
-/// d_i = the diagonal of A (0 where row i stores none); the first row without one (atomicMin).
-template <typename C, typename O>
-__global__ void __launch_bounds__(block_threads) diagonal_of(csr_view<const C, O> a, C* d, unsigned long long* first_zero) {
-  LA_GRID_STRIDE(i, a.rows) {
-    C s(0);
-    for (O k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
-      if (a.col_idx[k] == i) s += a.values[k];
-    if (s == C(0)) atomicMin(first_zero, static_cast<unsigned long long>(i));
-    d[i] = s;
-  }
-}
-/// d = 1 / d, by conj(d) / |d|^2 in the part type's precision (double for complex<float>).
-template <typename C>
-__global__ void __launch_bounds__(block_threads) invert(C* d, long long n) {
-  using R = decltype(d[0].re);
-  LA_GRID_STRIDE(i, n) {
-    const double re = d[i].re, im = d[i].im, m = re * re + im * im;
-    d[i] = C(static_cast<R>(re / m), static_cast<R>(-im / m));
-  }
-}
-
-template <typename T>
-bool finite(const zd& v) {
-  return std::isfinite(v.real()) && std::isfinite(v.imag());
-}
-
-/// The loop's state on the device: A's product, the preconditioner, the scaled b, and the
-/// reductions' scratch.
-template <typename T, typename O>
-struct engine {
-  using R = real_of_t<T>;
-  using C = detail::device_value_t<T>;
-  context& ctx;
-  cudaStream_t s;
-  const device_csr<T, O>& a;
-  const cg_options& o;
-  index_t n;
-  long long nn;  // n as the kernels' count
-  unsigned blocks, red_blocks;
-  spmv_plan<T> plan;
-  device_vector<T> bs;        // b * 2^-e
-  device_vector<T> inv_diag;  // empty: no preconditioner
-  device_buffer<double2> partials, sums;
-  std::vector<double2> host_sums;
-  solve_result res;
-  double bnorm = 0, target = 0;
-  std::int64_t limit = 0;
-  bool failed = false;
-  std::string kernel_name;
-
-  engine(context& c, const device_csr<T, O>& a_, const cg_options& o_, std::string_view kernel)
-      : ctx(c), s(c.stream()), a(a_), o(o_), n(a_.rows()), nn(a_.rows()),
-        blocks(cg_detail::blocks_for(a_.rows(), c.sm_count())),
-        red_blocks(std::min<unsigned>(detail::grid_for(std::max<index_t>(a_.rows(), 1)), 256u)),
-        plan(c, spmv_view(a_), kernel), partials(c.allocate<double2>(std::size_t(red_blocks) * 1001)),
-        sums(c.allocate<double2>(1001)), host_sums(1001), kernel_name(plan.variant().name) {}
-
-  void fail(solve_status st, std::string why) {
-    failed = true;
-    res.status = st;
-    res.message = std::move(why);
-  }
-  static C* d(T* p) { return detail::device_ptr(p); }
-  static const C* d(const T* p) { return detail::device_ptr(p); }
-
-  /// y = A x.
-  void apply(const T* x, T* y) { plan.run(x, y, T(1), T(0), s); }
-  /// r = bs - A x.
-  void residual(const T* x, T* r) {
-    LA_CUDA_TRY(cudaMemcpyAsync(r, bs.data(), sizeof(T) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
-    plan.run(x, r, T(-1), T(1), s);
-  }
-  void precondition(const T* in, T* out) {
-    if (n == 0) return;
-    cg_detail_launch(diagonal_times<C>, d(out), (inv_diag.size() == 0) ? nullptr : d(inv_diag.data()), d(in), nn);
-  }
-  template <typename K, typename... A>
-  void cg_detail_launch(K kernel, A... args) {
-    kernel<<<blocks, block_threads, 0, s>>>(args...);
-    LA_CHECK_LAUNCH(s);
-  }
-  /// out = c0 v0 + c1 v1 + c2 v2.
-  void combine(T* out, zd c0, const T* v0, zd c1 = 0, const T* v1 = nullptr, zd c2 = 0, const T* v2 = nullptr) {
-    if (n == 0) return;
-    combination<C> t{{C(R(c0.real()), R(c0.imag())), C(R(c1.real()), R(c1.imag())), C(R(c2.real()), R(c2.imag()))},
-                     {d(v0), d(v1), d(v2)}};
-    cg_detail_launch(complex_device_detail::combine<C>, d(out), nn, t);
-  }
-  /// The inner products of the pairs (conj: u^H v, else u^T v), read back together.
-  std::vector<zd> dots(std::initializer_list<std::tuple<const T*, const T*, bool>> pairs) {
-    pair_list<C> p{};
-    p.count = 0;
-    for (const auto& [u, v, cj] : pairs) p.u[p.count] = d(u), p.v[p.count] = d(v), p.conj[p.count] = cj, ++p.count;
-    const dim3 grid(red_blocks, static_cast<unsigned>(p.count));
-    partial_pairs<<<grid, block_threads, 0, s>>>(p, nn, partials.data());
-    LA_CHECK_LAUNCH(s);
-    return finish(p.count);
-  }
-  std::vector<zd> finish(int count) {
-    finish_partials<<<dim3(1, static_cast<unsigned>(count)), block_threads, 0, s>>>(partials.data(), static_cast<int>(red_blocks),
-                                                                                   sums.data());
-    LA_CHECK_LAUNCH(s);
-    LA_CUDA_TRY(cudaMemcpyAsync(host_sums.data(), sums.data(), sizeof(double2) * std::size_t(count), cudaMemcpyDeviceToHost, s));
-    LA_CUDA_TRY(cudaStreamSynchronize(s));
-    std::vector<zd> out(static_cast<std::size_t>(count));
-    for (int k = 0; k < count; ++k) out[std::size_t(k)] = zd(host_sums[std::size_t(k)].x, host_sums[std::size_t(k)].y);
-    return out;
-  }
-  double norm_of(const std::vector<zd>& v, std::size_t k) const { return std::sqrt(std::max(0.0, v[k].real())); }
-
-  double relative(double r) const { return bnorm > 0 ? r / bnorm : r; }
-
-  solve_result end(const T* x, double recurrence, bool met, const std::string& method, T* scratch) {
-    residual(x, scratch);
-    const double t = norm_of(dots({{scratch, scratch, true}}), 0);
-    res.residual = relative(recurrence);
-    res.true_residual = relative(t);
-    device_buffer<unsigned long long> flag = ctx.allocate<unsigned long long>(1);
-    unsigned long long first = ~0ull;
-    LA_CUDA_TRY(cudaMemcpyAsync(flag.data(), &first, sizeof first, cudaMemcpyHostToDevice, s));
-    if (n > 0) {
-      cg_detail::first_non_finite<<<blocks, block_threads, 0, s>>>(reinterpret_cast<const R*>(x), 2 * nn, flag.data());
-      LA_CHECK_LAUNCH(s);
-    }
-    LA_CUDA_TRY(cudaMemcpyAsync(&first, flag.data(), sizeof first, cudaMemcpyDeviceToHost, s));
-    LA_CUDA_TRY(cudaStreamSynchronize(s));
-    complex_krylov_detail::verdict(res, failed, first == ~0ull, met, t, target, o, limit);
-    res.method = method + ((inv_diag.size() == 0) ? "" : " + jacobi") + ", gpu, " + kernel_name;
-    res.precond.kind = inv_diag.size() == 0 ? preconditioner::none : preconditioner::jacobi;
-    res.precond.bytes = static_cast<double>(inv_diag.size()) * sizeof(T);
-    return res;
-  }
-};
+using complex_krylov_detail::finite;
 
 template <typename T, typename O>
 solve_result cg_like(engine<T, O>& c, T* x, bool hermitian) {
@@ -289,7 +45,7 @@ solve_result cg_like(engine<T, O>& c, T* x, bool hermitian) {
       return c.end(x, rnorm, false, name, r.data());
     }
     const zd alpha = rz / pq;
-    if (!finite<T>(alpha)) {
+    if (!finite(alpha)) {
       c.fail(solve_status::breakdown, std::string(name) + "'s step length is not finite: A is singular to the precision");
       return c.end(x, rnorm, false, name, r.data());
     }
@@ -342,7 +98,7 @@ solve_result bicgstab(engine<T, O>& c, T* x) {
       return c.end(x, rnorm, false, "bicgstab", r.data());
     }
     alpha = rho / r0v;
-    if (!finite<T>(alpha)) {
+    if (!finite(alpha)) {
       c.fail(solve_status::breakdown, "BiCGSTAB's step length is not finite: A is singular to the precision");
       return c.end(x, rnorm, false, "bicgstab", r.data());
     }
@@ -357,7 +113,7 @@ solve_result bicgstab(engine<T, O>& c, T* x) {
     ++c.res.iterations;
     const auto ts = c.dots({{t.data(), t.data(), true}, {t.data(), sv.data(), true}});
     omega = std::abs(ts[0]) == 0 ? zd(0) : ts[1] / ts[0];
-    if (std::abs(omega) == 0 || !finite<T>(omega)) {
+    if (std::abs(omega) == 0 || !finite(omega)) {
       c.fail(solve_status::breakdown, "omega = 0 or not finite: BiCGSTAB's stabilizing step vanished");
       return c.end(x, snorm, false, "bicgstab", r.data());
     }
@@ -367,29 +123,6 @@ solve_result bicgstab(engine<T, O>& c, T* x) {
     if (rnorm <= c.target) return c.end(x, rnorm, true, "bicgstab", r.data());
   }
   return c.end(x, rnorm, false, "bicgstab", r.data());
-}
-
-/// Column j of the Hessenberg matrix through the earlier rotations, then the rotation that
-/// zeroes H[j+1][j] (c real, s complex) applied to it and to g: the oracle's Givens step.
-inline void rotate(std::vector<std::vector<zd>>& H, std::vector<zd>& rc, std::vector<zd>& rs, std::vector<zd>& g, int j) {
-  const std::size_t uj = static_cast<std::size_t>(j);
-  for (std::size_t i = 0; i < uj; ++i) {
-    const zd hi = H[i][uj], hi1 = H[i + 1][uj];
-    H[i][uj] = rc[i] * hi + rs[i] * hi1;
-    H[i + 1][uj] = -std::conj(rs[i]) * hi + rc[i] * hi1;
-  }
-  const zd a = H[uj][uj], bb = H[uj + 1][uj];
-  const double aa = std::abs(a), ab = std::abs(bb);
-  if (aa == 0) {
-    rc[uj] = 0, rs[uj] = 1;
-  } else {
-    const double t = std::hypot(aa, ab);
-    rc[uj] = aa / t, rs[uj] = (a / aa) * std::conj(bb) / t;
-  }
-  H[uj][uj] = rc[uj] * a + rs[uj] * bb;
-  H[uj + 1][uj] = 0;
-  g[uj + 1] = -std::conj(rs[uj]) * g[uj];
-  g[uj] = rc[uj] * g[uj];
 }
 
 /// GMRES(m), right-preconditioned; the basis orthogonalized by classical Gram-Schmidt run
@@ -416,7 +149,7 @@ solve_result gmres(engine<T, O>& c, T* x) {
     rnorm = c.norm_of(c.dots({{r.data(), r.data(), true}}), 0);
     if (rnorm <= c.target) return c.end(x, rnorm, true, "gmres", r.data());
     if (c.res.iterations >= c.limit) return c.end(x, rnorm, false, "gmres", r.data());
-    if (n > 0) c.cg_detail_launch(divide<C, R>, c.d(col(0)), c.d(r.data()), static_cast<R>(rnorm), n);
+    if (n > 0) c.launch(divide<C, R>, c.d(col(0)), c.d(r.data()), static_cast<R>(rnorm), n);
     std::fill(g.begin(), g.end(), zd(0));
     g[0] = zd(rnorm);
     int j = 0;
@@ -425,24 +158,19 @@ solve_result gmres(engine<T, O>& c, T* x) {
       c.precondition(col(j), z.data());
       c.apply(z.data(), w.data());
       ++c.res.iterations;
-      std::vector<zd> h(std::size_t(j) + 1, zd(0));
-      for (int pass = 0; pass < 2; ++pass) {
-        partial_project<<<dim3(c.red_blocks, unsigned(j + 1)), block_threads, 0, c.s>>>(c.d(V.data()), (long long)un, c.d(w.data()),
-                                                                                       n, c.partials.data());
-        LA_CHECK_LAUNCH(c.s);
-        finish_partials<<<dim3(1, unsigned(j + 1)), block_threads, 0, c.s>>>(c.partials.data(), int(c.red_blocks), c.sums.data());
-        LA_CHECK_LAUNCH(c.s);
-        if (n > 0) c.cg_detail_launch(subtract_basis<C, R>, c.d(w.data()), c.d(V.data()), (long long)un, c.sums.data(), j + 1, n);
-        LA_CUDA_TRY(cudaMemcpyAsync(c.host_sums.data(), c.sums.data(), sizeof(double2) * std::size_t(j + 1),
-                                    cudaMemcpyDeviceToHost, c.s));
-        LA_CUDA_TRY(cudaStreamSynchronize(c.s));
-        for (int i = 0; i <= j; ++i) h[std::size_t(i)] += zd(c.host_sums[std::size_t(i)].x, c.host_sums[std::size_t(i)].y);
+      // Both passes and ||w||^2 queued, one read-back: h = h1 + h2 (sums [0, j], [j + 1, 2j + 1]).
+      const std::size_t k = std::size_t(j) + 1;
+      for (std::size_t pass = 0; pass < 2; ++pass) {
+        c.project_async(V.data(), (long long)un, w.data(), j + 1, pass * k);
+        if (n > 0) c.launch(subtract_basis<C, R>, c.d(w.data()), c.d(V.data()), (long long)un, c.sums.data() + pass * k, j + 1, n);
       }
-      for (int i = 0; i <= j; ++i) H[std::size_t(i)][std::size_t(j)] = h[std::size_t(i)];
-      const double hn = c.norm_of(c.dots({{w.data(), w.data(), true}}), 0);
+      c.dots_async({{w.data(), w.data(), true}}, 2 * k);
+      const std::vector<zd> got = c.read(2 * k + 1);
+      for (std::size_t i = 0; i < k; ++i) H[i][std::size_t(j)] = zd(0) + got[i] + got[k + i];
+      const double hn = c.norm_of(got, 2 * k);
       H[std::size_t(j) + 1][std::size_t(j)] = zd(hn);
-      if (hn > 0 && n > 0) c.cg_detail_launch(divide<C, R>, c.d(col(j + 1)), c.d(w.data()), static_cast<R>(hn), n);
-      rotate(H, rot_c, rot_s, g, j);
+      if (hn > 0 && n > 0) c.launch(divide<C, R>, c.d(col(j + 1)), c.d(w.data()), static_cast<R>(hn), n);
+      complex_krylov_detail::givens(H, rot_c, rot_s, g, j);
       rnorm = std::abs(g[std::size_t(j) + 1]);
       if (rnorm <= c.target || hn == 0) {
         met = true;
@@ -462,7 +190,7 @@ solve_result gmres(engine<T, O>& c, T* x) {
     for (int k = 0; k < j; ++k) yt[std::size_t(k)] = T(static_cast<R>(y[std::size_t(k)].real()), static_cast<R>(y[std::size_t(k)].imag()));
     if (j > 0 && n > 0) {
       LA_CUDA_TRY(cudaMemcpyAsync(ydev.data(), yt.data(), sizeof(T) * std::size_t(j), cudaMemcpyHostToDevice, c.s));
-      c.cg_detail_launch(combine_basis<C>, c.d(u.data()), c.d(V.data()), (long long)un, c.d(ydev.data()), j, n);
+      c.launch(combine_basis<C>, c.d(u.data()), c.d(V.data()), (long long)un, c.d(ydev.data()), j, n);
       c.precondition(u.data(), z.data());
       c.combine(x, 1, x, 1, z.data());
     }
@@ -473,17 +201,6 @@ solve_result gmres(engine<T, O>& c, T* x) {
         return c.end(x, rnorm, true, "gmres", r.data());
     }
   }
-}
-
-/// Why the options cannot run ("" when they can): the oracle's checks, in its words.
-inline std::string option_problem(const cg_options& o) {
-  if (o.rtol < 0 || o.atol < 0 || !(o.rtol == o.rtol) || o.restart < 1 || o.restart > 1000)
-    return "rtol and atol must be non-negative and restart in [1, 1000]";
-  if (o.precond == preconditioner::ilu0)
-    return "preconditioner 'ilu0' takes complex values on the host only so far (device cpu); on the GPU use none or jacobi";
-  if (o.precond != preconditioner::none && o.precond != preconditioner::jacobi && o.precond != preconditioner::automatic)
-    return std::string("preconditioner '") + to_string(o.precond) + "' does not take complex values yet; use none, jacobi or ilu0";
-  return {};
 }
 
 }  // namespace complex_device_detail
@@ -513,7 +230,9 @@ solve_result solve_complex_device(context& ctx, const device_csr<T, O>& a, const
   if (x.size() != b.size())
     return refuse(solve_status::invalid_input,
                   "x0 has " + std::to_string(x.size()) + " entries, b has " + std::to_string(b.size()));
-  if (const std::string why = option_problem(o); !why.empty()) return refuse(solve_status::invalid_input, why);
+  if (std::string why = complex_krylov_detail::option_problem(o); !why.empty()) return refuse(solve_status::invalid_input, why);
+  if (std::string why = complex_krylov_detail::precond_problem(o, true); !why.empty())
+    return refuse(solve_status::invalid_input, why);
   const index_t n = a.rows();
   checked_index(2 * static_cast<std::int64_t>(n), "twice the rows of a complex system (its parts)");
   // NaN or Inf in A, b or x0 (their parts scanned as reals).

@@ -1,0 +1,89 @@
+// What the complex Krylov methods' host oracles (complex_krylov.hpp) and GPU forms
+// (krylov/complex_device.cu) share: the option checks, the end's verdict, GMRES's Givens step.
+// Private to la's sources.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <la/solvers/krylov_options.hpp>
+
+namespace la::complex_krylov_detail {
+
+template <typename T>
+bool finite(const T& v) {
+  return std::isfinite(v.real()) && std::isfinite(v.imag());
+}
+
+/// The end's verdict, the host's and the GPU's: non_finite for a non-finite x, converged where
+/// the recurrence met the target and the true residual t is within true_residual_factor of it
+/// (precision_limit where not), max_iterations where the loop ran out; a status the method set
+/// (failed) is kept.
+inline void verdict(solve_result& res, bool& failed, bool x_finite, bool met, double t, double target, const cg_options& o,
+                    std::int64_t limit) {
+  if (!x_finite && !failed) {
+    failed = true;
+    res.status = solve_status::non_finite;
+    res.message = "the iterate holds a NaN or Inf value";
+  } else if (met) {
+    if (t <= std::max(target * o.true_residual_factor, target)) {
+      res.status = solve_status::converged;
+      res.message = "converged";
+    } else {
+      res.status = solve_status::precision_limit;
+      res.message = "the recurrence residual met the tolerance, the true residual " + short_number(res.true_residual) +
+                    " did not: the tolerance is below what the precision resolves";
+    }
+  } else if (!failed) {
+    res.status = solve_status::max_iterations;
+    res.message = "stopped at the iteration limit (" + std::to_string(limit) + ")";
+  }
+}
+
+/// Why the options cannot run ("" when they can).
+inline std::string option_problem(const cg_options& o) {
+  if (o.rtol < 0 || o.atol < 0 || !(o.rtol == o.rtol) || o.restart < 1 || o.restart > 1000)
+    return "rtol and atol must be non-negative and restart in [1, 1000]";
+  return {};
+}
+
+/// Why the preconditioner cannot run on complex values, on the GPU or the host ("" when it can).
+inline std::string precond_problem(const cg_options& o, bool gpu) {
+  if (o.precond == preconditioner::ilu0 && gpu)
+    return "preconditioner 'ilu0' takes complex values on the host only so far (device cpu); on the GPU use none or jacobi";
+  if (o.precond != preconditioner::none && o.precond != preconditioner::jacobi && o.precond != preconditioner::automatic &&
+      o.precond != preconditioner::ilu0)
+    return std::string("preconditioner '") + to_string(o.precond) + "' does not take complex values yet; use none, jacobi or ilu0";
+  return {};
+}
+
+/// GMRES's Givens step on column j of the Hessenberg matrix H: the earlier rotations, then the
+/// one that zeroes H[j+1][j] (c real, s complex), applied to it and to g. W: the host oracle's
+/// complex<long double>, the GPU form's complex<double>.
+template <typename W>
+void givens(std::vector<std::vector<W>>& H, std::vector<W>& cs, std::vector<W>& sn, std::vector<W>& g, int j) {
+  const std::size_t uj = static_cast<std::size_t>(j);
+  for (std::size_t i = 0; i < uj; ++i) {
+    const W t = cs[i] * H[i][uj] + sn[i] * H[i + 1][uj];
+    H[i + 1][uj] = -std::conj(sn[i]) * H[i][uj] + cs[i] * H[i + 1][uj];
+    H[i][uj] = t;
+  }
+  const W a = H[uj][uj], bb = H[uj + 1][uj];
+  const auto aa = std::abs(a), ab = std::abs(bb);
+  if (aa == 0) {
+    cs[uj] = W(0), sn[uj] = W(1);
+  } else {
+    const auto t = std::hypot(aa, ab);
+    cs[uj] = W(aa / t), sn[uj] = (a / aa) * std::conj(bb) / t;
+  }
+  H[uj][uj] = cs[uj] * a + sn[uj] * bb;
+  H[uj + 1][uj] = W(0);
+  g[uj + 1] = -std::conj(sn[uj]) * g[uj];
+  g[uj] = cs[uj] * g[uj];
+}
+
+}  // namespace la::complex_krylov_detail
