@@ -112,3 +112,33 @@ def test_cupy_input_is_solved_in_place():
     assert float(cupy.abs(x - 1).max()) < 1e-6
     x, info, r = la.solve(dA, db, full_output=True)  # auto: reads A's values on the host (counted)
     assert info == 0 and la.copies() > before
+
+
+def test_corrupt_complex_scipy_matrices_are_refused_before_scipy_reads_them():
+    # In a child: a corrupt index array read unchecked by scipy can kill the interpreter.
+    import os
+    import subprocess
+    import sys
+    code = """
+import numpy as np, scipy.sparse as sp, la
+A = (sp.random(20, 20, density=0.3, random_state=1) + 4 * sp.identity(20)).astype(np.complex128)
+b = A @ np.ones(20, dtype=np.complex128)
+for fmt in ("csr", "csc", "bsr", "coo", "dia"):
+    M = A.asformat(fmt).copy()
+    if fmt in ("csr", "csc", "bsr"):
+        M.indptr[3] = 10**6
+    elif fmt == "coo":
+        M.row[2] = 99
+    else:
+        M.offsets = np.append(M.offsets, 7)
+    try:
+        la.solve(M, b, device="cpu")
+        print(fmt, "accepted")
+    except la.InvalidArgument as e:
+        print(fmt, "refused:", e)
+"""
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert run.returncode == 0, run.stderr
+    for fmt in ("csr", "csc", "bsr", "coo", "dia"):
+        assert fmt + " refused:" in run.stdout, run.stdout

@@ -62,6 +62,20 @@ TEST(ComplexDirectHost, SolvesGeneralSymmetricAndDiagonalFreeSystems) {
   }
 }
 
+// b near the ends of double's range: the solution scales with b, checked with overflow-safe norms.
+TEST(ComplexDirectHost, ExtremeScales) {
+  const auto h = helmholtz<z>(2, 6, helmholtz_kappa(6, 10), 0.5);
+  const std::vector<z> ones(36, z(1, 0));
+  for (double s : {1e300, 1e-300, 1e-310}) {
+    std::vector<z> b = times(h, ones);
+    for (z& v : b) v *= s;
+    std::vector<z> x;
+    const auto r = solve_complex_direct_host(h, b, x);
+    ASSERT_EQ(r.status, solve_status::converged) << s << ": " << r.message;
+    for (const z& v : x) ASSERT_NEAR(std::abs(v / s - z(1)), 0, 1e-9) << s;
+  }
+}
+
 TEST(ComplexDirectHost, SingularAndNonFiniteInputAreStatuses) {
   std::vector<z> x;
   // Column 2 empty: structurally singular.
@@ -147,6 +161,17 @@ TEST(ComplexDirectDevice, SolvesTheSystemsTheHostSolves) {
     EXPECT_LE(r.true_residual, 1e-12) << name;
     EXPECT_LE(max_error(x, want), name == "w156" ? 1e-3 : 1e-9) << name;
     EXPECT_NE(r.method.find("gpu"), std::string::npos);
+  }
+  {  // b near the ends of double's range
+    const auto h = helmholtz<z>(2, 6, helmholtz_kappa(6, 10), 0.5);
+    for (double sc : {1e300, 1e-300}) {
+      std::vector<z> b = times(h, std::vector<z>(36, z(1, 0)));
+      for (z& v : b) v *= sc;
+      std::vector<z> x;
+      const auto r = solve_complex_direct_device(ctx, h, b, x);
+      ASSERT_EQ(r.status, solve_status::converged) << sc << ": " << r.message;
+      for (const z& v : x) ASSERT_NEAR(std::abs(v / sc - z(1)), 0, 1e-9) << sc;
+    }
   }
   std::vector<z> x;
   const csr_matrix<z> rank1(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {z(1, 1), z(2, 2), z(1, 1), z(2, 2)});
