@@ -381,6 +381,9 @@ solve_result solve_complex_host(const csr_matrix<T, O>& a, const std::vector<T>&
     }
   }
   scaled(x, e);
+  bool x_finite = true;
+  for (const T& v : x) x_finite = x_finite && complex_krylov_detail::finite(v);
+  complex_krylov_detail::check_scaled_back(r, x_finite, e);
   return r;
 }
 

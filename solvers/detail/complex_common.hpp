@@ -44,6 +44,15 @@ inline void verdict(solve_result& res, bool& failed, bool x_finite, bool met, do
   }
 }
 
+/// After x is scaled back by 2^e (b was scaled towards 1): a converged x that no longer fits
+/// double's range is non_finite, never "converged".
+inline void check_scaled_back(solve_result& r, bool x_finite, int e) {
+  if (x_finite || r.status != solve_status::converged) return;
+  r.status = solve_status::non_finite;
+  r.message = "the scaled system converged, but x scaled back by 2^" + std::to_string(e) +
+              " does not fit double's range; scale b (or A) towards 1";
+}
+
 /// Why the options cannot run ("" when they can).
 inline std::string option_problem(const cg_options& o) {
   if (o.rtol < 0 || o.atol < 0 || !(o.rtol == o.rtol) || o.restart < 1 || o.restart > 1000)

@@ -252,11 +252,8 @@ struct engine {
 
   double relative(double r) const { return bnorm > 0 ? r / bnorm : r; }
 
-  solve_result end(const T* x, double recurrence, bool met, const std::string& method, T* scratch) {
-    residual(x, scratch);
-    const double t = norm_of(dots({{scratch, scratch, true}}), 0);
-    res.residual = relative(recurrence);
-    res.true_residual = relative(t);
+  /// Whether every part of x (n values, on the device) is finite.
+  bool all_finite(const T* x) {
     device_buffer<unsigned long long> flag = ctx.allocate<unsigned long long>(1);
     unsigned long long first = ~0ull;
     LA_CUDA_TRY(cudaMemcpyAsync(flag.data(), &first, sizeof first, cudaMemcpyHostToDevice, s));
@@ -266,7 +263,14 @@ struct engine {
     }
     LA_CUDA_TRY(cudaMemcpyAsync(&first, flag.data(), sizeof first, cudaMemcpyDeviceToHost, s));
     LA_CUDA_TRY(cudaStreamSynchronize(s));
-    complex_krylov_detail::verdict(res, failed, first == ~0ull, met, t, target, o, limit);
+    return first == ~0ull;
+  }
+  solve_result end(const T* x, double recurrence, bool met, const std::string& method, T* scratch) {
+    residual(x, scratch);
+    const double t = norm_of(dots({{scratch, scratch, true}}), 0);
+    res.residual = relative(recurrence);
+    res.true_residual = relative(t);
+    complex_krylov_detail::verdict(res, failed, all_finite(x), met, t, target, o, limit);
     res.method = method + ((inv_diag.size() == 0) ? "" : " + jacobi") + ", gpu, " + kernel_name;
     res.precond.kind = inv_diag.size() == 0 ? preconditioner::none : preconditioner::jacobi;
     res.precond.bytes = static_cast<double>(inv_diag.size()) * sizeof(T);

@@ -315,6 +315,7 @@ solve_result solve_complex_device(context& ctx, const device_csr<T, O>& a, const
     case complex_method::gmres: r = gmres(c, x.data()); break;
   }
   unscale();
+  complex_krylov_detail::check_scaled_back(r, c.all_finite(x.data()), e);
   r.setup_seconds = std::chrono::duration<double>(t1 - t0).count();
   r.iterate_seconds = std::chrono::duration<double>(clock::now() - t1).count();
   return r;

@@ -206,6 +206,12 @@ TEST(ComplexDevice, ExtremeScalesZeroRightHandSideAndSingularMatrices) {
       for (const z& v : x) ASSERT_NEAR(std::abs(v / s - z(1)), 0, 1e-6) << s << " " << to_string(m);
     }
   }
+  {  // x = A^-1 b past double's range: non_finite, as the oracle says
+    const csr_matrix<z> tiny(2, 2, {0, 1, 2}, {0, 1}, {z(1e-10), z(0, 1e-10)});
+    std::vector<z> x;
+    const auto r = solve_complex_device(ctx, tiny, {z(1e300), z(1e300)}, x, complex_method::gmres);
+    EXPECT_EQ(r.status, solve_status::non_finite) << r.message;
+  }
   {
     std::vector<z> x;
     const auto r = solve_complex_device(ctx, h, std::vector<z>(36, z(0)), x, complex_method::gmres);

@@ -146,6 +146,13 @@ TEST(ComplexKrylov, ExtremeScalesZeroRightHandSideAndSingularMatrices) {
       for (const z& v : x) ASSERT_NEAR(std::abs(v / s - z(1)), 0, 1e-6) << s << " " << to_string(m);
     }
   }
+  {  // x = A^-1 b past double's range (A = 1e-10 I, b = 1e300): non_finite, never "converged"
+    const csr_matrix<z> tiny(2, 2, {0, 1, 2}, {0, 1}, {z(1e-10), z(0, 1e-10)});
+    std::vector<z> x;
+    const auto r = solve_complex_host(tiny, {z(1e300), z(1e300)}, x, complex_method::gmres);
+    EXPECT_EQ(r.status, solve_status::non_finite) << r.message;
+    EXPECT_NE(r.message.find("scaled back"), std::string::npos) << r.message;
+  }
   {  // b = 0: x = 0 at once
     std::vector<z> x;
     const auto r = solve_complex_host(h, std::vector<z>(36, z(0)), x, complex_method::gmres);
