@@ -33,6 +33,7 @@
 #include <la/solvers/batched_dense.hpp>
 #include <la/solvers/bicgstab.hpp>
 #include <la/solvers/cg.hpp>
+#include <la/solvers/complex_solve.hpp>  // complex systems: the Krylov and direct methods, and the choice
 #include <la/solvers/device_solve.hpp>
 #include <la/solvers/dense_solver.hpp>
 #include <la/solvers/device_solver.hpp>

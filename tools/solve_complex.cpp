@@ -12,6 +12,7 @@
 #include <vector>
 
 #include <la/formats/matrix_market.hpp>
+#include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/complex_solve.hpp>
 #include <la/solvers/matrix_properties.hpp>
 #include <la/solvers/method.hpp>

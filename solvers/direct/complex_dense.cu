@@ -25,6 +25,8 @@
 #include <la/detail/instantiate.hpp>
 #include <la/kernels/spmv/spmv.hpp>
 #include <la/solvers/complex_direct.hpp>
+#include <la/solvers/detail/complex_direct_common.hpp>
+#include <la/solvers/detail/refinement.hpp>
 
 namespace la {
 namespace complex_dense_detail {
