@@ -56,6 +56,29 @@ bool check_input(const csr_matrix<z, O>& a, const std::vector<z>& b, solve_resul
   return true;
 }
 
+/// The start both direct methods make: r named `method`, A and b checked, then `extra()` (a
+/// method's own limit: "" or why it cannot run), x zero. False where r is already the answer: a
+/// refused input, or b = 0 (x = 0, converged).
+template <typename O, typename Extra>
+bool start(const csr_matrix<z, O>& a, const std::vector<z>& b, std::vector<z>& x, const char* method, solve_result& r,
+           input& in, Extra extra) {
+  r.solver = krylov_method::direct;
+  r.method = method;
+  r.true_residual = std::nan("");
+  if (!check_input(a, b, r, in)) return false;
+  if (std::string why = extra(); !why.empty()) {
+    r.status = solve_status::invalid_input;
+    r.message = std::move(why);
+    return false;
+  }
+  x.assign(b.size(), z(0));
+  if (in.bnorm == 0) {
+    r.status = solve_status::converged, r.message = "converged", r.true_residual = 0, r.residual = 0;
+    return false;
+  }
+  return true;
+}
+
 /// The refinement's measures of x with residual res: the backward error
 /// ||res||_inf / (||A||_inf ||x||_inf + ||b||_inf) and the relative residual ||res|| / ||b||.
 inline void measures(const std::vector<z>& res, const std::vector<z>& x, const input& in, double& be, double& rel) {

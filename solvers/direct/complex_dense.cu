@@ -241,27 +241,19 @@ solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::com
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   solve_result r;
-  r.solver = krylov_method::direct;
-  r.method = "direct (dense LU, partial pivoting), gpu";
-  r.true_residual = std::nan("");
   const auto fail = [&](solve_status st, std::string why) {
     r.status = st;
     r.message = std::move(why);
     return r;
   };
   complex_direct_detail::input in;
-  if (!complex_direct_detail::check_input(a, b, r, in)) return r;
   const index_t n = a.rows();
-  if (n > complex_dense_rows)
-    return fail(solve_status::invalid_input, "the GPU's direct method for complex systems factors A's dense form, at most " +
-                                                 std::to_string(complex_dense_rows) + " rows; A has " + std::to_string(n) +
-                                                 " (the host's sparse LU takes it: device cpu)");
-  const double bnorm = in.bnorm;
-  x.assign(static_cast<std::size_t>(n), z(0));
-  if (bnorm == 0) {
-    r.status = solve_status::converged, r.message = "converged", r.true_residual = 0, r.residual = 0;
-    return r;
-  }
+  const auto limit = [&]() -> std::string {
+    if (n <= complex_dense_rows) return {};
+    return "the GPU's direct method for complex systems factors A's dense form, at most " + std::to_string(complex_dense_rows) +
+           " rows; A has " + std::to_string(n) + " (the host's sparse LU takes it: device cpu)";
+  };
+  if (!complex_direct_detail::start(a, b, x, "direct (dense LU, partial pivoting), gpu", r, in, limit)) return r;
   check_device_memory(ctx, double(n) * double(n) * sizeof(z), "the dense form of a complex matrix of " + std::to_string(n) + " rows");
   const cudaStream_t s = ctx.stream();
   const auto da = to_device(ctx, a);

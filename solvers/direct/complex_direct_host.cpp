@@ -23,23 +23,16 @@ solve_result solve_complex_direct_host(const csr_matrix<std::complex<double>, O>
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   solve_result r;
-  r.solver = krylov_method::direct;
-  r.method = "direct (sparse LU, static pivoting), host, csr";
-  r.true_residual = std::nan("");
   const auto fail = [&](solve_status s, std::string why) {
     r.status = s;
     r.message = std::move(why);
     return r;
   };
   complex_direct_detail::input in;
-  if (!complex_direct_detail::check_input(a, b, r, in)) return r;
-  const std::size_t n = b.size();
-  const double bnorm = in.bnorm;
-  x.assign(n, z(0));
-  if (bnorm == 0) {
-    r.status = solve_status::converged, r.message = "converged", r.true_residual = 0, r.residual = 0;
+  if (!complex_direct_detail::start(a, b, x, "direct (sparse LU, static pivoting), host, csr", r, in,
+                                    [] { return std::string(); }))
     return r;
-  }
+  const std::size_t n = b.size();
   sparse_lu<z> f;
   try {
     f = sparse_lu_host(a, o.direct.ordering);
