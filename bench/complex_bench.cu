@@ -1,11 +1,12 @@
 // Complex values on the GPU against the vendor libraries, in one run (issue 69):
-//   spmv  la's complex SpMV (the CSR default, and SELL-32) against cusparseSpMV (CUDA_C_64F,
+//   spmv  la's complex SpMV (the CSR default, the thread-per-row CSR kernel, SELL-32, and
+//         the complex rule's choice, "la:auto") against cusparseSpMV (CUDA_C_64F,
 //         CSR ALG1 and ALG2, the faster kept) on generated Helmholtz systems and data/'s
 //         complex matrices; each answer checked against the host reference (complex<long double>
 //         sums) with y poisoned with NaN first; median of 20 timed runs (CUDA events); the
 //         bytes floor (values 16 B + column 4 B a stored entry, row pointers, x and y once) as
 //         a share of the copy bandwidth measured in the same run
-//   lu    la's dense complex LU (dense_lu_device) against cusolverDnZgetrf at n = 1024..8192;
+//   lu    la's dense complex LU (dense_lu_device) against cusolverDnZgetrf at n = 1024..16384;
 //         each factorization checked by solving A x = A*ones with it (relative error below 1e-8)
 // Writes CSV (--out FILE) and prints a table. Exits 1 where an answer misses its check.
 //   complex_bench [--out FILE] [--sizes 1024,2048,4096] [--spmv-only | --lu-only]
@@ -29,6 +30,7 @@
 #include <la/formats/generate.hpp>
 #include <la/formats/matrix_market.hpp>
 #include <la/kernels/reference/spmv.hpp>
+#include <la/kernels/spmv/select.hpp>
 #include <la/kernels/spmv/spmv.hpp>
 #include <la/solvers/complex_direct.hpp>
 #include <la/vector.hpp>
@@ -162,15 +164,25 @@ int spmv_part(context& ctx, std::vector<row>& out) {
     cusparseDestroySpMat(mat);
     cusparseDestroyDnVec(vx);
     cusparseDestroyDnVec(vy);
-    // la: the CSR default, and SELL-32.
-    for (int which = 0; which < 2; ++which) {
-      const matrix_view<z> view = which == 0 ? spmv_view(da) : spmv_view(sell);
-      const spmv_plan<z> plan(ctx, view);
+    // la: the CSR default (csr_vector), the thread-per-row CSR kernel, SELL-32, and what the
+    // complex rule picks (select_spmv_complex: what the complex Krylov methods run).
+    const spmv_choice rule = select_spmv_complex(row_stats(ctx, da));
+    const spmv_operator<z> chosen(ctx, da, rule);
+    for (int which = 0; which < 4; ++which) {
+      const matrix_view<z> view = which == 2 ? spmv_view(sell) : spmv_view(da);
+      const spmv_plan<z> plan(ctx, view, which == 1 ? "csr_scalar" : "auto");
+      const auto run = [&] {
+        if (which == 3) chosen.apply(dx.data(), dy.data(), z(1), z(0), ctx.stream());
+        else plan.run(dx.data(), dy.data(), z(1), z(0), ctx.stream());
+      };
       poison();
-      plan.run(dx.data(), dy.data(), z(1), z(0), ctx.stream());
+      run();
       const double err = check_rows(a, x, to_host(ctx, dy));
-      const double ms_ = median_ms(ctx, [&] { plan.run(dx.data(), dy.data(), z(1), z(0), ctx.stream()); });
-      const std::string nm = "la:" + std::string(plan.variant().name);
+      const double ms_ = median_ms(ctx, run);
+      const std::string nm = which == 3 ? "la:auto" : "la:" + std::string(plan.variant().name);
+      if (which == 3)
+        std::printf("%s: the complex rule picks %s %s (%s)\n", name.c_str(), to_string(rule.fmt), std::string(chosen.variant().name).c_str(),
+                    rule.why.c_str());
       out.push_back({"spmv", name, nm, a.rows(), a.nnz(), ms_, peer, bytes / (ms_ * 1e-3) / bw, err <= 1});
       if (err > 1) ++bad, std::printf("%s %s: wrong answer (%.3g of the tolerance)\n", name.c_str(), nm.c_str(), err);
     }
@@ -239,7 +251,7 @@ int lu_part(context& ctx, const std::vector<int>& sizes, std::vector<row>& out) 
 
 int main(int argc, char** argv) {
   std::string out_path;
-  std::vector<int> sizes = {1024, 2048, 4096, 8192};
+  std::vector<int> sizes = {1024, 2048, 4096, 8192, 16384};
   bool spmv = true, lu = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

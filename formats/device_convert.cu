@@ -462,6 +462,7 @@ device_dense<T> to_dense(context& ctx, const device_csr<T, O>& a) {
   template device_hyb<T> to_hyb<T, O>(context&, const device_csr<T, O>&, index_t); \
   template device_sell<T, O> to_sell<T, O>(context&, const device_csr<T, O>&, sell_options);
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
+LA_FOR_EACH_COMPLEX_AND_OFFSET(LA_INSTANTIATE)  // the complex SpMV's formats (issue 69)
 #undef LA_INSTANTIATE
 
 }  // namespace la

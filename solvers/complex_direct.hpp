@@ -25,8 +25,9 @@ inline constexpr index_t complex_dense_rows = 8192;
 
 /// LU with partial pivoting of the column-major n x n complex<double> matrix at `a` (device
 /// memory, leading dimension lda >= n), in place, on ctx's stream, by la's kernels
-/// (solvers/direct/complex_dense.cu: panels of 32 columns, a tiled complex GEMM for the
-/// trailing matrix). pivots (device, n entries): row j was swapped with row pivots[j]
+/// (solvers/direct/complex_dense.cu: outer panels of 256 columns, cooperative inner panels of
+/// 32, the trailing updates as real GEMMs on the fp64 Tensor Cores; needs compute capability
+/// 8.0, as la::dgemm). pivots (device, n entries): row j was swapped with row pivots[j]
 /// (0-based), LAPACK's convention. Returns 0, or the first column (1-based) whose pivot is
 /// exactly zero (the factors are then singular, as LAPACK's info says).
 index_t dense_lu_device(context& ctx, std::complex<double>* a, index_t n, index_t lda, index_t* pivots);

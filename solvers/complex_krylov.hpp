@@ -59,8 +59,9 @@ solve_result solve_complex_host(const csr_matrix<T, O>& a, const std::vector<T>&
                                 const cg_options& o = {});
 
 /// The same methods on the GPU of ctx (solvers/krylov/complex_device.cu): A, b and x on the
-/// device (x: the initial guess, and the result), the product by the SpMV registry's `kernel`
-/// for A (auto: the CSR default). The GPU forms follow the oracle above step for step; their
+/// device (x: the initial guess, and the result), the product by the SpMV registry's CSR
+/// `kernel` for A (auto: select_spmv_complex's format and kernel, which may hold a converted
+/// copy of A, SELL-32 on large stencils; the method string names it). The GPU forms follow the oracle above step for step; their
 /// sums run in double in a fixed order, so reruns are bit-identical and the result agrees with
 /// the oracle's to rounding. GMRES orthogonalizes by classical Gram-Schmidt run twice (two
 /// kernels a pass, whatever the basis size) where the oracle runs modified Gram-Schmidt.

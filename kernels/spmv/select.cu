@@ -139,6 +139,18 @@ spmv_choice select_spmv(const spmv_stats& s) {
   return pick(format::sell, row_walk::thread, buf, {32, 0});
 }
 
+spmv_choice select_spmv_complex(const spmv_stats& s) {
+  spmv_choice c = select_spmv(s);
+  if (c.fmt == format::hyb) {
+    c.fmt = format::csr;
+    c.kernel = "csr_balanced";
+    c.why += "; complex values: csr_balanced (no atomics: bit-identical reruns)";
+  } else if (c.fmt == format::csr && s.rows >= 100000 && find_spmv<double>(format::csr, row_walk::thread).name == c.kernel) {
+    c = pick(format::sell, row_walk::thread, c.why + "; complex values: SELL-32 unsorted (coalesced 16-byte values)", {32, 1});
+  }
+  return c;
+}
+
 spmv_choice select_spmv(const spmv_stats& s, format fmt) {
   spmv_choice rule = select_spmv(s);
   if (rule.fmt == fmt) {
@@ -217,12 +229,15 @@ spmv_choice tune_spmv(context& ctx, const device_csr<T, O>& a, int reps) {
 
 template class spmv_operator<float>;
 template class spmv_operator<double>;
+template class spmv_operator<std::complex<float>>;
+template class spmv_operator<std::complex<double>>;
 #define LA_INSTANTIATE(T, O)                                                                          \
   template spmv_stats row_stats<T, O>(const csr_matrix<T, O>&);                                       \
   template spmv_stats row_stats<T, O>(context&, const device_csr<T, O>&);                             \
   template spmv_operator<T>::spmv_operator(context&, const device_csr<T, O>&, const spmv_choice&);    \
   template spmv_choice tune_spmv<T, O>(context&, const device_csr<T, O>&, int);
 LA_FOR_EACH_VALUE_AND_OFFSET(LA_INSTANTIATE)
+LA_FOR_EACH_COMPLEX_AND_OFFSET(LA_INSTANTIATE)
 #undef LA_INSTANTIATE
 
 }  // namespace la

@@ -39,6 +39,15 @@ struct spmv_choice {
 /// The rule: format and kernel from row statistics. It picks a format and how the kernel
 /// walks the rows; the kernel is the registry's first of that format and walk.
 spmv_choice select_spmv(const spmv_stats& s);
+/// The rule for complex values (16-byte entries), for the complex Krylov methods and `la spmv`
+/// on complex files: select_spmv's, except
+///  - short even rows (stencils) take SELL-32 without sorting: a thread per CSR row reads
+///    its row's 16-byte values scattered across a warp, where SELL's slices read them
+///    coalesced (H100, helmholtz2d:3000 and helmholtz3d:200: SELL 97% of the bytes floor,
+///    la's CSR kernels 0.50-0.61; bench/results/complex-h100-*.csv);
+///  - a few very long rows take csr_balanced, not HYB: the complex methods promise
+///    bit-identical reruns, and HYB adds its long rows with atomics.
+spmv_choice select_spmv_complex(const spmv_stats& s);
 /// For a solve or product in format `fmt`: the rule's choice when the rule picks that
 /// format, else the format's default kernel (default_spmv) for these sizes.
 spmv_choice select_spmv(const spmv_stats& s, format fmt);

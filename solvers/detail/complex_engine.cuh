@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <la/detail/device_complex.cuh>
+#include <la/kernels/spmv/select.hpp>
 #include <la/kernels/spmv/spmv.hpp>
 #include <la/solvers/detail/complex_common.hpp>
 #include <la/solvers/detail/vector_kernels.cuh>
@@ -162,7 +163,7 @@ struct engine {
   index_t n;
   long long nn;  // n as the kernels' count
   unsigned blocks, red_blocks;
-  spmv_plan<T> plan;
+  spmv_operator<T> op;  // A in the format the complex rule picks (or the CSR kernel named)
   device_vector<T> bs;        // b * 2^-e
   device_vector<T> inv_diag;  // empty: no preconditioner
   // sums: GMRES's two projection passes (up to 1,001 each) and ||w||^2 of one iteration.
@@ -179,8 +180,19 @@ struct engine {
       : ctx(c), s(c.stream()), a(a_), o(o_), n(a_.rows()), nn(a_.rows()),
         blocks(cg_detail::blocks_for(a_.rows(), c.sm_count())),
         red_blocks(std::min<unsigned>(detail::grid_for(std::max<index_t>(a_.rows(), 1)), 256u)),
-        plan(c, spmv_view(a_), kernel), partials(c.allocate<double2>(std::size_t(red_blocks) * 1001)),
-        sums(c.allocate<double2>(sums_size)), host_sums(sums_size), kernel_name(plan.variant().name) {}
+        op(c, a_, choice_for(c, a_, kernel)), partials(c.allocate<double2>(std::size_t(red_blocks) * 1001)),
+        sums(c.allocate<double2>(sums_size)), host_sums(sums_size),
+        kernel_name(op.choice().fmt == format::csr ? std::string(op.variant().name)
+                                                   : std::string(to_string(op.choice().fmt)) + " " + std::string(op.variant().name)) {}
+
+  /// "auto": select_spmv_complex on A's row lengths; a name: that CSR kernel.
+  static spmv_choice choice_for(context& c, const device_csr<T, O>& a, std::string_view kernel) {
+    if (kernel == "auto") return select_spmv_complex(row_stats(c, a));
+    spmv_choice named;
+    named.kernel = std::string(kernel);
+    named.why = "named";
+    return named;
+  }
 
   void fail(solve_status st, std::string why) {
     failed = true;
@@ -191,11 +203,11 @@ struct engine {
   static const C* d(const T* p) { return detail::device_ptr(p); }
 
   /// y = A x.
-  void apply(const T* x, T* y) { plan.run(x, y, T(1), T(0), s); }
+  void apply(const T* x, T* y) { op.apply(x, y, T(1), T(0), s); }
   /// r = bs - A x.
   void residual(const T* x, T* r) {
     LA_CUDA_TRY(cudaMemcpyAsync(r, bs.data(), sizeof(T) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
-    plan.run(x, r, T(-1), T(1), s);
+    op.apply(x, r, T(-1), T(1), s);
   }
   void precondition(const T* in, T* out) {
     if (n == 0) return;

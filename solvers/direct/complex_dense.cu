@@ -1,12 +1,17 @@
 // Dense LU with partial pivoting for complex<double> on the GPU (issue 69), la's own kernels,
-// right-looking and blocked by panels of 32 columns:
-//   panel     one one-block kernel per column: the pivot (the largest |re| + |im| below the
-//             diagonal, the first of equal ones, as LAPACK's izamax), the row swap across the
-//             whole matrix, the column scaled by the pivot's reciprocal, the rank-1 update of
-//             the panel's columns to its right
-//   trsm      the panel's U row block: L11^-1 A12, a thread per column
-//   gemm      the trailing matrix A22 -= L21 U12: 64 x 64 tiles, 16-deep slices in shared
-//             memory, 4 x 4 complex outputs a thread (plain complex products in double)
+// right-looking, column-major, blocked on two levels as the real LU (dense_lu.cuh): outer panels
+// of NB = 256 columns, each factored as inner panels of nb = 32:
+//   panel     one cooperative kernel an inner panel: the blocks hold its rows in shared memory;
+//             a column costs one grid barrier (every block posts its best row, by |re| + |im|,
+//             the first of equal ones as LAPACK's izamax, and the old row j; each then reads the
+//             winner, swaps, scales and updates its own rows)
+//   laswp     the panel's swaps on the other columns (the outer panel's at once, the rest of
+//             the matrix once per outer panel)
+//   trsm      U12 = L11^-1 A12 for 32 rows at a time, a thread per column
+//   update    A22 -= L21 U12 as one real GEMM on the fp64 Tensor Cores (la::dgemm): A22 read
+//             as the real 2m x n matrix of its interleaved parts, L21 packed as [Re -Im; Im Re]
+//             by rows (2m x 2k), U12 as [Re; Im] (2k x n): 8mnk real flops, as the complex
+//             product's. The outer update's K is 512 real columns.
 // and the solve: the swaps, then L and U by one block each. Every sum runs in a fixed order, so
 // reruns are bit-identical. The host oracle is dense_lu_host (complex_direct.hpp): the same
 // pivots; the factors agree to rounding.
@@ -14,15 +19,20 @@
 // solve_complex_direct_device: the direct method on the GPU for complex systems of at most
 // complex_dense_rows rows (A's dense form), refined against the sparse A with the GPU's complex
 // SpMV (detail::refine's rule, classical steps).
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <complex>
 #include <string>
 #include <vector>
 
+#include <cooperative_groups.h>
+
 #include <la/detail/device_complex.cuh>
 #include <la/grid.cuh>
 #include <la/detail/instantiate.hpp>
+#include <la/kernels/gemm/gemm.hpp>
 #include <la/kernels/spmv/spmv.hpp>
 #include <la/solvers/complex_direct.hpp>
 #include <la/solvers/detail/complex_direct_common.hpp>
@@ -31,9 +41,11 @@
 namespace la {
 namespace complex_dense_detail {
 
+namespace cgx = cooperative_groups;
 using C = detail::dcomplex<double>;
-constexpr int nb = 32;            // panel width
-constexpr int panel_threads = 1024;
+constexpr int nb = 32;   // inner panel width
+constexpr int NB = 256;  // outer panel width: the trailing update's K (512 real columns)
+constexpr int panel_threads = 256;
 
 __device__ __forceinline__ double abs1(const C& v) { return fabs(v.re) + fabs(v.im); }
 
@@ -49,66 +61,129 @@ __device__ __forceinline__ C reciprocal(const C& v) {
 
 __device__ __forceinline__ C at(const C* a, long long lda, long long i, long long j) { return a[i + j * lda]; }
 
-/// Column j of the panel [j, k1): pivot, swap, scale, the panel's rank-1 update.
-__global__ void __launch_bounds__(panel_threads) panel_column(C* a, long long lda, int n, int j, int k1, index_t* piv,
-                                                              index_t* info) {
-  __shared__ double best_v[panel_threads / 32];
-  __shared__ int best_i[panel_threads / 32];
-  __shared__ int pivot;
-  double v = -1;
-  int vi = n;
-  for (int i = j + threadIdx.x; i < n; i += blockDim.x) {
-    const double m = abs1(a[i + static_cast<long long>(j) * lda]);
-    if (m > v) v = m, vi = i;  // rows ascend per thread: the first of equal ones kept
+/// The better of two (magnitude, row) candidates: the larger, the lower row where equal.
+__device__ __forceinline__ void better(double& v, int& vi, double ov, int oi) {
+  if (ov > v || (ov == v && oi < vi)) v = ov, vi = oi;
+}
+
+/// The inner panel of w columns at j0 over rows [j0, n), a cooperative launch: block b holds
+/// rows [j0 + b rpb, j0 + (b + 1) rpb) of it in shared memory (column c of its rows at P + c rpb).
+/// cand_v, cand_r: 2 x gridDim.x; cand_rows: 2 x gridDim.x x nb; crow: 2 x nb (two of each, by
+/// the column's parity: a block writes column j + 1's while another may still read column j's,
+/// never column j + 2's, which is behind column j + 1's barrier).
+__global__ void __launch_bounds__(panel_threads) panel_kernel(C* a, long long lda, int n, int j0, int w, int rpb,
+                                                              index_t* piv, index_t* info, double* cand_v, int* cand_r,
+                                                              C* cand_rows, C* crow) {
+  extern __shared__ C P[];
+  __shared__ double red_v[panel_threads / 32];
+  __shared__ int red_i[panel_threads / 32];
+  __shared__ C prow[nb];
+  __shared__ int s_best, s_pivot, s_winner, s_ok;
+  cgx::grid_group grid = cgx::this_grid();
+  const int blocks = static_cast<int>(gridDim.x), b = static_cast<int>(blockIdx.x);
+  const int r0 = j0 + b * rpb, mine = max(0, min(rpb, n - r0));
+  for (int e = threadIdx.x; e < mine * w; e += blockDim.x) {
+    const int r = e % mine, c = e / mine;
+    P[c * rpb + r] = a[r0 + r + static_cast<long long>(j0 + c) * lda];
   }
-  for (int off = 16; off > 0; off /= 2) {
-    const double ov = __shfl_down_sync(0xffffffffu, v, off);
-    const int oi = __shfl_down_sync(0xffffffffu, vi, off);
-    if (ov > v || (ov == v && oi < vi)) v = ov, vi = oi;
-  }
+  __syncthreads();
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) best_v[warp] = v, best_i[warp] = vi;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    double bv = best_v[0];
-    int bi = best_i[0];
-    for (int w = 1; w < static_cast<int>(blockDim.x / 32); ++w)
-      if (best_v[w] > bv || (best_v[w] == bv && best_i[w] < bi)) bv = best_v[w], bi = best_i[w];
-    if (bi >= n) bi = j;  // a column of NaN: no row compares larger (info says so below)
-    pivot = bi;
-    piv[j] = bi;
-    if (!(bv > 0) && *info == 0) *info = j + 1;  // an exactly zero column below the diagonal (or NaN)
-  }
-  __syncthreads();
-  const int p = pivot;
-  if (p != j)
-    for (int c = threadIdx.x; c < n; c += blockDim.x) {
-      C* rj = a + j + static_cast<long long>(c) * lda;
-      C* rp = a + p + static_cast<long long>(c) * lda;
-      const C t = *rj;
-      *rj = *rp, *rp = t;
+  for (int jj = 0; jj < w; ++jj) {
+    const int j = j0 + jj, par = jj & 1;
+    // This block's best row at or below j (NaN never wins; rows ascend per thread).
+    double v = -1;
+    int vi = n;
+    for (int r = max(0, j - r0) + static_cast<int>(threadIdx.x); r < mine; r += blockDim.x) {
+      const double m = abs1(P[jj * rpb + r]);
+      if (m > v) v = m, vi = r0 + r;
     }
-  __syncthreads();
-  const C d = a[j + static_cast<long long>(j) * lda];
-  if (!(abs1(d) > 0)) return;  // singular column: left as it is (LAPACK goes on; info says so)
-  const C inv = reciprocal(d);
-  for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) a[i + static_cast<long long>(j) * lda] *= inv;
-  __syncthreads();
-  const int rows = n - j - 1, cols = k1 - j - 1;
-  for (long long e = threadIdx.x; e < static_cast<long long>(rows) * cols; e += blockDim.x) {
-    const int i = j + 1 + static_cast<int>(e % rows), c = j + 1 + static_cast<int>(e / rows);
-    a[i + static_cast<long long>(c) * lda] -= at(a, lda, i, j) * at(a, lda, j, c);
+    for (int off = 16; off > 0; off /= 2) better(v, vi, __shfl_down_sync(0xffffffffu, v, off), __shfl_down_sync(0xffffffffu, vi, off));
+    if (lane == 0) red_v[warp] = v, red_i[warp] = vi;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int q = 1; q < panel_threads / 32; ++q) better(red_v[0], red_i[0], red_v[q], red_i[q]);
+      cand_v[par * blocks + b] = red_v[0];
+      cand_r[par * blocks + b] = red_i[0];
+      s_best = red_i[0];
+    }
+    __syncthreads();
+    if (s_best < n)
+      for (int c = threadIdx.x; c < w; c += blockDim.x) cand_rows[(par * blocks + b) * nb + c] = P[c * rpb + s_best - r0];
+    if (j >= r0 && j < r0 + mine)
+      for (int c = threadIdx.x; c < w; c += blockDim.x) crow[par * nb + c] = P[c * rpb + j - r0];
+    grid.sync();
+    if (threadIdx.x == 0) {
+      double bv = -1;
+      int bi = n, wb = -1;
+      for (int q = 0; q < blocks; ++q) {
+        const double cv = cand_v[par * blocks + q];
+        const int ci = cand_r[par * blocks + q];
+        if (cv > bv || (cv == bv && ci < bi)) bv = cv, bi = ci, wb = q;
+      }
+      const bool ok = bv > 0;  // else an exactly zero (or NaN) column: left as it is, info says so
+      s_ok = ok, s_pivot = ok ? bi : j, s_winner = wb;
+      if (b == 0) {
+        piv[j] = ok ? bi : j;
+        if (!ok && *info == 0) *info = j + 1;
+      }
+    }
+    __syncthreads();
+    if (!s_ok) continue;  // the same for every block
+    const int p = s_pivot;
+    for (int c = threadIdx.x; c < w; c += blockDim.x) prow[c] = cand_rows[(par * blocks + s_winner) * nb + c];
+    __syncthreads();
+    if (p != j) {
+      if (p >= r0 && p < r0 + mine)
+        for (int c = threadIdx.x; c < w; c += blockDim.x) P[c * rpb + p - r0] = crow[par * nb + c];
+      if (j >= r0 && j < r0 + mine)
+        for (int c = threadIdx.x; c < w; c += blockDim.x) P[c * rpb + j - r0] = prow[c];
+    }
+    __syncthreads();
+    const C inv = reciprocal(prow[jj]);
+    const int first = max(0, j + 1 - r0), rows = mine - first;
+    for (int r = first + static_cast<int>(threadIdx.x); r < mine; r += blockDim.x) P[jj * rpb + r] *= inv;
+    __syncthreads();
+    const int cols = w - jj - 1;
+    if (rows > 0 && cols > 0)
+      for (int e = threadIdx.x; e < rows * cols; e += blockDim.x) {
+        const int r = first + e % rows, c = jj + 1 + e / rows;
+        P[c * rpb + r] -= P[jj * rpb + r] * prow[c];
+      }
+    __syncthreads();
+  }
+  for (int e = threadIdx.x; e < mine * w; e += blockDim.x) {
+    const int r = e % mine, c = e / mine;
+    a[r0 + r + static_cast<long long>(j0 + c) * lda] = P[c * rpb + r];
   }
 }
 
-/// U12 = L11^-1 A12 for the panel [k0, k1) and columns [k1, n): a thread per column.
-__global__ void __launch_bounds__(256) trsm_unit_lower(C* a, long long lda, int n, int k0, int k1) {
+/// The swaps of rows [k0, k1) (piv, in order) on columns [c_begin, c_end) less [skip_begin,
+/// skip_end): a thread a column.
+__global__ void laswp_kernel(C* a, long long lda, int k0, int k1, const index_t* piv, int c_begin, int c_end, int skip_begin,
+                             int skip_end) {
+  const long long cols = static_cast<long long>(c_end - c_begin) - (skip_end - skip_begin);
+  LA_GRID_STRIDE(t, cols) {
+    int c = c_begin + static_cast<int>(t);
+    if (c >= skip_begin) c += skip_end - skip_begin;
+    C* col = a + static_cast<long long>(c) * lda;
+    for (int k = k0; k < k1; ++k) {
+      const int p = piv[k];
+      if (p != k) {
+        const C t2 = col[k];
+        col[k] = col[p], col[p] = t2;
+      }
+    }
+  }
+}
+
+/// Rows [k0, k0 + w) x columns [c0, c1) = L11^-1 (those rows), L11 the unit lower w x w block at
+/// (k0, k0): a thread a column.
+__global__ void __launch_bounds__(256) trsm_unit_lower(C* a, long long lda, int k0, int w, int c0, int c1) {
   __shared__ C L[nb][nb];
-  const int w = k1 - k0;
   for (int e = threadIdx.x; e < w * w; e += blockDim.x) L[e % w][e / w] = at(a, lda, k0 + e % w, k0 + e / w);
   __syncthreads();
-  const int c = k1 + blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= n) return;
+  const int c = c0 + blockIdx.x * blockDim.x + threadIdx.x;
+  if (c >= c1) return;
   C x[nb];
   C* col = a + static_cast<long long>(c) * lda + k0;
   for (int r = 0; r < w; ++r) {
@@ -119,41 +194,45 @@ __global__ void __launch_bounds__(256) trsm_unit_lower(C* a, long long lda, int 
   for (int r = 0; r < w; ++r) col[r] = x[r];
 }
 
-/// A[i, j] -= sum_p L[i, p] U[p, j] for i < m, j < cols, p < k (column-major, each with its ld).
-constexpr int bm = 64, bn = 64, bk = 16;
-__global__ void __launch_bounds__(256) gemm_minus(int m, int cols, int k, const C* L, long long ldl, const C* U,
-                                                  long long ldu, C* A, long long lda) {
-  __shared__ C Ls[bk][bm];
-  __shared__ C Us[bk][bn];
-  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const long long row0 = static_cast<long long>(blockIdx.x) * bm, col0 = static_cast<long long>(blockIdx.y) * bn;
-  C acc[4][4];
-  for (auto& r : acc)
-    for (auto& v : r) v = C(0);
-  for (int p0 = 0; p0 < k; p0 += bk) {
-    for (int e = threadIdx.x; e < bm * bk; e += 256) {
-      const int r = e % bm, q = e / bm;
-      Ls[q][r] = row0 + r < m && p0 + q < k ? L[row0 + r + static_cast<long long>(p0 + q) * ldl] : C(0);
-    }
-    for (int e = threadIdx.x; e < bk * bn; e += 256) {
-      const int q = e % bk, c = e / bk;
-      Us[q][c] = col0 + c < cols && p0 + q < k ? U[p0 + q + (col0 + c) * ldu] : C(0);
-    }
-    __syncthreads();
-#pragma unroll 4
-    for (int q = 0; q < bk; ++q) {
-      C x[4], y[4];
-      for (int i = 0; i < 4; ++i) x[i] = Ls[q][tx + 16 * i], y[i] = Us[q][ty + 16 * i];
-      for (int i = 0; i < 4; ++i)
-        for (int jj = 0; jj < 4; ++jj) acc[i][jj] += x[i] * y[jj];
-    }
-    __syncthreads();
+/// L (m x k complex, ld) as the real 2m x 2k column-major matrix [Re -Im; Im Re] with the rows of
+/// each complex row interleaved: out[2i + p 2m] = Re, [2i+1 + p 2m] = Im, [2i + (k+p) 2m] = -Im,
+/// [2i+1 + (k+p) 2m] = Re.
+__global__ void pack_l(const C* L, long long ldl, int m, int k, double* out) {
+  LA_GRID_STRIDE(e, static_cast<long long>(m) * k) {
+    const long long i = e % m, p = e / m;
+    const C v = L[i + p * ldl];
+    const long long m2 = 2LL * m;
+    out[2 * i + p * m2] = v.re, out[2 * i + 1 + p * m2] = v.im;
+    out[2 * i + (k + p) * m2] = -v.im, out[2 * i + 1 + (k + p) * m2] = v.re;
   }
-  for (int i = 0; i < 4; ++i)
-    for (int jj = 0; jj < 4; ++jj) {
-      const long long r = row0 + tx + 16 * i, c = col0 + ty + 16 * jj;
-      if (r < m && c < cols) A[r + c * lda] -= acc[i][jj];
-    }
+}
+
+/// U (k x n complex, ld) as the real 2k x n column-major matrix [Re; Im].
+__global__ void pack_u(const C* U, long long ldu, int k, int n, double* out) {
+  LA_GRID_STRIDE(e, static_cast<long long>(k) * n) {
+    const long long p = e % k, c = e / k;
+    const C v = U[p + c * ldu];
+    out[p + c * 2LL * k] = v.re, out[k + p + c * 2LL * k] = v.im;
+  }
+}
+
+/// A (m x n, ld) -= L (m x k, ld) U (k x n, ld), all complex column-major, as one real GEMM on
+/// the fp64 Tensor Cores. la::dgemm is row-major, so it computes the transposes: A's doubles
+/// as the row-major n x 2m matrix (ld 2 lda) -= [Re U; Im U]^T (n x 2k) [Re -Im; Im Re]^T
+/// (2k x 2m). lw, uw: 4 m k and 2 k n doubles.
+void gemm_minus(cudaStream_t s, int m, int n, int k, const C* L, long long ldl, const C* U, long long ldu, C* A, long long lda,
+                double* lw, double* uw) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  pack_l<<<detail::grid_for(static_cast<long long>(m) * k), 256, 0, s>>>(L, ldl, m, k, lw);
+  LA_CHECK_LAUNCH(s);
+  pack_u<<<detail::grid_for(static_cast<long long>(k) * n), 256, 0, s>>>(U, ldu, k, n, uw);
+  LA_CHECK_LAUNCH(s);
+  dgemm_args g;
+  g.m = n, g.n = 2 * m, g.k = 2 * k;
+  g.a = uw, g.lda = 2 * k, g.b = lw, g.ldb = 2 * m;
+  g.c = reinterpret_cast<double*>(A), g.ldc = 2 * lda;
+  g.alpha = -1, g.beta = 1;
+  dgemm(g, s);
 }
 
 /// The solve with the factors, one block: the swaps in order, L y = P b (unit), U x = y.
@@ -197,26 +276,83 @@ __global__ void scatter_dense(csr_view<const C, O> s, C* a, long long lda) {
 index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index_t lda, index_t* pivots) {
   using namespace complex_dense_detail;
   LA_EXPECTS(n >= 0 && lda >= std::max<index_t>(n, 1), "dense_lu_device: n must be >= 0 and lda >= n");
+  LA_EXPECTS(lda <= INT_MAX / 2, "dense_lu_device: lda must be below 2^30");
   if (n == 0) return 0;
   C* a = detail::device_ptr(a_);
   const cudaStream_t s = ctx.stream();
   device_buffer<index_t> info = ctx.allocate<index_t>(1);
   LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(index_t), s));
-  for (int k0 = 0; k0 < n; k0 += nb) {
-    const int k1 = std::min<int>(n, k0 + nb);
-    for (int j = k0; j < k1; ++j) {
-      panel_column<<<1, panel_threads, 0, s>>>(a, lda, n, j, k1, pivots, info.data());
-      LA_CHECK_LAUNCH(s);
+  // The GEMMs' packed operands: L21 as 2m x 2k, U12 as 2k x n doubles (m, n < n; k <= NB).
+  const std::size_t kmax = static_cast<std::size_t>(std::min<index_t>(n, NB));
+  device_buffer<double> lw = ctx.allocate<double>(4 * kmax * static_cast<std::size_t>(n));
+  device_buffer<double> uw = ctx.allocate<double>(2 * kmax * static_cast<std::size_t>(n));
+  // The panel: its blocks' candidates, rows in shared memory (the opt-in maximum).
+  const int sm = ctx.sm_count();
+  device_buffer<double> cand_v = ctx.allocate<double>(2 * static_cast<std::size_t>(sm));
+  device_buffer<int> cand_r = ctx.allocate<int>(2 * static_cast<std::size_t>(sm));
+  device_buffer<C> cand_rows = ctx.allocate<C>(2 * static_cast<std::size_t>(sm) * nb);
+  device_buffer<C> crow = ctx.allocate<C>(2 * nb);
+  int optin = 0;
+  LA_CUDA_TRY(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx.device()));
+  cudaFuncAttributes fattr{};
+  LA_CUDA_TRY(cudaFuncGetAttributes(&fattr, panel_kernel));
+  const int smax = optin - static_cast<int>(fattr.sharedSizeBytes);
+  LA_CUDA_TRY(cudaFuncSetAttribute(panel_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
+  const auto panel = [&](int j0, int w) {
+    const int rows = static_cast<int>(n) - j0;
+    const int blocks = std::min(sm, (rows + 63) / 64);
+    const int rpb = (rows + blocks - 1) / blocks;
+    const std::size_t smem = sizeof(C) * static_cast<std::size_t>(rpb) * w;
+    if (smem > static_cast<std::size_t>(smax))
+      throw not_supported("dense_lu_device: the panel of " + std::to_string(rows) + " rows does not fit " + std::to_string(sm) +
+                          " blocks' shared memory (" + std::to_string(smax) + " bytes each)");
+    int per_sm = 0;
+    LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, panel_kernel, panel_threads, smem));
+    if (per_sm < 1) throw not_supported("dense_lu_device: the panel kernel cannot be resident on this device");
+    long long ld = lda;
+    int nn = static_cast<int>(n), j = j0, ww = w, r = rpb;
+    index_t *pv = pivots, *inf = info.data();
+    double* cv = cand_v.data();
+    int* cr = cand_r.data();
+    C *rows_p = cand_rows.data(), *cw = crow.data();
+    void* args[] = {&a, &ld, &nn, &j, &ww, &r, &pv, &inf, &cv, &cr, &rows_p, &cw};
+    LA_CUDA_TRY(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(panel_kernel), dim3(blocks), dim3(panel_threads), args, smem, s));
+  };
+  const auto laswp = [&](int k0, int k1, int c_begin, int c_end, int skip_begin, int skip_end) {
+    const long long cols = static_cast<long long>(c_end - c_begin) - (skip_end - skip_begin);
+    if (cols <= 0) return;
+    laswp_kernel<<<detail::grid_for(cols), 256, 0, s>>>(a, lda, k0, k1, pivots, c_begin, c_end, skip_begin, skip_end);
+    LA_CHECK_LAUNCH(s);
+  };
+  const auto trsm = [&](int k0, int w, int c0, int c1) {
+    if (c1 <= c0) return;
+    trsm_unit_lower<<<detail::grid_for(c1 - c0), 256, 0, s>>>(a, lda, k0, w, c0, c1);
+    LA_CHECK_LAUNCH(s);
+  };
+  const auto blk = [&](int i, int j) { return a + i + static_cast<long long>(j) * lda; };
+  const int N = static_cast<int>(n);
+  for (int J = 0; J < N; J += NB) {
+    const int JE = std::min(N, J + NB);
+    // The outer panel [J, JE): its inner panels, each with its swaps on the outer panel's other
+    // columns, its U rows there and the update of the outer panel right of it.
+    for (int j = J; j < JE; j += nb) {
+      const int w = std::min(nb, JE - j);
+      panel(j, w);
+      laswp(j, j + w, J, JE, j, j + w);
+      if (j + w < JE) {
+        trsm(j, w, j + w, JE);
+        gemm_minus(s, N - j - w, JE - j - w, w, blk(j + w, j), lda, blk(j, j + w), lda, blk(j + w, j + w), lda, lw.data(), uw.data());
+      }
     }
-    if (k1 < n) {
-      trsm_unit_lower<<<detail::grid_for(n - k1), 256, 0, s>>>(a, lda, n, k0, k1);
-      LA_CHECK_LAUNCH(s);
-      const dim3 grid(detail::grid_for(n - k1, bm), detail::grid_for(n - k1, bn));
-      gemm_minus<<<grid, 256, 0, s>>>(n - k1, n - k1, k1 - k0, a + k1 + static_cast<long long>(k0) * lda, lda,
-                                      a + k0 + static_cast<long long>(k1) * lda, lda,
-                                      a + k1 + static_cast<long long>(k1) * lda, lda);
-      LA_CHECK_LAUNCH(s);
+    laswp(J, JE, 0, N, J, JE);  // the outer panel's swaps on L's columns left of it and the trailing ones
+    if (JE == N) break;
+    // U12 = L11^-1 A12 over the outer panel's rows, 32 at a time; then A22 -= L21 U12.
+    for (int b = J; b < JE; b += nb) {
+      const int w = std::min(nb, JE - b);
+      trsm(b, w, JE, N);
+      gemm_minus(s, JE - b - w, N - JE, w, blk(b + w, b), lda, blk(b, JE), lda, blk(b + w, JE), lda, lw.data(), uw.data());
     }
+    gemm_minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(J, JE), lda, blk(JE, JE), lda, lw.data(), uw.data());
   }
   index_t first = 0;
   LA_CUDA_TRY(cudaMemcpyAsync(&first, info.data(), sizeof first, cudaMemcpyDeviceToHost, s));

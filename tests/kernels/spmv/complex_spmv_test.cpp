@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstring>
 
+#include <la/formats/generate.hpp>
 #include <la/kernels/reference/spmv.hpp>
+#include <la/kernels/spmv/select.hpp>
 #include <la/kernels/spmv/spmv.hpp>
 #include "test_util.hpp"
 
@@ -164,6 +166,56 @@ TEST(ComplexSpmvRegistry, TheSameEntriesAsTheRealOnes) {  // host-only
     EXPECT_EQ(r.deterministic, v.deterministic) << v.name;
   }
   EXPECT_EQ(default_spmv<std::complex<float>>({format::csr, false, 10, 10, 300}).name, "csr_vector");
+}
+
+TEST(ComplexSpmvSelect, TheComplexRule) {  // host-only
+  using z = std::complex<double>;
+  // A large stencil: the real rule's thread-per-row CSR, SELL-32 unsorted for complex values.
+  const auto stencil = row_stats(helmholtz<z>(2, 400, helmholtz_kappa(400, 10), 0.5));
+  EXPECT_EQ(select_spmv(stencil).kernel, "csr_scalar");
+  const spmv_choice c = select_spmv_complex(stencil);
+  EXPECT_EQ(c.fmt, format::sell) << c.why;
+  EXPECT_EQ(c.sell.slice_height, 32);
+  EXPECT_EQ(c.sell.sigma, 1) << c.why;
+  EXPECT_NE(c.why.find("complex values"), std::string::npos) << c.why;
+  // A few very long rows: csr_balanced (deterministic), where the real rule takes HYB.
+  const auto power = row_stats(dense_rows<double>(100000, 4, 2, 20000));
+  ASSERT_EQ(select_spmv(power).kernel, "hyb");
+  const spmv_choice b = select_spmv_complex(power);
+  EXPECT_EQ(b.kernel, "csr_balanced") << b.why;
+  EXPECT_TRUE(find_spmv<z>(b.kernel).deterministic);
+  // Small systems keep the real rule's choice.
+  EXPECT_EQ(select_spmv_complex(row_stats(helmholtz<z>(2, 20, 1.0, 0.5))).kernel, "csr_vector");
+}
+
+TYPED_TEST(ComplexSpmv, TheChosenOperatorOnConvertedStorage) {
+  LA_SKIP_WITHOUT_GPU();
+  using T = TypeParam;
+  context ctx;
+  std::mt19937 g(41);
+  // A stencil large enough for SELL (a device conversion of complex values), and a matrix
+  // with long rows (csr_balanced), each against the reference with y poisoned.
+  std::vector<csr_matrix<T>> ms = {helmholtz<T>(2, 330, helmholtz_kappa(330, 10), 0.5),
+                                   test::random_csr<T>({1000, 1000, 0.01, true, true, true}, g)};
+  for (const auto& a : ms) {
+    const auto d = to_device(ctx, a);
+    const auto x = test::random_vector<T>(static_cast<std::size_t>(a.cols()), g);
+    const auto dx = to_device(ctx, x);
+    std::vector<spmv_choice> choices = {select_spmv_complex(row_stats(ctx, d))};
+    for (format f : {format::sell, format::ell, format::jds, format::coo, format::csc, format::hyb}) {
+      spmv_choice c;
+      c.fmt = f;
+      choices.push_back(c);
+    }
+    for (const auto& c : choices) {
+      const spmv_operator<T> op(ctx, d, c);
+      const std::vector<T> nan(static_cast<std::size_t>(a.rows()), T(std::numeric_limits<real_of_t<T>>::quiet_NaN(), 0));
+      auto y = to_device(ctx, nan);
+      op.apply(dx.data(), y.data(), T(1, -1), T(0), ctx.stream());
+      expect_rows(a, x, nan, T(1, -1), T(0), to_host(ctx, y), std::string(to_string(c.fmt)) + " " + std::string(op.variant().name));
+    }
+  }
+  EXPECT_EQ(select_spmv_complex(row_stats(ms[0])).fmt, format::sell);  // 108,900 rows: the first choice was SELL's
 }
 
 }  // namespace

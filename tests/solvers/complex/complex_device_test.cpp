@@ -162,6 +162,32 @@ TEST(ComplexDevice, SinglePrecisionAndWideOffsetsAndAnInitialGuess) {
   }
 }
 
+TEST(ComplexDevice, AutoRunsTheComplexRulesFormat) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  // 108,900 rows of a stencil: auto holds A as SELL-32 (select_spmv_complex), and a fixed
+  // number of steps agrees with the same steps on the named CSR kernel to rounding.
+  const auto a = helmholtz<z>(2, 330, helmholtz_kappa(330, 10), 0.5);
+  const std::vector<z> b = times(a, std::vector<z>(static_cast<std::size_t>(a.rows()), z(1, -1)));
+  cg_options o;
+  o.max_iterations = test::under_sanitizer() ? 3 : 25;
+  o.rtol = 1e-14;
+  o.precond = preconditioner::jacobi;
+  for (auto m : {complex_method::cocg, complex_method::gmres}) {
+    std::vector<z> xs, xc, again;
+    const auto rs = solve_complex_device(ctx, a, b, xs, m, o);
+    const auto rc = solve_complex_device(ctx, a, b, xc, m, o, "csr_vector");
+    EXPECT_NE(rs.method.find("sell"), std::string::npos) << rs.method;
+    EXPECT_NE(rc.method.find("csr_vector"), std::string::npos) << rc.method;
+    EXPECT_EQ(rs.iterations, rc.iterations) << to_string(m);
+    double diff = 0, mag = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) diff = std::max(diff, std::abs(xs[i] - xc[i])), mag = std::max(mag, std::abs(xc[i]));
+    EXPECT_LE(diff, 1e-9 * mag) << to_string(m);
+    solve_complex_device(ctx, a, b, again, m, o);  // reruns bit-identical on SELL too
+    EXPECT_EQ(std::memcmp(again.data(), xs.data(), xs.size() * sizeof(z)), 0) << to_string(m);
+  }
+}
+
 TEST(ComplexDevice, TheDataMatrices) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
