@@ -30,8 +30,9 @@ using z = std::complex<double>;
 void refuse_what_does_not_apply(const args& a) {
   const char* why = nullptr;
   std::string flag;
-  if (a.get("--precond", "auto") == "ilu0" && a.get("--device", "auto") == "gpu")
-    flag = "--precond ilu0", why = "complex systems take it on the host only so far (--device cpu or auto)";
+  const std::string pre = a.get("--precond", "auto");
+  if ((pre == "ilu0" || pre == "ic0") && a.get("--device", "auto") == "gpu")
+    flag = "--precond " + pre, why = "complex systems take it on the host only so far (--device cpu or auto)";
   else if (a.has("--format") && a.get("--format", "") != "auto" && a.get("--format", "") != "csr")
     flag = "--format " + a.get("--format", ""), why = "complex systems are solved on CSR so far";
   else if (a.has("--path")) flag = "--path", why = "it chooses the real GPU CG's iteration; complex systems have one form so far";
@@ -57,9 +58,10 @@ int solve_complex_as(const args& a, const std::string& device, const solve_outpu
   // The registry's options but --method (cocg is not a real method), read as for real systems.
   const cg_options opt = cg_args(a, "method");
   if (opt.precond != preconditioner::none && opt.precond != preconditioner::jacobi && opt.precond != preconditioner::automatic &&
-      opt.precond != preconditioner::ilu0)
+      opt.precond != preconditioner::ilu0 && opt.precond != preconditioner::ic0)
     throw usage_error(std::string("--precond ") + to_string(opt.precond) +
-                      ": complex systems take none, jacobi, ilu0 (on the host) or auto (Jacobi where the diagonal has no zero) so far");
+                      ": complex systems take none, jacobi, ilu0 or ic0 (Hermitian A; both on the host) or auto (Jacobi where "
+                      "the diagonal has no zero) so far");
   const auto t_read = clock_type::now();
   csr_matrix<T> A = is_gen(input) ? generate<T, index_t>(gen_option(input)) : read_matrix_market_csr<T>(input, nullptr, read_options(a));
   const double read_ms = ms_since(t_read);
@@ -83,7 +85,7 @@ int solve_complex_as(const args& a, const std::string& device, const solve_outpu
   const matrix_properties p = properties_of(A);
   const double check_ms = ms_since(t_check);
   const device_choice small = choose_device(A.rows(), A.nnz());
-  const bool ilu = opt.precond == preconditioner::ilu0;  // the host's only, for complex values so far
+  const bool ilu = opt.precond == preconditioner::ilu0 || opt.precond == preconditioner::ic0;  // the host's only, for complex values so far
   const bool gpu = !ilu && (device == "gpu" || (device == "auto" && have_gpu && !small.host));
   const complex_choice choice = choose_complex(a.get("--method", "auto"), p, A.rows(), opt, gpu, std::is_same_v<T, z>);
   std::fprintf(rep, "matrix:     %s: %d x %d, %lld nonzeros, complex %s\n", path.c_str(), A.rows(), A.cols(),
@@ -91,7 +93,7 @@ int solve_complex_as(const args& a, const std::string& device, const solve_outpu
   std::string line = gpu ? "gpu " + cuda_status() : "cpu";
   if (device == "auto")
     line += gpu ? " (auto: a GPU is present)"
-                : ilu && have_gpu ? " (auto: --precond ilu0 runs on the host for complex systems so far)"
+                : ilu && have_gpu ? " (auto: --precond " + std::string(to_string(opt.precond)) + " runs on the host for complex systems so far)"
                 : have_gpu        ? " (auto: " + cli_words(small.why) + ")"
                                   : " (auto: " + cuda_status() + ")";
   else line += " (asked for)";

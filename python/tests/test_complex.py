@@ -54,6 +54,21 @@ def test_every_method_on_a_complex_symmetric_system(device, method):
     assert r.method == ("direct" if method in ("direct", "auto") else method)
 
 
+def test_ic0_on_a_hermitian_system_on_the_cpu(data):
+    # mhd1280b is Hermitian positive definite: CG with IC(0) (L L^H) runs on the CPU, fewer
+    # iterations than with Jacobi.
+    A = sp.csr_matrix(scipy.io.mmread(str(data / "mhd1280b.mtx")))
+    b = A @ np.ones(A.shape[0], dtype=np.complex128)
+    x, info, r = la.solve(A, b, method="cg", precond="ic0", rtol=1e-10, full_output=True)
+    assert info == 0, r.message
+    assert r.device == "cpu" and r.precond == "ic0", (r.device, r.precond)
+    assert np.linalg.norm(b - A @ x) / np.linalg.norm(b) < 1e-9
+    _, info_j, rj = la.solve(A, b, method="cg", precond="jacobi", rtol=1e-10, device="cpu", full_output=True)
+    assert info_j == 0 and r.iterations < rj.iterations, (r.iterations, rj.iterations)
+    with pytest.raises(ValueError, match="not Hermitian"):  # complex symmetric, not Hermitian
+        la.solve(helmholtz(5), np.ones(25, dtype=complex), method="gmres", precond="ic0")
+
+
 @pytest.mark.parametrize("device", devices())
 def test_complex64_stays_complex64_and_x0_is_used(device):
     A = helmholtz(20).astype(np.complex64)
@@ -74,9 +89,10 @@ def test_what_complex_systems_do_not_take_is_refused():
     A = helmholtz(5)
     b = A @ np.ones(25, dtype=complex)
     with pytest.raises(ValueError, match="complex systems take"):
-        la.solve(A, b, precond="ic0", device="cpu")
-    with pytest.raises(ValueError, match="CPU only"):
-        la.solve(A, b, precond="ilu0", device="gpu")
+        la.solve(A, b, precond="fsai", device="cpu")
+    for pre in ("ilu0", "ic0"):
+        with pytest.raises(ValueError, match="CPU only"):
+            la.solve(A, b, precond=pre, device="gpu")
     x, info, r = la.solve(A, b, method="gmres", precond="ilu0", full_output=True)  # on the CPU, even with a GPU
     assert info == 0 and r.device == "cpu" and r.precond == "ilu0", r.message
     with pytest.raises(ValueError, match="complex systems take"):

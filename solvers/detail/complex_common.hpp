@@ -62,11 +62,12 @@ inline std::string option_problem(const cg_options& o) {
 
 /// Why the preconditioner cannot run on complex values, on the GPU or the host ("" when it can).
 inline std::string precond_problem(const cg_options& o, bool gpu) {
-  if (o.precond == preconditioner::ilu0 && gpu)
-    return "preconditioner 'ilu0' takes complex values on the host only so far (device cpu); on the GPU use none or jacobi";
+  if ((o.precond == preconditioner::ilu0 || o.precond == preconditioner::ic0) && gpu)
+    return std::string("preconditioner '") + to_string(o.precond) +
+           "' takes complex values on the host only so far (device cpu); on the GPU use none or jacobi";
   if (o.precond != preconditioner::none && o.precond != preconditioner::jacobi && o.precond != preconditioner::automatic &&
-      o.precond != preconditioner::ilu0)
-    return std::string("preconditioner '") + to_string(o.precond) + "' does not take complex values yet; use none, jacobi or ilu0";
+      o.precond != preconditioner::ilu0 && o.precond != preconditioner::ic0)
+    return std::string("preconditioner '") + to_string(o.precond) + "' does not take complex values yet; use none, jacobi, ilu0 or ic0";
   return {};
 }
 

@@ -13,6 +13,7 @@
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/complex_krylov.hpp>
 #include <la/solvers/detail/complex_common.hpp>
+#include <la/solvers/detail/complex_ic0.hpp>
 #include <la/solvers/detail/complex_ilu0.hpp>
 
 namespace la {
@@ -29,6 +30,8 @@ struct context {
   std::vector<T> inv_diag;  // empty: no preconditioner (or ILU(0))
   bool ilu = false;         // ILU(0) (ilu0): its factors in ilu_f
   ilu0_factors<T, O> ilu_f;
+  bool ic = false;  // IC(0) (ic0, Hermitian A): its factor in ic_f
+  ic0_factors<T, O> ic_f;
   reference::accumulator<T> acc;
   double bnorm = 0, target = 0;
   std::int64_t limit = 0;
@@ -45,6 +48,7 @@ struct context {
   /// y = M^-1 x (a copy without a preconditioner).
   void precondition(const std::vector<T>& x, std::vector<T>& y) const {
     if (ilu) return ilu_f.solve(x, y);
+    if (ic) return ic_f.solve(x, y);
     if (inv_diag.empty()) {
       y = x;
       return;
@@ -81,6 +85,11 @@ struct context {
         return fail(solve_status::invalid_input, "ILU(0) does not exist for this A: " + why + " (use precond jacobi or none)"),
                false;
       ilu = true;
+    } else if (o.precond == preconditioner::ic0) {
+      if (const std::string why = ic_f.build(a, o.precond_opt.max_shift); !why.empty())
+        return fail(solve_status::invalid_input, "IC(0) does not exist for this A: " + why + " (use precond jacobi or ilu0)"),
+               false;
+      ic = true;
     } else if (o.precond != preconditioner::none) {
       std::vector<T> d(b.size(), T(0));
       for (index_t i = 0; i < a.rows(); ++i)
@@ -116,10 +125,15 @@ struct context {
     bool x_finite = true;
     for (const T& v : x) x_finite = x_finite && finite(v);
     verdict(res, failed, x_finite, met, t, target, o, limit);
-    res.method = method + (ilu ? (ilu_f.matched() ? " + ilu0 (matched)" : " + ilu0") : inv_diag.empty() ? "" : " + jacobi") +
+    res.method = method +
+                 (ilu  ? (ilu_f.matched() ? " + ilu0 (matched)" : " + ilu0")
+                  : ic ? (ic_f.shift > 0 ? " + ic0 (shift " + short_number(ic_f.shift) + ")" : std::string(" + ic0"))
+                  : inv_diag.empty() ? ""
+                                     : " + jacobi") +
                  ", host, csr";
-    res.precond.kind = ilu ? preconditioner::ilu0 : inv_diag.empty() ? preconditioner::none : preconditioner::jacobi;
-    res.precond.bytes = static_cast<double>((ilu ? ilu_f.lu.values().size() : inv_diag.size()) * sizeof(T));
+    res.precond.kind = ilu ? preconditioner::ilu0 : ic ? preconditioner::ic0 : inv_diag.empty() ? preconditioner::none : preconditioner::jacobi;
+    res.precond.bytes =
+        static_cast<double>((ilu ? ilu_f.lu.values().size() : ic ? ic_f.l.values().size() : inv_diag.size()) * sizeof(T));
     return res;
   }
 };
@@ -323,9 +337,15 @@ solve_result solve_complex_host(const csr_matrix<T, O>& a, const std::vector<T>&
   solve_result r;
   if (o.precond == preconditioner::ilu0 && method == complex_method::cg) {
     r.status = solve_status::invalid_input;
-    r.message = "CG needs a Hermitian preconditioner and ILU(0) is not one: use precond jacobi, or bicgstab or gmres with ilu0";
+    r.message = "CG needs a Hermitian preconditioner and ILU(0) is not one: use precond jacobi or ic0, or bicgstab or gmres with ilu0";
     r.true_residual = std::nan("");
     r.method = "cg, host, csr";
+  } else if (o.precond == preconditioner::ic0 && method == complex_method::cocg) {
+    r.status = solve_status::invalid_input;
+    r.message = "COCG needs a complex symmetric preconditioner and IC(0)'s L L^H is not one: use precond jacobi or ilu0, or "
+                "cg, bicgstab or gmres with ic0";
+    r.true_residual = std::nan("");
+    r.method = "cocg, host, csr";
   } else if (!c.begin(x)) {
     r = c.res;
     r.true_residual = std::nan("");
