@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <complex>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,15 +63,52 @@ inline index_t dense_lu_host(std::vector<std::complex<double>>& a, index_t n, st
   return info;
 }
 
-/// The direct method for complex systems on the GPU: A's dense form (at most
-/// complex_dense_rows rows) by dense_lu_device, refined against the sparse A with the GPU's
-/// complex SpMV; the checks, statuses and verdict of solve_complex_direct_host.
+namespace complex_direct_detail {
+template <typename O>
+struct direct_backend;
+}
+
+/// The direct method for a complex<double> system factored once and solved for many
+/// right-hand sides: on ctx's GPU, A's dense form (at most complex_dense_rows rows) by
+/// dense_lu_device, each solve refined against the sparse A with the GPU's complex SpMV; or,
+/// ctx null, on the host, la's sparse LU with static pivoting (above), refined with residuals
+/// summed in complex<long double>. Every solve is judged as every method's: converged when
+/// ||b - Ax|| meets max(rtol ||b||, atol) within cg_options::true_residual_factor. What the
+/// factorization finds of A (not square, NaN or Inf, too large for the GPU, structurally
+/// singular, a zero pivot) is status() and message(), and each solve's status (b = 0 is
+/// answered x = 0 all the same). A must outlive the object.
+template <typename O>
+class complex_direct {
+ public:
+  complex_direct(context* ctx, const csr_matrix<std::complex<double>, O>& a, const cg_options& o = {});
+  ~complex_direct();
+  complex_direct(complex_direct&&) noexcept;
+  complex_direct& operator=(complex_direct&&) noexcept;
+
+  /// converged once A is factored; else why not (as a solve reports it).
+  solve_status status() const noexcept { return factor_.status; }
+  const std::string& message() const noexcept { return factor_.message; }
+  /// The factorization's seconds (each solve's setup_seconds reports them: done once).
+  double factor_seconds() const noexcept { return factor_.setup_seconds; }
+  /// x = A^-1 b with the kept factors, refined and checked.
+  solve_result solve(const std::vector<std::complex<double>>& b, std::vector<std::complex<double>>& x);
+
+ private:
+  index_t rows_ = 0;
+  double anorm_ = 0;
+  bool refused_ = false;  // A itself refused (checks, size): every solve says so before looking at b
+  solve_result factor_;
+  std::unique_ptr<complex_direct_detail::direct_backend<O>> backend_;
+};
+
+/// One system on the GPU (complex_direct with ctx): the checks, statuses and verdict of
+/// solve_complex_direct_host.
 template <typename O>
 solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::complex<double>, O>& a,
                                          const std::vector<std::complex<double>>& b, std::vector<std::complex<double>>& x,
                                          const cg_options& o = {});
 
-
+/// One system on the host (complex_direct without a context).
 template <typename O>
 solve_result solve_complex_direct_host(const csr_matrix<std::complex<double>, O>& a,
                                        const std::vector<std::complex<double>>& b, std::vector<std::complex<double>>& x,

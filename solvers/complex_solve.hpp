@@ -74,29 +74,83 @@ inline complex_choice choose_complex(const std::string& method, const matrix_pro
 /// guess (empty: zero; the direct method ignores it), and the solution. note (optional) receives a line
 /// where auto's direct method missed and the Krylov method took over. The result's
 /// solver_choice is c.why.
+/// A complex system set up once and solved for many right-hand sides (the C++ form of what
+/// `la solve --rhs` with several columns does for real systems): the method chosen once
+/// (choose_complex), the direct method's factors kept (complex_direct: the host's sparse LU or
+/// the GPU's dense LU), each solve checked; auto's fallback runs the Krylov method where a
+/// factorization or a solve misses. The Krylov methods build their preconditioner (Jacobi,
+/// ILU(0), IC(0)) and the GPU's SpMV format per solve. A must outlive the solver.
+///
+///   la::complex_solver<std::complex<double>, int> s(&ctx, a);   // or nullptr: the host
+///   for (auto& b : rhs) s.solve(b, x);
+template <typename T, typename O>
+class complex_solver {
+ public:
+  /// The method by name (auto, direct, cg, cocg, bicgstab, gmres), chosen by choose_complex.
+  complex_solver(context* ctx, const csr_matrix<T, O>& a, const std::string& method = "auto", const cg_options& o = {})
+      : complex_solver(ctx, a, choose_complex(method, properties_of(a), a.rows(), o, ctx != nullptr,
+                                              std::is_same_v<T, std::complex<double>>),
+                       o) {}
+  /// A choice made already (choose_complex's).
+  complex_solver(context* ctx, const csr_matrix<T, O>& a, complex_choice c, cg_options o)
+      : ctx_(ctx), a_(&a), o_(std::move(o)), choice_(std::move(c)) {
+    if constexpr (std::is_same_v<T, std::complex<double>>) {
+      if (choice_.direct) {
+        direct_.emplace(ctx, a, o_);
+        if (direct_->status() != solve_status::converged && choice_.fallback) {
+          note_ = "the direct method could not factor A (" + direct_->message() + "); " + to_string(choice_.krylov) + " instead";
+          direct_.reset();
+          choice_.direct = choice_.fallback = false;
+        }
+      }
+    }
+  }
+
+  /// The method chosen, and why (the CLI's and Python's words in {braces}).
+  const complex_choice& choice() const noexcept { return choice_; }
+  /// Where auto's direct method gave way to the Krylov method (empty otherwise).
+  const std::string& note() const noexcept { return note_; }
+  /// Whether the direct method's factors are kept.
+  bool factored() const noexcept { return direct_.has_value(); }
+
+  /// Solves A x = b with the kept setup; x: the Krylov methods' initial guess (empty: zero).
+  solve_result solve(const std::vector<T>& b, std::vector<T>& x) {
+    solve_result r;
+    const std::vector<T> x0 = x;
+    if constexpr (std::is_same_v<T, std::complex<double>>) {
+      if (direct_) {
+        r = direct_->solve(b, x);
+        if (r.converged() || !choice_.fallback) return r.solver_choice = choice_.why, r;
+        note_ = "the direct method missed (" + r.message + "); " + to_string(choice_.krylov) + " instead";
+        x = x0;
+      }
+    }
+    r = ctx_ ? solve_complex_device(*ctx_, *a_, b, x, choice_.krylov, o_) : solve_complex_host(*a_, b, x, choice_.krylov, o_);
+    r.solver_choice = choice_.why;
+    return r;
+  }
+
+ private:
+  context* ctx_;
+  const csr_matrix<T, O>* a_;
+  cg_options o_;
+  complex_choice choice_;
+  std::string note_;
+  std::optional<complex_direct<O>> direct_;
+};
+
+/// One system by the choice c on ctx's GPU (ctx non-null) or the host (complex_solver's setup
+/// and one solve); x: the Krylov methods' initial guess (empty: zero), and the solution. note
+/// (optional) receives a line where auto's direct method missed and the Krylov method took
+/// over. The result's solver_choice is c.why.
 template <typename T, typename O>
 solve_result solve_complex(context* ctx, const csr_matrix<T, O>& a, const std::vector<T>& b, std::vector<T>& x,
                            const complex_choice& c, const cg_options& o, std::string* note = nullptr) {
-  solve_result r;
-  const std::vector<T> x0 = x;  // the initial guess (empty: zero), again after a direct attempt
-  const auto krylov = [&] {
-    x = x0;
-    return ctx ? solve_complex_device(*ctx, a, b, x, c.krylov, o) : solve_complex_host(a, b, x, c.krylov, o);
-  };
-  if (c.direct) {
-    if constexpr (std::is_same_v<T, std::complex<double>>) {
-      r = ctx ? solve_complex_direct_device(*ctx, a, b, x, o) : solve_complex_direct_host(a, b, x, o);
-    } else {
-      throw invalid_argument("the direct method takes complex double values (complex128)");
-    }
-    if (!r.converged() && c.fallback) {
-      if (note) *note = "the direct method missed (" + r.message + "); " + to_string(c.krylov) + " instead";
-      r = krylov();
-    }
-  } else {
-    r = krylov();
-  }
-  r.solver_choice = c.why;
+  if constexpr (!std::is_same_v<T, std::complex<double>>)
+    if (c.direct) throw invalid_argument("the direct method takes complex double values (complex128)");
+  complex_solver<T, O> s(ctx, a, c, o);
+  solve_result r = s.solve(b, x);
+  if (note) *note = s.note();
   return r;
 }
 

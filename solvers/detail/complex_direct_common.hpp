@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <la/context.hpp>
 #include <la/formats/csr.hpp>
 #include <la/solvers/detail/norms.hpp>
 #include <la/solvers/krylov_options.hpp>
@@ -26,10 +28,10 @@ struct input {
   double bnorm = 0, bmax = 0, anorm = 0;  // ||b||_2, ||b||_inf, ||A||_inf
 };
 
-/// The direct methods' checks of A and b, in the Krylov oracle's words: false with r's status
-/// and message set where the solve cannot start.
+/// The direct methods' checks of A (at the factorization), in the Krylov oracle's words: false
+/// with r's status and message set where it cannot be factored; in.anorm set.
 template <typename O>
-bool check_input(const csr_matrix<z, O>& a, const std::vector<z>& b, solve_result& r, input& in) {
+bool check_matrix(const csr_matrix<z, O>& a, solve_result& r, input& in) {
   const auto fail = [&](solve_status s, std::string why) {
     r.status = s;
     r.message = std::move(why);
@@ -38,16 +40,8 @@ bool check_input(const csr_matrix<z, O>& a, const std::vector<z>& b, solve_resul
   if (a.rows() != a.cols())
     return fail(solve_status::invalid_input, "A is " + std::to_string(a.rows()) + " x " + std::to_string(a.cols()) +
                                                  "; a direct solve needs a square matrix");
-  if (b.size() != static_cast<std::size_t>(a.rows()))
-    return fail(solve_status::invalid_input,
-                "b has " + std::to_string(b.size()) + " entries, A has " + std::to_string(a.rows()) + " rows");
   for (const z& v : a.values())
     if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) return fail(solve_status::non_finite, "A holds a NaN or Inf value");
-  for (const z& v : b) {
-    if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) return fail(solve_status::non_finite, "b holds a NaN or Inf value");
-    in.bmax = std::max(in.bmax, std::abs(v));
-  }
-  in.bnorm = safe_norm(b);
   for (index_t i = 0; i < a.rows(); ++i) {
     double s = 0;
     for (O k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) s += std::abs(a.values()[k]);
@@ -56,21 +50,38 @@ bool check_input(const csr_matrix<z, O>& a, const std::vector<z>& b, solve_resul
   return true;
 }
 
-/// The start both direct methods make: r named `method`, A and b checked, then `extra()` (a
-/// method's own limit: "" or why it cannot run), x zero. False where r is already the answer: a
-/// refused input, or b = 0 (x = 0, converged).
-template <typename O, typename Extra>
-bool start(const csr_matrix<z, O>& a, const std::vector<z>& b, std::vector<z>& x, const char* method, solve_result& r,
-           input& in, Extra extra) {
+/// The checks of b (at each solve): false with r's status and message set where the solve
+/// cannot start; in.bnorm and in.bmax set.
+inline bool check_rhs(index_t rows, const std::vector<z>& b, solve_result& r, input& in) {
+  const auto fail = [&](solve_status s, std::string why) {
+    r.status = s;
+    r.message = std::move(why);
+    return false;
+  };
+  if (b.size() != static_cast<std::size_t>(rows))
+    return fail(solve_status::invalid_input, "b has " + std::to_string(b.size()) + " entries, A has " + std::to_string(rows) + " rows");
+  in.bmax = 0;
+  for (const z& v : b) {
+    if (!std::isfinite(v.real()) || !std::isfinite(v.imag())) return fail(solve_status::non_finite, "b holds a NaN or Inf value");
+    in.bmax = std::max(in.bmax, std::abs(v));
+  }
+  in.bnorm = safe_norm(b);
+  return true;
+}
+
+/// A result named `method` with no residual yet.
+inline solve_result named(const std::string& method) {
+  solve_result r;
   r.solver = krylov_method::direct;
   r.method = method;
   r.true_residual = std::nan("");
-  if (!check_input(a, b, r, in)) return false;
-  if (std::string why = extra(); !why.empty()) {
-    r.status = solve_status::invalid_input;
-    r.message = std::move(why);
-    return false;
-  }
+  return r;
+}
+
+/// A solve's start: b checked, x zero; false where r is already the answer (a refused b, or b
+/// = 0: x = 0, converged).
+inline bool start_solve(index_t rows, const std::vector<z>& b, std::vector<z>& x, solve_result& r, input& in) {
+  if (!check_rhs(rows, b, r, in)) return false;
   x.assign(b.size(), z(0));
   if (in.bnorm == 0) {
     r.status = solve_status::converged, r.message = "converged", r.true_residual = 0, r.residual = 0;
@@ -78,6 +89,24 @@ bool start(const csr_matrix<z, O>& a, const std::vector<z>& b, std::vector<z>& x
   }
   return true;
 }
+
+/// The factored state a backend keeps (host: the sparse LU; GPU: the dense factors), solved
+/// and refined per right-hand side.
+template <typename O>
+struct direct_backend {
+  virtual ~direct_backend() = default;
+  /// x = A^-1 b refined and judged; r named, b checked, x sized (start_solve done).
+  virtual void solve(const std::vector<z>& b, std::vector<z>& x, solve_result& r, const input& in) = 0;
+};
+
+/// The host's and the GPU's factorizations (direct/complex_direct_host.cpp,
+/// direct/complex_dense.cu): r's status and message set where A cannot be factored (null
+/// returned); in: A's measures.
+template <typename O>
+std::unique_ptr<direct_backend<O>> factor_host(const csr_matrix<z, O>& a, const cg_options& o, solve_result& r, const input& in);
+template <typename O>
+std::unique_ptr<direct_backend<O>> factor_device(context& ctx, const csr_matrix<z, O>& a, const cg_options& o, solve_result& r,
+                                                 const input& in);
 
 /// The refinement's measures of x with residual res: the backward error
 /// ||res||_inf / (||A||_inf ||x||_inf + ||b||_inf) and the relative residual ||res|| / ||b||.

@@ -368,85 +368,106 @@ void dense_lu_solve_device(context& ctx, const std::complex<double>* lu, index_t
   LA_CHECK_LAUNCH(ctx.stream());
 }
 
+namespace complex_direct_detail {
+
+/// The GPU's kept factors: A's dense form by dense_lu_device, A on the device for the residuals.
+template <typename O>
+struct device_backend final : direct_backend<O> {
+  context& ctx;
+  cg_options o;
+  index_t n;
+  device_csr<z, O> da;
+  device_buffer<z> dense;
+  device_buffer<index_t> piv;
+  spmv_plan<z> plan;
+
+  device_backend(context& c, const csr_matrix<z, O>& a, const cg_options& o_, device_csr<z, O> d, device_buffer<z> f,
+                 device_buffer<index_t> p)
+      : ctx(c), o(o_), n(a.rows()), da(std::move(d)), dense(std::move(f)), piv(std::move(p)), plan(c, spmv_view(da)) {}
+
+  void solve(const std::vector<z>& b, std::vector<z>& x, solve_result& r, const input& in) override {
+    using namespace complex_dense_detail;
+    const auto t1 = std::chrono::steady_clock::now();
+    const cudaStream_t s = ctx.stream();
+    const auto db = to_device(ctx, b);
+    device_vector<z> dx(ctx, n), dr(ctx, n);
+    std::vector<z> res(static_cast<std::size_t>(n)), best;
+    double be = 0, rel = 0;
+    const auto measure = [&] {  // res = b - A x on the GPU, be and rel on the host
+      LA_CUDA_TRY(cudaMemcpyAsync(dr.data(), db.data(), sizeof(z) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
+      plan.run(dx.data(), dr.data(), z(-1), z(1), s);
+      res = to_host(ctx, dr);
+      x = to_host(ctx, dx);
+      measures(res, x, in, be, rel);
+    };
+    LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), db.data(), sizeof(z) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
+    dense_lu_solve_device(ctx, dense.data(), n, n, piv.data(), dx.data());
+    measure();
+    best = x;
+    detail::refine_rule rule;
+    rule.how = refinement_kind::classical;
+    rule.max_steps = o.direct.max_refinement;
+    const int steps = detail::refine(
+        rule, be, rel,
+        [&](bool, double& be_out, double& rel_out) {
+          dense_lu_solve_device(ctx, dense.data(), n, n, piv.data(), dr.data());  // dr: the residual measure() left
+          add_into<<<detail::grid_for(n), 256, 0, s>>>(detail::device_ptr(dx.data()), detail::device_ptr(dr.data()), n);
+          LA_CHECK_LAUNCH(s);
+          measure();
+          be_out = be, rel_out = rel;
+        },
+        [&] { best = x; },
+        [&] {
+          x = best;
+          LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
+        });
+    x = best;
+    LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
+    measure();
+    r.iterations = steps;
+    r.iterate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    verdict(r, x, rel, in, o,
+            std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") + ", backward error " + short_number(be));
+  }
+};
+
+template <typename O>
+std::unique_ptr<direct_backend<O>> factor_device(context& ctx, const csr_matrix<z, O>& a, const cg_options& o, solve_result& r,
+                                                 const input&) {
+  using namespace complex_dense_detail;
+  const index_t n = a.rows();
+  check_device_memory(ctx, double(n) * double(n) * sizeof(z), "the dense form of a complex matrix of " + std::to_string(n) + " rows");
+  const cudaStream_t s = ctx.stream();
+  auto da = to_device(ctx, a);
+  device_buffer<z> dense = ctx.allocate<z>(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+  LA_CUDA_TRY(cudaMemsetAsync(dense.data(), 0, sizeof(z) * dense.size(), s));
+  if (n > 0) {
+    scatter_dense<<<detail::grid_for(n), 256, 0, s>>>(detail::rebind_view<csr_view<const C, O>>(da.view()),
+                                                      detail::device_ptr(dense.data()), n);
+    LA_CHECK_LAUNCH(s);
+  }
+  device_buffer<index_t> piv = ctx.allocate<index_t>(static_cast<std::size_t>(std::max<index_t>(n, 1)));
+  const index_t zero_pivot = dense_lu_device(ctx, dense.data(), n, std::max<index_t>(n, 1), piv.data());
+  if (zero_pivot) {
+    r.status = solve_status::breakdown;
+    r.message = "A is singular: column " + std::to_string(zero_pivot) + " has no nonzero pivot in partial pivoting's search";
+    return nullptr;
+  }
+  return std::make_unique<device_backend<O>>(ctx, a, o, std::move(da), std::move(dense), std::move(piv));
+}
+
+template std::unique_ptr<direct_backend<std::int32_t>> factor_device<std::int32_t>(context&, const csr_matrix<z, std::int32_t>&,
+                                                                                   const cg_options&, solve_result&, const input&);
+template std::unique_ptr<direct_backend<std::int64_t>> factor_device<std::int64_t>(context&, const csr_matrix<z, std::int64_t>&,
+                                                                                   const cg_options&, solve_result&, const input&);
+
+}  // namespace complex_direct_detail
+
 template <typename O>
 solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::complex<double>, O>& a,
                                          const std::vector<std::complex<double>>& b, std::vector<std::complex<double>>& x,
                                          const cg_options& o) {
-  using namespace complex_dense_detail;
-  using z = std::complex<double>;
-  using clock = std::chrono::steady_clock;
-  const auto t0 = clock::now();
-  solve_result r;
-  const auto fail = [&](solve_status st, std::string why) {
-    r.status = st;
-    r.message = std::move(why);
-    return r;
-  };
-  complex_direct_detail::input in;
-  const index_t n = a.rows();
-  const auto limit = [&]() -> std::string {
-    if (n <= complex_dense_rows) return {};
-    return "the GPU's direct method for complex systems factors A's dense form, at most " + std::to_string(complex_dense_rows) +
-           " rows; A has " + std::to_string(n) + " (the host's sparse LU takes it: device cpu)";
-  };
-  if (!complex_direct_detail::start(a, b, x, "direct (dense LU, partial pivoting), gpu", r, in, limit)) return r;
-  check_device_memory(ctx, double(n) * double(n) * sizeof(z), "the dense form of a complex matrix of " + std::to_string(n) + " rows");
-  const cudaStream_t s = ctx.stream();
-  const auto da = to_device(ctx, a);
-  device_buffer<z> dense = ctx.allocate<z>(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
-  LA_CUDA_TRY(cudaMemsetAsync(dense.data(), 0, sizeof(z) * dense.size(), s));
-  scatter_dense<<<detail::grid_for(n), 256, 0, s>>>(detail::rebind_view<csr_view<const C, O>>(da.view()),
-                                                    detail::device_ptr(dense.data()), n);
-  LA_CHECK_LAUNCH(s);
-  device_buffer<index_t> piv = ctx.allocate<index_t>(static_cast<std::size_t>(n));
-  const index_t zero_pivot = dense_lu_device(ctx, dense.data(), n, n, piv.data());
-  if (zero_pivot)
-    return fail(solve_status::breakdown, "A is singular: column " + std::to_string(zero_pivot) +
-                                             " has no nonzero pivot in partial pivoting's search");
-  const auto t1 = clock::now();
-  r.setup_seconds = std::chrono::duration<double>(t1 - t0).count();
-  const spmv_plan<z> plan(ctx, spmv_view(da));
-  const auto db = to_device(ctx, b);
-  device_vector<z> dx(ctx, n), dr(ctx, n);
-  std::vector<z> res(static_cast<std::size_t>(n)), best;
-  double be = 0, rel = 0;
-  const auto measure = [&] {  // res = b - A x on the GPU, be and rel on the host
-    LA_CUDA_TRY(cudaMemcpyAsync(dr.data(), db.data(), sizeof(z) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
-    plan.run(dx.data(), dr.data(), z(-1), z(1), s);
-    res = to_host(ctx, dr);
-    x = to_host(ctx, dx);
-    complex_direct_detail::measures(res, x, in, be, rel);
-  };
-  LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), db.data(), sizeof(z) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
-  dense_lu_solve_device(ctx, dense.data(), n, n, piv.data(), dx.data());
-  measure();
-  best = x;
-  detail::refine_rule rule;
-  rule.how = refinement_kind::classical;
-  rule.max_steps = o.direct.max_refinement;
-  const int steps = detail::refine(
-      rule, be, rel,
-      [&](bool, double& be_out, double& rel_out) {
-        dense_lu_solve_device(ctx, dense.data(), n, n, piv.data(), dr.data());  // dr: the residual measure() left
-        add_into<<<detail::grid_for(n), 256, 0, s>>>(detail::device_ptr(dx.data()), detail::device_ptr(dr.data()), n);
-        LA_CHECK_LAUNCH(s);
-        measure();
-        be_out = be, rel_out = rel;
-      },
-      [&] { best = x; },
-      [&] {
-        x = best;
-        LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
-      });
-  x = best;
-  LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
-  measure();
-  r.iterations = steps;
-  r.iterate_seconds = std::chrono::duration<double>(clock::now() - t1).count();
-  complex_direct_detail::verdict(r, x, rel, in, o,
-                                 std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") + ", backward error " +
-                                     short_number(be));
-  return r;
+  return complex_direct<O>(&ctx, a, o).solve(b, x);
 }
 
 template solve_result solve_complex_direct_device<std::int32_t>(context&, const csr_matrix<std::complex<double>, std::int32_t>&,

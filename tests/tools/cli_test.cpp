@@ -596,7 +596,15 @@ TEST(Cli, SolveComplexSystems) {
   r = run("solve " + data + "/w156.mtx --method gmres --precond ilu0");  // the host's ILU(0), after the matching
   EXPECT_EQ(r.status, 0) << r.output;
   EXPECT_TRUE(contains(r.output, "gmres + ilu0 (matched), host")) << r.output;
-  for (const std::string& bad : std::vector<std::string>{"--precond ic0", "--precond ilu0 --device gpu", "--format ell",
+  r = run("solve " + data + "/mhd1280b.mtx --method cg --precond ic0 --tol 1e-10");  // Hermitian: the host's IC(0)
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "cg + ic0")) << r.output;
+  EXPECT_TRUE(contains(r.output, "host")) << r.output;
+  r = run("solve " + data + "/arrowc.mtx --method gmres --precond ic0");  // not Hermitian: IC(0) does not exist
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "not Hermitian")) << r.output;
+  for (const std::string& bad : std::vector<std::string>{"--precond fsai", "--precond ilu0 --device gpu",
+                                 "--precond ic0 --device gpu", "--format ell",
                                  "--gpus 2", "--history " + ::testing::TempDir() + "h.csv"}) {
     r = run("solve " + data + "/arrowc.mtx " + bad);
     EXPECT_EQ(r.status, 2) << bad << "\n" << r.output;

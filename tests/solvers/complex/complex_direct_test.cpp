@@ -12,6 +12,7 @@
 #include <la/formats/generate.hpp>
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/complex_direct.hpp>
+#include <la/solvers/complex_solve.hpp>
 #include "complex_util.hpp"
 #include "test_util.hpp"
 
@@ -94,6 +95,84 @@ TEST(ComplexDirectHost, SingularAndNonFiniteInputAreStatuses) {
   r = solve_complex_direct_host(rank1, {z(0), z(0)}, x);  // b = 0: x = 0
   EXPECT_EQ(r.status, solve_status::converged);
   EXPECT_EQ(x, std::vector<z>(2, z(0)));
+}
+
+/// Factored once, three right-hand sides solved and checked, each as the one-system call's
+/// answer; singular and refused A are every solve's status, b = 0 answered all the same.
+void factor_once(context* ctx) {
+  std::mt19937 g(17);
+  const auto a = helmholtz<z>(2, 12, helmholtz_kappa(12, 10), 0.5);
+  complex_direct<index_t> d(ctx, a);
+  ASSERT_EQ(d.status(), solve_status::converged) << d.message();
+  EXPECT_GE(d.factor_seconds(), 0.0);
+  for (int k = 0; k < 3; ++k) {
+    std::vector<z> want(static_cast<std::size_t>(a.rows()));
+    for (auto& w : want) w = test::random_value<z>(g);
+    const auto b = times(a, want);
+    std::vector<z> x, one;
+    const auto r = d.solve(b, x);
+    ASSERT_EQ(r.status, solve_status::converged) << r.message;
+    EXPECT_LE(max_error(x, want), 1e-9);
+    EXPECT_EQ(r.setup_seconds, d.factor_seconds());
+    ctx ? solve_complex_direct_device(*ctx, a, b, one) : solve_complex_direct_host(a, b, one);
+    EXPECT_EQ(one, x) << "the kept factors give the one-system answer";
+  }
+  std::vector<z> x;
+  EXPECT_EQ(d.solve({z(1)}, x).status, solve_status::invalid_input);  // b of the wrong size
+  const csr_matrix<z> rank1(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {z(1, 1), z(2, 2), z(1, 1), z(2, 2)});
+  const csr_matrix<z> empty_col(2, 2, {0, 1, 2}, {0, 0}, {z(1), z(2)});
+  complex_direct<index_t> s(ctx, ctx ? rank1 : empty_col);
+  EXPECT_EQ(s.status(), solve_status::breakdown) << s.message();
+  EXPECT_EQ(s.solve({z(1), z(1)}, x).status, solve_status::breakdown);
+  EXPECT_EQ(s.solve({z(0), z(0)}, x).status, solve_status::converged);  // b = 0: x = 0
+  EXPECT_EQ(x, std::vector<z>(2, z(0)));
+  const csr_matrix<z> nan_a(2, 2, {0, 1, 2}, {0, 1}, {z(1), z(std::nan(""))});
+  complex_direct<index_t> bad(ctx, nan_a);
+  EXPECT_EQ(bad.status(), solve_status::non_finite);
+  EXPECT_EQ(bad.solve({z(0), z(0)}, x).status, solve_status::non_finite);  // A refused before b is looked at
+}
+
+// complex_solver: auto on a complex symmetric system keeps the direct method's factors; a
+// Hermitian one runs CG each solve; a singular A under auto falls back to the Krylov method.
+void solver_object(context* ctx) {
+  const auto h = helmholtz<z>(2, 12, helmholtz_kappa(12, 10), 0.5);
+  complex_solver<z, index_t> s(ctx, h);
+  EXPECT_TRUE(s.factored()) << s.choice().why;
+  const std::vector<z> ones(static_cast<std::size_t>(h.rows()), z(1, -1));
+  for (int k = 1; k <= 2; ++k) {
+    std::vector<z> x;
+    std::vector<z> b = times(h, ones);
+    for (z& v : b) v *= double(k);
+    const auto r = s.solve(b, x);
+    ASSERT_EQ(r.status, solve_status::converged) << r.message;
+    EXPECT_EQ(r.solver, krylov_method::direct);
+    EXPECT_LE(max_error(x, std::vector<z>(ones.size(), double(k) * z(1, -1))), 1e-9);
+    EXPECT_EQ(r.solver_choice, s.choice().why);
+  }
+  const auto p = test::hpd(6);
+  complex_solver<z, index_t> c(ctx, p);
+  EXPECT_FALSE(c.factored());
+  EXPECT_EQ(c.choice().krylov, complex_method::cg);
+  std::vector<z> x;
+  EXPECT_EQ(c.solve(times(p, std::vector<z>(36, z(1))), x).status, solve_status::converged);
+  const csr_matrix<z> sing(3, 3, {0, 1, 2, 3}, {0, 0, 2}, {z(1), z(2), z(3)});  // column 2 empty
+  complex_solver<z, index_t> f(ctx, sing);
+  EXPECT_FALSE(f.factored());
+  EXPECT_NE(f.note().find("could not factor"), std::string::npos) << f.note();
+  EXPECT_NE(f.solve({z(1), z(2), z(3)}, x).status, solve_status::converged);  // inconsistent: never converged
+  EXPECT_THROW((complex_solver<z, index_t>(ctx, h, "nope")), invalid_argument);
+}
+
+TEST(ComplexDirectHost, FactoredOnceSolvedManyTimes) {
+  factor_once(nullptr);
+  solver_object(nullptr);
+}
+
+TEST(ComplexDirectDevice, FactoredOnceSolvedManyTimes) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  factor_once(&ctx);
+  solver_object(&ctx);
 }
 
 TEST(ComplexDenseLu, TheGpuFactorsMatchTheHostOracle) {
