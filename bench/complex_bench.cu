@@ -7,7 +7,9 @@
 //         bytes floor (values 16 B + column 4 B a stored entry, row pointers, x and y once) as
 //         a share of the copy bandwidth measured in the same run
 //   lu    la's dense complex LU (dense_lu_device) against cusolverDnZgetrf at n = 1024..16384;
-//         each factorization checked by solving A x = A*ones with it (relative error below 1e-8)
+//         each factorization checked by solving A x = A*ones with it (relative error below 1e-8);
+//         cholesky  la's dense complex Cholesky (dense_cholesky_device) against cusolverDnZpotrf
+//         (lower) at the same sizes, on a Hermitian diagonally dominant matrix, checked the same way
 // Writes CSV (--out FILE) and prints a table. Exits 1 where an answer misses its check.
 //   complex_bench [--out FILE] [--sizes 1024,2048,4096] [--spmv-only | --lu-only]
 #include <cuda_runtime.h>
@@ -243,6 +245,47 @@ int lu_part(context& ctx, const std::vector<int>& sizes, std::vector<row>& out) 
     out.push_back({"lu", "n=" + std::to_string(n), "la:dense_lu_device", n, 0, lms, vms, 0, lerr < 1e-8});
     if (!(lerr < 1e-8)) ++bad, std::printf("la LU n %d: error %.3g\n", n, lerr);
     std::printf("lu n %5d: la %.2f ms, zgetrf %.2f ms, la / cuSOLVER speed %.2fx\n", n, lms, vms, vms / lms);
+    // Cholesky on a Hermitian positive definite matrix: A's random Hermitian part plus n I
+    // (diagonally dominant), against zpotrf (lower).
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        const std::size_t k = i + static_cast<std::size_t>(j) * n;
+        // Columns in order: the upper entry's mirror (row j of column i < j) is already set.
+        a[k] = i == j ? z(double(n), 0) : i > j ? z(u(g), u(g)) : std::conj(a[j + static_cast<std::size_t>(i) * n]);
+      }
+    std::fill(b.begin(), b.end(), z(0));
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) b[i] += a[i + static_cast<std::size_t>(j) * n];
+    const auto dh = to_device(ctx, a);
+    const auto copy_h = [&] {
+      LA_CUDA_TRY(cudaMemcpyAsync(work.data(), dh.data(), sizeof(z) * a.size(), cudaMemcpyDeviceToDevice, ctx.stream()));
+    };
+    CHECK_CUSOLVER(cusolverDnZpotrf_bufferSize(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuDoubleComplex*>(work.data()), n, &lwork));
+    device_buffer<cuDoubleComplex> pws = ctx.allocate<cuDoubleComplex>(std::max(lwork, 1));
+    const auto vpotrf = [&] {
+      CHECK_CUSOLVER(cusolverDnZpotrf(h, CUBLAS_FILL_MODE_LOWER, n, reinterpret_cast<cuDoubleComplex*>(work.data()), n, pws.data(),
+                                      lwork, info.data()));
+    };
+    copy_h();
+    vpotrf();
+    db = to_device(ctx, b);
+    CHECK_CUSOLVER(cusolverDnZpotrs(h, CUBLAS_FILL_MODE_LOWER, n, 1, reinterpret_cast<cuDoubleComplex*>(work.data()), n,
+                                    reinterpret_cast<cuDoubleComplex*>(db.data()), n, info.data()));
+    const double perr = error_of(to_host(ctx, db));
+    const double pms = median_ms(ctx, [&] { copy_h(); vpotrf(); }, 5) - median_ms(ctx, copy_h, 5);
+    out.push_back({"cholesky", "n=" + std::to_string(n), "cusolver:zpotrf", n, 0, pms, 0, 0, perr < 1e-8});
+    if (!(perr < 1e-8)) ++bad, std::printf("zpotrf n %d: error %.3g\n", n, perr);
+    index_t cinfo = 0;
+    const auto mine_c = [&] { cinfo = dense_cholesky_device(ctx, work.data(), n, n); };
+    copy_h();
+    mine_c();
+    db = to_device(ctx, b);
+    dense_cholesky_solve_device(ctx, work.data(), n, n, db.data());
+    const double cerr = cinfo == 0 ? error_of(to_host(ctx, db)) : INFINITY;
+    const double cms = median_ms(ctx, [&] { copy_h(); mine_c(); }, 5) - median_ms(ctx, copy_h, 5);
+    out.push_back({"cholesky", "n=" + std::to_string(n), "la:dense_cholesky_device", n, 0, cms, pms, 0, cerr < 1e-8});
+    if (!(cerr < 1e-8)) ++bad, std::printf("la Cholesky n %d: error %.3g (info %d)\n", n, cerr, int(cinfo));
+    std::printf("cholesky n %5d: la %.2f ms, zpotrf %.2f ms, la / cuSOLVER speed %.2fx\n", n, cms, pms, pms / cms);
   }
   cusolverDnDestroy(h);
   return bad;

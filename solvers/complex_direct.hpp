@@ -63,6 +63,34 @@ inline index_t dense_lu_host(std::vector<std::complex<double>>& a, index_t n, st
   return info;
 }
 
+/// Cholesky A = L L^H of the Hermitian positive definite column-major n x n complex<double>
+/// matrix at `a` (device, lda >= n; its lower triangle read, L written over it; the strict
+/// upper triangle is left holding what the trailing updates put there), in place, on ctx's
+/// stream, by la's kernels (solvers/direct/complex_dense.cu: outer panels of 256 columns, each
+/// 32-column diagonal block factored in one block, the column below it by a triangular solve,
+/// the trailing updates as real GEMMs on the fp64 Tensor Cores). Returns 0, or the first
+/// column (1-based) whose pivot is not positive (A is not positive definite; L stops there).
+index_t dense_cholesky_device(context& ctx, std::complex<double>* a, index_t n, index_t lda);
+/// b (device, n entries) overwritten by the solution of A x = b with dense_cholesky_device's L.
+void dense_cholesky_solve_device(context& ctx, const std::complex<double>* l, index_t n, index_t lda, std::complex<double>* b);
+
+/// The host oracle of dense_cholesky_device: the same column order on a column-major n x n
+/// matrix's lower triangle, in place; 0 or the first column without a positive pivot.
+inline index_t dense_cholesky_host(std::vector<std::complex<double>>& a, index_t n) {
+  using z = std::complex<double>;
+  const auto at = [&](index_t i, index_t j) -> z& { return a[static_cast<std::size_t>(i) + static_cast<std::size_t>(j) * n]; };
+  for (index_t j = 0; j < n; ++j) {
+    const double d = at(j, j).real();
+    if (!(d > 0)) return j + 1;
+    const double root = std::sqrt(d);
+    at(j, j) = z(root, 0);
+    for (index_t i = j + 1; i < n; ++i) at(i, j) /= root;
+    for (index_t c = j + 1; c < n; ++c)
+      for (index_t i = c; i < n; ++i) at(i, c) -= at(i, j) * std::conj(at(c, j));
+  }
+  return 0;
+}
+
 namespace complex_direct_detail {
 template <typename O>
 struct direct_backend;

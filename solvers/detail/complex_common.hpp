@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include <la/formats/csr.hpp>
 #include <la/solvers/krylov_options.hpp>
 
 namespace la::complex_krylov_detail {
@@ -51,6 +52,31 @@ inline void check_scaled_back(solve_result& r, bool x_finite, int e) {
   r.status = solve_status::non_finite;
   r.message = "the scaled system converged, but x scaled back by 2^" + std::to_string(e) +
               " does not fit double's range; scale b (or A) towards 1";
+}
+
+/// Whether A (square, CSR) is Hermitian: every stored a_ij has a_ji = conj(a_ij) stored (or
+/// both zero); "" or the first entry that breaks it.
+template <typename T, typename O>
+std::string hermitian_problem(const csr_matrix<T, O>& a) {
+  const auto& rp = a.row_ptr();
+  const auto& ci = a.col_idx();
+  const auto& v = a.values();
+  const auto find = [&](index_t i, index_t j) -> T {  // a_ij, summed over duplicates
+    T s(0);
+    for (O k = rp[i]; k < rp[i + 1]; ++k)
+      if (ci[k] == j) s += v[k];
+    return s;
+  };
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (O k = rp[i]; k < rp[i + 1]; ++k) {
+      const index_t j = ci[k];
+      if (j > i) continue;
+      const T aij = find(i, j), aji = find(j, i);
+      if (aji != std::conj(aij))
+        return "A is not Hermitian: a(" + std::to_string(i + 1) + "," + std::to_string(j + 1) + ") is not the conjugate of a(" +
+               std::to_string(j + 1) + "," + std::to_string(i + 1) + ")";
+    }
+  return {};
 }
 
 /// Why the options cannot run ("" when they can).

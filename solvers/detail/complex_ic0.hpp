@@ -15,31 +15,6 @@
 
 namespace la::complex_krylov_detail {
 
-/// Whether A (square, CSR) is Hermitian: every stored a_ij has a_ji = conj(a_ij) stored (or
-/// both zero); "" or the first entry that breaks it.
-template <typename T, typename O>
-std::string hermitian_problem(const csr_matrix<T, O>& a) {
-  const auto& rp = a.row_ptr();
-  const auto& ci = a.col_idx();
-  const auto& v = a.values();
-  const auto find = [&](index_t i, index_t j) -> T {  // a_ij, summed over duplicates
-    T s(0);
-    for (O k = rp[i]; k < rp[i + 1]; ++k)
-      if (ci[k] == j) s += v[k];
-    return s;
-  };
-  for (index_t i = 0; i < a.rows(); ++i)
-    for (O k = rp[i]; k < rp[i + 1]; ++k) {
-      const index_t j = ci[k];
-      if (j > i) continue;
-      const T aij = find(i, j), aji = find(j, i);
-      if (aji != std::conj(aij))
-        return "A is not Hermitian: a(" + std::to_string(i + 1) + "," + std::to_string(j + 1) + ") is not the conjugate of a(" +
-               std::to_string(j + 1) + "," + std::to_string(i + 1) + ")";
-    }
-  return {};
-}
-
 /// L lower triangular (the diagonal last in each row, real and positive) with M = L L^H.
 template <typename T, typename O>
 struct ic0_factors {

@@ -12,31 +12,24 @@
 //             as the real 2m x n matrix of its interleaved parts, L21 packed as [Re -Im; Im Re]
 //             by rows (2m x 2k), U12 as [Re; Im] (2k x n): 8mnk real flops, as the complex
 //             product's. The outer update's K is 512 real columns.
-// and the solve: the swaps, then L and U by one block each. Every sum runs in a fixed order, so
-// reruns are bit-identical. The host oracle is dense_lu_host (complex_direct.hpp): the same
-// pivots; the factors agree to rounding.
-//
-// solve_complex_direct_device: the direct method on the GPU for complex systems of at most
-// complex_dense_rows rows (A's dense form), refined against the sparse A with the GPU's complex
-// SpMV (detail::refine's rule, classical steps).
+// and Cholesky (A = L L^H, Hermitian positive definite) on the same plan without pivoting: each
+// 32-column diagonal block in one block's shared memory, the column below it by a triangular
+// solve, the same GEMM for the updates. The solves: the swaps, then the factors, by one block
+// each. Every sum runs in a fixed order, so reruns are bit-identical. The host oracles are
+// dense_lu_host (the same pivots) and dense_cholesky_host (complex_direct.hpp); the factors
+// agree to rounding.
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cmath>
 #include <complex>
 #include <string>
-#include <vector>
 
 #include <cooperative_groups.h>
 
 #include <la/detail/device_complex.cuh>
 #include <la/grid.cuh>
-#include <la/detail/instantiate.hpp>
 #include <la/kernels/gemm/gemm.hpp>
-#include <la/kernels/spmv/spmv.hpp>
 #include <la/solvers/complex_direct.hpp>
-#include <la/solvers/detail/complex_direct_common.hpp>
-#include <la/solvers/detail/refinement.hpp>
 
 namespace la {
 namespace complex_dense_detail {
@@ -45,6 +38,52 @@ namespace cgx = cooperative_groups;
 using C = detail::dcomplex<double>;
 constexpr int nb = 32;   // inner panel width
 constexpr int NB = 256;  // outer panel width: the trailing update's K (512 real columns)
+
+__device__ __forceinline__ C at(const C* a, long long lda, long long i, long long j) { return a[i + j * lda]; }
+__device__ __forceinline__ C conjugate(const C& v) { return C(v.re, -v.im); }
+
+/// L (m x k complex, ld) as the real 2m x 2k column-major matrix [Re -Im; Im Re] with the rows of
+/// each complex row interleaved: out[2i + p 2m] = Re, [2i+1 + p 2m] = Im, [2i + (k+p) 2m] = -Im,
+/// [2i+1 + (k+p) 2m] = Re.
+__global__ void pack_l(const C* L, long long ldl, int m, int k, double* out) {
+  LA_GRID_STRIDE(e, static_cast<long long>(m) * k) {
+    const long long i = e % m, p = e / m;
+    const C v = L[i + p * ldl];
+    const long long m2 = 2LL * m;
+    out[2 * i + p * m2] = v.re, out[2 * i + 1 + p * m2] = v.im;
+    out[2 * i + (k + p) * m2] = -v.im, out[2 * i + 1 + (k + p) * m2] = v.re;
+  }
+}
+
+/// U (k x n complex, ld) as the real 2k x n column-major matrix [Re; Im]; or, `herm`, U = V^H
+/// for the n x k V at U: Re V^T and -Im V^T.
+__global__ void pack_u(const C* U, long long ldu, int k, int n, bool herm, double* out) {
+  LA_GRID_STRIDE(e, static_cast<long long>(k) * n) {
+    const long long p = e % k, c = e / k;
+    const C v = herm ? U[c + p * ldu] : U[p + c * ldu];
+    out[p + c * 2LL * k] = v.re, out[k + p + c * 2LL * k] = herm ? -v.im : v.im;
+  }
+}
+
+/// A (m x n, ld) -= L (m x k, ld) U (k x n, ld), all complex column-major, as one real GEMM on
+/// the fp64 Tensor Cores; `herm`: U = V^H for the n x k V at U (Cholesky's update). la::dgemm is row-major, so it computes the transposes: A's doubles
+/// as the row-major n x 2m matrix (ld 2 lda) -= [Re U; Im U]^T (n x 2k) [Re -Im; Im Re]^T
+/// (2k x 2m). lw, uw: 4 m k and 2 k n doubles.
+void gemm_minus(cudaStream_t s, int m, int n, int k, const C* L, long long ldl, const C* U, long long ldu, C* A, long long lda,
+                double* lw, double* uw, bool herm = false) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  pack_l<<<detail::grid_for(static_cast<long long>(m) * k), 256, 0, s>>>(L, ldl, m, k, lw);
+  LA_CHECK_LAUNCH(s);
+  pack_u<<<detail::grid_for(static_cast<long long>(k) * n), 256, 0, s>>>(U, ldu, k, n, herm, uw);
+  LA_CHECK_LAUNCH(s);
+  dgemm_args g;
+  g.m = n, g.n = 2 * m, g.k = 2 * k;
+  g.a = uw, g.lda = 2 * k, g.b = lw, g.ldb = 2 * m;
+  g.c = reinterpret_cast<double*>(A), g.ldc = 2 * lda;
+  g.alpha = -1, g.beta = 1;
+  dgemm(g, s);
+}
+
 constexpr int panel_threads = 256;
 
 __device__ __forceinline__ double abs1(const C& v) { return fabs(v.re) + fabs(v.im); }
@@ -58,8 +97,6 @@ __device__ __forceinline__ C reciprocal(const C& v) {
   const double r = v.re / v.im, d = v.re * r + v.im;
   return C(r / d, -1 / d);
 }
-
-__device__ __forceinline__ C at(const C* a, long long lda, long long i, long long j) { return a[i + j * lda]; }
 
 /// The better of two (magnitude, row) candidates: the larger, the lower row where equal.
 __device__ __forceinline__ void better(double& v, int& vi, double ov, int oi) {
@@ -194,45 +231,82 @@ __global__ void __launch_bounds__(256) trsm_unit_lower(C* a, long long lda, int 
   for (int r = 0; r < w; ++r) col[r] = x[r];
 }
 
-/// L (m x k complex, ld) as the real 2m x 2k column-major matrix [Re -Im; Im Re] with the rows of
-/// each complex row interleaved: out[2i + p 2m] = Re, [2i+1 + p 2m] = Im, [2i + (k+p) 2m] = -Im,
-/// [2i+1 + (k+p) 2m] = Re.
-__global__ void pack_l(const C* L, long long ldl, int m, int k, double* out) {
-  LA_GRID_STRIDE(e, static_cast<long long>(m) * k) {
-    const long long i = e % m, p = e / m;
-    const C v = L[i + p * ldl];
-    const long long m2 = 2LL * m;
-    out[2 * i + p * m2] = v.re, out[2 * i + 1 + p * m2] = v.im;
-    out[2 * i + (k + p) * m2] = -v.im, out[2 * i + 1 + (k + p) * m2] = v.re;
+
+/// The w x w diagonal block at (j0, j0) as L L^H, in one block's shared memory (its lower
+/// triangle); the first non-positive pivot's column (1-based) into info, where it is still 0
+/// (a block after a failed one leaves its columns as they are).
+__global__ void __launch_bounds__(256) potrf_block(C* a, long long lda, int j0, int w, index_t* info) {
+  __shared__ C M[nb][nb + 1];
+  __shared__ int stop;
+  if (threadIdx.x == 0) stop = *info != 0;
+  for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
+    const int r = e % w, c = e / w;
+    if (r >= c) M[r][c] = at(a, lda, j0 + r, j0 + c);
+  }
+  __syncthreads();
+  if (stop) return;
+  int done = w;
+  for (int c = 0; c < w; ++c) {
+    const double d = M[c][c].re;
+    if (!(d > 0)) {  // every thread read the same d
+      if (threadIdx.x == 0) *info = j0 + c + 1;
+      done = c;
+      break;
+    }
+    __syncthreads();
+    const double root = sqrt(d);
+    if (threadIdx.x == 0) M[c][c] = C(root, 0);
+    for (int r = c + 1 + threadIdx.x; r < w; r += blockDim.x) M[r][c] = C(M[r][c].re / root, M[r][c].im / root);
+    __syncthreads();
+    const int rest = w - c - 1;
+    for (int e = threadIdx.x; e < rest * rest; e += blockDim.x) {
+      const int r = c + 1 + e % rest, q = c + 1 + e / rest;
+      if (r >= q) M[r][q] -= M[r][c] * conjugate(M[q][c]);
+    }
+    __syncthreads();
+  }
+  for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
+    const int r = e % w, c = e / w;
+    if (r >= c && c < done) a[j0 + r + static_cast<long long>(j0 + c) * lda] = M[r][c];
   }
 }
 
-/// U (k x n complex, ld) as the real 2k x n column-major matrix [Re; Im].
-__global__ void pack_u(const C* U, long long ldu, int k, int n, double* out) {
-  LA_GRID_STRIDE(e, static_cast<long long>(k) * n) {
-    const long long p = e % k, c = e / k;
-    const C v = U[p + c * ldu];
-    out[p + c * 2LL * k] = v.re, out[k + p + c * 2LL * k] = v.im;
+/// Rows [r0, n) x columns [j0, j0 + w) = (those) L11^-H, L11 the lower w x w block at (j0, j0):
+/// a thread a row.
+__global__ void __launch_bounds__(256) trsm_right_lh(C* a, long long lda, int j0, int w, int r0, int n) {
+  __shared__ C L[nb][nb];
+  for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
+    const int r = e % w, c = e / w;
+    if (r >= c) L[r][c] = at(a, lda, j0 + r, j0 + c);
   }
+  __syncthreads();
+  const int r = r0 + blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= n) return;
+  C x[nb];
+  for (int k = 0; k < w; ++k) {
+    C s = at(a, lda, r, j0 + k);
+    for (int p = 0; p < k; ++p) s -= x[p] * conjugate(L[k][p]);
+    x[k] = C(s.re / L[k][k].re, s.im / L[k][k].re);
+  }
+  for (int k = 0; k < w; ++k) a[r + static_cast<long long>(j0 + k) * lda] = x[k];
 }
 
-/// A (m x n, ld) -= L (m x k, ld) U (k x n, ld), all complex column-major, as one real GEMM on
-/// the fp64 Tensor Cores. la::dgemm is row-major, so it computes the transposes: A's doubles
-/// as the row-major n x 2m matrix (ld 2 lda) -= [Re U; Im U]^T (n x 2k) [Re -Im; Im Re]^T
-/// (2k x 2m). lw, uw: 4 m k and 2 k n doubles.
-void gemm_minus(cudaStream_t s, int m, int n, int k, const C* L, long long ldl, const C* U, long long ldu, C* A, long long lda,
-                double* lw, double* uw) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
-  pack_l<<<detail::grid_for(static_cast<long long>(m) * k), 256, 0, s>>>(L, ldl, m, k, lw);
-  LA_CHECK_LAUNCH(s);
-  pack_u<<<detail::grid_for(static_cast<long long>(k) * n), 256, 0, s>>>(U, ldu, k, n, uw);
-  LA_CHECK_LAUNCH(s);
-  dgemm_args g;
-  g.m = n, g.n = 2 * m, g.k = 2 * k;
-  g.a = uw, g.lda = 2 * k, g.b = lw, g.ldb = 2 * m;
-  g.c = reinterpret_cast<double*>(A), g.ldc = 2 * lda;
-  g.alpha = -1, g.beta = 1;
-  dgemm(g, s);
+/// The solve with L, one block: L y = b, then L^H x = y.
+__global__ void __launch_bounds__(1024) cholesky_solve(const C* l, long long lda, int n, C* b) {
+  for (int j = 0; j < n; ++j) {
+    if (threadIdx.x == 0) b[j] = C(b[j].re / at(l, lda, j, j).re, b[j].im / at(l, lda, j, j).re);
+    __syncthreads();
+    const C xj = b[j];
+    for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) b[i] -= at(l, lda, i, j) * xj;
+    __syncthreads();
+  }
+  for (int j = n - 1; j >= 0; --j) {
+    if (threadIdx.x == 0) b[j] = C(b[j].re / at(l, lda, j, j).re, b[j].im / at(l, lda, j, j).re);
+    __syncthreads();
+    const C xj = b[j];
+    for (int i = threadIdx.x; i < j; i += blockDim.x) b[i] -= conjugate(at(l, lda, j, i)) * xj;
+    __syncthreads();
+  }
 }
 
 /// The solve with the factors, one block: the swaps in order, L y = P b (unit), U x = y.
@@ -258,18 +332,6 @@ __global__ void __launch_bounds__(1024) lu_solve(const C* a, long long lda, int 
   }
 }
 
-/// x += d (refinement's correction).
-__global__ void add_into(C* x, const C* d, long long n) {
-  LA_GRID_STRIDE(i, n) x[i] += d[i];
-}
-
-/// The dense column-major form of a CSR matrix (duplicates added).
-template <typename O>
-__global__ void scatter_dense(csr_view<const C, O> s, C* a, long long lda) {
-  LA_GRID_STRIDE(i, s.rows) {
-    for (O k = s.row_ptr[i]; k < s.row_ptr[i + 1]; ++k) a[i + static_cast<long long>(s.col_idx[k]) * lda] += s.values[k];
-  }
-}
 
 }  // namespace complex_dense_detail
 
@@ -368,113 +430,47 @@ void dense_lu_solve_device(context& ctx, const std::complex<double>* lu, index_t
   LA_CHECK_LAUNCH(ctx.stream());
 }
 
-namespace complex_direct_detail {
-
-/// The GPU's kept factors: A's dense form by dense_lu_device, A on the device for the residuals.
-template <typename O>
-struct device_backend final : direct_backend<O> {
-  context& ctx;
-  cg_options o;
-  index_t n;
-  device_csr<z, O> da;
-  device_buffer<z> dense;
-  device_buffer<index_t> piv;
-  spmv_plan<z> plan;
-
-  device_backend(context& c, const csr_matrix<z, O>& a, const cg_options& o_, device_csr<z, O> d, device_buffer<z> f,
-                 device_buffer<index_t> p)
-      : ctx(c), o(o_), n(a.rows()), da(std::move(d)), dense(std::move(f)), piv(std::move(p)), plan(c, spmv_view(da)) {}
-
-  void solve(const std::vector<z>& b, std::vector<z>& x, solve_result& r, const input& in) override {
-    using namespace complex_dense_detail;
-    const auto t1 = std::chrono::steady_clock::now();
-    const cudaStream_t s = ctx.stream();
-    const auto db = to_device(ctx, b);
-    device_vector<z> dx(ctx, n), dr(ctx, n);
-    std::vector<z> res(static_cast<std::size_t>(n)), best;
-    double be = 0, rel = 0;
-    const auto measure = [&] {  // res = b - A x on the GPU, be and rel on the host
-      LA_CUDA_TRY(cudaMemcpyAsync(dr.data(), db.data(), sizeof(z) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
-      plan.run(dx.data(), dr.data(), z(-1), z(1), s);
-      res = to_host(ctx, dr);
-      x = to_host(ctx, dx);
-      measures(res, x, in, be, rel);
-    };
-    LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), db.data(), sizeof(z) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
-    dense_lu_solve_device(ctx, dense.data(), n, n, piv.data(), dx.data());
-    measure();
-    best = x;
-    detail::refine_rule rule;
-    rule.how = refinement_kind::classical;
-    rule.max_steps = o.direct.max_refinement;
-    const int steps = detail::refine(
-        rule, be, rel,
-        [&](bool, double& be_out, double& rel_out) {
-          dense_lu_solve_device(ctx, dense.data(), n, n, piv.data(), dr.data());  // dr: the residual measure() left
-          add_into<<<detail::grid_for(n), 256, 0, s>>>(detail::device_ptr(dx.data()), detail::device_ptr(dr.data()), n);
-          LA_CHECK_LAUNCH(s);
-          measure();
-          be_out = be, rel_out = rel;
-        },
-        [&] { best = x; },
-        [&] {
-          x = best;
-          LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
-        });
-    x = best;
-    LA_CUDA_TRY(cudaMemcpyAsync(dx.data(), x.data(), sizeof(z) * x.size(), cudaMemcpyHostToDevice, s));
-    measure();
-    r.iterations = steps;
-    r.iterate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
-    verdict(r, x, rel, in, o,
-            std::to_string(steps) + " refinement step" + (steps == 1 ? "" : "s") + ", backward error " + short_number(be));
-  }
-};
-
-template <typename O>
-std::unique_ptr<direct_backend<O>> factor_device(context& ctx, const csr_matrix<z, O>& a, const cg_options& o, solve_result& r,
-                                                 const input&) {
+index_t dense_cholesky_device(context& ctx, std::complex<double>* a_, index_t n, index_t lda) {
   using namespace complex_dense_detail;
-  const index_t n = a.rows();
-  check_device_memory(ctx, double(n) * double(n) * sizeof(z), "the dense form of a complex matrix of " + std::to_string(n) + " rows");
+  LA_EXPECTS(n >= 0 && lda >= std::max<index_t>(n, 1), "dense_cholesky_device: n must be >= 0 and lda >= n");
+  LA_EXPECTS(lda <= INT_MAX / 2, "dense_cholesky_device: lda must be below 2^30");
+  if (n == 0) return 0;
+  C* a = detail::device_ptr(a_);
   const cudaStream_t s = ctx.stream();
-  auto da = to_device(ctx, a);
-  device_buffer<z> dense = ctx.allocate<z>(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
-  LA_CUDA_TRY(cudaMemsetAsync(dense.data(), 0, sizeof(z) * dense.size(), s));
-  if (n > 0) {
-    scatter_dense<<<detail::grid_for(n), 256, 0, s>>>(detail::rebind_view<csr_view<const C, O>>(da.view()),
-                                                      detail::device_ptr(dense.data()), n);
-    LA_CHECK_LAUNCH(s);
+  device_buffer<index_t> info = ctx.allocate<index_t>(1);
+  LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(index_t), s));
+  const std::size_t kmax = static_cast<std::size_t>(std::min<index_t>(n, NB));
+  device_buffer<double> lw = ctx.allocate<double>(4 * kmax * static_cast<std::size_t>(n));
+  device_buffer<double> uw = ctx.allocate<double>(2 * kmax * static_cast<std::size_t>(n));
+  const auto blk = [&](int i, int j) { return a + i + static_cast<long long>(j) * lda; };
+  const int N = static_cast<int>(n);
+  for (int J = 0; J < N; J += NB) {
+    const int JE = std::min(N, J + NB);
+    for (int j = J; j < JE; j += nb) {
+      const int w = std::min(nb, JE - j);
+      potrf_block<<<1, 256, 0, s>>>(a, lda, j, w, info.data());
+      LA_CHECK_LAUNCH(s);
+      if (j + w < N) {
+        trsm_right_lh<<<detail::grid_for(N - j - w), 256, 0, s>>>(a, lda, j, w, j + w, N);
+        LA_CHECK_LAUNCH(s);
+      }
+      // The outer panel right of this block: A[j+w.., j+w..JE) -= L21 L(j+w..JE)^H.
+      gemm_minus(s, N - j - w, JE - j - w, w, blk(j + w, j), lda, blk(j + w, j), lda, blk(j + w, j + w), lda, lw.data(), uw.data(),
+                 true);
+    }
+    gemm_minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(JE, J), lda, blk(JE, JE), lda, lw.data(), uw.data(), true);
   }
-  device_buffer<index_t> piv = ctx.allocate<index_t>(static_cast<std::size_t>(std::max<index_t>(n, 1)));
-  const index_t zero_pivot = dense_lu_device(ctx, dense.data(), n, std::max<index_t>(n, 1), piv.data());
-  if (zero_pivot) {
-    r.status = solve_status::breakdown;
-    r.message = "A is singular: column " + std::to_string(zero_pivot) + " has no nonzero pivot in partial pivoting's search";
-    return nullptr;
-  }
-  return std::make_unique<device_backend<O>>(ctx, a, o, std::move(da), std::move(dense), std::move(piv));
+  index_t first = 0;
+  LA_CUDA_TRY(cudaMemcpyAsync(&first, info.data(), sizeof first, cudaMemcpyDeviceToHost, s));
+  ctx.synchronize();
+  return first;
 }
 
-template std::unique_ptr<direct_backend<std::int32_t>> factor_device<std::int32_t>(context&, const csr_matrix<z, std::int32_t>&,
-                                                                                   const cg_options&, solve_result&, const input&);
-template std::unique_ptr<direct_backend<std::int64_t>> factor_device<std::int64_t>(context&, const csr_matrix<z, std::int64_t>&,
-                                                                                   const cg_options&, solve_result&, const input&);
-
-}  // namespace complex_direct_detail
-
-template <typename O>
-solve_result solve_complex_direct_device(context& ctx, const csr_matrix<std::complex<double>, O>& a,
-                                         const std::vector<std::complex<double>>& b, std::vector<std::complex<double>>& x,
-                                         const cg_options& o) {
-  return complex_direct<O>(&ctx, a, o).solve(b, x);
+void dense_cholesky_solve_device(context& ctx, const std::complex<double>* l, index_t n, index_t lda, std::complex<double>* b) {
+  using namespace complex_dense_detail;
+  if (n == 0) return;
+  cholesky_solve<<<1, 1024, 0, ctx.stream()>>>(detail::device_ptr(l), lda, n, detail::device_ptr(b));
+  LA_CHECK_LAUNCH(ctx.stream());
 }
-
-template solve_result solve_complex_direct_device<std::int32_t>(context&, const csr_matrix<std::complex<double>, std::int32_t>&,
-                                                                const std::vector<std::complex<double>>&,
-                                                                std::vector<std::complex<double>>&, const cg_options&);
-template solve_result solve_complex_direct_device<std::int64_t>(context&, const csr_matrix<std::complex<double>, std::int64_t>&,
-                                                                const std::vector<std::complex<double>>&,
-                                                                std::vector<std::complex<double>>&, const cg_options&);
 
 }  // namespace la

@@ -175,6 +175,100 @@ TEST(ComplexDirectDevice, FactoredOnceSolvedManyTimes) {
   solver_object(&ctx);
 }
 
+/// A random Hermitian positive definite n x n matrix, column-major: B B^H / n + I.
+std::vector<z> random_hpd(index_t n, std::mt19937& g) {
+  std::vector<z> b(static_cast<std::size_t>(n) * n), a(b.size(), z(0));
+  for (auto& v : b) v = test::random_value<z>(g);
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) {
+      z s(0);
+      for (index_t k = 0; k < n; ++k) s += b[i + k * std::size_t(n)] * std::conj(b[j + k * std::size_t(n)]);
+      a[i + j * std::size_t(n)] = s / double(n) + (i == j ? z(1) : z(0));
+    }
+  for (index_t i = 0; i < n; ++i) a[i + i * std::size_t(n)] = z(a[i + i * std::size_t(n)].real(), 0);
+  return a;
+}
+
+// The host oracle: L L^H gives A back; an indefinite matrix stops at its first non-positive pivot.
+TEST(ComplexDenseCholesky, TheHostOracle) {
+  std::mt19937 g(23);
+  for (index_t n : {1, 7, 40}) {
+    const auto a = random_hpd(n, g);
+    auto l = a;
+    ASSERT_EQ(dense_cholesky_host(l, n), 0);
+    double err = 0;
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = j; i < n; ++i) {
+        z s(0);
+        for (index_t k = 0; k <= j; ++k) s += l[i + k * std::size_t(n)] * std::conj(l[j + k * std::size_t(n)]);
+        err = std::max(err, std::abs(s - a[i + j * std::size_t(n)]));
+      }
+    EXPECT_LE(err, 1e-13 * n) << n;
+  }
+  std::vector<z> indef = {z(1), z(0, 2), z(0, -2), z(1)};  // eigenvalues -1 and 3
+  EXPECT_EQ(dense_cholesky_host(indef, 2), 2);
+}
+
+TEST(ComplexDenseCholesky, TheGpuFactorMatchesTheHostOracle) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  std::mt19937 g(29);
+  const std::vector<index_t> sizes = test::under_sanitizer() ? std::vector<index_t>{1, 33, 300} : std::vector<index_t>{1, 2, 31, 32, 33, 65, 300, 1000};
+  for (index_t n : sizes) {
+    const auto a = random_hpd(n, g);
+    auto l = a;
+    ASSERT_EQ(dense_cholesky_host(l, n), 0);
+    auto d = to_device(ctx, a);
+    ASSERT_EQ(dense_cholesky_device(ctx, d.data(), n, n), 0) << n;
+    const auto got = to_host(ctx, d);
+    double err = 0, mag = 0;
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = j; i < n; ++i) {  // the lower triangle: L
+        const std::size_t k = i + j * std::size_t(n);
+        err = std::max(err, std::abs(got[k] - l[k])), mag = std::max(mag, std::abs(l[k]));
+      }
+    EXPECT_LE(err, 1e-12 * mag * std::max<index_t>(n, 1)) << "n " << n;
+    std::vector<z> want(static_cast<std::size_t>(n));
+    for (auto& w : want) w = test::random_value<z>(g);
+    std::vector<z> b(static_cast<std::size_t>(n), z(0));
+    for (index_t j = 0; j < n; ++j)
+      for (index_t i = 0; i < n; ++i) b[i] += a[i + static_cast<std::size_t>(j) * n] * want[j];
+    auto db = to_device(ctx, b);
+    dense_cholesky_solve_device(ctx, d.data(), n, n, db.data());
+    EXPECT_LE(max_error(to_host(ctx, db), want), 1e-9) << "n " << n;
+    auto d2 = to_device(ctx, a);
+    dense_cholesky_device(ctx, d2.data(), n, n);
+    const auto again = to_host(ctx, d2);
+    EXPECT_EQ(std::memcmp(again.data(), got.data(), got.size() * sizeof(z)), 0) << "n " << n;
+  }
+  // Indefinite (in the second outer panel, past the first 256 columns): its column.
+  auto a = random_hpd(300, g);
+  a[280 + 280 * std::size_t(300)] = z(-5, 0);
+  auto l = a;
+  const index_t want = dense_cholesky_host(l, 300);
+  ASSERT_GT(want, 256);
+  auto d = to_device(ctx, a);
+  EXPECT_EQ(dense_cholesky_device(ctx, d.data(), 300, 300), want);
+}
+
+// The GPU's direct method takes Cholesky for Hermitian A with positive pivots, LU where the
+// pivots are not (Hermitian, positive diagonal, indefinite).
+TEST(ComplexDirectDevice, CholeskyWhereHermitianPositiveDefinite) {
+  LA_SKIP_WITHOUT_GPU();
+  context ctx;
+  const auto h = test::hpd(20);
+  std::vector<z> x;
+  auto r = solve_complex_direct_device(ctx, h, times(h, std::vector<z>(400, z(1, 2))), x);
+  ASSERT_EQ(r.status, solve_status::converged) << r.message;
+  EXPECT_NE(r.method.find("Cholesky"), std::string::npos) << r.method;
+  EXPECT_LE(max_error(x, std::vector<z>(400, z(1, 2))), 1e-10);
+  const csr_matrix<z> indef(2, 2, {0, 2, 4}, {0, 1, 0, 1}, {z(1), z(0, 2), z(0, -2), z(1)});
+  r = solve_complex_direct_device(ctx, indef, {z(1), z(1)}, x);
+  ASSERT_EQ(r.status, solve_status::converged) << r.message;
+  EXPECT_NE(r.method.find("LU"), std::string::npos) << r.method;
+  EXPECT_LE(max_error(times(indef, x), std::vector<z>{z(1), z(1)}), 1e-14);
+}
+
 TEST(ComplexDenseLu, TheGpuFactorsMatchTheHostOracle) {
   LA_SKIP_WITHOUT_GPU();
   context ctx;
