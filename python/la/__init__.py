@@ -565,18 +565,12 @@ def _is_complex_system(A, b):
 _COMPLEX_OPTIONS = ("restart", "auto_direct_rows", "ordering", "max_refinement")
 
 
-def _complex_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callback, full_output, history, options):
-    """la.solve on a complex system (issue 69): complex64 or complex128, CSR, on the GPU or the CPU;
-    the method chosen and run as `la solve` does (la/solvers/complex_solve.hpp)."""
-    global _python_copies
-    if _is_batch(A):
-        raise NotSupported("a batch of complex systems is not solved yet (batches take float32 or float64)")
+def _check_complex_words(A, method, precond, device, options):
+    """What complex systems take (la.solve and la.Solver): options, method and precond."""
     refused = [k for k in options if k not in _COMPLEX_OPTIONS]
     if refused:
         raise InvalidArgument("%s do%s not apply to complex systems yet (they take %s)" % (
             ", ".join(refused), "es" if len(refused) == 1 else "", ", ".join(_COMPLEX_OPTIONS)))
-    if callback is not None or history:
-        raise InvalidArgument("callback and history are not available for complex systems yet")
     if method not in ("auto", "direct", "cg", "cocg", "bicgstab", "gmres"):
         raise InvalidArgument("method=%r: complex systems take 'auto', 'direct', 'cg' (Hermitian positive definite), "
                               "'cocg' (complex symmetric), 'bicgstab' or 'gmres'" % (method,))
@@ -586,6 +580,17 @@ def _complex_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callb
     if precond in ("ilu0", "ic0") and (device == "gpu" or _is_cupy_sparse(A)):
         raise InvalidArgument("precond=%r takes complex systems on the CPU only so far (device='cpu' or 'auto', "
                               "scipy/numpy input)" % (precond,))
+
+
+def _complex_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callback, full_output, history, options):
+    """la.solve on a complex system (issue 69): complex64 or complex128, CSR, on the GPU or the CPU;
+    the method chosen and run as `la solve` does (la/solvers/complex_solve.hpp)."""
+    global _python_copies
+    if _is_batch(A):
+        raise NotSupported("a batch of complex systems is not solved yet (batches take float32 or float64)")
+    if callback is not None or history:
+        raise InvalidArgument("callback and history are not available for complex systems yet")
+    _check_complex_words(A, method, precond, device, options)
     bdt = getattr(b, "dtype", None)
     dtype = _complex_dtype(A.dtype) if bdt is None or _complex_dtype(bdt) == _np.complex64 else _np.dtype(_np.complex128)
     if _is_cupy_sparse(A) or _is_cupy_array(A):
@@ -639,17 +644,62 @@ class Solver:
     solve follows la.solve's rules, auto's fallbacks included, whatever the number of columns: b
     may be (n,) or (n, k). update_values(A) on the same pattern reruns only what depends on the
     values (AMG its numeric phases; the direct method its factorization, by the first one's
-    steps). The options are solve()'s.
+    steps). The options are solve()'s. A complex A (complex64 or complex128, scipy or numpy) is set
+    up as la::complex_solver: the method chosen once (la.solve's complex rules), the direct
+    method's factors kept, each solve checked; update_values, callback and history take real
+    systems only so far.
     """
 
     def __init__(self, A, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", precond="auto", device="auto",
                  **options):
+        self._complex = None
+        if _np.dtype(getattr(A, "dtype", _np.float64)).kind == "c":
+            self._complex_setup(A, rtol, atol, maxiter, method, precond, device, options)
+            return
         self._m = _Matrix(A)
         self._words = _words(rtol, atol, maxiter, method, precond, options)
         self._gpu = _use_gpu(device, self._m)
         if self._gpu:
             _wait_for_cupy(self._m)
         self._s = _call(_la.Solver, self._m.arg, self._m.code, self._m.offset_bytes, self._words, self._gpu)
+
+    def _complex_setup(self, A, rtol, atol, maxiter, method, precond, device, options):
+        """A complex A (complex64 or complex128, scipy or numpy): la::complex_solver, the method
+        chosen once and the direct method's factors kept; b and x numpy arrays."""
+        import scipy.sparse as sp
+        if _is_cupy_sparse(A) or _is_cupy_array(A):
+            raise InvalidArgument("la.Solver takes complex systems from scipy or numpy so far (la.solve takes a complex "
+                                  "CuPy matrix in place)")
+        _check_complex_words(A, method, precond, device, options)
+        self._m = _Matrix(A if sp.issparse(A) else sp.csr_matrix(_np.asarray(A)), complex_values=True)
+        if self._m.shape[0] != self._m.shape[1]:
+            raise InvalidArgument("A is %d x %d; la solves square systems" % self._m.shape)
+        self._complex = _np.dtype(self._m.dtype)
+        words = [w for w in _words(rtol, atol, maxiter, "auto", precond, options) if w[0] != "method"]
+        self._gpu = _use_gpu(device, self._m) and precond not in ("ilu0", "ic0")
+        self._s = _call(_la.ComplexSolver, self._m.arg, self._m.code, self._m.offset_bytes, str(method), words, self._gpu)
+
+    def _complex_solve(self, b, x0, callback, full_output, history):
+        if callback is not None or history:
+            raise InvalidArgument("callback and history are not available for complex systems yet")
+        if _is_cupy_array(b):
+            raise InvalidArgument("this Solver's A is a host matrix (scipy), so b must be a numpy array")
+        n = self._m.shape[0]
+        bb = _np.asarray(b)
+        if bb.ndim == 2 and bb.shape[1] != 1:
+            if bb.shape[0] != n:
+                raise InvalidArgument("A is %d x %d but b has shape %s" % (n, n, tuple(bb.shape)))
+            if x0 is not None:
+                raise InvalidArgument("x0 with several right-hand sides is not supported; solve the columns one by one")
+            cols = [self._complex_solve(bb[:, c], None, None, True, False) for c in range(bb.shape[1])]
+            x = _np.stack([c[0] for c in cols], axis=1)
+            info_ = next((c[1] for c in cols if c[1] != 0), 0)
+            return (x, info_, [c[2] for c in cols]) if full_output else (x, info_)
+        bv = _np.ascontiguousarray(_one_column(_np.asarray(b, dtype=self._complex), n, "b"))
+        x = _np.zeros(n, dtype=self._complex) if x0 is None else _one_column(_np.array(x0, dtype=self._complex, copy=True), n, "x0")
+        x = _np.ascontiguousarray(x)
+        d = _call(self._s.solve, bv, x)
+        return _returned(d, self._gpu, x, full_output)
 
     @property
     def shape(self):
@@ -659,6 +709,8 @@ class Solver:
         """Solves A x = b with the kept setup; as la.solve. b of shape (n, k): each column through the
         same setup, x of b's shape, info the first column's that did not converge (0 when all did),
         and with full_output a list of k SolveResults."""
+        if self._complex is not None:
+            return self._complex_solve(b, x0, callback, full_output, history)
         if _np.ndim(b) == 0:
             raise InvalidArgument("b must be a vector of shape (n,) or an array (n, k); got a scalar")
         n = self._m.shape[0]
@@ -697,6 +749,8 @@ class Solver:
 
     def update_values(self, A):
         """New values on the same pattern (same shape, indptr and indices)."""
+        if self._complex is not None:
+            raise NotSupported("update_values takes real systems so far; make a new Solver for the complex values")
         m = _Matrix(A)
         old = self._m
         same = (m.on_device == old.on_device and m.shape == old.shape and m.dtype == old.dtype

@@ -34,9 +34,58 @@ csr_matrix<T, O> downloaded(context& ctx, const matrix_arg& m) {
   return to_host(ctx, a);
 }
 
+/// la.Solver on a complex system: complex_solver (the method chosen once, the direct method's
+/// factors kept) over a copy of A in la's container; b and x numpy arrays.
+struct complex_solver_box {
+  virtual ~complex_solver_box() = default;
+  virtual solve_result solve(const py::object& b, const py::object& x) = 0;
+  std::string why, note, method;
+};
+template <typename T, typename O>
+struct complex_solver_of final : complex_solver_box {
+  csr_matrix<T, O> a;
+  std::optional<context> ctx;
+  std::optional<complex_solver<T, O>> s;
+  complex_solver_of(const matrix_arg& m, const std::string& name, const cg_options& o, bool gpu)
+      : a(host_matrix<T, O>(m)->matrix()) {
+    without_gil([&] {
+      if (gpu) ctx.emplace(m.device);
+      s.emplace(ctx ? &*ctx : nullptr, a, name, o);
+      return 0;
+    });
+    why = s->choice().why, note = s->note();
+  }
+  solve_result solve(const py::object& b, const py::object& x) override {
+    const auto vb = vector_arg_of<T>(b, false, "b");
+    auto vx = vector_arg_of<T>(x, false, "x0", true);
+    std::vector<T> hb = vector_of(vb.host), hx = vector_of(vx.host);
+    solve_result r = without_gil([&] { return s->solve(hb, hx); });
+    std::copy(hx.begin(), hx.end(), vx.data());
+    note = s->note();
+    method = s->factored() && r.solver == krylov_method::direct ? "direct" : to_string(s->choice().krylov);
+    return r;
+  }
+};
+
 }  // namespace
 
 void bind_complex(py::module_& mod) {
+  py::class_<complex_solver_box>(mod, "ComplexSolver", "la::complex_solver: la.Solver on a complex system")
+      .def(py::init([](const matrix_arg& m, char value, int offset_bytes, const std::string& method, const option_pairs& options,
+                       bool gpu) {
+        const cg_options opt = parse_options(options);
+        return dispatch_complex(value, offset_bytes, [&]<typename T, typename O>() -> std::unique_ptr<complex_solver_box> {
+          return std::make_unique<complex_solver_of<T, O>>(m, method, opt, gpu);
+        });
+      }))
+      .def("solve", [](complex_solver_box& s, const py::object& b, const py::object& x) {
+        const solve_result r = s.solve(b, x);
+        py::dict d = report_of(r);
+        d["method"] = s.method;
+        d["method_choice"] = s.why;
+        if (!s.note.empty()) d["message"] = s.note + "; " + r.message;
+        return d;
+      });
   mod.def(
       "solve_complex",
       [](const matrix_arg& m, char value, int offset_bytes, const py::object& b, const py::object& x,

@@ -54,6 +54,30 @@ def test_every_method_on_a_complex_symmetric_system(device, method):
     assert r.method == ("direct" if method in ("direct", "auto") else method)
 
 
+@pytest.mark.parametrize("device", devices())
+def test_solver_keeps_the_complex_factors(device):
+    A = helmholtz(20)
+    s = la.Solver(A, device=device)
+    rng = np.random.default_rng(4)
+    for _ in range(2):
+        want = rng.standard_normal(400) + 1j * rng.standard_normal(400)
+        x, info, r = s.solve(A @ want, full_output=True)
+        assert info == 0, r.message
+        assert x.dtype == np.complex128 and r.method == "direct", r.method
+        assert r.method_choice.startswith("auto:")
+        assert np.abs(x - want).max() < 1e-9
+    B = np.stack([A @ np.ones(400, dtype=complex), 2j * (A @ np.ones(400, dtype=complex))], axis=1)
+    X, info = s.solve(B)
+    assert info == 0 and X.shape == (400, 2) and np.allclose(X[:, 1], 2j)
+    g = la.Solver(A.astype(np.complex64), method="gmres", rtol=1e-5, device=device)  # complex64 stays complex64
+    x, info = g.solve((A @ np.ones(400)).astype(np.complex64))
+    assert info == 0 and x.dtype == np.complex64
+    with pytest.raises(la.NotSupported):
+        s.update_values(A)
+    with pytest.raises(ValueError, match="callback"):
+        s.solve(A @ np.ones(400, dtype=complex), callback=lambda i, r: None)
+
+
 def test_ic0_on_a_hermitian_system_on_the_cpu(data):
     # mhd1280b is Hermitian positive definite: CG with IC(0) (L L^H) runs on the CPU, fewer
     # iterations than with Jacobi.
