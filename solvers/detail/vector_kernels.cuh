@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -106,11 +107,14 @@ double safe_nrm2(const T* x, index_t n, unsigned blocks, double* scratch, double
   double m;
   std::memcpy(&m, &mb, sizeof m);
   if (!(m > 0) || !std::isfinite(m)) return !std::isfinite(ss) ? ss : (m > 0 ? m : 0.0);
-  scaled_square_sum<<<blocks, block_threads, 0, s>>>(x, n, 1.0 / m, scratch, partials, ticket);
+  // The entries times a power of two near 1 / max|x|, at most 2^1000: for a subnormal max|x|
+  // (below 2^-1022) 1 / max|x| overflows, and x * inf made ||x|| infinite.
+  const double scale = std::ldexp(1.0, std::min(-std::ilogb(m), 1000));
+  scaled_square_sum<<<blocks, block_threads, 0, s>>>(x, n, scale, scratch, partials, ticket);
   LA_CHECK_LAUNCH(s);
   LA_CUDA_TRY(cudaMemcpyAsync(&ss, scratch, sizeof ss, cudaMemcpyDeviceToHost, s));
   LA_CUDA_TRY(cudaStreamSynchronize(s));
-  return m * std::sqrt(ss);
+  return std::sqrt(ss) / scale;
 }
 
 /// x *= s, and a copy of b times s, queued on ctx's stream (the skeleton's rhs scaling).

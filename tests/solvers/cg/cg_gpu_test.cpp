@@ -312,6 +312,17 @@ TEST(GpuCgStatus, NonFiniteInputsAndIterates) {
   csr_matrix<double> huge(2, 2, {0, 1, 2}, {0, 1}, {1e300, 2e300});
   for (cg_path p : paths)
     EXPECT_EQ(solve_gpu(ctx, huge, std::vector<double>{1e300, 1e300}, {}, p).r.status, solve_status::converged);
+  // A subnormal b (below 2^-1022): ||b|| is summed scaled by a power of two (1 / max|b|
+  // overflows there), so x comes out at b's scale, never a "converged" zero.
+  std::vector<double> tiny(a.rows(), 0.0);
+  for (index_t i = 0; i < a.rows(); ++i)
+    for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) tiny[i] += a.values()[k];
+  for (double& v : tiny) v *= 1e-310;
+  for (cg_path p : paths) {
+    const auto t = solve_gpu(ctx, a, tiny, {}, p);
+    ASSERT_EQ(t.r.status, solve_status::converged) << t.r.message;
+    for (double v : t.x) ASSERT_NEAR(v / 1e-310, 1.0, 1e-6);
+  }
 }
 
 TEST(GpuCgStatus, ZeroRightHandSideReturnsZeroAtOnce) {
