@@ -30,6 +30,7 @@
 #include <la/grid.cuh>
 #include <la/kernels/gemm/gemm.hpp>
 #include <la/solvers/complex_direct.hpp>
+#include <la/solvers/direct/detail/phase_timer.hpp>
 
 namespace la {
 namespace complex_dense_detail {
@@ -149,19 +150,26 @@ __global__ void __launch_bounds__(panel_threads) panel_kernel(C* a, long long ld
     if (j >= r0 && j < r0 + mine)
       for (int c = threadIdx.x; c < w; c += blockDim.x) crow[par * nb + c] = P[c * rpb + j - r0];
     grid.sync();
-    if (threadIdx.x == 0) {
+    if (warp == 0) {  // the winner over the blocks' candidates: the lanes split them, then shuffle
       double bv = -1;
       int bi = n, wb = -1;
-      for (int q = 0; q < blocks; ++q) {
+      for (int q = lane; q < blocks; q += 32) {
         const double cv = cand_v[par * blocks + q];
         const int ci = cand_r[par * blocks + q];
         if (cv > bv || (cv == bv && ci < bi)) bv = cv, bi = ci, wb = q;
       }
-      const bool ok = bv > 0;  // else an exactly zero (or NaN) column: left as it is, info says so
-      s_ok = ok, s_pivot = ok ? bi : j, s_winner = wb;
-      if (b == 0) {
-        piv[j] = ok ? bi : j;
-        if (!ok && *info == 0) *info = j + 1;
+      for (int off = 16; off > 0; off /= 2) {
+        const double ov = __shfl_down_sync(0xffffffffu, bv, off);
+        const int oi = __shfl_down_sync(0xffffffffu, bi, off), ow = __shfl_down_sync(0xffffffffu, wb, off);
+        if (ov > bv || (ov == bv && oi < bi)) bv = ov, bi = oi, wb = ow;
+      }
+      if (lane == 0) {
+        const bool ok = bv > 0;  // else an exactly zero (or NaN) column: left as it is, info says so
+        s_ok = ok, s_pivot = ok ? bi : j, s_winner = wb;
+        if (b == 0) {
+          piv[j] = ok ? bi : j;
+          if (!ok && *info == 0) *info = j + 1;
+        }
       }
     }
     __syncthreads();
@@ -393,6 +401,7 @@ index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index
   };
   const auto blk = [&](int i, int j) { return a + i + static_cast<long long>(j) * lda; };
   const int N = static_cast<int>(n);
+  dense_detail::phase_timer pt(s);  // LA_DENSE_PROFILE: the phases' sums on stderr
   for (int J = 0; J < N; J += NB) {
     const int JE = std::min(N, J + NB);
     // The outer panel [J, JE): its inner panels, each with its swaps on the outer panel's other
@@ -400,21 +409,29 @@ index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index
     for (int j = J; j < JE; j += nb) {
       const int w = std::min(nb, JE - j);
       panel(j, w);
+      pt.mark("panel");
       laswp(j, j + w, J, JE, j, j + w);
+      pt.mark("laswp");
       if (j + w < JE) {
         trsm(j, w, j + w, JE);
+        pt.mark("trsm");
         gemm_minus(s, N - j - w, JE - j - w, w, blk(j + w, j), lda, blk(j, j + w), lda, blk(j + w, j + w), lda, lw.data(), uw.data());
+        pt.mark("update inner");
       }
     }
     laswp(J, JE, 0, N, J, JE);  // the outer panel's swaps on L's columns left of it and the trailing ones
+    pt.mark("laswp");
     if (JE == N) break;
     // U12 = L11^-1 A12 over the outer panel's rows, 32 at a time; then A22 -= L21 U12.
     for (int b = J; b < JE; b += nb) {
       const int w = std::min(nb, JE - b);
       trsm(b, w, JE, N);
+      pt.mark("trsm");
       gemm_minus(s, JE - b - w, N - JE, w, blk(b + w, b), lda, blk(b, JE), lda, blk(b + w, JE), lda, lw.data(), uw.data());
+      pt.mark("update inner");
     }
     gemm_minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(J, JE), lda, blk(JE, JE), lda, lw.data(), uw.data());
+    pt.mark("update trailing");
   }
   index_t first = 0;
   LA_CUDA_TRY(cudaMemcpyAsync(&first, info.data(), sizeof first, cudaMemcpyDeviceToHost, s));
@@ -444,21 +461,26 @@ index_t dense_cholesky_device(context& ctx, std::complex<double>* a_, index_t n,
   device_buffer<double> uw = ctx.allocate<double>(2 * kmax * static_cast<std::size_t>(n));
   const auto blk = [&](int i, int j) { return a + i + static_cast<long long>(j) * lda; };
   const int N = static_cast<int>(n);
+  dense_detail::phase_timer pt(s);
   for (int J = 0; J < N; J += NB) {
     const int JE = std::min(N, J + NB);
     for (int j = J; j < JE; j += nb) {
       const int w = std::min(nb, JE - j);
       potrf_block<<<1, 256, 0, s>>>(a, lda, j, w, info.data());
       LA_CHECK_LAUNCH(s);
+      pt.mark("potrf");
       if (j + w < N) {
         trsm_right_lh<<<detail::grid_for(N - j - w), 256, 0, s>>>(a, lda, j, w, j + w, N);
         LA_CHECK_LAUNCH(s);
+        pt.mark("trsm");
       }
       // The outer panel right of this block: A[j+w.., j+w..JE) -= L21 L(j+w..JE)^H.
       gemm_minus(s, N - j - w, JE - j - w, w, blk(j + w, j), lda, blk(j + w, j), lda, blk(j + w, j + w), lda, lw.data(), uw.data(),
                  true);
+      pt.mark("update inner");
     }
     gemm_minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(JE, J), lda, blk(JE, JE), lda, lw.data(), uw.data(), true);
+    pt.mark("update trailing");
   }
   index_t first = 0;
   LA_CUDA_TRY(cudaMemcpyAsync(&first, info.data(), sizeof first, cudaMemcpyDeviceToHost, s));
