@@ -177,6 +177,9 @@ def dgemm_tma_ratios():
 
 CLAIMS = [
     ("bench/RESULTS.md", "cuSPARSE's best: geometric mean {} over", lambda: complex_spmv_geomean(), x2),
+    ("bench/RESULTS.md", "the rule's choice (`la:auto`): geometric mean {} over", lambda: complex_spmv_geomean("la:auto"), x2),
+    ("bench/RESULTS.md", "la's LU runs at {} zgetrf's speed", lambda: complex_lu_ratios("la:dense_lu_device", "cusolver:zgetrf"), rng),
+    ("bench/RESULTS.md", "la's Cholesky at {} zpotrf's", lambda: complex_lu_ratios("la:dense_cholesky_device", "cusolver:zpotrf"), rng),
     ("bench/RESULTS.md", "la's COCG with Jacobi is {}\nCuPy's gmres", lambda: cupy_complex_ratios("la:cocg+jacobi"), rng),
     ("bench/RESULTS.md", "la's GMRES(30) {}.", lambda: cupy_complex_ratios("la:gmres+jacobi"), rng),
     ("bench/RESULTS.md", "spsolve (SuperLU) on 2D 300^2: {} (la", lambda: complex_direct_ratio("2d:300"), x2),
@@ -434,8 +437,8 @@ def dgemm_table():
     return "\n".join(out)
 
 
-COMPLEX_CSV = "complex-h100-2026-12-07.csv"
-CUPY_COMPLEX_CSV = "cupy-complex-h100-2026-12-07.csv"
+COMPLEX_CSV = "complex-h100-2026-12-07b.csv"
+CUPY_COMPLEX_CSV = "cupy-complex-h100-2026-12-07b.csv"
 
 
 def complex_spmv_rows():
@@ -451,39 +454,58 @@ def complex_spmv_rows():
     return out
 
 
-def complex_spmv_geomean():
+def complex_spmv_geomean(impl=None):
+    """cuSPARSE's best time over la's best (impl None) or over `impl`'s, geometric mean over the matrices."""
     import math
     rs = complex_spmv_rows()
-    return math.exp(sum(math.log(f(p["ms"]) / f(b["ms"])) for _, b, p in rs) / len(rs))
+    t = {(r["case"], r["impl"]): r for r in rows(COMPLEX_CSV) if r["bench"] == "spmv"}
+    mine = [(b if impl is None else t[(case, impl)], p) for case, b, p in rs]
+    return math.exp(sum(math.log(f(p["ms"]) / f(m["ms"])) for m, p in mine) / len(mine))
 
 
 def complex_spmv_table():
     """Complex SpMV (complex<double>): la's kernels against cusparseSpMV, one run."""
     rs = [r for r in rows(COMPLEX_CSV) if r["bench"] == "spmv"]
     t = {(r["case"], r["impl"]): r for r in rs}
-    out = ["| matrix | rows | nnz | la CSR default ms | la SELL ms | cuSPARSE ALG1 ms | cuSPARSE ALG2 ms | la best / cuSPARSE best | la best, bytes floor |",
-           "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| matrix | rows | nnz | la CSR default ms | la csr_scalar ms | la SELL ms | la auto ms | cuSPARSE ALG1 ms | cuSPARSE ALG2 ms "
+           "| la auto / cuSPARSE best | la best / cuSPARSE best | la auto, bytes floor |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for case, best, pb in complex_spmv_rows():
         csr = [r for r in rs if r["case"] == case and r["impl"].startswith("la:") and r["impl"] != "la:sell"][0]
-        sell = t[(case, "la:sell")]
+        scalar, sell, auto = t[(case, "la:csr_scalar")], t[(case, "la:sell")], t[(case, "la:auto")]
         a1, a2 = t[(case, "cusparse:csr_alg1")], t[(case, "cusparse:csr_alg2")]
-        out.append("| %s | %s | %s | %.4f (%s) | %.4f | %.4f | %.4f | %.2fx | %.0f%% |" % (
-            case, best["n"], best["nnz"], f(csr["ms"]), csr["impl"].replace("la:", ""), f(sell["ms"]), f(a1["ms"]),
-            f(a2["ms"]), f(pb["ms"]) / f(best["ms"]), 100 * f(best["floor_share"])))
+        out.append("| %s | %s | %s | %.4f (%s) | %.4f | %.4f | %.4f | %.4f | %.4f | %.2fx | %.2fx | %.0f%% |" % (
+            case, best["n"], best["nnz"], f(csr["ms"]), csr["impl"].replace("la:", ""), f(scalar["ms"]), f(sell["ms"]),
+            f(auto["ms"]), f(a1["ms"]), f(a2["ms"]), f(pb["ms"]) / f(auto["ms"]), f(pb["ms"]) / f(best["ms"]),
+            100 * f(auto["floor_share"])))
     return "\n".join(out)
 
 
 def complex_lu_table():
-    """The dense complex LU (la's kernels) against cusolverDnZgetrf, one run."""
-    rs = [r for r in rows(COMPLEX_CSV) if r["bench"] == "lu"]
+    """The dense complex LU and Cholesky (la's kernels) against cusolverDnZgetrf and cusolverDnZpotrf, one run."""
+    rs = [r for r in rows(COMPLEX_CSV) if r["bench"] in ("lu", "cholesky")]
     t = {(r["case"], r["impl"]): r for r in rs}
-    out = ["| n | cuSOLVER zgetrf ms | la ms | la / cuSOLVER speed | la TFLOP/s |", "|---|---|---|---|---|"]
+    out = ["| n | zgetrf ms | la LU ms | la LU / zgetrf speed | la LU TFLOP/s | zpotrf ms | la Cholesky ms "
+           "| la Cholesky / zpotrf speed |", "|---|---|---|---|---|---|---|---|"]
     for case in dict.fromkeys(r["case"] for r in rs):
         v, m = t[(case, "cusolver:zgetrf")], t[(case, "la:dense_lu_device")]
         n = f(m["n"])
-        out.append("| %d | %.2f | %.2f | %.2fx | %.2f |" % (n, f(v["ms"]), f(m["ms"]), f(v["ms"]) / f(m["ms"]),
-                                                          8.0 / 3.0 * n ** 3 / (f(m["ms"]) * 1e-3) / 1e12))
+        row = "| %d | %.2f | %.2f | %.2fx | %.2f |" % (n, f(v["ms"]), f(m["ms"]), f(v["ms"]) / f(m["ms"]),
+                                                       8.0 / 3.0 * n ** 3 / (f(m["ms"]) * 1e-3) / 1e12)
+        if (case, "la:dense_cholesky_device") in t:
+            pv, pm = t[(case, "cusolver:zpotrf")], t[(case, "la:dense_cholesky_device")]
+            row += " %.2f | %.2f | %.2fx |" % (f(pv["ms"]), f(pm["ms"]), f(pv["ms"]) / f(pm["ms"]))
+        else:
+            row += " - | - | - |"
+        out.append(row)
     return "\n".join(out)
+
+
+def complex_lu_ratios(impl, peer, lo=2048):
+    """The vendor's time over la's for `impl`, n >= lo."""
+    rs = [r for r in rows(COMPLEX_CSV) if r["impl"] in (impl, peer) and f(r["n"]) >= lo]
+    t = {(r["case"], r["impl"]): r for r in rs}
+    return [f(t[(c, peer)]["ms"]) / f(t[(c, impl)]["ms"]) for c in dict.fromkeys(r["case"] for r in rs)]
 
 
 def complex_krylov_table():

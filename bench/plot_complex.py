@@ -4,8 +4,8 @@
 usage: bench/plot_complex.py complex.csv out.svg [--title TEXT]
 
 Left: per matrix, cuSPARSE's best complex SpMV time over la's best (bars; 1 is a tie, the
-dashed line the 1.2x target). Right: the dense complex LU's time against n, la and
-cusolverDnZgetrf, log-log. Only validated rows (ok = 1). Plain SVG, no plotting library.
+dashed line the 1.2x target). Right: the dense complex LU's and Cholesky's times against n,
+la and cusolverDnZgetrf / cusolverDnZpotrf, log-log. Only validated rows (ok = 1). Plain SVG, no plotting library.
 """
 import csv
 import math
@@ -25,7 +25,7 @@ def main():
         bars.append((case, peer / mine))
     lu = {}
     for r in rs:
-        if r["bench"] == "lu":
+        if r["bench"] in ("lu", "cholesky"):
             lu.setdefault(r["impl"], []).append((int(r["n"]), float(r["ms"])))
     W, H = 900, 420
     out = ['<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">' % (W, H),
@@ -54,7 +54,8 @@ def main():
         px = lambda n: x1 + pw2 * (math.log(n) - math.log(nlo)) / max(math.log(nhi) - math.log(nlo), 1e-9)
         py = lambda t: y0 + ph - ph * (math.log(t) - math.log(tlo)) / (math.log(thi) - math.log(tlo))
         out.append('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#888"/>' % (x1, y0, pw2, ph))
-        for impl, colour, dash in (("la:dense_lu_device", "#1f77b4", ""), ("cusolver:zgetrf", "#1f77b4", "6,4")):
+        for impl, colour, dash in (("la:dense_lu_device", "#1f77b4", ""), ("cusolver:zgetrf", "#1f77b4", "6,4"),
+                                   ("la:dense_cholesky_device", "#2ca02c", ""), ("cusolver:zpotrf", "#2ca02c", "6,4")):
             p = sorted(lu.get(impl, []))
             if p:
                 out.append('<polyline fill="none" stroke="%s" stroke-width="2" stroke-dasharray="%s" points="%s"/>' % (
@@ -64,7 +65,7 @@ def main():
                 out.append('<text x="%.1f" y="%.1f">%s</text>' % (px(p[-1][0]) - 120, py(p[-1][1]) - 8, impl))
         for n in sorted({p[0] for p in pts}):
             out.append('<text x="%.1f" y="%d" text-anchor="middle">%d</text>' % (px(n), y0 + ph + 15, n))
-        out.append('<text x="%d" y="%d" text-anchor="middle">dense complex LU: ms against n (log-log)</text>' % (x1 + pw2 // 2, y0 + ph + 30))
+        out.append('<text x="%d" y="%d" text-anchor="middle">dense complex LU (blue), Cholesky (green): ms against n (log-log)</text>' % (x1 + pw2 // 2, y0 + ph + 30))
     out.append("</svg>")
     open(dst, "w").write("\n".join(out) + "\n")
 
