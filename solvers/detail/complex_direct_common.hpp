@@ -13,6 +13,7 @@
 #include <la/context.hpp>
 #include <la/formats/csr.hpp>
 #include <la/solvers/detail/norms.hpp>
+#include <la/solvers/detail/refinement.hpp>
 #include <la/solvers/krylov_options.hpp>
 
 namespace la {
@@ -107,6 +108,14 @@ std::unique_ptr<direct_backend<O>> factor_host(const csr_matrix<z, O>& a, const 
 template <typename O>
 std::unique_ptr<direct_backend<O>> factor_device(context& ctx, const csr_matrix<z, O>& a, const cg_options& o, solve_result& r,
                                                  const input& in);
+
+/// The refinement both direct methods run: classical steps, at most o.direct.max_refinement.
+inline detail::refine_rule classical_rule(const cg_options& o) {
+  detail::refine_rule rule;
+  rule.how = refinement_kind::classical;
+  rule.max_steps = o.direct.max_refinement;
+  return rule;
+}
 
 /// The refinement's measures of x with residual res: the backward error
 /// ||res||_inf / (||A||_inf ||x||_inf + ||b||_inf) and the relative residual ||res|| / ||b||.

@@ -81,11 +81,8 @@ struct device_backend final : direct_backend<O> {
     factors_solve(dx.data());
     measure();
     best = x;
-    detail::refine_rule rule;
-    rule.how = refinement_kind::classical;
-    rule.max_steps = o.direct.max_refinement;
     const int steps = detail::refine(
-        rule, be, rel,
+        classical_rule(o), be, rel,
         [&](bool, double& be_out, double& rel_out) {
           factors_solve(dr.data());  // dr: the residual measure() left
           add_into<<<detail::grid_for(n), 256, 0, s>>>(detail::device_ptr(dx.data()), detail::device_ptr(dr.data()), n);

@@ -42,11 +42,8 @@ struct host_backend final : direct_backend<O> {
     f.solve(x.data());
     measure();
     best = x;  // the best x so far (refine keeps a better one, and the end takes it)
-    detail::refine_rule rule;
-    rule.how = refinement_kind::classical;
-    rule.max_steps = o.direct.max_refinement;
     const int steps = detail::refine(
-        rule, be, rel,
+        classical_rule(o), be, rel,
         [&](bool, double& be_out, double& rel_out) {
           std::vector<z> d = res;
           f.solve(d.data());

@@ -175,6 +175,15 @@ TEST(ComplexDirectDevice, FactoredOnceSolvedManyTimes) {
   solver_object(&ctx);
 }
 
+/// A random x (want) and b = A x for the column-major n x n A.
+void random_product(const std::vector<z>& a, index_t n, std::mt19937& g, std::vector<z>& want, std::vector<z>& b) {
+  want.resize(static_cast<std::size_t>(n));
+  for (auto& w : want) w = test::random_value<z>(g);
+  b.assign(static_cast<std::size_t>(n), z(0));
+  for (index_t j = 0; j < n; ++j)
+    for (index_t i = 0; i < n; ++i) b[i] += a[i + static_cast<std::size_t>(j) * n] * want[j];
+}
+
 /// A random Hermitian positive definite n x n matrix, column-major: B B^H / n + I.
 std::vector<z> random_hpd(index_t n, std::mt19937& g) {
   std::vector<z> b(static_cast<std::size_t>(n) * n), a(b.size(), z(0));
@@ -228,11 +237,8 @@ TEST(ComplexDenseCholesky, TheGpuFactorMatchesTheHostOracle) {
         err = std::max(err, std::abs(got[k] - l[k])), mag = std::max(mag, std::abs(l[k]));
       }
     EXPECT_LE(err, 1e-12 * mag * std::max<index_t>(n, 1)) << "n " << n;
-    std::vector<z> want(static_cast<std::size_t>(n));
-    for (auto& w : want) w = test::random_value<z>(g);
-    std::vector<z> b(static_cast<std::size_t>(n), z(0));
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < n; ++i) b[i] += a[i + static_cast<std::size_t>(j) * n] * want[j];
+    std::vector<z> want, b;
+    random_product(a, n, g, want, b);
     auto db = to_device(ctx, b);
     dense_cholesky_solve_device(ctx, d.data(), n, n, db.data());
     EXPECT_LE(max_error(to_host(ctx, db), want), 1e-9) << "n " << n;
@@ -293,11 +299,8 @@ TEST(ComplexDenseLu, TheGpuFactorsMatchTheHostOracle) {
     for (std::size_t k = 0; k < lu.size(); ++k) err = std::max(err, std::abs(got[k] - lu[k])), mag = std::max(mag, std::abs(lu[k]));
     EXPECT_LE(err, 1e-12 * mag * std::max<index_t>(n, 1)) << "n " << n;
     // The solve against the product A x.
-    std::vector<z> want(static_cast<std::size_t>(n));
-    for (auto& w : want) w = test::random_value<z>(g);
-    std::vector<z> b(static_cast<std::size_t>(n), z(0));
-    for (index_t j = 0; j < n; ++j)
-      for (index_t i = 0; i < n; ++i) b[i] += a[i + static_cast<std::size_t>(j) * n] * want[j];
+    std::vector<z> want, b;
+    random_product(a, n, g, want, b);
     auto db = to_device(ctx, b);
     dense_lu_solve_device(ctx, d.data(), n, n, dp.data(), db.data());
     EXPECT_LE(max_error(to_host(ctx, db), want), 1e-8) << "n " << n;
