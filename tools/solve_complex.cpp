@@ -30,10 +30,7 @@ using z = std::complex<double>;
 void refuse_what_does_not_apply(const args& a) {
   const char* why = nullptr;
   std::string flag;
-  const std::string pre = a.get("--precond", "auto");
-  if ((pre == "ilu0" || pre == "ic0") && a.get("--device", "auto") == "gpu")
-    flag = "--precond " + pre, why = "complex systems take it on the host only so far (--device cpu or auto)";
-  else if (a.has("--format") && a.get("--format", "") != "auto" && a.get("--format", "") != "csr")
+  if (a.has("--format") && a.get("--format", "") != "auto" && a.get("--format", "") != "csr")
     flag = "--format " + a.get("--format", ""), why = "complex systems are solved on CSR so far";
   else if (a.has("--path")) flag = "--path", why = "it chooses the real GPU CG's iteration; complex systems have one form so far";
   else if (a.has("--history")) flag = "--history", why = "the complex solvers do not record the residual history yet";
@@ -60,8 +57,8 @@ int solve_complex_as(const args& a, const std::string& device, const solve_outpu
   if (opt.precond != preconditioner::none && opt.precond != preconditioner::jacobi && opt.precond != preconditioner::automatic &&
       opt.precond != preconditioner::ilu0 && opt.precond != preconditioner::ic0)
     throw usage_error(std::string("--precond ") + to_string(opt.precond) +
-                      ": complex systems take none, jacobi, ilu0 or ic0 (Hermitian A; both on the host) or auto (Jacobi where "
-                      "the diagonal has no zero) so far");
+                      ": complex systems take none, jacobi, ilu0, ic0 (Hermitian A) or auto (Jacobi where the diagonal has no "
+                      "zero) so far");
   const auto t_read = clock_type::now();
   csr_matrix<T> A = is_gen(input) ? generate<T, index_t>(gen_option(input)) : read_matrix_market_csr<T>(input, nullptr, read_options(a));
   const double read_ms = ms_since(t_read);
@@ -85,17 +82,13 @@ int solve_complex_as(const args& a, const std::string& device, const solve_outpu
   const matrix_properties p = properties_of(A);
   const double check_ms = ms_since(t_check);
   const device_choice small = choose_device(A.rows(), A.nnz());
-  const bool ilu = opt.precond == preconditioner::ilu0 || opt.precond == preconditioner::ic0;  // the host's only, for complex values so far
-  const bool gpu = !ilu && (device == "gpu" || (device == "auto" && have_gpu && !small.host));
+  const bool gpu = device == "gpu" || (device == "auto" && have_gpu && !small.host);
   const complex_choice choice = choose_complex(a.get("--method", "auto"), p, A.rows(), opt, gpu, std::is_same_v<T, z>);
   std::fprintf(rep, "matrix:     %s: %d x %d, %lld nonzeros, complex %s\n", path.c_str(), A.rows(), A.cols(),
                static_cast<long long>(A.nnz()), std::is_same_v<T, z> ? "double" : "float");
   std::string line = gpu ? "gpu " + cuda_status() : "cpu";
   if (device == "auto")
-    line += gpu ? " (auto: a GPU is present)"
-                : ilu && have_gpu ? " (auto: --precond " + std::string(to_string(opt.precond)) + " runs on the host for complex systems so far)"
-                : have_gpu        ? " (auto: " + cli_words(small.why) + ")"
-                                  : " (auto: " + cuda_status() + ")";
+    line += gpu ? " (auto: a GPU is present)" : have_gpu ? " (auto: " + cli_words(small.why) + ")" : " (auto: " + cuda_status() + ")";
   else line += " (asked for)";
   std::fprintf(rep, "device:     %s\n", line.c_str());
   std::fprintf(rep, "picked:     %s (%s)\n", choice.direct ? "direct" : to_string(choice.krylov), cli_words(choice.why).c_str());

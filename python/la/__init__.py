@@ -515,7 +515,7 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     diagonal; else the direct method first for at most auto_direct_rows rows (on the GPU at most
     8192: its dense LU), then COCG for complex symmetric A or GMRES where it misses), direct
     (complex128: the CPU's sparse LU with static pivoting, the GPU's dense LU), cg, cocg, bicgstab,
-    gmres; precond: auto, none, jacobi, ilu0 or ic0 (Hermitian A; both on the CPU); options: restart, auto_direct_rows, ordering,
+    gmres; precond: auto, none, jacobi, ilu0 or ic0 (Hermitian A); options: restart, auto_direct_rows, ordering,
     max_refinement. auto reads A's values on the host (a CuPy A is copied down for that; a named
     method copies nothing). callback, history and batches are not available for complex systems yet.
 
@@ -575,11 +575,8 @@ def _check_complex_words(A, method, precond, device, options):
         raise InvalidArgument("method=%r: complex systems take 'auto', 'direct', 'cg' (Hermitian positive definite), "
                               "'cocg' (complex symmetric), 'bicgstab' or 'gmres'" % (method,))
     if precond not in ("auto", "none", "jacobi", "ilu0", "ic0"):
-        raise InvalidArgument("precond=%r: complex systems take 'auto', 'none', 'jacobi', 'ilu0' or 'ic0' (Hermitian A; "
-                              "both on the CPU) so far" % (precond,))
-    if precond in ("ilu0", "ic0") and (device == "gpu" or _is_cupy_sparse(A)):
-        raise InvalidArgument("precond=%r takes complex systems on the CPU only so far (device='cpu' or 'auto', "
-                              "scipy/numpy input)" % (precond,))
+        raise InvalidArgument("precond=%r: complex systems take 'auto', 'none', 'jacobi', 'ilu0' or 'ic0' (Hermitian A) so "
+                              "far" % (precond,))
 
 
 def _complex_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callback, full_output, history, options):
@@ -606,7 +603,7 @@ def _complex_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callb
         if m.dtype != dtype:
             m = _Matrix(sp.csr_matrix(m.a, dtype=dtype), complex_values=True)
     words = [w for w in _words(rtol, atol, maxiter, "auto", precond, options) if w[0] != "method"]
-    gpu = _use_gpu(device, m) and precond not in ("ilu0", "ic0")
+    gpu = _use_gpu(device, m)
     n = m.shape[0]
     if m.shape[0] != m.shape[1]:
         raise InvalidArgument("A is %d x %d; la solves square systems" % m.shape)
@@ -676,7 +673,7 @@ class Solver:
             raise InvalidArgument("A is %d x %d; la solves square systems" % self._m.shape)
         self._complex = _np.dtype(self._m.dtype)
         words = [w for w in _words(rtol, atol, maxiter, "auto", precond, options) if w[0] != "method"]
-        self._gpu = _use_gpu(device, self._m) and precond not in ("ilu0", "ic0")
+        self._gpu = _use_gpu(device, self._m)
         self._s = _call(_la.ComplexSolver, self._m.arg, self._m.code, self._m.offset_bytes, str(method), words, self._gpu)
 
     def _complex_solve(self, b, x0, callback, full_output, history):

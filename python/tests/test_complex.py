@@ -78,16 +78,21 @@ def test_solver_keeps_the_complex_factors(device):
         s.solve(A @ np.ones(400, dtype=complex), callback=lambda i, r: None)
 
 
-def test_ic0_on_a_hermitian_system_on_the_cpu(data):
-    # mhd1280b is Hermitian positive definite: CG with IC(0) (L L^H) runs on the CPU, fewer
-    # iterations than with Jacobi.
+@pytest.mark.parametrize("device", devices())
+def test_ic0_and_ilu0_on_the_cpu_and_the_gpu(data, device):
+    # mhd1280b is Hermitian positive definite: CG with IC(0) (L L^H), fewer iterations than with
+    # Jacobi; ILU(0) with GMRES on a complex symmetric system.
     A = sp.csr_matrix(scipy.io.mmread(str(data / "mhd1280b.mtx")))
     b = A @ np.ones(A.shape[0], dtype=np.complex128)
-    x, info, r = la.solve(A, b, method="cg", precond="ic0", rtol=1e-10, full_output=True)
+    x, info, r = la.solve(A, b, method="cg", precond="ic0", rtol=1e-10, device=device, full_output=True)
     assert info == 0, r.message
-    assert r.device == "cpu" and r.precond == "ic0", (r.device, r.precond)
+    assert r.device == device and r.precond == "ic0", (r.device, r.precond)
+    H = helmholtz(20)
+    _, info_i, ri = la.solve(H, H @ np.ones(400, dtype=complex), method="gmres", precond="ilu0", device=device,
+                             full_output=True)
+    assert info_i == 0 and ri.precond == "ilu0", ri.message
     assert np.linalg.norm(b - A @ x) / np.linalg.norm(b) < 1e-9
-    _, info_j, rj = la.solve(A, b, method="cg", precond="jacobi", rtol=1e-10, device="cpu", full_output=True)
+    _, info_j, rj = la.solve(A, b, method="cg", precond="jacobi", rtol=1e-10, device=device, full_output=True)
     assert info_j == 0 and r.iterations < rj.iterations, (r.iterations, rj.iterations)
     with pytest.raises(ValueError, match="not Hermitian"):  # complex symmetric, not Hermitian
         la.solve(helmholtz(5), np.ones(25, dtype=complex), method="gmres", precond="ic0")
@@ -114,10 +119,7 @@ def test_what_complex_systems_do_not_take_is_refused():
     b = A @ np.ones(25, dtype=complex)
     with pytest.raises(ValueError, match="complex systems take"):
         la.solve(A, b, precond="fsai", device="cpu")
-    for pre in ("ilu0", "ic0"):
-        with pytest.raises(ValueError, match="CPU only"):
-            la.solve(A, b, precond=pre, device="gpu")
-    x, info, r = la.solve(A, b, method="gmres", precond="ilu0", full_output=True)  # on the CPU, even with a GPU
+    x, info, r = la.solve(A, b, method="gmres", precond="ilu0", device="cpu", full_output=True)
     assert info == 0 and r.device == "cpu" and r.precond == "ilu0", r.message
     with pytest.raises(ValueError, match="complex systems take"):
         la.solve(A, b, method="fgmres", device="cpu")

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <la/formats/csr.hpp>
+#include <la/solvers/complex_krylov.hpp>
 #include <la/solvers/krylov_options.hpp>
 
 namespace la::complex_krylov_detail {
@@ -86,14 +87,22 @@ inline std::string option_problem(const cg_options& o) {
   return {};
 }
 
-/// Why the preconditioner cannot run on complex values, on the GPU or the host ("" when it can).
-inline std::string precond_problem(const cg_options& o, bool gpu) {
-  if ((o.precond == preconditioner::ilu0 || o.precond == preconditioner::ic0) && gpu)
-    return std::string("preconditioner '") + to_string(o.precond) +
-           "' takes complex values on the host only so far (device cpu); on the GPU use none or jacobi";
+/// Why the preconditioner cannot run on complex values ("" when it can).
+inline std::string precond_problem(const cg_options& o) {
   if (o.precond != preconditioner::none && o.precond != preconditioner::jacobi && o.precond != preconditioner::automatic &&
       o.precond != preconditioner::ilu0 && o.precond != preconditioner::ic0)
     return std::string("preconditioner '") + to_string(o.precond) + "' does not take complex values yet; use none, jacobi, ilu0 or ic0";
+  return {};
+}
+
+/// Why the method cannot take the preconditioner ("" when it can): CG needs a Hermitian one,
+/// COCG a complex symmetric one.
+inline std::string precond_method_problem(complex_method m, const cg_options& o) {
+  if (o.precond == preconditioner::ilu0 && m == complex_method::cg)
+    return "CG needs a Hermitian preconditioner and ILU(0) is not one: use precond jacobi or ic0, or bicgstab or gmres with ilu0";
+  if (o.precond == preconditioner::ic0 && m == complex_method::cocg)
+    return "COCG needs a complex symmetric preconditioner and IC(0)'s L L^H is not one: use precond jacobi or ilu0, or cg, "
+           "bicgstab or gmres with ic0";
   return {};
 }
 

@@ -14,6 +14,7 @@
 #include <la/kernels/spmv/select.hpp>
 #include <la/kernels/spmv/spmv.hpp>
 #include <la/solvers/detail/complex_common.hpp>
+#include <la/solvers/detail/complex_factored.cuh>
 #include <la/solvers/detail/vector_kernels.cuh>
 
 namespace la {
@@ -165,7 +166,8 @@ struct engine {
   unsigned blocks, red_blocks;
   spmv_operator<T> op;  // A in the format the complex rule picks (or the CSR kernel named)
   device_vector<T> bs;        // b * 2^-e
-  device_vector<T> inv_diag;  // empty: no preconditioner
+  device_vector<T> inv_diag;  // empty: no preconditioner (or ILU(0) / IC(0) in fact)
+  std::optional<device_factored<T, O>> fact;
   // sums: GMRES's two projection passes (up to 1,001 each) and ||w||^2 of one iteration.
   static constexpr std::size_t sums_size = 2 * 1001 + 1;
   device_buffer<double2> partials, sums;
@@ -209,8 +211,10 @@ struct engine {
     LA_CUDA_TRY(cudaMemcpyAsync(r, bs.data(), sizeof(T) * std::size_t(n), cudaMemcpyDeviceToDevice, s));
     op.apply(x, r, T(-1), T(1), s);
   }
+  /// out = M^-1 in (out never in).
   void precondition(const T* in, T* out) {
     if (n == 0) return;
+    if (fact) return fact->apply(d(in), d(out), n, s);
     launch(diagonal_times<C>, d(out), (inv_diag.size() == 0) ? nullptr : d(inv_diag.data()), d(in), nn);
   }
   template <typename K, typename... A>
@@ -283,9 +287,9 @@ struct engine {
     res.residual = relative(recurrence);
     res.true_residual = relative(t);
     complex_krylov_detail::verdict(res, failed, all_finite(x), met, t, target, o, limit);
-    res.method = method + ((inv_diag.size() == 0) ? "" : " + jacobi") + ", gpu, " + kernel_name;
-    res.precond.kind = inv_diag.size() == 0 ? preconditioner::none : preconditioner::jacobi;
-    res.precond.bytes = static_cast<double>(inv_diag.size()) * sizeof(T);
+    res.method = method + (fact ? fact->label : (inv_diag.size() == 0) ? "" : " + jacobi") + ", gpu, " + kernel_name;
+    res.precond.kind = fact ? fact->kind : inv_diag.size() == 0 ? preconditioner::none : preconditioner::jacobi;
+    res.precond.bytes = fact ? fact->bytes() : static_cast<double>(inv_diag.size()) * sizeof(T);
     return res;
   }
 };

@@ -231,7 +231,8 @@ solve_result solve_complex_device(context& ctx, const device_csr<T, O>& a, const
     return refuse(solve_status::invalid_input,
                   "x0 has " + std::to_string(x.size()) + " entries, b has " + std::to_string(b.size()));
   if (std::string why = complex_krylov_detail::option_problem(o); !why.empty()) return refuse(solve_status::invalid_input, why);
-  if (std::string why = complex_krylov_detail::precond_problem(o, true); !why.empty())
+  if (std::string why = complex_krylov_detail::precond_problem(o); !why.empty()) return refuse(solve_status::invalid_input, why);
+  if (std::string why = complex_krylov_detail::precond_method_problem(method, o); !why.empty())
     return refuse(solve_status::invalid_input, why);
   const index_t n = a.rows();
   checked_index(2 * static_cast<std::int64_t>(n), "twice the rows of a complex system (its parts)");
@@ -274,8 +275,14 @@ solve_result solve_complex_device(context& ctx, const device_csr<T, O>& a, const
     cg_detail::scale_async(ctx, reinterpret_cast<R*>(x.data()), 2 * n, std::ldexp(1.0, -rest), blocks);
     ctx.synchronize();
   };
-  // Jacobi: the inverse diagonal, where every row has one (automatic: none otherwise).
-  if (o.precond != preconditioner::none && n > 0) {
+  // ILU(0) or IC(0): the host oracle's factors (A copied down once), solved on the device.
+  if (o.precond == preconditioner::ilu0 || o.precond == preconditioner::ic0) {
+    c.fact.emplace();
+    if (std::string why = c.fact->build(ctx, to_host(ctx, a), o.precond, o.precond_opt.max_shift); !why.empty()) {
+      unscale();
+      return refuse(solve_status::invalid_input, why);
+    }
+  } else if (o.precond != preconditioner::none && n > 0) {  // Jacobi: the inverse diagonal, where every row has one (automatic: none otherwise)
     using C = detail::device_value_t<T>;
     device_vector<T> dg(ctx, n);
     device_buffer<unsigned long long> zero = ctx.allocate<unsigned long long>(1);

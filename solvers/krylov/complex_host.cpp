@@ -79,7 +79,7 @@ struct context {
     for (const T& v : x)
       if (!finite(v)) return fail(solve_status::non_finite, "the initial guess holds a NaN or Inf value"), false;
     const bool want_jacobi = o.precond == preconditioner::jacobi;
-    if (const std::string why = precond_problem(o, false); !why.empty()) return fail(solve_status::invalid_input, why), false;
+    if (const std::string why = precond_problem(o); !why.empty()) return fail(solve_status::invalid_input, why), false;
     if (o.precond == preconditioner::ilu0) {
       if (const std::string why = ilu_f.build(a); !why.empty())
         return fail(solve_status::invalid_input, "ILU(0) does not exist for this A: " + why + " (use precond jacobi or none)"),
@@ -335,17 +335,11 @@ solve_result solve_complex_host(const csr_matrix<T, O>& a, const std::vector<T>&
   os.atol = std::ldexp(o.atol, -e);
   complex_krylov_detail::context<T, O> c(a, bs, os);
   solve_result r;
-  if (o.precond == preconditioner::ilu0 && method == complex_method::cg) {
+  if (std::string why = complex_krylov_detail::precond_method_problem(method, o); !why.empty()) {
     r.status = solve_status::invalid_input;
-    r.message = "CG needs a Hermitian preconditioner and ILU(0) is not one: use precond jacobi or ic0, or bicgstab or gmres with ilu0";
+    r.message = std::move(why);
     r.true_residual = std::nan("");
-    r.method = "cg, host, csr";
-  } else if (o.precond == preconditioner::ic0 && method == complex_method::cocg) {
-    r.status = solve_status::invalid_input;
-    r.message = "COCG needs a complex symmetric preconditioner and IC(0)'s L L^H is not one: use precond jacobi or ilu0, or "
-                "cg, bicgstab or gmres with ic0";
-    r.true_residual = std::nan("");
-    r.method = "cocg, host, csr";
+    r.method = std::string(to_string(method)) + ", host, csr";
   } else if (!c.begin(x)) {
     r = c.res;
     r.true_residual = std::nan("");
