@@ -1,4 +1,6 @@
-// The direct method for complex systems on the host (issue 69): la's sparse LU with static
+// The direct method for complex systems on the host (issue 69): sparse LDL^H for Hermitian A
+// and LDL^T for complex symmetric A on a fill-reducing ordering (detail/complex_ldl.hpp), where
+// no pivot needs perturbing; else la's sparse LU with static
 // pivoting (sparse_lu_host, sparse_analysis.hpp: a maximum-product matching with its
 // scalings, the METIS/AMD ordering of the matched pattern, tiny pivots perturbed to
 // sqrt(eps) max|M| keeping their phase), refined classically with residuals of A summed in

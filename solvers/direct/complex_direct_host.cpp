@@ -9,7 +9,9 @@
 
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/complex_direct.hpp>
+#include <la/solvers/detail/complex_common.hpp>
 #include <la/solvers/detail/complex_direct_common.hpp>
+#include <la/solvers/detail/complex_ldl.hpp>
 #include <la/solvers/detail/refinement.hpp>
 #include <la/solvers/sparse_analysis.hpp>
 
@@ -17,15 +19,15 @@ namespace la {
 
 namespace complex_direct_detail {
 
-/// The host's kept factors: la's sparse LU with static pivoting.
-template <typename O>
+/// The host's kept factors: la's sparse LU with static pivoting, or the sparse LDL^T / LDL^H.
+template <typename O, typename F>
 struct host_backend final : direct_backend<O> {
   const csr_matrix<z, O>& a;
   cg_options o;
-  sparse_lu<z> f;
+  F f;
   reference::accumulator<z> acc;
 
-  host_backend(const csr_matrix<z, O>& a_, const cg_options& o_, sparse_lu<z> f_) : a(a_), o(o_), f(std::move(f_)) {}
+  host_backend(const csr_matrix<z, O>& a_, const cg_options& o_, F f_) : a(a_), o(o_), f(std::move(f_)) {}
 
   void solve(const std::vector<z>& b, std::vector<z>& x, solve_result& r, const input& in) override {
     using clock = std::chrono::steady_clock;
@@ -64,6 +66,17 @@ struct host_backend final : direct_backend<O> {
 
 template <typename O>
 std::unique_ptr<direct_backend<O>> factor_host(const csr_matrix<z, O>& a, const cg_options& o, solve_result& r, const input&) {
+  // Hermitian or complex symmetric A: LDL^H or LDL^T on the fill-reducing ordering alone (half
+  // the LU's work); where a pivot had to be perturbed (no matching puts a heavy diagonal there),
+  // the matched LU instead.
+  const bool herm = complex_krylov_detail::hermitian_problem(a).empty();
+  if (herm || complex_symmetric(a)) {
+    sparse_ldl l = sparse_ldl_host(a, herm, o.direct.ordering);
+    if (l.perturbed == 0) {
+      r.method = herm ? "direct (sparse LDL^H), host, csr" : "direct (sparse LDL^T), host, csr";
+      return std::make_unique<host_backend<O, sparse_ldl>>(a, o, std::move(l));
+    }
+  }
   sparse_lu<z> f;
   try {
     f = sparse_lu_host(a, o.direct.ordering);
@@ -78,7 +91,7 @@ std::unique_ptr<direct_backend<O>> factor_host(const csr_matrix<z, O>& a, const 
                 ", so no LU factorization exists";
     return nullptr;
   }
-  return std::make_unique<host_backend<O>>(a, o, std::move(f));
+  return std::make_unique<host_backend<O, sparse_lu<z>>>(a, o, std::move(f));
 }
 
 template std::unique_ptr<direct_backend<std::int32_t>> factor_host<std::int32_t>(const csr_matrix<z, std::int32_t>&,

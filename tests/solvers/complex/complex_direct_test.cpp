@@ -13,6 +13,7 @@
 #include <la/formats/matrix_market.hpp>
 #include <la/solvers/complex_direct.hpp>
 #include <la/solvers/complex_solve.hpp>
+#include <la/solvers/detail/complex_ldl.hpp>
 #include "complex_util.hpp"
 #include "test_util.hpp"
 
@@ -95,6 +96,77 @@ TEST(ComplexDirectHost, SingularAndNonFiniteInputAreStatuses) {
   r = solve_complex_direct_host(rank1, {z(0), z(0)}, x);  // b = 0: x = 0
   EXPECT_EQ(r.status, solve_status::converged);
   EXPECT_EQ(x, std::vector<z>(2, z(0)));
+}
+
+/// A random sparse complex symmetric (or Hermitian) n x n matrix, indefinite: off-diagonal
+/// entries of size up to 1, a diagonal of +-(2..3) (real for Hermitian, complex otherwise).
+csr_matrix<z> random_symmetric(index_t n, bool hermitian, std::mt19937& g) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<index_t> r, c;
+  std::vector<z> v;
+  for (index_t i = 0; i < n; ++i) {
+    const double d = (i % 3 == 0 ? -1 : 1) * (2 + std::abs(u(g)));
+    r.push_back(i), c.push_back(i), v.push_back(hermitian ? z(d, 0) : z(d, u(g)));
+    for (index_t j : {(i * 7 + 3) % n, (i + 5) % n})
+      if (j < i) {
+        const z x(u(g) / 2, u(g) / 2);
+        r.push_back(i), c.push_back(j), v.push_back(x), r.push_back(j), c.push_back(i), v.push_back(hermitian ? std::conj(x) : x);
+      }
+  }
+  return to_csr(coo_matrix<z>(n, n, r, c, v));
+}
+
+// Sparse LDL^T (complex symmetric) and LDL^H (Hermitian) on the host: P A P^T = L D L^T (L^H)
+// entry by entry, the direct method takes them (its method says so), the solution against the
+// known x; a zero diagonal that the ordering cannot avoid sends it to the matched LU.
+TEST(ComplexDirectHost, SparseLdlForSymmetricAndHermitianSystems) {
+  using namespace complex_direct_detail;
+  std::mt19937 g(31);
+  for (bool herm : {false, true})
+    for (index_t n : {1, 31, 33, 300}) {
+      const auto a = random_symmetric(n, herm, g);
+      const sparse_ldl f = sparse_ldl_host(a, herm, fill_ordering::automatic);
+      EXPECT_EQ(f.perturbed, 0) << n;
+      if (n <= 33) {  // the factors reproduce P A P^T
+        std::vector<z> L(static_cast<std::size_t>(n) * n, z(0)), dense(L.size(), z(0));
+        for (index_t j = 0; j < n; ++j) {
+          L[j + j * std::size_t(n)] = 1;
+          for (count_t p = f.col_ptr[j]; p < f.col_ptr[j + 1]; ++p) L[f.row_idx[p] + j * std::size_t(n)] = f.values[p];
+        }
+        for (index_t i = 0; i < n; ++i)
+          for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k)
+            dense[f.analysis.inverse[i] + f.analysis.inverse[a.col_idx()[k]] * std::size_t(n)] += a.values()[k];
+        double err = 0;
+        for (index_t i = 0; i < n; ++i)
+          for (index_t j = 0; j < n; ++j) {
+            z s(0);
+            for (index_t k = 0; k < n; ++k) {
+              const z ljk = L[j + k * std::size_t(n)];
+              s += L[i + k * std::size_t(n)] * f.d[k] * (herm ? std::conj(ljk) : ljk);
+            }
+            err = std::max(err, std::abs(s - dense[i + j * std::size_t(n)]));
+          }
+        EXPECT_LE(err, 1e-13) << n << (herm ? " LDL^H" : " LDL^T");
+      }
+      std::vector<z> want(static_cast<std::size_t>(n));
+      for (auto& w : want) w = test::random_value<z>(g);
+      std::vector<z> x, again;
+      const auto r = solve_complex_direct_host(a, times(a, want), x);
+      ASSERT_EQ(r.status, solve_status::converged) << r.message;
+      EXPECT_NE(r.method.find(herm ? "LDL^H" : "LDL^T"), std::string::npos) << r.method;
+      EXPECT_LE(max_error(x, want), 1e-9) << n;
+      solve_complex_direct_host(a, times(a, want), again);
+      EXPECT_EQ(again, x);
+    }
+  // [[0, 1], [1, 0]]: LDL^T's first pivot is zero in any order; the matched LU solves it.
+  const csr_matrix<z> swap(2, 2, {0, 1, 2}, {1, 0}, {z(1), z(1)});
+  std::vector<z> x;
+  const auto r = solve_complex_direct_host(swap, {z(1, 2), z(3)}, x);
+  ASSERT_EQ(r.status, solve_status::converged) << r.message;
+  EXPECT_NE(r.method.find("sparse LU"), std::string::npos) << r.method;
+  EXPECT_LE(max_error(x, std::vector<z>{z(3), z(1, 2)}), 1e-15);
+  EXPECT_TRUE(complex_symmetric(swap));
+  EXPECT_FALSE(complex_symmetric(csr_matrix<z>(2, 2, {0, 1, 2}, {1, 0}, {z(1), z(2)})));
 }
 
 /// Factored once, three right-hand sides solved and checked, each as the one-system call's
