@@ -54,6 +54,27 @@ struct sparse_analysis {
 template <typename T, typename O>
 sparse_analysis analyze_pattern(const csr_matrix<T, O>& a, fill_ordering o = fill_ordering::automatic, double flop_rate = 2e11);
 
+/// Row k of the permuted A (P A P^T), on and left of the diagonal: scatter(j, a_kj) for each
+/// stored entry (j in the permuted numbering), and its reach in the elimination tree written to
+/// stack[top, n), descendants before ancestors; returns top. mark (n entries) holds k where a
+/// column was reached (start it at -1); path is scratch. The up-looking factorizations' first step.
+template <typename T, typename O, typename Scatter>
+index_t row_reach(const csr_matrix<T, O>& a, const sparse_analysis& s, index_t k, std::vector<index_t>& mark,
+                  std::vector<index_t>& stack, std::vector<index_t>& path, Scatter&& scatter) {
+  const index_t old = s.perm[k];
+  index_t top = s.n;
+  mark[k] = k;
+  for (O p = a.row_ptr()[old]; p < a.row_ptr()[old + 1]; ++p) {
+    const index_t j = s.inverse[a.col_idx()[p]];
+    if (j > k) continue;
+    scatter(j, a.values()[p]);
+    path.clear();
+    for (index_t i = j; mark[i] != k; i = s.parent[i]) path.push_back(i), mark[i] = k;
+    while (!path.empty()) stack[--top] = path.back(), path.pop_back();
+  }
+  return top;
+}
+
 /// L with A = L L^T in the analysis's ordering, column-compressed (rows sorted in each column,
 /// the diagonal first); ok() false with bad_column (1-based, in A's own numbering) where a
 /// pivot is not positive.

@@ -66,18 +66,9 @@ sparse_ldl sparse_ldl_host(const csr_matrix<std::complex<double>, O>& a, bool he
   std::vector<index_t> mark(static_cast<std::size_t>(n), -1), stack(static_cast<std::size_t>(n)), path;
   for (index_t k = 0; k < n; ++k) {
     // Row k of P A P^T left of and on the diagonal: y_j = a_kj (LDL^T) or conj(a_kj) = a_jk (LDL^H).
-    const index_t old = s.perm[k];
-    index_t top = n;
-    mark[k] = k;
-    for (O p = a.row_ptr()[old]; p < a.row_ptr()[old + 1]; ++p) {
-      const index_t j = s.inverse[a.col_idx()[p]];
-      if (j > k) continue;
-      const W v(a.values()[p]);
-      y[j] += hermitian && j < k ? std::conj(v) : v;
-      path.clear();
-      for (index_t i = j; mark[i] != k; i = s.parent[i]) path.push_back(i), mark[i] = k;
-      while (!path.empty()) stack[--top] = path.back(), path.pop_back();
-    }
+    index_t top = row_reach(a, s, k, mark, stack, path, [&](index_t j, const std::complex<double>& a_kj) {
+      y[j] += hermitian && j < k ? std::conj(W(a_kj)) : W(a_kj);
+    });
     W dk = y[k];
     y[k] = 0;
     for (; top < n; ++top) {  // descendants before ancestors: y = L11^-1 A(0:k, k)

@@ -363,17 +363,7 @@ sparse_cholesky<T> sparse_cholesky_host(const csr_matrix<T, O>& a, const sparse_
   std::vector<index_t> mark(static_cast<std::size_t>(n), -1), stack(static_cast<std::size_t>(n)), path;
   for (index_t k = 0; k < n; ++k) {
     // Row k of the permuted A, on and left of the diagonal, scattered; its reach in the tree.
-    const index_t old = s.perm[k];
-    index_t top = n;
-    mark[k] = k;
-    for (O p = a.row_ptr()[old]; p < a.row_ptr()[old + 1]; ++p) {
-      const index_t j = s.inverse[a.col_idx()[p]];
-      if (j > k) continue;
-      x[j] += static_cast<W>(a.values()[p]);
-      path.clear();
-      for (index_t i = j; mark[i] != k; i = s.parent[i]) path.push_back(i), mark[i] = k;
-      while (!path.empty()) stack[--top] = path.back(), path.pop_back();
-    }
+    index_t top = row_reach(a, s, k, mark, stack, path, [&](index_t j, const T& v) { x[j] += static_cast<W>(v); });
     // stack[top..n): descendants before ancestors.
     W d = x[k];
     x[k] = 0;
