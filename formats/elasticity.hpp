@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <la/formats/csr.hpp>
+#include <la/formats/generate.hpp>
 #include <la/types.hpp>
 
 namespace la {
@@ -97,12 +98,28 @@ elasticity_system<T, O> elasticity(int d, index_t N, double nu = 0.3, bool clamp
   std::int64_t nfree = 0;
   for (std::int64_t p = 0; p < total; ++p)
     if (!clamp || p % N != 0) free_of[p] = nfree++;
+  // The exact count (each free node's free neighbours, d x d entries each), checked before anything is built.
+  std::int64_t nnz = 0;
+  for (std::int64_t p = 0; p < total; ++p) {
+    if (free_of[p] < 0) continue;
+    const std::int64_t pi = p % N, pj = p / N % N, pk = p / (std::int64_t(N) * N);
+    for (std::int64_t dk = (d == 3 ? -1 : 0); dk <= (d == 3 ? 1 : 0); ++dk)
+      for (std::int64_t dj = -1; dj <= 1; ++dj)
+        for (std::int64_t di = -1; di <= 1; ++di) {
+          const std::int64_t qi = pi + di, qj = pj + dj, qk = pk + dk;
+          if (qi >= 0 && qj >= 0 && qk >= 0 && qi < N && qj < N && qk < nz && free_of[qi + N * (qj + std::int64_t(N) * qk)] >= 0)
+            nnz += std::int64_t(d) * d;
+        }
+  }
+  detail::check_generated<T, O>(nfree * d, nnz, "a " + std::to_string(d) + "D elasticity matrix on " + std::to_string(N) + "^" +
+                                                     std::to_string(d) + " nodes");
   elasticity_system<T, O> s;
   s.dim = d;
   s.coordinates.reserve(static_cast<std::size_t>(nfree * d));
   std::vector<O> rp{0};
   std::vector<index_t> ci;
   std::vector<T> v;
+  rp.reserve(static_cast<std::size_t>(nfree * d) + 1), ci.reserve(static_cast<std::size_t>(nnz)), v.reserve(static_cast<std::size_t>(nnz));
   const int offsets = d == 2 ? 9 : 27;
   std::vector<double> block(static_cast<std::size_t>(offsets * d * d));
   for (std::int64_t p = 0; p < total; ++p) {

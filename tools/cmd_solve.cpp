@@ -34,7 +34,7 @@ namespace {
 const char* usage_head =
     "usage: la solve A.mtx [options]\n"
     "       la solve gen:poisson2d:N | gen:poisson3d:N | gen:convdiff2d:N[:PECLET] |\n"
-    "                gen:convdiff3d:N[:PECLET] [options]\n"
+    "                gen:convdiff3d:N[:PECLET] | gen:elasticity2d:N | gen:elasticity3d:N [options]\n"
     "\n"
     "Solves A x = b by a Krylov method, on the GPU when there is one: conjugate gradients for\n"
     "a symmetric positive definite A, BiCGSTAB or GMRES for any other square one. A generated\n"
@@ -191,7 +191,7 @@ std::string locate_non_finite(const csr_matrix<T, O>& A, const std::string& file
 }
 
 /// The generated systems la solve takes.
-const std::vector<std::string> solve_kinds{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d"};
+const std::vector<std::string> solve_kinds{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d", "elasticity2d", "elasticity3d"};
 
 template <typename T>
 int solve(const args& a, bool gpu, const std::string& device_line, const solve_outputs& out) {

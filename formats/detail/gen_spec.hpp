@@ -1,5 +1,7 @@
 // Generated matrices named on a command line (the la CLI and the benchmarks):
 // gen:poisson2d:N, gen:poisson3d:N, gen:convdiff2d:N[:PECLET], gen:convdiff3d:N[:PECLET], gen:random:ROWS:K, gen:rmat:SCALE:EDGES_PER_VERTEX, gen:denserows:ROWS:K:COUNT:LEN,
+// gen:elasticity2d:N and gen:elasticity3d:N (formats/elasticity.hpp: N nodes a side, the face
+// x = 0 clamped; the matrix only, its coordinates left out),
 // and the complex ones, gen:helmholtz2d:N[:PPW[:SHIFT]] and gen:helmholtz3d:N[:PPW[:SHIFT]]
 // (formats/generate.hpp: PPW grid points a wavelength, default 10; the complex shift in
 // percent, default 50), which only the commands that take complex matrices build.
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include <la/formats/elasticity.hpp>
 #include <la/formats/generate.hpp>
 #include <la/types.hpp>
 
@@ -35,6 +38,8 @@ inline std::string gen_forms(const std::vector<std::string>& kinds) {
                        : k == "poisson3d" ? "poisson3d:N"
                        : k == "convdiff2d" ? "convdiff2d:N[:PECLET]"
                        : k == "convdiff3d" ? "convdiff3d:N[:PECLET]"
+                       : k == "elasticity2d" ? "elasticity2d:N"
+                       : k == "elasticity3d" ? "elasticity3d:N"
                        : k == "helmholtz2d" ? "helmholtz2d:N[:PPW[:SHIFT]]"
                        : k == "helmholtz3d" ? "helmholtz3d:N[:PPW[:SHIFT]]"
                        : k == "random"    ? "random:ROWS:K"
@@ -47,7 +52,7 @@ inline std::string gen_forms(const std::vector<std::string>& kinds) {
 
 inline const std::vector<std::string>& all_gen_kinds() {
   static const std::vector<std::string> k{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d", "random", "rmat",
-                                          "denserows", "helmholtz2d", "helmholtz3d"};
+                                          "denserows", "elasticity2d", "elasticity3d", "helmholtz2d", "helmholtz3d"};
   return k;
 }
 
@@ -76,7 +81,8 @@ inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string
   const bool convdiff = g.kind == "convdiff2d" || g.kind == "convdiff3d";
   const bool helmholtz = complex_gen_kind(g.kind);
   constexpr std::int64_t peclet_max = 1000000000;   // one limit for every message that names it
-  std::size_t count = g.kind == "poisson2d" || g.kind == "poisson3d" ? 1 : g.kind == "denserows" ? 4 : helmholtz ? 3 : 2;
+  const bool elastic = g.kind == "elasticity2d" || g.kind == "elasticity3d";
+  std::size_t count = g.kind == "poisson2d" || g.kind == "poisson3d" || elastic ? 1 : g.kind == "denserows" ? 4 : helmholtz ? 3 : 2;
   if (convdiff && parts.size() == 2) parts.push_back("100");  // the default Peclet number
   if (helmholtz && parts.size() == 2) parts.push_back("10");  // points a wavelength
   if (helmholtz && parts.size() == 3) parts.push_back("50");  // the shift, in percent
@@ -119,6 +125,12 @@ inline gen_spec parse_gen(const std::string& spec, const std::vector<std::string
     const std::int64_t n = g.n[0];
     g.rows = n * n * n;
     g.max_nnz = 7 * n * n * n - 6 * n * n;
+  } else if (elastic) {
+    const bool two = g.kind == "elasticity2d";
+    at_most(0, 2, two ? 4096 : 256, " (nodes a side)");
+    const std::int64_t n = g.n[0], d = two ? 2 : 3;
+    g.rows = (two ? n * n - n : n * n * n - n * n) * d;
+    g.max_nnz = g.rows * (two ? 9 : 27) * d;
   } else if (convdiff) {
     const bool two = g.kind == "convdiff2d";
     at_most(0, 1, two ? poisson_2d_max_n : poisson_3d_max_n, std::string(", since N^") + (two ? "2" : "3") + " rows" + rows_why);
@@ -161,6 +173,7 @@ csr_matrix<T, O> generate(const gen_spec& g) {
   const auto i = [&](std::size_t k) { return static_cast<index_t>(g.n[k]); };
   if (g.kind == "poisson2d") return poisson_2d<T, O>(i(0));
   if (g.kind == "poisson3d") return poisson_3d<T, O>(i(0));
+  if (g.kind == "elasticity2d" || g.kind == "elasticity3d") return elasticity<T, O>(g.kind == "elasticity2d" ? 2 : 3, i(0)).a;
   if (g.kind == "convdiff2d") return convdiff<T, O>(2, i(0), static_cast<double>(g.n[1]));
   if (g.kind == "convdiff3d") return convdiff<T, O>(3, i(0), static_cast<double>(g.n[1]));
   if (complex_gen_kind(g.kind)) {

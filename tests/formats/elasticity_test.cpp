@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <la/formats/convert.hpp>
+#include <la/formats/detail/gen_spec.hpp>
 #include <la/formats/elasticity.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/method.hpp>
@@ -84,6 +85,18 @@ TEST(Elasticity, ClampedIsSymmetricPositiveDefiniteWithTheExpectedStencil) {
   EXPECT_THROW(elasticity<double>(4, 5), invalid_argument);
   EXPECT_THROW(elasticity<double>(2, 1), invalid_argument);
   EXPECT_THROW(elasticity<double>(3, 5, 0.5), invalid_argument);
+}
+
+TEST(Elasticity, GeneratedByName) {
+  for (const char* spec : {"elasticity2d:7", "elasticity3d:5"}) {
+    const auto g = cli::parse_gen(spec);
+    const auto a = cli::generate<double, index_t>(g);
+    EXPECT_EQ(a.rows(), g.rows) << spec;
+    EXPECT_LE(a.nnz(), g.max_nnz) << spec;
+  }
+  EXPECT_THROW(cli::parse_gen("elasticity3d:257"), invalid_argument);
+  EXPECT_THROW(cli::parse_gen("elasticity2d:1"), invalid_argument);
+  EXPECT_THROW(cli::parse_gen("elasticity2d:5:1"), invalid_argument);
 }
 
 }  // namespace
