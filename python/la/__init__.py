@@ -565,7 +565,7 @@ def _is_complex_system(A, b):
 _COMPLEX_OPTIONS = ("restart", "auto_direct_rows", "ordering", "max_refinement")
 
 
-def _check_complex_words(A, method, precond, device, options):
+def _check_complex_words(method, precond, options):
     """What complex systems take (la.solve and la.Solver): options, method and precond."""
     refused = [k for k in options if k not in _COMPLEX_OPTIONS]
     if refused:
@@ -587,7 +587,7 @@ def _complex_solve(A, b, x0, rtol, atol, maxiter, method, precond, device, callb
         raise NotSupported("a batch of complex systems is not solved yet (batches take float32 or float64)")
     if callback is not None or history:
         raise InvalidArgument("callback and history are not available for complex systems yet")
-    _check_complex_words(A, method, precond, device, options)
+    _check_complex_words(method, precond, options)
     bdt = getattr(b, "dtype", None)
     dtype = _complex_dtype(A.dtype) if bdt is None or _complex_dtype(bdt) == _np.complex64 else _np.dtype(_np.complex128)
     if _is_cupy_sparse(A) or _is_cupy_array(A):
@@ -667,7 +667,7 @@ class Solver:
         if _is_cupy_sparse(A) or _is_cupy_array(A):
             raise InvalidArgument("la.Solver takes complex systems from scipy or numpy so far (la.solve takes a complex "
                                   "CuPy matrix in place)")
-        _check_complex_words(A, method, precond, device, options)
+        _check_complex_words(method, precond, options)
         self._m = _Matrix(A if sp.issparse(A) else sp.csr_matrix(_np.asarray(A)), complex_values=True)
         if self._m.shape[0] != self._m.shape[1]:
             raise InvalidArgument("A is %d x %d; la solves square systems" % self._m.shape)

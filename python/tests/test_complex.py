@@ -178,9 +178,15 @@ for fmt in ("csr", "csc", "bsr", "coo", "dia"):
         print(fmt, "accepted")
     except la.InvalidArgument as e:
         print(fmt, "refused:", e)
+    try:
+        la.Solver(M, device="cpu")
+        print(fmt, "Solver accepted")
+    except la.InvalidArgument as e:
+        print(fmt, "Solver refused:", e)
 """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert run.returncode == 0, run.stderr
     for fmt in ("csr", "csc", "bsr", "coo", "dia"):
         assert fmt + " refused:" in run.stdout, run.stdout
+        assert fmt + " Solver refused:" in run.stdout, run.stdout

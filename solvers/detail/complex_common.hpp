@@ -8,6 +8,7 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <la/formats/csr.hpp>
@@ -55,10 +56,11 @@ inline void check_scaled_back(solve_result& r, bool x_finite, int e) {
               " does not fit double's range; scale b (or A) towards 1";
 }
 
-/// Whether A (square, CSR) is Hermitian: every stored a_ij has a_ji = conj(a_ij) stored (or
-/// both zero); "" or the first entry that breaks it.
+/// The first stored entry (i, j) of A (square, CSR; duplicates summed) where a_ij differs from
+/// conj(a_ji) (`conjugate`: Hermitian) or from a_ji (complex symmetric); {-1, -1} where there is
+/// none. Every stored entry is checked, so one whose mirror is not stored counts.
 template <typename T, typename O>
-std::string hermitian_problem(const csr_matrix<T, O>& a) {
+std::pair<index_t, index_t> first_asymmetry(const csr_matrix<T, O>& a, bool conjugate) {
   const auto& rp = a.row_ptr();
   const auto& ci = a.col_idx();
   const auto& v = a.values();
@@ -71,13 +73,19 @@ std::string hermitian_problem(const csr_matrix<T, O>& a) {
   for (index_t i = 0; i < a.rows(); ++i)
     for (O k = rp[i]; k < rp[i + 1]; ++k) {
       const index_t j = ci[k];
-      if (j > i) continue;
-      const T aij = find(i, j), aji = find(j, i);
-      if (aji != std::conj(aij))
-        return "A is not Hermitian: a(" + std::to_string(i + 1) + "," + std::to_string(j + 1) + ") is not the conjugate of a(" +
-               std::to_string(j + 1) + "," + std::to_string(i + 1) + ")";
+      const T aji = find(j, i);
+      if (find(i, j) != (conjugate ? std::conj(aji) : aji)) return {i, j};
     }
-  return {};
+  return {-1, -1};
+}
+
+/// Whether A is Hermitian: "" or the first entry that breaks it.
+template <typename T, typename O>
+std::string hermitian_problem(const csr_matrix<T, O>& a) {
+  const auto [i, j] = first_asymmetry(a, true);
+  if (i < 0) return {};
+  return "A is not Hermitian: a(" + std::to_string(i + 1) + "," + std::to_string(j + 1) + ") is not the conjugate of a(" +
+         std::to_string(j + 1) + "," + std::to_string(i + 1) + ")";
 }
 
 /// Why the options cannot run ("" when they can).

@@ -13,6 +13,7 @@
 #include <la/context.hpp>
 #include <la/detail/device_complex.cuh>
 #include <la/grid.cuh>
+#include <la/vector.hpp>
 #include <la/solvers/detail/complex_ic0.hpp>
 #include <la/solvers/detail/complex_ilu0.hpp>
 
@@ -73,13 +74,9 @@ struct device_triangle {
     for (index_t l = 0; l < levels; ++l) level_ptr[l + 1] += level_ptr[l];
     std::vector<index_t> order(static_cast<std::size_t>(n)), next(level_ptr.begin(), level_ptr.end() - (levels ? 1 : 0));
     for (index_t i = 0; i < n; ++i) order[next[level[i]]++] = i;
-    rp = upload(ctx, hp), ci = upload(ctx, hc), rows = upload(ctx, order), v = upload(ctx, hv), inv_d = upload(ctx, hd);
-  }
-  template <typename U>
-  static device_buffer<U> upload(context& ctx, const std::vector<U>& h) {
-    device_buffer<U> d = ctx.allocate<U>(std::max<std::size_t>(h.size(), 1));
-    if (!h.empty()) d.copy_from_host_async(h.data(), h.size());
-    return d;
+    rp = upload_async(ctx, hp), ci = upload_async(ctx, hc), rows = upload_async(ctx, order), v = upload_async(ctx, hv),
+    inv_d = upload_async(ctx, hd);
+    ctx.synchronize();  // the uploads read these host vectors, which end here
   }
   /// x = T^-1 x in place on s: a launch a level.
   void solve(C* x, cudaStream_t s) const {
@@ -129,8 +126,8 @@ struct device_factored {
       matched = f.matched();
       if (matched) {
         std::vector<R> hr(f.dr.begin(), f.dr.end()), hc(f.dc.begin(), f.dc.end());
-        perm = device_triangle<T, O>::upload(ctx, f.perm), dr = device_triangle<T, O>::upload(ctx, hr),
-        dc = device_triangle<T, O>::upload(ctx, hc);
+        perm = upload_async(ctx, f.perm), dr = upload_async(ctx, hr), dc = upload_async(ctx, hc);
+        ctx.synchronize();  // as the triangles' uploads: hr, hc and f end with this block
       }
       label = matched ? " + ilu0 (matched)" : " + ilu0";
     } else {
@@ -148,7 +145,6 @@ struct device_factored {
     }
     lower.emplace(ctx, lo, dl, true);
     upper.emplace(ctx, up, du, false);
-    ctx.synchronize();  // the uploads read host vectors that end here
     return {};
   }
   /// out = M^-1 in (out its own buffer of n values).

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include <la/formats/csr.hpp>
+#include <la/solvers/detail/complex_common.hpp>
 #include <la/solvers/sparse_analysis.hpp>
 
 namespace la::complex_direct_detail {
@@ -99,18 +100,7 @@ sparse_ldl sparse_ldl_host(const csr_matrix<std::complex<double>, O>& a, bool he
 /// Whether A equals its transpose exactly (complex symmetric), entry by entry.
 template <typename O>
 bool complex_symmetric(const csr_matrix<std::complex<double>, O>& a) {
-  if (a.rows() != a.cols()) return false;
-  const auto& rp = a.row_ptr();
-  const auto find = [&](index_t i, index_t j) {
-    std::complex<double> s(0);
-    for (O k = rp[i]; k < rp[i + 1]; ++k)
-      if (a.col_idx()[k] == j) s += a.values()[k];
-    return s;
-  };
-  for (index_t i = 0; i < a.rows(); ++i)
-    for (O k = rp[i]; k < rp[i + 1]; ++k)
-      if (a.col_idx()[k] < i && find(i, a.col_idx()[k]) != find(a.col_idx()[k], i)) return false;
-  return true;
+  return a.rows() == a.cols() && complex_krylov_detail::first_asymmetry(a, false).first < 0;
 }
 
 }  // namespace la::complex_direct_detail

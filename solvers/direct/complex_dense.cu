@@ -368,6 +368,7 @@ index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index
   LA_CUDA_TRY(cudaFuncGetAttributes(&fattr, panel_kernel));
   const int smax = optin - static_cast<int>(fattr.sharedSizeBytes);
   LA_CUDA_TRY(cudaFuncSetAttribute(panel_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smax));
+  std::size_t resident_checked = 0;  // the largest shared memory a panel block was found resident with
   const auto panel = [&](int j0, int w) {
     const int rows = static_cast<int>(n) - j0;
     const int blocks = std::min(sm, (rows + 63) / 64);
@@ -376,9 +377,12 @@ index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index
     if (smem > static_cast<std::size_t>(smax))
       throw not_supported("dense_lu_device: the panel of " + std::to_string(rows) + " rows does not fit " + std::to_string(sm) +
                           " blocks' shared memory (" + std::to_string(smax) + " bytes each)");
-    int per_sm = 0;
-    LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, panel_kernel, panel_threads, smem));
-    if (per_sm < 1) throw not_supported("dense_lu_device: the panel kernel cannot be resident on this device");
+    if (smem > resident_checked) {  // the first panel's is the largest: one query, not one a panel
+      int per_sm = 0;
+      LA_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, panel_kernel, panel_threads, smem));
+      if (per_sm < 1) throw not_supported("dense_lu_device: the panel kernel cannot be resident on this device");
+      resident_checked = smem;
+    }
     long long ld = lda;
     int nn = static_cast<int>(n), j = j0, ww = w, r = rpb;
     index_t *pv = pivots, *inf = info.data();

@@ -167,6 +167,7 @@ TEST(ComplexDirectHost, SparseLdlForSymmetricAndHermitianSystems) {
   EXPECT_LE(max_error(x, std::vector<z>{z(3), z(1, 2)}), 1e-15);
   EXPECT_TRUE(complex_symmetric(swap));
   EXPECT_FALSE(complex_symmetric(csr_matrix<z>(2, 2, {0, 1, 2}, {1, 0}, {z(1), z(2)})));
+  EXPECT_FALSE(complex_symmetric(csr_matrix<z>(2, 2, {0, 2, 3}, {0, 1, 1}, {z(4), z(1), z(4)})));  // mirror not stored
 }
 
 /// Factored once, three right-hand sides solved and checked, each as the one-system call's

@@ -360,6 +360,12 @@ TEST(ComplexKrylov, Ic0ForHermitianSystems) {
   r = solve_complex_host(sym, {z(1), z(1)}, x, complex_method::gmres, ic);
   EXPECT_EQ(r.status, solve_status::invalid_input);
   EXPECT_NE(r.message.find("not Hermitian"), std::string::npos) << r.message;
+  // An entry above the diagonal whose mirror is not stored: not Hermitian either.
+  const csr_matrix<z> upper(2, 2, {0, 2, 3}, {0, 1, 1}, {z(4), z(1), z(4)});
+  x.clear();
+  r = solve_complex_host(upper, {z(1), z(1)}, x, complex_method::gmres, ic);
+  EXPECT_EQ(r.status, solve_status::invalid_input);
+  EXPECT_NE(r.message.find("not Hermitian"), std::string::npos) << r.message;
 }
 
 }  // namespace
