@@ -10,6 +10,8 @@
 //                   nodes numbered x fastest; every node couples with its 3^d neighbours'
 //                   unknowns (entries that cancel to 0 are stored). Each row assembled from the elements around its
 //                   node in a fixed order, so A = A^T exactly.
+//   elasticity_coordinates(d, N, clamp)
+//                   those coordinates alone (la solve's, for a gen:elasticity system).
 //   rigid_body_modes(coordinates, d)
 //                   the translations and rotations at the given nodes: 3 in 2D, 6 in 3D, as an
 //                   (nodes * d) x k column-major array (the near-null space of elasticity).
@@ -161,6 +163,23 @@ elasticity_system<T, O> elasticity(int d, index_t N, double nu = 0.3, bool clamp
   const index_t n = static_cast<index_t>(nfree * d);
   s.a = csr_matrix<T, O>(n, n, std::move(rp), std::move(ci), std::move(v));
   return s;
+}
+
+/// The free nodes' coordinates of elasticity(d, N, nu, clamp) without building the matrix
+/// (node-major, in its numbering): what la solve attaches to a gen:elasticity system.
+inline std::vector<double> elasticity_coordinates(int d, index_t N, bool clamp = true) {
+  LA_EXPECTS((d == 2 || d == 3) && N >= 2, "elasticity_coordinates: the dimension must be 2 or 3 and N at least 2");
+  const double h = 1.0 / (N - 1);
+  const std::int64_t nz = d == 3 ? N : 1, total = std::int64_t(N) * N * nz;
+  std::vector<double> c;
+  c.reserve(static_cast<std::size_t>(total * d));
+  for (std::int64_t p = 0; p < total; ++p) {
+    const std::int64_t pi = p % N, pj = p / N % N, pk = p / (std::int64_t(N) * N);
+    if (clamp && pi == 0) continue;
+    c.push_back(pi * h), c.push_back(pj * h);
+    if (d == 3) c.push_back(pk * h);
+  }
+  return c;
 }
 
 /// The rigid-body modes at the nodes (coordinates node-major, d = 2 or 3): translations, then

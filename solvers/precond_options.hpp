@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <la/solvers/method_kind.hpp>
 #include <la/types.hpp>
@@ -124,6 +125,19 @@ struct amg_options {
   int aggregation_distance = 2;  // the MIS's distance: 2 (aggregates of about 3^d nodes) or 1
   amg_cycle cycle = amg_cycle::v;
   amg_smoother smoother = amg_smoother::chebyshev;
+  /// Systems of PDEs (several unknowns a node): the near-null space, in this order of
+  /// precedence (solvers/amg/near_null.hpp, resolve_near_null). The user's vectors B (n x k,
+  /// column-major, 1 <= k <= 32: the coarse levels get k unknowns an aggregate); else
+  /// rigid-body modes from node coordinates (nodes x coordinate_dim, node-major: 3 modes in
+  /// 2D, 6 in 3D, nodes of coordinate_dim unknowns, node-major); else block_size constant
+  /// modes. Strength and aggregation work on nodes (block_size unknowns, node-major; the
+  /// coordinates' d), their strength the blocks' Frobenius norms. use_near_null = false is
+  /// scalar AMG (the constant vector) whatever else is set.
+  int block_size = 1;
+  std::shared_ptr<const std::vector<double>> near_null;
+  std::shared_ptr<const std::vector<double>> coordinates;
+  int coordinate_dim = 0;
+  bool use_near_null = true;
 };
 
 struct precond_options {

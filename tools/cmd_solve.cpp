@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <la/formats/convert.hpp>
+#include <la/formats/elasticity.hpp>
 #include <la/formats/matrix_market.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/atomic_file.hpp>
@@ -53,6 +54,13 @@ const char* usage_rest =
     "                        matrix or right-hand side file, the --history file, or write-\n"
     "                        protected. Through a symbolic link, the file it names is written.\n"
     "  --write-unconverged   write -o also when the solve did not converge (the last iterate)\n"
+    "  --near-null-space B.mtx  --precond amg: the near-null space, an n x k array (k at most 32:\n"
+    "                        the coarse levels get k unknowns an aggregate); with --amg-block-size\n"
+    "                        strength and aggregation work on nodes of that many unknowns\n"
+    "  --coordinates X.mtx   --precond amg: node coordinates, a nodes x d array (d = 2 or 3,\n"
+    "                        nodes of d unknowns, node-major): the rigid-body modes (3 in 2D, 6 in\n"
+    "                        3D) are the near-null space. A gen:elasticity system carries its own;\n"
+    "                        --amg-near-null-space none turns them off\n"
     "  --device D            auto (default: the GPU when one is present, except for a system\n"
     "                        the CPU solves before the GPU would have started: an estimated\n"
     "                        4 ns a stored entry an iteration for max(100, 2 sqrt(n)) iterations\n"
@@ -193,6 +201,56 @@ std::string locate_non_finite(const csr_matrix<T, O>& A, const std::string& file
 /// The generated systems la solve takes.
 const std::vector<std::string> solve_kinds{"poisson2d", "poisson3d", "convdiff2d", "convdiff3d", "elasticity2d", "elasticity3d"};
 
+/// A Matrix Market array (or coordinate) file as rows x cols, column-major, named by its flag.
+std::vector<double> read_columns(const std::string& flag, const std::string& file, index_t& rows, index_t& cols) {
+  const coo_matrix<double> m = read_matrix_market<double>(file);
+  rows = m.rows(), cols = m.cols();
+  std::vector<double> v(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols), 0.0);
+  for (count_t k = 0; k < m.nnz(); ++k) v[static_cast<std::size_t>(m.col_idx()[k]) * rows + m.row_idx()[k]] += m.values()[k];
+  for (double x : v)
+    if (!std::isfinite(x)) throw invalid_argument(flag + " " + printable(file) + ": holds a value that is not finite");
+  return v;
+}
+
+/// --near-null-space and --coordinates into the AMG options (checked against A's n), and a
+/// gen:elasticity system's own coordinates where --coordinates is not given.
+void near_null_args(const args& a, cg_options& opt, index_t n) {
+  amg_options& o = opt.precond_opt.amg;
+  for (const char* f : {"--near-null-space", "--coordinates"})
+    if (a.has(f) && opt.precond != preconditioner::amg)
+      throw usage_error(std::string(f) + " applies to --precond amg (the near-null space of its coarse levels)");
+  if (a.has("--near-null-space")) {
+    index_t rows = 0, cols = 0;
+    auto b = read_columns("--near-null-space", a.get("--near-null-space", ""), rows, cols);
+    if (rows != n || cols < 1 || cols > 32)
+      throw invalid_argument("--near-null-space " + printable(a.get("--near-null-space", "")) + " is " + std::to_string(rows) +
+                             " x " + std::to_string(cols) + "; it must be n x k with n = " + std::to_string(n) +
+                             " (A's rows) and k from 1 to 32");
+    o.near_null = std::make_shared<const std::vector<double>>(std::move(b));
+  }
+  if (a.has("--coordinates")) {
+    index_t nodes = 0, d = 0;
+    const auto c = read_columns("--coordinates", a.get("--coordinates", ""), nodes, d);
+    if (d < 2 || d > 3 || static_cast<std::int64_t>(nodes) * d != n)
+      throw invalid_argument("--coordinates " + printable(a.get("--coordinates", "")) + " is " + std::to_string(nodes) + " x " +
+                             std::to_string(d) + "; it must be nodes x d with d = 2 or 3 and nodes * d = " + std::to_string(n) +
+                             " (A's rows: nodes of d unknowns, node-major)");
+    std::vector<double> node_major(c.size());
+    for (index_t p = 0; p < nodes; ++p)
+      for (index_t k = 0; k < d; ++k) node_major[static_cast<std::size_t>(p) * d + k] = c[static_cast<std::size_t>(k) * nodes + p];
+    o.coordinates = std::make_shared<const std::vector<double>>(std::move(node_major));
+    o.coordinate_dim = d;
+  } else if (is_gen(a.positional()[0])) {
+    const gen_spec g = gen_option(a.positional()[0], solve_kinds);
+    if (g.kind == "elasticity2d" || g.kind == "elasticity3d") {
+      const int d = g.kind == "elasticity2d" ? 2 : 3;
+      o.coordinates = std::make_shared<const std::vector<double>>(elasticity_coordinates(d, static_cast<index_t>(g.n[0])));
+      o.coordinate_dim = d;
+    }
+  }
+}
+
+
 template <typename T>
 int solve(const args& a, bool gpu, const std::string& device_line, const solve_outputs& out) {
   auto t0 = clock_type::now();
@@ -214,6 +272,7 @@ int solve(const args& a, bool gpu, const std::string& device_line, const csr_mat
   std::FILE* rep = out.report;
 
   cg_options opt = cg_args(a);
+  near_null_args(a, opt, A.rows());
   opt.known_symmetric = declared_symmetric;  // the reader expanded a symmetric file: no need to check
   opt.record_history = out.history != nullptr;
   progress_line progress(!a.has("--quiet"));
@@ -401,6 +460,9 @@ int cmd_solve(int argc, char** argv) {
     (void)gen_option(input, kinds);
   }
   const bool complex_values = complex_input(input);
+  for (const char* f : {"--near-null-space", "--coordinates"})
+    if (a.has(f) && a.get("--precond", "auto") != "amg")
+      throw usage_error(std::string(f) + " applies to --precond amg (the near-null space of its coarse levels)");
   // The outputs are checked (and their temporaries created) before anything is read or solved.
   std::vector<std::string> inputs{input};
   if (a.has("--rhs")) inputs.push_back(a.get("--rhs", ""));

@@ -147,7 +147,8 @@ inline std::string options_markdown() {
 inline std::set<std::string> solve_option_names(bool flags) {
   std::set<std::string> out = flags ? std::set<std::string>{"--quiet", "--write-unconverged", "--mpi"}
                                     : std::set<std::string>{"--rhs",  "-o",        "--output",  "--device", "--format", "--precision",
-                                                            "--threads", "--offsets", "--path", "--history", "--gpus"};
+                                                            "--threads", "--offsets", "--path", "--history", "--gpus",
+                                                            "--near-null-space", "--coordinates"};
   for (const option_spec& s : solve_options())
     if ((s.type == option_type::flag) == flags) out.insert(flag_of(s.name));
   return out;

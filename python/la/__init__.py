@@ -121,6 +121,35 @@ def _words(rtol, atol, maxiter, method, precond, options):
     return w
 
 
+def _near_null(options, precond, n):
+    """near_null_space= (n x k) and coordinates= (nodes x d) popped from the options, as the
+    (B column-major, coordinates node-major, d) the extension takes; la checks them against A."""
+    b = options.pop("near_null_space", None)
+    c = options.pop("coordinates", None)
+    if b is None and c is None:
+        return None, None, 0
+    if precond != "amg":
+        raise InvalidArgument("near_null_space and coordinates apply to precond='amg' (the near-null space of its coarse "
+                              "levels), got precond=%r" % (precond,))
+    if b is not None:
+        b = _np.asarray(b.get() if hasattr(b, "get") else b, dtype=_np.float64)
+        if b.ndim == 1:
+            b = b.reshape(-1, 1)
+        if b.ndim != 2 or b.shape[0] != n or not 1 <= b.shape[1] <= 32:
+            raise InvalidArgument("near_null_space has shape %s; it must be (n, k) with n = %d (A's rows) and k from 1 "
+                                  "to 32" % (tuple(b.shape), n))
+        b = _np.ascontiguousarray(b.T).ravel()
+    d = 0
+    if c is not None:
+        c = _np.asarray(c.get() if hasattr(c, "get") else c, dtype=_np.float64)
+        if c.ndim != 2 or c.shape[1] not in (2, 3) or c.shape[0] * c.shape[1] != n:
+            raise InvalidArgument("coordinates has shape %s; it must be (nodes, d) with d = 2 or 3 and nodes * d = %d "
+                                  "(A's rows: nodes of d unknowns, node-major)" % (tuple(c.shape), n))
+        d = int(c.shape[1])
+        c = _np.ascontiguousarray(c).ravel()
+    return b, c, d
+
+
 def _use_gpu(device, m):
     if device not in ("auto", "gpu", "cpu"):
         raise InvalidArgument("device must be 'auto', 'gpu' or 'cpu', got %r" % (device,))
@@ -502,8 +531,11 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
     Ctrl-C stops the solve there with KeyboardInterrupt. history=True keeps every residual in
     the result. Further options as `la solve`'s, '_' for '-': restart, auto_direct_rows, auto_direct_flops, force, fsai_pattern,
     fsai_drop, fsai_max_row, ic_shift, block_size, factorization, sweeps, trisolve, matching,
-    amg_strength, amg_degree, amg_coarse, amg_levels, amg_cycle, amg_smoother, inner_iterations,
-    inner_precond; the direct method's (method='direct' or auto): ordering ('auto', 'amd', 'metis',
+    amg_strength, amg_degree, amg_coarse, amg_levels, amg_cycle, amg_smoother, amg_block_size,
+    amg_near_null_space ('auto' or 'none'), inner_iterations, inner_precond; for precond='amg' on a
+    system of PDEs, near_null_space= (an (n, k) array: the near-null vectors, k at most 32) or
+    coordinates= (a (nodes, d) array, d = 2 or 3, nodes of d unknowns node-major: the rigid-body
+    modes, 3 in 2D and 6 in 3D); the direct method's (method='direct' or auto): ordering ('auto', 'amd', 'metis',
     'natural'), refinement ('auto', 'classical', 'gmres'), max_refinement, host_factorization ('auto': SuiteSparse's
     CHOLMOD or UMFPACK where built; 'la': la's own fronts; 'suitesparse'), condition ('auto', 'yes', 'no' or a bool:
     the condition estimate).
@@ -541,12 +573,13 @@ def solve(A, b, x0=None, *, rtol=1e-8, atol=0.0, maxiter=None, method="auto", pr
         # is what a dense solve costs). method='cg' etc. still take it as a sparse matrix.
         return _dense_solve(A, b, rtol, atol, device, full_output, options, method)
     m = _Matrix(A)
+    nb, nc, nd = _near_null(options, precond, m.shape[0])
     words = _words(rtol, atol, maxiter, method, precond, options)
     gpu = _use_gpu(device, m)
     b, x = _vectors(m, b, x0, gpu)
     _wait_for_cupy(m)
     pb, px = _pointers(b, x)
-    d = _call(_la.solve, m.arg, m.code, m.offset_bytes, pb, px, words, gpu, callback, bool(history))
+    d = _call(_la.solve, m.arg, m.code, m.offset_bytes, pb, px, words, gpu, callback, bool(history), nb, nc, nd)
     return _returned(d, gpu, x, full_output)
 
 
@@ -654,11 +687,12 @@ class Solver:
             self._complex_setup(A, rtol, atol, maxiter, method, precond, device, options)
             return
         self._m = _Matrix(A)
+        nb, nc, nd = _near_null(options, precond, self._m.shape[0])
         self._words = _words(rtol, atol, maxiter, method, precond, options)
         self._gpu = _use_gpu(device, self._m)
         if self._gpu:
             _wait_for_cupy(self._m)
-        self._s = _call(_la.Solver, self._m.arg, self._m.code, self._m.offset_bytes, self._words, self._gpu)
+        self._s = _call(_la.Solver, self._m.arg, self._m.code, self._m.offset_bytes, self._words, self._gpu, nb, nc, nd)
 
     def _complex_setup(self, A, rtol, atol, maxiter, method, precond, device, options):
         """A complex A (complex64 or complex128, scipy or numpy): la::complex_solver, the method

@@ -57,6 +57,19 @@ inline cg_options parse_options(const option_pairs& pairs) {
   return opt;
 }
 
+/// la.solve's and la.Solver's near_null_space= and coordinates= (numpy float64 arrays, the
+/// Python side flattened them: B column-major, the coordinates node-major, d their columns;
+/// None: not given) into AMG's options, which check them against A.
+inline void attach_near_null(cg_options& opt, const py::object& b, const py::object& coordinates, int dim) {
+  const auto take = [](const py::object& o) {
+    const auto arr = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(o);
+    if (!arr) throw invalid_argument("near_null_space and coordinates must be arrays of numbers");
+    return std::make_shared<const std::vector<double>>(arr.data(), arr.data() + arr.size());
+  };
+  if (!b.is_none()) opt.precond_opt.amg.near_null = take(b);
+  if (!coordinates.is_none()) opt.precond_opt.amg.coordinates = take(coordinates), opt.precond_opt.amg.coordinate_dim = dim;
+}
+
 /// opt with the progress hook: the Python callback (iteration, residual) and the Ctrl-C check,
 /// each with the GIL held. An exception from the callback stops the solve and is re-raised.
 /// The hook holds a handle (no reference count: the caller keeps `callback` alive), so copies

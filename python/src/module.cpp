@@ -105,8 +105,10 @@ PYBIND11_MODULE(_la, mod) {
   mod.def(
       "solve",
       [](const matrix_arg& m, char value, int offset_bytes, const py::object& b, const py::object& x,
-         const option_pairs& options, bool gpu, const py::object& callback, bool history) {
+         const option_pairs& options, bool gpu, const py::object& callback, bool history, const py::object& near_null,
+         const py::object& coordinates, int dim) {
         cg_options opt = with_progress(parse_options(options), callback);
+        attach_near_null(opt, near_null, coordinates, dim);
         opt.record_history = history;
         const bool in_place = gpu && m.on_device;
         double call_seconds = 0;  // the C++ call: la's work (copies, setup, solve) without the binding's
@@ -123,7 +125,9 @@ PYBIND11_MODULE(_la, mod) {
         d["call_seconds"] = call_seconds;
         return d;
       },
-      "Solves A x = b in place of x (see la.solve).");
+      "Solves A x = b in place of x (see la.solve).", py::arg("m"), py::arg("value"), py::arg("offset_bytes"), py::arg("b"),
+      py::arg("x"), py::arg("options"), py::arg("gpu"), py::arg("callback"), py::arg("history"),
+      py::arg("near_null") = py::none(), py::arg("coordinates") = py::none(), py::arg("dim") = 0);
 
   bind_solver(mod);
   bind_dense(mod);

@@ -16,8 +16,10 @@ namespace {
 /// host), then many solves.
 class solver {
  public:
-  solver(matrix_arg m, char value, int offset_bytes, const option_pairs& options, bool gpu)
+  solver(matrix_arg m, char value, int offset_bytes, const option_pairs& options, bool gpu, const py::object& near_null,
+         const py::object& coordinates, int dim)
       : m_(std::move(m)), value_(value), offset_bytes_(offset_bytes), opt_(parse_options(options)), gpu_(gpu) {
+    attach_near_null(opt_, near_null, coordinates, dim);
     dispatch(value_, offset_bytes_, [&]<typename T, typename O>() {
       const auto h = host_matrix<T, O>(m_);
       without_gil([&] {
@@ -136,7 +138,9 @@ class solver {
 
 void bind_solver(py::module_& mod) {
   py::class_<solver>(mod, "Solver")
-      .def(py::init<matrix_arg, char, int, option_pairs, bool>())
+      .def(py::init<matrix_arg, char, int, option_pairs, bool, py::object, py::object, int>(), py::arg("m"), py::arg("value"),
+           py::arg("offset_bytes"), py::arg("options"), py::arg("gpu"), py::arg("near_null") = py::none(),
+           py::arg("coordinates") = py::none(), py::arg("dim") = 0)
       .def("solve", [](solver& s, const py::object& b, const py::object& x, const py::object& cb,
                        bool history) { return report_of(s.solve(b, x, cb, history)); })
       .def("solve_columns",

@@ -20,6 +20,7 @@
 #include <la/solvers/amg/hierarchy.hpp>
 #include <la/solvers/dense_solver.hpp>
 #include <la/solvers/amg/detail/kernels.cuh>
+#include <la/solvers/amg/detail/system.cuh>
 #include <la/solvers/detail/precond_device.cuh>
 
 namespace la::precond_detail {
@@ -43,10 +44,20 @@ class amg_impl final : public device_preconditioner<T>::impl {
   amg_impl(context& ctx, const device_csr<T, O>& a, const amg_options& opt) : ctx_(ctx), opt_(opt), a0_(&a) {
     amg::check_options(opt);
     fingerprint_ = fingerprint(a);
+    amg::near_null_space ns = amg::resolve_near_null(opt, a.rows());  // the host's resolution, checks and all
+    scalar_ = ns.scalar();
+    near_null_what_ = ns.what;
     levels_.emplace_back();
     levels_[0].n = a.rows();
-    levels_[0].near_null = ctx.allocate<double>(static_cast<std::size_t>(a.rows()));
-    fill_ones(levels_[0].near_null.data(), a.rows());
+    levels_[0].k = ns.k;
+    levels_[0].nodes = ns.nodes;
+    if (scalar_) {
+      levels_[0].near_null = ctx.allocate<double>(static_cast<std::size_t>(a.rows()));
+      fill_ones(levels_[0].near_null.data(), a.rows());
+    } else {
+      levels_[0].near_null = upload(ctx, ns.b);
+      levels_[0].node_of = upload(ctx, ns.node_of);
+    }
     for (;;) {
       const std::size_t l = levels_.size() - 1;
       prepare(l);
@@ -54,12 +65,18 @@ class amg_impl final : public device_preconditioner<T>::impl {
       if (n <= opt.coarse_size || static_cast<int>(levels_.size()) >= opt.max_levels) break;
       const auto t0 = clock::now();
       const double theta = opt.strength * std::pow(0.5, static_cast<double>(l));
-      const index_t count = aggregate(l, theta);
-      sec_.aggregation += since(t0);
-      if (count == 0 || count > n * 9 / 10) break;
-      levels_.emplace_back();
-      levels_[l + 1].n = count;
-      galerkin(l, true);
+      if (scalar_) {
+        const index_t count = aggregate(l, theta);
+        sec_.aggregation += since(t0);
+        if (count == 0 || count > n * 9 / 10) break;
+        levels_.emplace_back();
+        levels_[l + 1].n = count;
+        galerkin(l, true);
+      } else {
+        if (!coarsen_system(l, theta)) break;
+        sec_.aggregation += since(t0);
+        galerkin(l, false);
+      }
     }
     factor_coarse();
     allocate_vectors();
@@ -97,6 +114,9 @@ class amg_impl final : public device_preconditioner<T>::impl {
     device_buffer<double> dabs, near_null;
     device_buffer<index_t> of;  // the aggregates of this level's nodes
     index_t count = 0;
+    int k = 1;                       // near_null's columns (n x k, column-major)
+    device_buffer<index_t> node_of;  // a system's unknowns' nodes (empty: each unknown its own)
+    index_t nodes = 0, deficient = 0;
     double lambda = 1;
     std::optional<spgemm_plan<T, O, W, W>> plan_sp0, plan_ap0;  // the finest level's S T and A P
     std::optional<spgemm_plan<T, W, W, W>> plan_sp, plan_ap;     // the others'
@@ -187,6 +207,37 @@ class amg_impl final : public device_preconditioner<T>::impl {
     return lambda;
   }
 
+  template <typename V>
+  static device_buffer<V> upload(context& ctx, const std::vector<V>& v) {
+    auto d = ctx.allocate<V>(v.size());
+    if (!v.empty()) LA_CUDA_TRY(cudaMemcpyAsync(d.data(), v.data(), v.size() * sizeof(V), cudaMemcpyHostToDevice, ctx.stream()));
+    ctx.synchronize();  // v may go before the copy is done otherwise
+    return d;
+  }
+
+  /// A system's level l (system.cu: near_null.hpp's steps): the aggregates of its nodes, T by
+  /// a QR of B an aggregate (kept for update), and level l + 1's size, nodes and B. False
+  /// where coarsening stalled.
+  bool coarsen_system(std::size_t l, double theta) {
+    level& f = levels_[l];
+    system_level<T> out;
+    const bool ok = with_operator(l, [&](const auto& a) {
+      return system_coarsen(ctx_, a, f.dabs.data(), f.node_of, f.nodes, f.near_null, f.k, theta, opt_.aggregation_distance, out);
+    });
+    if (!ok) return false;
+    f.t = std::move(out.t);
+    f.count = out.coarse_n;
+    f.deficient = out.deficient;
+    levels_.emplace_back();
+    level& c = levels_[l + 1];
+    c.n = out.coarse_n;
+    c.k = f.k;
+    c.near_null = std::move(out.coarse_b);
+    c.node_of = std::move(out.coarse_node);
+    c.nodes = out.aggregates;
+    return true;
+  }
+
   /// Level l's aggregates (f.of, f.count) from its strength graph.
   index_t aggregate(std::size_t l, double theta) {
     level& f = levels_[l];
@@ -250,7 +301,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
     });
     f.r = transposed(ctx_, f.p);
     f.lanes_p = lanes_for(n ? double(f.p.nnz()) / n : 1);
-    f.lanes_r = lanes_for(f.count ? double(f.r.nnz()) / f.count : 1);
+    f.lanes_r = lanes_for(c.n ? double(f.r.nnz()) / c.n : 1);
     sec_.prolongator += since(t0);
     t0 = clock::now();
     device_csr<T, W> ap;
@@ -355,6 +406,7 @@ class amg_impl final : public device_preconditioner<T>::impl {
                   dense_ ? "" : "; the coarsest level is smoothed (too large for a dense solve)", 1e3 * sec_.aggregation,
                   1e3 * sec_.prolongator, 1e3 * sec_.galerkin, 1e3 * sec_.smoother, 1e3 * sec_.coarse);
     rep.detail = buf;
+    if (!scalar_) rep.detail += "; near-null space: " + near_null_what_;
   }
 
   /// The Chebyshev smoother on level l (hierarchy.hpp's smooth): x += p(D^-1 A) D^-1 (b - A x).
@@ -436,6 +488,8 @@ class amg_impl final : public device_preconditioner<T>::impl {
   std::vector<level> levels_;
   device_buffer<T> inverse_;
   bool dense_ = true;
+  bool scalar_ = true;
+  std::string near_null_what_;
   unsigned long long fingerprint_ = 0;
   double opc_ = 1, gc_ = 1;
   struct {

@@ -66,6 +66,18 @@ constexpr option_spec options[] = {
      [](cg_options& o, const option_value& v) {
        o.precond_opt.amg.cycle = v.text == "w" ? amg_cycle::w : v.text == "f" ? amg_cycle::f : amg_cycle::v;
      }},
+    {"amg-block-size", option_type::integer, "1", 1, 32, "", "B",
+     "amg: unknowns a node, node-major (default 1): strength and\n"
+     "aggregation on nodes (the blocks' Frobenius norms), B constant\n"
+     "modes (one a component) unless the coordinates or a near-null\n"
+     "space give others",
+     amg_only, {}, "", [](cg_options& o, const option_value& v) { o.precond_opt.amg.block_size = static_cast<int>(v.number); }},
+    {"amg-near-null-space", option_type::choice, "auto", 0, 0, "auto|none", "N",
+     "amg: auto (default: the vectors given, else rigid-body modes from\n"
+     "the coordinates (a gen:elasticity system carries its own), else\n"
+     "the block size's constant modes, else the constant vector) or none\n"
+     "(scalar AMG, the constant vector alone: for comparison)",
+     amg_only, {}, "", [](cg_options& o, const option_value& v) { o.precond_opt.amg.use_near_null = v.text != "none"; }},
 };
 static_assert(options_are_valid(options));
 }  // namespace

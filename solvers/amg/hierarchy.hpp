@@ -20,6 +20,7 @@
 #include <la/kernels/reference/spgemm.hpp>
 #include <la/solvers/precond_options.hpp>
 #include <la/solvers/amg/aggregation.hpp>
+#include <la/solvers/amg/near_null.hpp>
 
 namespace la {
 
@@ -43,7 +44,15 @@ struct level {
   std::vector<double> l1inv;  // 1 / sum_j |a_ij| (the L1-Jacobi smoother's)
   double lambda = 1;
   aggregates agg;  // of this level's nodes (empty on the coarsest)
-  std::vector<double> near_null;  // B: the constant vector on the finest level, T^T-restricted below
+  std::vector<double> near_null;  // B (n x k, column-major): the finest level's near-null space, R of T's QR below
+  int k = 1;                      // B's columns
+  // Systems (B of several columns, or nodes of several unknowns): unknown -> node for the
+  // strength graph (empty: each unknown its own node), the tentative prolongator (kept for
+  // setup reuse) and its aggregates that dropped a column.
+  std::vector<index_t> node_of;
+  index_t nodes = 0;
+  csr_matrix<double, count_t> t;
+  index_t deficient = 0;
 };
 
 /// An upper bound of lambda_max(D^-1 A): max_i sum_j |a_ij| / |a_ii| (Gershgorin).
@@ -101,9 +110,15 @@ class host_amg {
     amg::check_options(opt);
     std::vector<count_t> ptr(a.row_ptr().begin(), a.row_ptr().end());
     std::vector<double> val(a.values().begin(), a.values().end());
+    amg::near_null_space ns = amg::resolve_near_null(opt, a.rows());
+    scalar_ = ns.scalar();
+    near_null_what_ = ns.what;
     amg::level finest;
     finest.a = csr_matrix<double, count_t>(detail::trusted, a.rows(), a.cols(), std::move(ptr), a.col_idx(), std::move(val));
-    finest.near_null.assign(static_cast<std::size_t>(a.rows()), 1.0);
+    finest.near_null = std::move(ns.b);
+    finest.k = ns.k;
+    finest.node_of = std::move(ns.node_of);
+    finest.nodes = ns.nodes;
     levels_.push_back(std::move(finest));
     for (;;) {
       const std::size_t l = levels_.size() - 1;
@@ -115,11 +130,15 @@ class host_amg {
       // operator's stencil widens and each coupling weakens (3D Poisson's coarse rows have
       // ~27 entries of about 1/27 the diagonal), so a fixed theta stops coarsening there.
       const double theta = opt.strength * std::pow(0.5, static_cast<double>(l));
-      amg::aggregates ag = amg::aggregate(amg::strength_of(levels_[l].a, theta), opt.aggregation_distance);
-      seconds_.aggregation += since(t0);
-      if (ag.count == 0 || ag.count > n * 9 / 10) break;  // coarsening stalled
-      levels_[l].agg = std::move(ag);
-      levels_.emplace_back();
+      if (scalar_) {
+        amg::aggregates ag = amg::aggregate(amg::strength_of(levels_[l].a, theta), opt.aggregation_distance);
+        seconds_.aggregation += since(t0);
+        if (ag.count == 0 || ag.count > n * 9 / 10) break;  // coarsening stalled
+        levels_[l].agg = std::move(ag);
+        levels_.emplace_back();
+      } else if (!coarsen_system(l, theta, t0)) {
+        break;
+      }
       galerkin(l);
     }
     const auto t0 = clock::now();
@@ -183,6 +202,14 @@ class host_amg {
     }
     return b;
   }
+  /// The near-null space the hierarchy was built for, for a person.
+  const std::string& near_null_space() const { return near_null_what_; }
+  /// Aggregates, over all levels, that dropped a near-null column (too few unknowns for k).
+  index_t deficient_aggregates() const {
+    index_t d = 0;
+    for (const auto& l : levels_) d += l.deficient;
+    return d;
+  }
   /// The levels and complexities, for a person (the GPU's report says the same first).
   std::string describe() const {
     std::string sizes;
@@ -196,7 +223,9 @@ class host_amg {
                   opt_.cycle == amg_cycle::w ? "W" : opt_.cycle == amg_cycle::f ? "F" : "V",
                   opt_.smoother == amg_smoother::l1_jacobi ? "L1-Jacobi sweeps" : "Chebyshev degree", opt_.smoother_degree,
                   dense_ ? "" : "; the coarsest level is smoothed (too large for a dense solve)");
-    return buf;
+    std::string out = buf;
+    if (!scalar_) out += "; near-null space: " + near_null_what_;
+    return out;
   }
 
  private:
@@ -224,27 +253,58 @@ class host_amg {
     if (opt_.power_iterations > 0) f.lambda = std::min(f.lambda, 1.1 * amg::power_lambda(f.a, f.dinv, opt_.power_iterations));
     seconds_.smoother += since(t0);
   }
+  /// A system's level l: nodes aggregated on the blocks' strength, the tentative prolongator by
+  /// a QR of B a aggregate (kept: setup reuse keeps it), and level l + 1's nodes (the
+  /// aggregates), B and k. False where coarsening stalled.
+  bool coarsen_system(std::size_t l, double theta, clock::time_point t0) {
+    amg::level& f = levels_[l];
+    const index_t n = f.a.rows();
+    amg::aggregates ag = amg::aggregate(f.node_of.empty() ? amg::strength_of(f.a, theta)
+                                                          : amg::block_strength(f.a, f.node_of, f.nodes, theta),
+                                        opt_.aggregation_distance);
+    seconds_.aggregation += since(t0);
+    if (ag.count == 0) return false;
+    const auto t1 = clock::now();
+    amg::tentative_prolongator tp =
+        amg::tentative(f.node_of.empty() ? ag.of : amg::unknowns_of(ag, f.node_of), ag.count, f.near_null, f.k);
+    seconds_.prolongator += since(t1);
+    if (tp.t.cols() == 0 || tp.t.cols() > n * 9 / 10) return false;  // coarsening stalled
+    f.agg = std::move(ag);
+    f.t = std::move(tp.t);
+    f.deficient = tp.deficient;
+    amg::level c;
+    c.near_null = std::move(tp.coarse_b);
+    c.k = f.k;
+    c.node_of = std::move(tp.coarse_node);
+    c.nodes = f.agg.count;
+    levels_.push_back(std::move(c));
+    return true;
+  }
+
   /// Level l's prolongator from its aggregates, and level l + 1's operator P^T A P.
   void galerkin(std::size_t l) {
     amg::level& f = levels_[l];
     auto t0 = clock::now();
-    std::vector<double> coarse_b;
-    f.p = smoothed_prolongator(f, f.agg, coarse_b);
+    if (scalar_) {
+      std::vector<double> coarse_b;
+      f.p = smoothed_prolongator(f, scalar_tentative(f, f.agg, coarse_b));
+      levels_[l + 1].near_null = std::move(coarse_b);
+    } else {
+      f.p = smoothed_prolongator(f, f.t);
+    }
     f.r = reference::transpose(f.p);
     seconds_.prolongator += since(t0);
     t0 = clock::now();
     csr_matrix<double, count_t> ac = reference::spgemm(f.r, reference::spgemm(f.a, f.p));
     seconds_.galerkin += since(t0);
     levels_[l + 1].a = std::move(ac);
-    levels_[l + 1].near_null = std::move(coarse_b);
   }
 
-  /// P = S T with S = I - omega D^-1 A (A's pattern) and T(i, J) = B_i / ||B on aggregate J||
-  /// (the tentative prolongator interpolates the level's near-null vector B exactly; the next
-  /// level's B is those norms, so every level's T reproduces the constants of the finest).
-  /// The GPU forms the same two matrices and the same product.
-  csr_matrix<double, count_t> smoothed_prolongator(const amg::level& f, const amg::aggregates& ag,
-                                                   std::vector<double>& coarse_b) const {
+  /// T(i, J) = B_i / ||B on aggregate J|| (the tentative prolongator interpolates the level's
+  /// near-null vector B exactly; the next level's B is those norms, so every level's T
+  /// reproduces the constants of the finest). The GPU forms the same matrix.
+  static csr_matrix<double, count_t> scalar_tentative(const amg::level& f, const amg::aggregates& ag,
+                                                      std::vector<double>& coarse_b) {
     const index_t n = f.a.rows();
     coarse_b.assign(static_cast<std::size_t>(ag.count), 0.0);
     for (index_t i = 0; i < n; ++i) coarse_b[ag.of[i]] += f.near_null[i] * f.near_null[i];
@@ -255,7 +315,12 @@ class host_amg {
       tp[i + 1] = i + 1;
       tv[i] = coarse_b[ag.of[i]] > 0 ? f.near_null[i] / coarse_b[ag.of[i]] : 0.0;
     }
-    const csr_matrix<double, count_t> t(detail::trusted, n, ag.count, std::move(tp), ag.of, std::move(tv));
+    return csr_matrix<double, count_t>(detail::trusted, n, ag.count, std::move(tp), ag.of, std::move(tv));
+  }
+
+  /// P = S T with S = I - omega D^-1 A (A's pattern). The GPU forms the same product.
+  csr_matrix<double, count_t> smoothed_prolongator(const amg::level& f, const csr_matrix<double, count_t>& t) const {
+    const index_t n = f.a.rows();
     const double omega = 4.0 / (3.0 * f.lambda);
     std::vector<double> sv(f.a.values().size());
     for (index_t i = 0; i < n; ++i)
@@ -382,6 +447,8 @@ class host_amg {
   std::vector<double> lu_;
   std::vector<index_t> piv_;
   bool dense_ = true;
+  bool scalar_ = true;
+  std::string near_null_what_;
   phase_seconds seconds_;
 };
 

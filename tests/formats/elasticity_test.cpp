@@ -32,6 +32,7 @@ TEST(Elasticity, RigidBodyModesAreTheFloatingNullSpace) {
     const index_t nodes = d == 2 ? 36 : 64;
     ASSERT_EQ(s.a.rows(), nodes * d);
     ASSERT_EQ(s.coordinates.size(), static_cast<std::size_t>(nodes * d));
+    EXPECT_EQ(elasticity_coordinates(d, d == 2 ? 6 : 4, false), s.coordinates) << "the coordinates alone";
     const auto b = rigid_body_modes(s.coordinates, d);
     const int k = d == 2 ? 3 : 6;
     ASSERT_EQ(b.size(), static_cast<std::size_t>(nodes * d * k));
@@ -65,6 +66,7 @@ TEST(Elasticity, ClampedIsSymmetricPositiveDefiniteWithTheExpectedStencil) {
   for (int d : {2, 3}) {
     const index_t N = d == 2 ? 9 : 5;
     const auto s = elasticity<double>(d, N, 0.3);
+    EXPECT_EQ(elasticity_coordinates(d, N), s.coordinates) << "the clamped coordinates alone";
     const index_t free_nodes = d == 2 ? N * N - N : N * N * N - N * N;
     ASSERT_EQ(s.a.rows(), free_nodes * d);
     const auto t = to_csc(s.a);  // A^T by rows

@@ -12,9 +12,12 @@
 #include <la/solvers/device_cg.hpp>
 #include <la/solvers/device_precond.hpp>
 #include <la/solvers/device_solver.hpp>
+#include "amg_util.hpp"
 #include "test_util.hpp"
 
 namespace la {
+using test::amg_pcg;
+using test::expect_symmetric;
 namespace {
 
 // Every node is in exactly one aggregate, within distance 2 of its root in the strength graph,
@@ -34,44 +37,6 @@ TEST(Aggregation, CoversEveryNodeWithLargeAggregates) {
     EXPECT_LE(ag.count * 4, a.rows()) << "aggregates average " << double(a.rows()) / ag.count << " nodes";
     EXPECT_EQ(amg::aggregate(g).of, ag.of);
   }
-}
-
-/// CG with M^-1 = one V-cycle, plain: the iterations to ||r|| <= 1e-8 ||b|| (b = A ones).
-long long amg_pcg(const csr_matrix<double>& a, const host_amg& m) {
-  const std::size_t n = a.rows();
-  std::vector<double> x(n, 0), b(n, 0), r, z, p, q(n);
-  reference::spmv(1.0, a, std::vector<double>(n, 1.0), 0.0, b);
-  r = b;
-  m.apply(r, z);
-  p = z;
-  double rz = 0, bb = 0;
-  for (std::size_t i = 0; i < n; ++i) rz += r[i] * z[i], bb += b[i] * b[i];
-  for (long long it = 1; it <= 500; ++it) {
-    reference::spmv(1.0, a, p, 0.0, q);
-    double pq = 0;
-    for (std::size_t i = 0; i < n; ++i) pq += p[i] * q[i];
-    const double alpha = rz / pq;
-    double rr = 0;
-    for (std::size_t i = 0; i < n; ++i) x[i] += alpha * p[i], r[i] -= alpha * q[i], rr += r[i] * r[i];
-    if (std::sqrt(rr) <= 1e-8 * std::sqrt(bb)) return it;
-    m.apply(r, z);
-    double rz2 = 0;
-    for (std::size_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
-    for (std::size_t i = 0; i < n; ++i) p[i] = z[i] + rz2 / rz * p[i];
-    rz = rz2;
-  }
-  return -1;
-}
-
-/// M^-1 symmetric: z1'r2 = z2'r1 for two random vectors, to 1e-12 of the products' magnitude.
-void expect_symmetric(const csr_matrix<double>& a, const host_amg& m, unsigned seed) {
-  std::mt19937 g(seed);
-  const auto r1 = test::random_vector<double>(a.rows(), g), r2 = test::random_vector<double>(a.rows(), g);
-  std::vector<double> z1, z2;
-  m.apply(r1, z1), m.apply(r2, z2);
-  double s1 = 0, s2 = 0, mag = 0;
-  for (index_t i = 0; i < a.rows(); ++i) s1 += z1[i] * r2[i], s2 += z2[i] * r1[i], mag += std::abs(z1[i] * r2[i]);
-  EXPECT_NEAR(s1, s2, 1e-12 * mag);
 }
 
 // Smoothed-aggregation AMG-CG: at most 15 iterations on 2D Poisson 64^2 to 256^2 and 3D
