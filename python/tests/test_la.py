@@ -633,3 +633,73 @@ for name, m in cases.items():
     assert run.returncode == 0, run.stderr
     for name in ("csc", "coo", "bsr", "dia", "csr"):
         assert name + " refused" in run.stdout, run.stdout
+
+
+# ---- AMG for systems of PDEs ----------------------------------------------------------------
+
+def elasticity2d(N, nu=0.3):
+    """Plane-strain linear elasticity on Q1 elements, N x N nodes on the unit square, the face
+    x = 0 clamped (its nodes left out): (A, coordinates (nodes, 2)), node-major unknowns."""
+    h = 1.0 / (N - 1)
+    lam, mu = nu / ((1 + nu) * (1 - 2 * nu)), 1 / (2 * (1 + nu))
+    D = np.array([[lam + 2 * mu, lam, 0], [lam, lam + 2 * mu, 0], [0, 0, mu]])
+    K = np.zeros((8, 8))
+    g = 1 / np.sqrt(3)
+    corners = [(0, 0), (1, 0), (0, 1), (1, 1)]
+    for xi in (-g, g):
+        for eta in (-g, g):
+            B = np.zeros((3, 8))
+            for a, (cx, cy) in enumerate(corners):
+                sx, sy = 2 * cx - 1, 2 * cy - 1
+                dx = sx * (1 + sy * eta) / 4 * (2 / h)
+                dy = sy * (1 + sx * xi) / 4 * (2 / h)
+                B[0, 2 * a], B[1, 2 * a + 1], B[2, 2 * a], B[2, 2 * a + 1] = dx, dy, dy, dx
+            K += B.T @ D @ B * (h / 2) ** 2
+    free = -np.ones(N * N, dtype=np.int64)
+    free[[p for p in range(N * N) if p % N != 0]] = np.arange(N * N - N)
+    rows, cols, vals = [], [], []
+    for j in range(N - 1):
+        for i in range(N - 1):
+            nodes = [i + N * j, i + 1 + N * j, i + N * (j + 1), i + 1 + N * (j + 1)]
+            dofs = [2 * free[p] + c if free[p] >= 0 else -1 for p in nodes for c in (0, 1)]
+            for r in range(8):
+                for c in range(8):
+                    if dofs[r] >= 0 and dofs[c] >= 0:
+                        rows.append(dofs[r]), cols.append(dofs[c]), vals.append(K[r, c])
+    n = 2 * (N * N - N)
+    A = sp.csr_matrix((vals, (rows, cols)), shape=(n, n))
+    A = ((A + A.T) / 2).tocsr()
+    coords = np.array([[(p % N) * h, (p // N) * h] for p in range(N * N) if p % N != 0])
+    return A, coords
+
+
+def test_amg_takes_the_near_null_space_of_a_system():
+    A, X = elasticity2d(24)
+    b = A @ np.ones(A.shape[0])
+    _, info0, r0 = la.solve(A, b, precond="amg", device="cpu", full_output=True)
+    x, info, r = la.solve(A, b, precond="amg", coordinates=X, device="cpu", full_output=True)
+    assert info0 == 0 and info == 0 and rel_residual(A, x, b) <= 1e-8 * 1.01
+    assert "3 rigid-body modes from the coordinates, nodes of 2 unknowns" in r.precond_detail
+    assert r.iterations * 2 < r0.iterations, (r.iterations, r0.iterations)
+    # The modes given as vectors (n, 3) with the block size: the same hierarchy.
+    modes = np.zeros((A.shape[0], 3))
+    modes[0::2, 0], modes[1::2, 1] = 1, 1
+    modes[0::2, 2], modes[1::2, 2] = -X[:, 1], X[:, 0]
+    _, info, rv = la.solve(A, b, precond="amg", near_null_space=modes, amg_block_size=2, device="cpu", full_output=True)
+    assert info == 0 and "3 near-null vectors given, nodes of 2 unknowns" in rv.precond_detail
+    assert rv.iterations == r.iterations
+    s = la.Solver(A, precond="amg", coordinates=X, device="cpu")
+    xs, info, rs = s.solve(b, full_output=True)
+    assert info == 0 and "rigid-body" in rs.precond_detail
+    _, _, roff = la.solve(A, b, precond="amg", coordinates=X, amg_near_null_space="none", device="cpu", full_output=True)
+    assert "near-null" not in roff.precond_detail
+    with pytest.raises(la.InvalidArgument, match="precond='amg'"):
+        la.solve(A, b, precond="jacobi", coordinates=X, device="cpu")
+    with pytest.raises(la.InvalidArgument, match=r"coordinates has shape \(5, 2\)"):
+        la.solve(A, b, precond="amg", coordinates=X[:5], device="cpu")
+    with pytest.raises(la.InvalidArgument, match="near_null_space has shape"):
+        la.solve(A, b, precond="amg", near_null_space=np.ones((3, 2)), device="cpu")
+    bad = modes.copy()
+    bad[4, 1] = np.nan
+    _, info, rb = la.solve(A, b, precond="amg", near_null_space=bad, device="cpu", full_output=True)
+    assert info == -1 and "near-null space holds a value that is not finite" in rb.message  # as AMG's other refusals

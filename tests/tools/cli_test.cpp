@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <la/formats/elasticity.hpp>
 #include <la/formats/matrix_market.hpp>
 #include "cli_util.hpp"
 #include "test_util.hpp"
@@ -86,6 +87,60 @@ TEST(Cli, SeveralRightHandSides) {
   ASSERT_EQ(sol.cols(), 3);
   std::remove(b.c_str());
   std::remove(x.c_str());
+}
+
+/// A Matrix Market array file of rows x cols from column-major values.
+void write_array(const std::string& path, std::size_t rows, std::size_t cols, const std::vector<double>& v) {
+  std::ofstream f(path);
+  f << "%%MatrixMarket matrix array real general\n" << rows << " " << cols << "\n";
+  f.precision(17);
+  for (double x : v) f << x << "\n";
+}
+
+// AMG for systems: a gen:elasticity system carries its coordinates (the rigid-body modes, no
+// option), --amg-near-null-space none turns them off and takes more iterations; the same
+// system from files with --coordinates, --near-null-space (with and without
+// --amg-block-size); wrong shapes and the files without --precond amg refused.
+TEST(Cli, AmgNearNullSpace) {
+  const auto iterations = [](const std::string& out) {
+    std::smatch m;
+    return std::regex_search(out, m, std::regex("converged after ([0-9]+) iterations")) ? std::stoi(m[1]) : -1;
+  };
+  const auto g = run("solve gen:elasticity2d:30 --precond amg --device cpu");
+  EXPECT_EQ(g.status, 0) << g.output;
+  EXPECT_TRUE(contains(g.output, "near-null space: 3 rigid-body modes from the coordinates, nodes of 2 unknowns")) << g.output;
+  const auto off = run("solve gen:elasticity2d:30 --precond amg --amg-near-null-space none --device cpu");
+  EXPECT_EQ(off.status, 0) << off.output;
+  EXPECT_FALSE(contains(off.output, "near-null")) << off.output;
+  EXPECT_LT(iterations(g.output) * 2, iterations(off.output)) << g.output << off.output;
+  const auto s = la::elasticity<double>(2, 12);
+  const std::size_t n = s.a.rows(), nodes = n / 2;
+  const std::string dir = ::testing::TempDir(), a = dir + "la_el_a.mtx", x = dir + "la_el_x.mtx", b = dir + "la_el_b.mtx";
+  la::write_matrix_market(a, s.a);
+  std::vector<double> cm(nodes * 2);  // coordinates, column-major
+  for (std::size_t p = 0; p < nodes; ++p) cm[p] = s.coordinates[2 * p], cm[nodes + p] = s.coordinates[2 * p + 1];
+  write_array(x, nodes, 2, cm);
+  write_array(b, n, 3, la::rigid_body_modes(s.coordinates, 2));
+  const auto c = run("solve " + a + " --precond amg --coordinates " + x + " --device cpu");
+  EXPECT_EQ(c.status, 0) << c.output;
+  EXPECT_TRUE(contains(c.output, "3 rigid-body modes from the coordinates, nodes of 2 unknowns")) << c.output;
+  const auto v = run("solve " + a + " --precond amg --near-null-space " + b + " --amg-block-size 2 --device cpu");
+  EXPECT_EQ(v.status, 0) << v.output;
+  EXPECT_TRUE(contains(v.output, "3 near-null vectors given, nodes of 2 unknowns")) << v.output;
+  EXPECT_EQ(iterations(v.output), iterations(c.output)) << "the same hierarchy";
+  const auto v1 = run("solve " + a + " --precond amg --near-null-space " + b + " --device cpu");
+  EXPECT_EQ(v1.status, 0) << v1.output;
+  EXPECT_TRUE(contains(v1.output, "3 near-null vectors given;")) << v1.output;
+  const auto wrong = run("solve " + a + " --precond amg --coordinates " + b + " --device cpu");
+  EXPECT_EQ(wrong.status, 2) << wrong.output;
+  EXPECT_TRUE(contains(wrong.output, "it must be nodes x d with d = 2 or 3")) << wrong.output;
+  const auto wrong_b = run("solve " + a + " --precond amg --near-null-space " + x + " --device cpu");
+  EXPECT_EQ(wrong_b.status, 2) << wrong_b.output;
+  EXPECT_TRUE(contains(wrong_b.output, "it must be n x k with n = " + std::to_string(n))) << wrong_b.output;
+  const auto jac = run("solve " + a + " --precond jacobi --coordinates " + x + " --device cpu");
+  EXPECT_EQ(jac.status, 2) << jac.output;
+  EXPECT_TRUE(contains(jac.output, "--coordinates applies to --precond amg")) << jac.output;
+  for (const std::string& f : {a, x, b}) std::remove(f.c_str());
 }
 
 TEST(Cli, SolveWithRhsFile) {
