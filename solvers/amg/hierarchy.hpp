@@ -8,6 +8,14 @@
 // dense LU with partial pivoting solves. Applied as a V-cycle with Chebyshev smoothing on
 // D^-1 A over [0.1, 1] lambda, the same polynomial before and after, so M^-1 is symmetric for
 // a symmetric A (CG's need).
+//
+// Systems of PDEs (near_null.hpp, issue 70): where the near-null space is more than the
+// constant vector (k vectors given, rigid-body modes from coordinates, or a block size's
+// constants), strength and aggregation work on nodes (the blocks' Frobenius norms), T is a QR
+// of B an aggregate (its columns dropped where an aggregate has too few unknowns), each coarse
+// level's nodes are the aggregates (k unknowns each) and its B the QR's R. T is kept, so
+// update_values redoes only the numeric phases. With the constant vector alone the scalar path
+// above runs unchanged.
 #pragma once
 
 #include <algorithm>
