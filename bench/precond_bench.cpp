@@ -10,7 +10,9 @@
 //   LIST (methods): of jacobi, block-jacobi, fsai, fsai2 (tril(|A|^2)), ic0, auto; default all.
 //                   ic0+FACT+SOLVE picks IC(0)'s factorization (exact, sweeps, sweepsK) and
 //                   apply (exact, isai, jacobi, jacobiK); plain ic0 is what `la solve` runs.
-//                   amg+coarseN: AMG with coarse size N (levels up to N rows solved densely).
+//                   amg+coarseN: AMG with coarse size N (levels up to N rows solved densely);
+//                   amg+scalar: AMG with the constant vector alone (elasticity:N systems carry
+//                   their coordinates, so amg there uses the rigid-body modes).
 // setupS, factS and applyS: the preconditioner's whole setup, IC(0)'s factorization part
 // (with L^T) and one apply, in SpMVs with A (the yardsticks: apply within 4, factorization
 // within 20).
@@ -96,6 +98,7 @@ row_t run_la(context& ctx, const std::string& name, const csr_matrix<double>& a,
   opt.max_iterations = max_its;
   opt.precond = m.pc;
   opt.precond_opt = m.opt;
+  bench::attach_coordinates(name, opt.precond_opt.amg);
   opt.stagnation_window = 0;  // Jacobi CG's residual rises for over 1000 iterations on bcsstk13
   solve_result r;
   device_vector<double> dx(ctx, a.rows());
@@ -116,14 +119,14 @@ row_t run_la(context& ctx, const std::string& name, const csr_matrix<double>& a,
   row.ok = r.converged();
   if (!row.ok) row.detail += " [" + std::string(to_string(r.status)) + ": " + r.message + "]";
   if (m.pc != preconditioner::jacobi && m.pc != preconditioner::automatic) try {
-      const bench::apply_costs c = bench::measure_costs(ctx, da, m.pc, m.opt);
+      const bench::apply_costs c = bench::measure_costs(ctx, da, m.pc, opt.precond_opt);
       row.setup_spmvs = c.setup_spmvs, row.apply_spmvs = c.apply_spmvs, row.factor_spmvs = c.factor_spmvs;
     } catch (const invalid_argument&) {  // a preconditioner that does not exist: the solve said so
     }
   if (m.pc == preconditioner::amg && row.ok) {
     // Setup reuse: new values on the same pattern (here the same values) rerun the numeric phases.
     auto t0 = clock_type::now();
-    device_preconditioner<double> p(ctx, da, preconditioner::amg, m.opt);
+    device_preconditioner<double> p(ctx, da, preconditioner::amg, opt.precond_opt);
     const double first = 1e3 * seconds_since(t0);
     t0 = clock_type::now();
     p.update_values(da);

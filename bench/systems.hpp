@@ -5,11 +5,13 @@
 
 #include <Eigen/Sparse>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <la/error.hpp>
 #include <la/formats/convert.hpp>
+#include <la/formats/elasticity.hpp>
 #include <la/formats/matrix_market.hpp>
 #include <la/kernels/reference/blas1.hpp>
 #include <la/kernels/reference/spmv.hpp>
@@ -36,6 +38,19 @@ template <typename T>
 csr_matrix<T> load(const std::string& spec) {
   if (spec.size() > 4 && spec.substr(spec.size() - 4) == ".mtx") return to_csr(read_matrix_market<T>(spec));
   return cli::generated_matrix<T>(spec);
+}
+
+/// An elasticity2d:N or elasticity3d:N system's node coordinates into AMG's options (its
+/// rigid-body modes), as la solve attaches them; other systems are left as they were.
+inline void attach_coordinates(const std::string& spec, amg_options& o) {
+  for (int d : {2, 3}) {
+    const std::string kind = "elasticity" + std::to_string(d) + "d:";
+    const auto at = spec.find(kind);
+    if (at == std::string::npos) continue;
+    o.coordinates = std::make_shared<const std::vector<double>>(
+        elasticity_coordinates(d, static_cast<index_t>(std::stoi(spec.substr(at + kind.size())))));
+    o.coordinate_dim = d;
+  }
 }
 
 /// A system's name in tables: the file name without its folder, or the gen: spec.
@@ -75,8 +90,9 @@ Eigen::SparseMatrix<T, Eigen::RowMajor> to_eigen(const csr_matrix<T, O>& a) {
 inline bool factor_spec(const std::string& spec, std::string& name, precond_options& o) {
   const auto plus = spec.find('+');
   name = spec.substr(0, plus);
-  if (name == "amg" && plus != std::string::npos) {  // amg+coarseN: AMG with coarse size N
+  if (name == "amg" && plus != std::string::npos) {  // amg+coarseN: AMG with coarse size N; amg+scalar: no near-null space
     const std::string rest = spec.substr(plus + 1);
+    if (rest == "scalar") return o.amg.use_near_null = false, true;
     if (rest.rfind("coarse", 0) != 0 || rest.size() == 6) return false;
     o.amg.coarse_size = static_cast<index_t>(std::stoi(rest.substr(6)));
     return true;
