@@ -216,6 +216,9 @@ std::vector<double> read_columns(const std::string& flag, const std::string& fil
 /// gen:elasticity system's own coordinates where --coordinates is not given.
 void near_null_args(const args& a, cg_options& opt, index_t n) {
   amg_options& o = opt.precond_opt.amg;
+  if (o.block_size > 1 && n % o.block_size != 0)
+    throw invalid_argument("--amg-block-size " + std::to_string(o.block_size) + ": A's " + std::to_string(n) +
+                           " rows are not nodes of " + std::to_string(o.block_size) + " unknowns");
   for (const char* f : {"--near-null-space", "--coordinates"})
     if (a.has(f) && opt.precond != preconditioner::amg)
       throw usage_error(std::string(f) + " applies to --precond amg (the near-null space of its coarse levels)");

@@ -117,6 +117,18 @@ TEST(AmgSystems, RigidBodyModesCutTheIterations) {
   }
 }
 
+// A real structural matrix (bcsstk09, 1,083 unknowns) with nodes of 3 unknowns and their 3
+// constant modes: fewer iterations than scalar AMG (measured 30 against 51).
+TEST(AmgSystems, BlockSizeOnARealStructuralMatrix) {
+  const auto a = test::system_matrix("bcsstk09.mtx", test::data_dir());
+  amg_options o;
+  o.block_size = 3;
+  const long long blocks = test::amg_pcg(a, host_amg(a, o)), scalar = test::amg_pcg(a, host_amg(a));
+  std::printf("bcsstk09: scalar %lld, nodes of 3 %lld iterations\n", scalar, blocks);
+  ASSERT_GT(blocks, 0);
+  EXPECT_LT(blocks * 10, scalar * 8);
+}
+
 // The user's own vectors (the rigid-body modes as B, block size d) build the hierarchy the
 // coordinates build, bit for bit; so do B with one column and no block size and scalar AMG on
 // the same levels where B is the constant (the QR of one column is the scalar normalization).
