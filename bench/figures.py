@@ -543,6 +543,42 @@ def complex_direct_ratio(system):
     return f(rs["scipy:spsolve"]["ms"]) / f(rs["la:direct (host sparse LU)"]["ms"])
 
 
+AMG_SYSTEMS_CSVS = ["amg-systems-h100-2026-12-07.csv", "amg-poisson3d-h100-2026-12-07.csv"]
+
+
+def amg_systems_rows():
+    return [r for name in AMG_SYSTEMS_CSVS for r in rows(name)]
+
+
+def amg_systems_table():
+    """precond_bench rows (issue 70): AMG with the near-null space, scalar AMG and Jacobi CG, one run per CSV."""
+    rs = amg_systems_rows()
+    jac = {r["system"]: r for r in rs if r["method"] == "la jacobi"}
+    out = ["| system | rows | method | its | setup ms | us/it | time to solution ms | x Jacobi CG | re-setup / setup "
+           "| op. complexity |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rs:
+        resetup = re.search(r"re-setup [0-9.]+ ms = ([0-9]+)%", r["detail"])
+        opc = re.search(r"operator complexity ([0-9.]+)", r["detail"])
+        j = jac.get(r["system"])
+        out.append("| %s | %s | %s | %s | %.1f | %.0f | %.1f | %s | %s | %s |" % (
+            r["system"], "{:,}".format(int(r["rows"])), r["method"].replace("la ", ""), r["iterations"], f(r["setup_ms"]),
+            f(r["us_per_iteration"]), f(r["time_to_solution_ms"]),
+            "%.2fx" % (f(j["time_to_solution_ms"]) / f(r["time_to_solution_ms"])) if j else "-",
+            resetup.group(1) + "%" if resetup else "-", opc.group(1) if opc else "-"))
+    return "\n".join(out)
+
+
+def amg_its(system, method):
+    return int(one_of(amg_systems_rows(), system=system, method=method)["iterations"])
+
+
+def one_of(rs, **match):
+    found = [r for r in rs if all(r.get(k) == v for k, v in match.items())]
+    if len(found) != 1:
+        raise SystemExit("figures.py: %d rows matching %s" % (len(found), match))
+    return found[0]
+
+
 # Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
 # produced whole from a CSV.
 TABLES = {
@@ -560,6 +596,7 @@ TABLES = {
     ("bench/RESULTS.md", "complex-spmv"): complex_spmv_table,
     ("bench/RESULTS.md", "complex-lu"): complex_lu_table,
     ("bench/RESULTS.md", "complex-krylov"): complex_krylov_table,
+    ("bench/RESULTS.md", "amg-systems"): amg_systems_table,
 }
 
 

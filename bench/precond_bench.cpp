@@ -12,7 +12,8 @@
 //                   apply (exact, isai, jacobi, jacobiK); plain ic0 is what `la solve` runs.
 //                   amg+coarseN: AMG with coarse size N (levels up to N rows solved densely);
 //                   amg+scalar: AMG with the constant vector alone (elasticity:N systems carry
-//                   their coordinates, so amg there uses the rigid-body modes).
+//                   their coordinates, so amg there uses the rigid-body modes); amg+w: the
+//                   W-cycle.
 // setupS, factS and applyS: the preconditioner's whole setup, IC(0)'s factorization part
 // (with L^T) and one apply, in SpMVs with A (the yardsticks: apply within 4, factorization
 // within 20).

@@ -90,9 +90,10 @@ Eigen::SparseMatrix<T, Eigen::RowMajor> to_eigen(const csr_matrix<T, O>& a) {
 inline bool factor_spec(const std::string& spec, std::string& name, precond_options& o) {
   const auto plus = spec.find('+');
   name = spec.substr(0, plus);
-  if (name == "amg" && plus != std::string::npos) {  // amg+coarseN: AMG with coarse size N; amg+scalar: no near-null space
+  if (name == "amg" && plus != std::string::npos) {  // amg+coarseN: AMG with coarse size N; amg+scalar: no near-null space; amg+w: the W-cycle
     const std::string rest = spec.substr(plus + 1);
     if (rest == "scalar") return o.amg.use_near_null = false, true;
+    if (rest == "w") return o.amg.cycle = amg_cycle::w, true;
     if (rest.rfind("coarse", 0) != 0 || rest.size() == 6) return false;
     o.amg.coarse_size = static_cast<index_t>(std::stoi(rest.substr(6)));
     return true;
