@@ -703,3 +703,19 @@ def test_amg_takes_the_near_null_space_of_a_system():
     bad[4, 1] = np.nan
     _, info, rb = la.solve(A, b, precond="amg", near_null_space=bad, device="cpu", full_output=True)
     assert info == -1 and "near-null space holds a value that is not finite" in rb.message  # as AMG's other refusals
+
+
+@pytest.mark.skipif(gpu_reason() is not None, reason=str(gpu_reason()))
+def test_amg_near_null_space_on_the_gpu():
+    A, X = elasticity2d(40)
+    b = A @ np.ones(A.shape[0])
+    _, info_c, rc = la.solve(A, b, precond="amg", coordinates=X, device="cpu", full_output=True)
+    x, info, r = la.solve(A, b, precond="amg", coordinates=X, device="gpu", full_output=True)
+    assert info == info_c == 0 and rel_residual(A, x, b) <= 1e-8 * 1.01
+    assert "3 rigid-body modes" in r.precond_detail and abs(r.iterations - rc.iterations) <= 1
+    s = la.Solver(A, precond="amg", coordinates=X, device="gpu")
+    x2, info2 = s.solve(b)
+    assert info2 == 0
+    s.update_values(A * 3)
+    x3, info3 = s.solve(b)
+    assert info3 == 0 and np.allclose(x3, x2 / 3, rtol=1e-6)
