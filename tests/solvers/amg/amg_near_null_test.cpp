@@ -216,13 +216,6 @@ TEST(AmgSystems, BadNearNullOptionsAreRefused) {
   EXPECT_NO_THROW(host_amg(s.a, o));
 }
 
-/// z = M^-1 r with the GPU hierarchy, z poisoned with NaN first.
-std::vector<double> gpu_apply(context& ctx, const device_preconditioner<double>& m, const std::vector<double>& r) {
-  const auto dr = to_device(ctx, r);
-  device_vector<double> dz = to_device(ctx, std::vector<double>(r.size(), std::numeric_limits<double>::quiet_NaN()));
-  m.apply(dr.data(), dz.data(), ctx.stream());
-  return to_host(ctx, dz);
-}
 
 // The GPU's system hierarchy is the host oracle's: the same levels (node strength by the
 // SpGEMM E^T (A o A) E, the QR an aggregate a thread), one V-cycle within 1e-10 of the
@@ -264,14 +257,14 @@ TEST(GpuAmgSystems, HierarchyAndCycleMatchTheHostOracle) {
     const auto r = test::random_vector<double>(s.a.rows(), g);
     std::vector<double> zh;
     h.apply(r, zh);
-    const auto z = gpu_apply(ctx, m, r);
+    const auto z = test::gpu_apply(ctx, m, r);
     double dd = 0, hh = 0;
     for (index_t i = 0; i < s.a.rows(); ++i) {
       ASSERT_TRUE(std::isfinite(z[i])) << "row " << i << " unwritten or not finite";
       dd += (z[i] - zh[i]) * (z[i] - zh[i]), hh += zh[i] * zh[i];
     }
     EXPECT_LE(std::sqrt(dd / hh), 1e-10) << "how " << how << ": " << got;
-    EXPECT_EQ(gpu_apply(ctx, m, r), z) << "rerun differs";
+    EXPECT_EQ(test::gpu_apply(ctx, m, r), z) << "rerun differs";
   }
   // Setup reuse on the GPU: 2.5 A through update_values is the fresh setup on 2.5 A.
   const auto s = elasticity<double>(3, small ? 4 : 8);
@@ -285,7 +278,7 @@ TEST(GpuAmgSystems, HierarchyAndCycleMatchTheHostOracle) {
   reused.update_values(db2);
   const device_preconditioner<double> fresh(ctx, db2, preconditioner::amg, po);
   const auto r = test::random_vector<double>(s.a.rows(), g);
-  EXPECT_EQ(gpu_apply(ctx, reused, r), gpu_apply(ctx, fresh, r));
+  EXPECT_EQ(test::gpu_apply(ctx, reused, r), test::gpu_apply(ctx, fresh, r));
   // CG on the GPU: the host's iterations within one.
   cg_options o;
   o.precond = preconditioner::amg;

@@ -18,6 +18,7 @@
 namespace la {
 using test::amg_pcg;
 using test::expect_symmetric;
+using test::gpu_apply;
 namespace {
 
 // Every node is in exactly one aggregate, within distance 2 of its root in the strength graph,
@@ -166,14 +167,6 @@ csr_matrix<double> laplacian_1d(index_t n, std::mt19937& g) {
   return csr_matrix<double>(n, n, std::move(rp), std::move(ci), std::move(v));
 }
 
-/// z = M^-1 r with the GPU hierarchy, z poisoned with NaN first.
-template <typename T>
-std::vector<T> gpu_apply(context& ctx, const device_preconditioner<T>& m, const std::vector<T>& r) {
-  const auto dr = to_device(ctx, r);
-  device_vector<T> dz = to_device(ctx, std::vector<T>(r.size(), std::numeric_limits<T>::quiet_NaN()));
-  m.apply(dr.data(), dz.data(), ctx.stream());
-  return to_host(ctx, dz);
-}
 
 // The GPU hierarchy is the host oracle's: the same levels and sizes (the aggregation is the
 // same rounds, bit for bit on the finest level), the same complexities, and one V-cycle

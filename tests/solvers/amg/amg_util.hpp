@@ -1,13 +1,15 @@
 // The AMG tests' shared checks: CG with one V-cycle as M^-1 (the iterations), and M^-1's
-// symmetry. Header-only, for amg_test.cpp and amg_near_null_test.cpp.
+// symmetry, and M^-1 r from a GPU hierarchy. Header-only, for amg_test.cpp and amg_near_null_test.cpp.
 #pragma once
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/amg/hierarchy.hpp>
+#include <la/solvers/device_precond.hpp>
 #include "test_util.hpp"
 
 namespace la::test {
@@ -48,6 +50,15 @@ inline void expect_symmetric(const csr_matrix<double>& a, const host_amg& m, uns
   double s1 = 0, s2 = 0, mag = 0;
   for (index_t i = 0; i < a.rows(); ++i) s1 += z1[i] * r2[i], s2 += z2[i] * r1[i], mag += std::abs(z1[i] * r2[i]);
   EXPECT_NEAR(s1, s2, 1e-12 * mag);
+}
+
+/// z = M^-1 r with the GPU hierarchy, z poisoned with NaN first.
+template <typename T>
+inline std::vector<T> gpu_apply(context& ctx, const device_preconditioner<T>& m, const std::vector<T>& r) {
+  const auto dr = to_device(ctx, r);
+  device_vector<T> dz = to_device(ctx, std::vector<T>(r.size(), std::numeric_limits<T>::quiet_NaN()));
+  m.apply(dr.data(), dz.data(), ctx.stream());
+  return to_host(ctx, dz);
 }
 
 }  // namespace la::test
