@@ -41,6 +41,10 @@ def g3(v):
     return "%.3g" % v
 
 
+def i0(v):
+    return "%.0f" % v
+
+
 def x2(v):
     return "%.2fx" % v
 
@@ -176,6 +180,35 @@ def dgemm_tma_ratios():
 
 
 CLAIMS = [
+    ("bench/RESULTS.md", "rigid-body modes {} iterations, scalar", lambda: amg_value("elasticity3d:70", "la amg", "iterations"), i0),
+    ("bench/RESULTS.md", "scalar AMG {} iterations: met", lambda: amg_value("elasticity3d:70", "la amg+scalar", "iterations"), i0),
+    ("bench/RESULTS.md", "poisson3d:100 (1M unknowns) took {} iterations", lambda: amg_value("poisson3d:100", "la amg", "iterations"), i0),
+    ("bench/RESULTS.md", "elasticity {} that: met", lambda: amg_value("elasticity3d:70", "la amg", "iterations") / amg_value("poisson3d:100", "la amg", "iterations"), x2),
+    ("bench/RESULTS.md", "Against Jacobi CG: elasticity3d:70 {},", lambda: amg_vs("elasticity3d:70", "la amg"), x2),
+    ("bench/RESULTS.md", "elasticity3d:96 {}: **missed**", lambda: amg_vs("elasticity3d:96", "la amg"), x2),
+    ("bench/RESULTS.md", "the setup takes {} ms of the", lambda: amg_value("elasticity3d:70", "la amg", "setup_ms"), i0),
+    ("bench/RESULTS.md", "ms of the {} ms to solution;", lambda: amg_value("elasticity3d:70", "la amg", "time_to_solution_ms"), i0),
+    ("bench/RESULTS.md", "the Galerkin products take {} ms of the setup", lambda: amg_detail("elasticity3d:70", "la amg", r"Galerkin ([0-9.]+) ms"), i0),
+    ("bench/RESULTS.md", "The cycles alone ({} ms)", lambda: amg_cycles_ms("elasticity3d:70"), i0),
+    ("bench/RESULTS.md", "are still only {} faster", lambda: amg_value("elasticity3d:70", "la jacobi", "time_to_solution_ms") / amg_cycles_ms("elasticity3d:70"), x2),
+    ("bench/RESULTS.md", "elasticity3d:32 took {} iterations", lambda: amg_value("elasticity3d:32", "la amg", "iterations"), i0),
+    ("bench/RESULTS.md", "elasticity3d:96 took {} (", lambda: amg_value("elasticity3d:96", "la amg", "iterations"), i0),
+    ("bench/RESULTS.md", "took 17 ({}): **missed** by one", lambda: amg_growth("elasticity3d:32", "elasticity3d:96"), str),
+    ("bench/RESULTS.md", "poisson3d:32 took {} iterations, poisson3d:256", lambda: amg_value("poisson3d:32", "la amg", "iterations"), i0),
+    ("bench/RESULTS.md", "poisson3d:256 took {} (", lambda: amg_value("poisson3d:256", "la amg", "iterations"), i0),
+    ("bench/RESULTS.md", "poisson3d:256 took 17 ({}). The W-cycle", lambda: amg_growth("poisson3d:32", "poisson3d:256"), str),
+    ("bench/RESULTS.md", "The W-cycle took {} at 32^3", lambda: amg_value("poisson3d:32", "la amg+w", "iterations"), i0),
+    ("bench/RESULTS.md", "and {} at 256^3 (", lambda: amg_value("poisson3d:256", "la amg+w", "iterations"), i0),
+    ("bench/RESULTS.md", "at 256^3 ({}). **Missed**", lambda: amg_growth("poisson3d:32", "poisson3d:256", "la amg+w"), str),
+    ("bench/RESULTS.md", "V-cycle's: {} at 256^3", lambda: amg_vs("poisson3d:256", "la amg+w", "la amg"), x2),
+    ("bench/RESULTS.md", "at 256^3, {} at 100^3", lambda: amg_vs("poisson3d:100", "la amg+w", "la amg"), x2),
+    ("bench/RESULTS.md", "at 100^3, {} at 32^3", lambda: amg_vs("poisson3d:32", "la amg+w", "la amg"), x2),
+    ("bench/RESULTS.md", "the V-cycle took {} ms to solution", lambda: amg_value("poisson3d:256", "la amg", "time_to_solution_ms"), i0),
+    ("bench/RESULTS.md", "with {} ms of setup", lambda: amg_value("poisson3d:256", "la amg", "setup_ms"), i0),
+    ("bench/RESULTS.md", "and {} ms of Galerkin products", lambda: amg_detail("poisson3d:256", "la amg", r"Galerkin ([0-9.]+) ms"), i0),
+    ("bench/RESULTS.md", "Re-setup took {} of a first setup", lambda: amg_resetup("poisson3d:128"), str),
+    ("bench/RESULTS.md", "poisson3d:128, {} on elasticity3d:70", lambda: amg_resetup("elasticity3d:70"), str),
+    ("bench/RESULTS.md", "and {} on elasticity3d:96.", lambda: amg_resetup("elasticity3d:96"), str),
     ("bench/RESULTS.md", "cuSPARSE's best: geometric mean {} over", lambda: complex_spmv_geomean(), x2),
     ("bench/RESULTS.md", "the rule's choice (`la:auto`): geometric mean {} over", lambda: complex_spmv_geomean("la:auto"), x2),
     ("bench/RESULTS.md", "la's LU runs at {} zgetrf's speed", lambda: complex_lu_ratios("la:dense_lu_device", "cusolver:zgetrf"), rng),
@@ -543,7 +576,8 @@ def complex_direct_ratio(system):
     return f(rs["scipy:spsolve"]["ms"]) / f(rs["la:direct (host sparse LU)"]["ms"])
 
 
-AMG_SYSTEMS_CSVS = ["amg-systems-h100-2026-12-07.csv", "amg-poisson3d-h100-2026-12-07.csv"]
+AMG_SYSTEMS_CSVS = ["amg-systems-h100-2026-12-07.csv", "amg-elasticity96-h100-2026-12-07.csv",
+                    "amg-poisson3d-h100-2026-12-07.csv", "amg-poisson3d-h100-2026-12-07b.csv"]
 
 
 def amg_systems_rows():
@@ -552,10 +586,16 @@ def amg_systems_rows():
 
 def amg_systems_table():
     """precond_bench rows (issue 70): AMG with the near-null space, scalar AMG and Jacobi CG, one run per CSV."""
-    rs = amg_systems_rows()
+    out = ["| system | rows | method | its | setup ms | us/it | time to solution ms | x Jacobi CG (same run) "
+           "| re-setup / setup | op. complexity |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name in AMG_SYSTEMS_CSVS:
+        out += amg_table_rows(rows(name))
+    return "\n".join(out)
+
+
+def amg_table_rows(rs):
     jac = {r["system"]: r for r in rs if r["method"] == "la jacobi"}
-    out = ["| system | rows | method | its | setup ms | us/it | time to solution ms | x Jacobi CG | re-setup / setup "
-           "| op. complexity |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = []
     for r in rs:
         resetup = re.search(r"re-setup [0-9.]+ ms = ([0-9]+)%", r["detail"])
         opc = re.search(r"operator complexity ([0-9.]+)", r["detail"])
@@ -565,7 +605,40 @@ def amg_systems_table():
             f(r["us_per_iteration"]), f(r["time_to_solution_ms"]),
             "%.2fx" % (f(j["time_to_solution_ms"]) / f(r["time_to_solution_ms"])) if j else "-",
             resetup.group(1) + "%" if resetup else "-", opc.group(1) if opc else "-"))
-    return "\n".join(out)
+    return out
+
+
+def amg_row(system, method):
+    """The one row of `system` and `method` ("la amg") in the AMG CSVs; poisson3d:32 is in two of
+    them, the later one (amg-poisson3d-h100-2026-12-07b.csv) taken."""
+    found = [r for r in amg_systems_rows() if r["system"] == system and r["method"] == method]
+    if not found:
+        raise SystemExit("figures.py: no AMG row for %s, %s" % (system, method))
+    return found[-1]
+
+
+def amg_value(system, method, field):
+    return f(amg_row(system, method)[field])
+
+
+def amg_detail(system, method, pattern):
+    return float(re.search(pattern, amg_row(system, method)["detail"]).group(1))
+
+
+def amg_vs(system, mine, peer="la jacobi"):
+    return amg_value(system, peer, "time_to_solution_ms") / amg_value(system, mine, "time_to_solution_ms")
+
+
+def amg_growth(a, b, method="la amg"):
+    return "+%.0f%%" % (100 * (amg_value(b, method, "iterations") / amg_value(a, method, "iterations") - 1))
+
+
+def amg_resetup(system):
+    return "%.0f%%" % amg_detail(system, "la amg", r"re-setup [0-9.]+ ms = ([0-9]+)%")
+
+
+def amg_cycles_ms(system):
+    return amg_value(system, "la amg", "iterations") * amg_value(system, "la amg", "us_per_iteration") / 1e3
 
 
 def amg_its(system, method):

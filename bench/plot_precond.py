@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Preconditioner picture: time to solution per system and method.
 
-usage: bench/plot_precond.py precond.csv out.svg [--title TEXT] [--by-size]
+usage: bench/plot_precond.py precond.csv [more.csv ...] out.svg [--title TEXT] [--by-size]
 
 Reads the CSV that bench/precond_bench --out FILE.csv writes and draws, per system, one
 horizontal bar per method: time to solution (setup included) on a log axis, with the
@@ -115,9 +115,10 @@ def draw_by_size(rows, dst, title, colors=COLORS):
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
-    src, dst = sys.argv[1], sys.argv[2]
+    args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and sys.argv[i - 1] != "--title"]
+    srcs, dst = args[:-1], args[-1]
     title = sys.argv[sys.argv.index("--title") + 1] if "--title" in sys.argv else "CG time to solution (setup included)"
-    rows = list(csv.DictReader(open(src)))
+    rows = [r for src in srcs for r in csv.DictReader(open(src))]  # several CSVs: their rows in order
     if "--by-size" in sys.argv:
         draw_by_size(rows, dst, title)
     else:
