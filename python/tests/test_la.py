@@ -691,6 +691,9 @@ def test_amg_takes_the_near_null_space_of_a_system():
     s = la.Solver(A, precond="amg", coordinates=X, device="cpu")
     xs, info, rs = s.solve(b, full_output=True)
     assert info == 0 and "rigid-body" in rs.precond_detail
+    s.update_values(A * 3)  # the aggregates and T kept, the numeric phases rerun
+    x3, info3, r3 = s.solve(b, full_output=True)
+    assert info3 == 0 and np.allclose(x3, xs / 3, rtol=1e-6) and r3.iterations == rs.iterations
     _, _, roff = la.solve(A, b, precond="amg", coordinates=X, amg_near_null_space="none", device="cpu", full_output=True)
     assert "near-null" not in roff.precond_detail
     with pytest.raises(la.InvalidArgument, match="precond='amg'"):
