@@ -138,6 +138,11 @@ struct amg_options {
   std::shared_ptr<const std::vector<double>> coordinates;
   int coordinate_dim = 0;
   bool use_near_null = true;
+  /// The hierarchy a build partitioned over this many row blocks makes (issue 70, several
+  /// GPUs): the finest level's nodes split into contiguous blocks of equal size, aggregates
+  /// never crossing a block (strong couplings between blocks dropped), each coarse level's
+  /// blocks its aggregates'. The host oracle only so far: the GPU refuses more than 1.
+  int partitions = 1;
 };
 
 struct precond_options {

@@ -47,6 +47,19 @@ strength_graph strength_of(const csr_matrix<T, O>& a, double theta) {
   return g;
 }
 
+/// g without its edges between blocks (part[i]: node i's block): the strength graph of a
+/// partitioned build, whose aggregates stay within one block.
+inline strength_graph within_parts(const strength_graph& g, const std::vector<int>& part) {
+  strength_graph out;
+  out.ptr.reserve(g.ptr.size());
+  for (index_t i = 0; i < g.rows(); ++i) {
+    for (count_t k = g.ptr[i]; k < g.ptr[i + 1]; ++k)
+      if (part[g.idx[k]] == part[i]) out.idx.push_back(g.idx[k]);
+    out.ptr.push_back(static_cast<count_t>(out.idx.size()));
+  }
+  return out;
+}
+
 /// A node's priority among its distance-2 neighbours: a fixed hash of its index, the index
 /// breaking ties (so the order is total and the same on every device).
 LA_AMG_HD inline std::uint32_t node_hash(index_t i) {

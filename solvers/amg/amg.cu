@@ -43,6 +43,8 @@ class amg_impl final : public device_preconditioner<T>::impl {
  public:
   amg_impl(context& ctx, const device_csr<T, O>& a, const amg_options& opt) : ctx_(ctx), opt_(opt), a0_(&a) {
     amg::check_options(opt);
+    LA_EXPECTS(opt.partitions == 1, "amg: the partitioned hierarchy (amg_options::partitions > 1) is built on the host "
+                                    "only so far; build it with partitions = 1 on the GPU");
     fingerprint_ = fingerprint(a);
     amg::near_null_space ns = amg::resolve_near_null(opt, a.rows());  // the host's resolution, checks and all
     scalar_ = ns.scalar();

@@ -61,6 +61,7 @@ struct level {
   index_t nodes = 0;
   csr_matrix<double, count_t> t;
   index_t deficient = 0;
+  std::vector<int> part;  // a partitioned build (amg_options::partitions > 1): each node's block
 };
 
 /// An upper bound of lambda_max(D^-1 A): max_i sum_j |a_ij| / |a_ii| (Gershgorin).
@@ -127,6 +128,13 @@ class host_amg {
     finest.k = ns.k;
     finest.node_of = std::move(ns.node_of);
     finest.nodes = ns.nodes;
+    LA_EXPECTS(opt.partitions >= 1 && opt.partitions <= 4096, "amg: the partitions must be 1 to 4096");
+    if (opt.partitions > 1) {  // contiguous blocks of nodes, of equal size
+      const index_t nodes = finest.node_of.empty() ? a.rows() : finest.nodes;
+      finest.part.resize(static_cast<std::size_t>(nodes));
+      for (index_t i = 0; i < nodes; ++i)
+        finest.part[i] = static_cast<int>(static_cast<long long>(i) * opt.partitions / std::max<index_t>(1, nodes));
+    }
     levels_.push_back(std::move(finest));
     for (;;) {
       const std::size_t l = levels_.size() - 1;
@@ -139,11 +147,14 @@ class host_amg {
       // ~27 entries of about 1/27 the diagonal), so a fixed theta stops coarsening there.
       const double theta = opt.strength * std::pow(0.5, static_cast<double>(l));
       if (scalar_) {
-        amg::aggregates ag = amg::aggregate(amg::strength_of(levels_[l].a, theta), opt.aggregation_distance);
+        amg::aggregates ag = amg::aggregate(partitioned(amg::strength_of(levels_[l].a, theta), levels_[l].part),
+                                            opt.aggregation_distance);
         seconds_.aggregation += since(t0);
         if (ag.count == 0 || ag.count > n * 9 / 10) break;  // coarsening stalled
+        std::vector<int> coarse_part = parts_of(ag, levels_[l].part);
         levels_[l].agg = std::move(ag);
         levels_.emplace_back();
+        levels_.back().part = std::move(coarse_part);
       } else if (!coarsen_system(l, theta, t0)) {
         break;
       }
@@ -267,8 +278,9 @@ class host_amg {
   bool coarsen_system(std::size_t l, double theta, clock::time_point t0) {
     amg::level& f = levels_[l];
     const index_t n = f.a.rows();
-    amg::aggregates ag = amg::aggregate(f.node_of.empty() ? amg::strength_of(f.a, theta)
-                                                          : amg::block_strength(f.a, f.node_of, f.nodes, theta),
+    amg::aggregates ag = amg::aggregate(partitioned(f.node_of.empty() ? amg::strength_of(f.a, theta)
+                                                                      : amg::block_strength(f.a, f.node_of, f.nodes, theta),
+                                                    f.part),
                                         opt_.aggregation_distance);
     seconds_.aggregation += since(t0);
     if (ag.count == 0) return false;
@@ -281,6 +293,7 @@ class host_amg {
     f.t = std::move(tp.t);
     f.deficient = tp.deficient;
     amg::level c;
+    c.part = parts_of(f.agg, f.part);
     c.near_null = std::move(tp.coarse_b);
     c.k = f.k;
     c.node_of = std::move(tp.coarse_node);
@@ -289,6 +302,36 @@ class host_amg {
     return true;
   }
 
+  /// A partitioned build's strength graph: g without the edges between blocks (part empty: g).
+  static amg::strength_graph partitioned(amg::strength_graph g, const std::vector<int>& part) {
+    return part.empty() ? g : amg::within_parts(g, part);
+  }
+  /// Each aggregate's block: its nodes' (all in one block), empty where the build is not partitioned.
+  static std::vector<int> parts_of(const amg::aggregates& ag, const std::vector<int>& part) {
+    if (part.empty()) return {};
+    std::vector<int> out(static_cast<std::size_t>(ag.count), 0);
+    for (std::size_t i = 0; i < ag.of.size(); ++i) out[ag.of[i]] = part[i];
+    return out;
+  }
+  /// The nodes whose aggregate's nodes are not all in one block (0 for every partitioned build).
+ public:
+  index_t aggregates_across_parts() const {
+    index_t bad = 0;
+    for (const auto& l : levels_) {
+      if (l.part.empty() || l.agg.of.empty()) continue;
+      std::vector<int> first(static_cast<std::size_t>(l.agg.count), -1);
+      for (std::size_t i = 0; i < l.agg.of.size(); ++i) {
+        int& p = first[l.agg.of[i]];
+        if (p < 0) p = l.part[i];
+        else if (p != l.part[i]) ++bad;
+      }
+    }
+    return bad;
+  }
+  /// The blocks of level l's nodes (empty where the build is not partitioned).
+  const std::vector<int>& parts(index_t l) const { return levels_[l].part; }
+
+ private:
   /// Level l's prolongator from its aggregates, and level l + 1's operator P^T A P.
   void galerkin(std::size_t l) {
     amg::level& f = levels_[l];
