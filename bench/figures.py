@@ -641,17 +641,6 @@ def amg_cycles_ms(system):
     return amg_value(system, "la amg", "iterations") * amg_value(system, "la amg", "us_per_iteration") / 1e3
 
 
-def amg_its(system, method):
-    return int(one_of(amg_systems_rows(), system=system, method=method)["iterations"])
-
-
-def one_of(rs, **match):
-    found = [r for r in rs if all(r.get(k) == v for k, v in match.items())]
-    if len(found) != 1:
-        raise SystemExit("figures.py: %d rows matching %s" % (len(found), match))
-    return found[0]
-
-
 # Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
 # produced whole from a CSV.
 TABLES = {

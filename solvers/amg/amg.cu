@@ -57,8 +57,8 @@ class amg_impl final : public device_preconditioner<T>::impl {
       levels_[0].near_null = ctx.allocate<double>(static_cast<std::size_t>(a.rows()));
       fill_ones(levels_[0].near_null.data(), a.rows());
     } else {
-      levels_[0].near_null = upload(ctx, ns.b);
-      levels_[0].node_of = upload(ctx, ns.node_of);
+      levels_[0].near_null = upload_async(ctx, ns.b);  // ns outlives the copies: prepare() waits on the stream
+      levels_[0].node_of = upload_async(ctx, ns.node_of);
     }
     for (;;) {
       const std::size_t l = levels_.size() - 1;
@@ -209,13 +209,6 @@ class amg_impl final : public device_preconditioner<T>::impl {
     return lambda;
   }
 
-  template <typename V>
-  static device_buffer<V> upload(context& ctx, const std::vector<V>& v) {
-    auto d = ctx.allocate<V>(v.size());
-    if (!v.empty()) LA_CUDA_TRY(cudaMemcpyAsync(d.data(), v.data(), v.size() * sizeof(V), cudaMemcpyHostToDevice, ctx.stream()));
-    ctx.synchronize();  // v may go before the copy is done otherwise
-    return d;
-  }
 
   /// A system's level l (system.cu: near_null.hpp's steps): the aggregates of its nodes, T by
   /// a QR of B an aggregate (kept for update), and level l + 1's size, nodes and B. False

@@ -1,8 +1,8 @@
 // Smoothed-aggregation algebraic multigrid on the host: the plain oracle a GPU hierarchy is
 // compared with. Setup as named phases (each timed): strength of connection and aggregation
 // (aggregation.hpp, theta halved a level); the tentative prolongator T, which interpolates the
-// level's near-null vector B exactly (B = constants on the finest level, the aggregates' norms
-// of B below); the smoothed prolongator P = (I - omega D^-1 A) T with omega = 4 / (3 lambda),
+// level's near-null space B exactly (near_null.hpp: a QR of B an aggregate; for the constant
+// vector alone B_i / ||B on the aggregate||, the next level's B those norms); the smoothed prolongator P = (I - omega D^-1 A) T with omega = 4 / (3 lambda),
 // lambda = 1.1 times a power estimate of lambda_max(D^-1 A), capped by Gershgorin's bound; the
 // Galerkin product A_c = P^T A P (reference::spgemm); levels until the coarse size, where a
 // dense LU with partial pivoting solves. Applied as a V-cycle with Chebyshev smoothing on
@@ -14,8 +14,8 @@
 // constants), strength and aggregation work on nodes (the blocks' Frobenius norms), T is a QR
 // of B an aggregate (its columns dropped where an aggregate has too few unknowns), each coarse
 // level's nodes are the aggregates (k unknowns each) and its B the QR's R. T is kept, so
-// update_values redoes only the numeric phases. With the constant vector alone the scalar path
-// above runs unchanged.
+// update_values redoes only the numeric phases. The constant vector alone is the same path
+// with k = 1 and each unknown its own node.
 #pragma once
 
 #include <algorithm>
@@ -146,18 +146,7 @@ class host_amg {
       // operator's stencil widens and each coupling weakens (3D Poisson's coarse rows have
       // ~27 entries of about 1/27 the diagonal), so a fixed theta stops coarsening there.
       const double theta = opt.strength * std::pow(0.5, static_cast<double>(l));
-      if (scalar_) {
-        amg::aggregates ag = amg::aggregate(partitioned(amg::strength_of(levels_[l].a, theta), levels_[l].part),
-                                            opt.aggregation_distance);
-        seconds_.aggregation += since(t0);
-        if (ag.count == 0 || ag.count > n * 9 / 10) break;  // coarsening stalled
-        std::vector<int> coarse_part = parts_of(ag, levels_[l].part);
-        levels_[l].agg = std::move(ag);
-        levels_.emplace_back();
-        levels_.back().part = std::move(coarse_part);
-      } else if (!coarsen_system(l, theta, t0)) {
-        break;
-      }
+      if (!coarsen(l, theta, t0)) break;  // coarsening stalled
       galerkin(l);
     }
     const auto t0 = clock::now();
@@ -272,10 +261,12 @@ class host_amg {
     if (opt_.power_iterations > 0) f.lambda = std::min(f.lambda, 1.1 * amg::power_lambda(f.a, f.dinv, opt_.power_iterations));
     seconds_.smoother += since(t0);
   }
-  /// A system's level l: nodes aggregated on the blocks' strength, the tentative prolongator by
-  /// a QR of B a aggregate (kept: setup reuse keeps it), and level l + 1's nodes (the
-  /// aggregates), B and k. False where coarsening stalled.
-  bool coarsen_system(std::size_t l, double theta, clock::time_point t0) {
+  /// Level l's aggregates (of its nodes, on the blocks' strength; of its unknowns where each is
+  /// its own node), the tentative prolongator by a QR of B an aggregate (kept: setup reuse
+  /// keeps it; for the constant vector alone the QR is the scalar normalization B_i / ||B||,
+  /// bit for bit), and level l + 1's nodes (the aggregates), B and k. False where coarsening
+  /// stalled.
+  bool coarsen(std::size_t l, double theta, clock::time_point t0) {
     amg::level& f = levels_[l];
     const index_t n = f.a.rows();
     amg::aggregates ag = amg::aggregate(partitioned(f.node_of.empty() ? amg::strength_of(f.a, theta)
@@ -296,7 +287,7 @@ class host_amg {
     c.part = parts_of(f.agg, f.part);
     c.near_null = std::move(tp.coarse_b);
     c.k = f.k;
-    c.node_of = std::move(tp.coarse_node);
+    if (tp.t.cols() != f.agg.count) c.node_of = std::move(tp.coarse_node);  // else one unknown an aggregate: its own node
     c.nodes = f.agg.count;
     levels_.push_back(std::move(c));
     return true;
@@ -336,37 +327,13 @@ class host_amg {
   void galerkin(std::size_t l) {
     amg::level& f = levels_[l];
     auto t0 = clock::now();
-    if (scalar_) {
-      std::vector<double> coarse_b;
-      f.p = smoothed_prolongator(f, scalar_tentative(f, f.agg, coarse_b));
-      levels_[l + 1].near_null = std::move(coarse_b);
-    } else {
-      f.p = smoothed_prolongator(f, f.t);
-    }
+    f.p = smoothed_prolongator(f, f.t);
     f.r = reference::transpose(f.p);
     seconds_.prolongator += since(t0);
     t0 = clock::now();
     csr_matrix<double, count_t> ac = reference::spgemm(f.r, reference::spgemm(f.a, f.p));
     seconds_.galerkin += since(t0);
     levels_[l + 1].a = std::move(ac);
-  }
-
-  /// T(i, J) = B_i / ||B on aggregate J|| (the tentative prolongator interpolates the level's
-  /// near-null vector B exactly; the next level's B is those norms, so every level's T
-  /// reproduces the constants of the finest). The GPU forms the same matrix.
-  static csr_matrix<double, count_t> scalar_tentative(const amg::level& f, const amg::aggregates& ag,
-                                                      std::vector<double>& coarse_b) {
-    const index_t n = f.a.rows();
-    coarse_b.assign(static_cast<std::size_t>(ag.count), 0.0);
-    for (index_t i = 0; i < n; ++i) coarse_b[ag.of[i]] += f.near_null[i] * f.near_null[i];
-    for (double& v : coarse_b) v = std::sqrt(v);
-    std::vector<count_t> tp(static_cast<std::size_t>(n) + 1);
-    std::vector<double> tv(static_cast<std::size_t>(n));
-    for (index_t i = 0; i < n; ++i) {
-      tp[i + 1] = i + 1;
-      tv[i] = coarse_b[ag.of[i]] > 0 ? f.near_null[i] / coarse_b[ag.of[i]] : 0.0;
-    }
-    return csr_matrix<double, count_t>(detail::trusted, n, ag.count, std::move(tp), ag.of, std::move(tv));
   }
 
   /// P = S T with S = I - omega D^-1 A (A's pattern). The GPU forms the same product.
