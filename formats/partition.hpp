@@ -74,42 +74,55 @@ struct matrix_part {
   std::vector<index_t> interior, boundary;  // local rows without and with halo columns
 };
 
-/// Builds part p from its own rows given with global column indices (row_ptr over the part's
-/// rows, starting at 0): owned columns renumbered, halo found and sorted, receive ranges by
-/// owner. `bounds` is the partition (balanced_row_blocks). The part's rows need not come
-/// from a full matrix on the host: a generator can produce them on their own.
+/// Part p of a rectangular matrix: its rows [row_bounds[p], row_bounds[p + 1]) given with
+/// global column indices, and the columns owned by part q in [col_bounds[q], col_bounds[q + 1])
+/// (the vector the part multiplies is split by col_bounds, its result by row_bounds: an AMG
+/// prolongator's rows on one level and its columns on the next). The plan then describes
+/// that vector: first_row and rows are the part's owned range of it, the halo its other
+/// entries the part reads; the local matrix is (its rows) x (owned + halo). Columns past
+/// col_bounds.back() (up to `cols`) are halo no part owns. make_part below is the square
+/// case, both bounds one partition.
 template <typename T, typename O>
-matrix_part<T, O> make_part(int p, const std::vector<global_index>& bounds, global_index cols,
-                            const std::vector<O>& row_ptr, const std::vector<global_index>& col_idx,
+matrix_part<T, O> make_part(int p, const std::vector<global_index>& row_bounds, const std::vector<global_index>& col_bounds,
+                            global_index cols, const std::vector<O>& row_ptr, const std::vector<global_index>& col_idx,
                             const std::vector<T>& values) {
-  const int parts = static_cast<int>(bounds.size()) - 1;
+  const int parts = static_cast<int>(row_bounds.size()) - 1;
   LA_EXPECTS(p >= 0 && p < parts, "partition: part " + std::to_string(p) + " of " + std::to_string(parts));
-  LA_EXPECTS(bounds.front() == 0 && std::is_sorted(bounds.begin(), bounds.end()) && bounds.back() <= cols,
+  LA_EXPECTS(col_bounds.size() == row_bounds.size(), "partition: the row and column partitions differ in parts (" +
+                                                         std::to_string(parts) + " and " +
+                                                         std::to_string(static_cast<long long>(col_bounds.size()) - 1) + ")");
+  LA_EXPECTS(row_bounds.front() == 0 && std::is_sorted(row_bounds.begin(), row_bounds.end()),
+             "partition: the row bounds must rise from 0");
+  LA_EXPECTS(col_bounds.front() == 0 && std::is_sorted(col_bounds.begin(), col_bounds.end()) && col_bounds.back() <= cols,
              "partition: the bounds must rise from 0 and stay within the " + std::to_string(cols) + " columns");
-  const global_index first = bounds[p], last = bounds[p + 1];
-  const global_index n = last - first;
+  const global_index first = col_bounds[p], last = col_bounds[p + 1];  // owned columns
+  const global_index n = row_bounds[p + 1] - row_bounds[p];
+  LA_EXPECTS(last - first <= static_cast<global_index>(std::numeric_limits<index_t>::max()),
+             "partition: part " + std::to_string(p) + " owns " + std::to_string(last - first) +
+                 " columns, more than a part's 32-bit local indices hold; use more parts");
   LA_EXPECTS(n <= static_cast<global_index>(std::numeric_limits<index_t>::max()),
              "partition: part " + std::to_string(p) + " has " + std::to_string(n) +
                  " rows, more than a part's 32-bit local indices hold; use more parts");
   LA_EXPECTS(row_ptr.size() == static_cast<std::size_t>(n) + 1, "partition: part " + std::to_string(p) +
                                                                     ": row_ptr has " + std::to_string(row_ptr.size()) +
                                                                     " entries, expected " + std::to_string(n + 1));
+  const global_index owned = last - first;
   matrix_part<T, O> out;
   halo_plan& h = out.plan;
-  h.part = p, h.parts = parts, h.first_row = first, h.rows = static_cast<index_t>(n);
+  h.part = p, h.parts = parts, h.first_row = first, h.rows = static_cast<index_t>(owned);
   for (global_index c : col_idx) {
     LA_EXPECTS(c >= 0 && c < cols, "partition: column " + std::to_string(c) + " outside [0, " + std::to_string(cols) + ")");
     if (c < first || c >= last) h.halo.push_back(c);
   }
   std::sort(h.halo.begin(), h.halo.end());
   h.halo.erase(std::unique(h.halo.begin(), h.halo.end()), h.halo.end());
-  LA_EXPECTS(n + static_cast<global_index>(h.halo.size()) <= static_cast<global_index>(std::numeric_limits<index_t>::max()),
+  LA_EXPECTS(owned + static_cast<global_index>(h.halo.size()) <= static_cast<global_index>(std::numeric_limits<index_t>::max()),
              "partition: part " + std::to_string(p) + "'s owned and halo columns exceed 32-bit local indices");
   // Receive ranges: the halo is sorted and the parts contiguous, so each owner's entries are
   // one range, found by the owners' first rows.
   h.recv_ptr.assign(static_cast<std::size_t>(parts) + 1, 0);
   for (int q = 0; q <= parts; ++q)
-    h.recv_ptr[q] = static_cast<index_t>(std::lower_bound(h.halo.begin(), h.halo.end(), bounds[std::min(q, parts)]) -
+    h.recv_ptr[q] = static_cast<index_t>(std::lower_bound(h.halo.begin(), h.halo.end(), col_bounds[std::min(q, parts)]) -
                                          h.halo.begin());
   h.send_ptr.assign(static_cast<std::size_t>(parts) + 1, 0);
   // Local columns, each row sorted by its local index (owned first, then halo).
@@ -127,7 +140,7 @@ matrix_part<T, O> make_part(int p, const std::vector<global_index>& bounds, glob
       if (c >= first && c < last) {
         local = static_cast<index_t>(c - first);
       } else {
-        local = static_cast<index_t>(n + (std::lower_bound(h.halo.begin(), h.halo.end(), c) - h.halo.begin()));
+        local = static_cast<index_t>(owned + (std::lower_bound(h.halo.begin(), h.halo.end(), c) - h.halo.begin()));
         halo_row = true;
       }
       row.emplace_back(local, values[k]);
@@ -137,9 +150,21 @@ matrix_part<T, O> make_part(int p, const std::vector<global_index>& bounds, glob
     ptr.push_back(static_cast<O>(idx.size()));
     (halo_row ? out.boundary : out.interior).push_back(static_cast<index_t>(i));
   }
-  out.local = csr_matrix<T, O>(static_cast<index_t>(n), static_cast<index_t>(n + h.halo_size()), std::move(ptr),
+  out.local = csr_matrix<T, O>(static_cast<index_t>(n), static_cast<index_t>(owned + h.halo_size()), std::move(ptr),
                                std::move(idx), std::move(val));
   return out;
+}
+
+/// Builds part p from its own rows given with global column indices (row_ptr over the part's
+/// rows, starting at 0): owned columns renumbered, halo found and sorted, receive ranges by
+/// owner. `bounds` is the partition (balanced_row_blocks), of the rows and of the columns.
+/// The part's rows need not come from a full matrix on the host: a generator can produce
+/// them on their own.
+template <typename T, typename O>
+matrix_part<T, O> make_part(int p, const std::vector<global_index>& bounds, global_index cols,
+                            const std::vector<O>& row_ptr, const std::vector<global_index>& col_idx,
+                            const std::vector<T>& values) {
+  return make_part<T, O>(p, bounds, bounds, cols, row_ptr, col_idx, values);
 }
 
 /// Part p of matrix a (the file read once, on the host), with offsets of type PO (a's by

@@ -181,6 +181,14 @@ class host_amg {
     z.assign(r.size(), 0.0);
     cycle(0, r, z);
   }
+  /// x updated by one cycle of `kind` on level l's system A_l x = b, the cycle's own step
+  /// there (partitioned_cycle.hpp runs the levels it gathers with it).
+  void cycle_at(index_t l, const std::vector<double>& b, std::vector<double>& x, amg_cycle kind) const {
+    LA_EXPECTS(l >= 0 && l < levels() && b.size() == static_cast<std::size_t>(rows(l)) && x.size() == b.size(),
+               "amg: cycle_at needs a level of the hierarchy and vectors of its rows");
+    cycle(static_cast<std::size_t>(l), b, x, kind);
+  }
+  const amg_options& options() const { return opt_; }
 
   index_t levels() const { return static_cast<index_t>(levels_.size()); }
   index_t rows(index_t l) const { return levels_[l].a.rows(); }

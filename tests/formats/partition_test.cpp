@@ -88,7 +88,7 @@ std::vector<double> distributed_spmv(const std::vector<matrix_part<double>>& par
     }
   std::vector<double> y;
   for (int p = 0; p < P; ++p) {
-    std::vector<double> yp(static_cast<std::size_t>(parts[p].plan.rows));
+    std::vector<double> yp(static_cast<std::size_t>(parts[p].local.rows()));
     reference::spmv(1.0, parts[p].local, local[p], 0.0, yp);
     y.insert(y.end(), yp.begin(), yp.end());
   }
@@ -148,6 +148,46 @@ TEST(Partition, DistributedSpmvEqualsTheGlobalOneAndTheListsAgree) {
       reference::spmv(1.0, a, x, 0.0, want);
       EXPECT_EQ(distributed_spmv(parts, x), want);
     }
+}
+
+// A rectangular matrix's parts (an AMG prolongator's: rows split one way, the vector it
+// multiplies another): the plan describes the vector's split, the local matrix has the part's
+// rows, and the distributed product is exact.
+TEST(Partition, RectangularPartsSplitRowsAndColumnsApart) {
+  std::mt19937 g(5);
+  for (auto [n, m] : {std::pair<index_t, index_t>{1000, 33}, {33, 1000}, {31, 1}, {1, 31}, {200, 200}}) {
+    const auto a = random_integer(n, m, 4, g);
+    for (int P : {1, 2, 3, 8}) {
+      SCOPED_TRACE(std::to_string(n) + " x " + std::to_string(m) + ", " + std::to_string(P) + " parts");
+      const auto rb = balanced_row_blocks(a.row_ptr().data(), n, P);
+      const auto cb = even_row_blocks(m, P);
+      std::vector<matrix_part<double>> parts;
+      for (int p = 0; p < P; ++p) {
+        std::vector<index_t> ptr{0};
+        std::vector<global_index> cols;
+        std::vector<double> vals;
+        for (global_index i = rb[p]; i < rb[p + 1]; ++i) {
+          for (index_t k = a.row_ptr()[i]; k < a.row_ptr()[i + 1]; ++k) cols.push_back(a.col_idx()[k]), vals.push_back(a.values()[k]);
+          ptr.push_back(static_cast<index_t>(cols.size()));
+        }
+        parts.push_back(make_part<double, index_t>(p, rb, cb, m, ptr, cols, vals));
+        EXPECT_EQ(parts[p].local.rows(), rb[p + 1] - rb[p]);
+        EXPECT_EQ(parts[p].plan.first_row, cb[p]);
+        EXPECT_EQ(parts[p].plan.rows, cb[p + 1] - cb[p]);
+        EXPECT_EQ(parts[p].local.cols(), parts[p].plan.rows + parts[p].plan.halo_size());
+        for (global_index c : parts[p].plan.halo) EXPECT_TRUE(c < cb[p] || c >= cb[p + 1]);
+      }
+      link_sends(parts);
+      std::vector<double> x(static_cast<std::size_t>(m));
+      std::uniform_int_distribution<int> v(-5, 5);
+      for (double& e : x) e = v(g);
+      std::vector<double> want(static_cast<std::size_t>(n));
+      reference::spmv(1.0, a, x, 0.0, want);
+      EXPECT_EQ(distributed_spmv(parts, x), want);
+    }
+  }
+  test::expect_throw_with<invalid_argument>(
+      [] { make_part<double, index_t>(0, {0, 1, 2}, {0, 2}, 2, {0, 0}, {}, {}); }, {"differ in parts (2 and 1)"});
 }
 
 TEST(Partition, APartBuiltFromItsOwnRowsEqualsThePartOfTheWholeMatrix) {

@@ -21,6 +21,8 @@
 namespace la {
 namespace {
 
+using test::with_coordinates;
+
 TEST(AmgNearNull, NodeAggregatesAndTheTentativeProlongatorOfRigidBodyModes) {
   for (int d : {2, 3}) {
     const auto s = elasticity<double>(d, d == 2 ? 12 : 6);
@@ -77,13 +79,6 @@ TEST(AmgNearNull, NodeMapStrengthIsTheBlockStrength) {
   const auto g2 = amg::block_strength(s.a, amg::block_nodes(s.a.rows(), 3), s.a.rows() / 3, 0.08);
   EXPECT_EQ(g1.ptr, g2.ptr);
   EXPECT_EQ(g1.idx, g2.idx);
-}
-
-amg_options with_coordinates(const elasticity_system<double>& s) {
-  amg_options o;
-  o.coordinates = std::make_shared<const std::vector<double>>(s.coordinates);
-  o.coordinate_dim = s.dim;
-  return o;
 }
 
 // CG with the rigid-body modes on 2D and 3D elasticity: at most 16 iterations and at most
@@ -291,94 +286,6 @@ TEST(GpuAmgSystems, HierarchyAndCycleMatchTheHostOracle) {
   ASSERT_TRUE(res.converged()) << res.message;
   const long long host_its = test::amg_pcg(s.a, host_amg(s.a, o.precond_opt.amg));
   EXPECT_LE(std::abs(res.iterations - host_its), 1) << "gpu " << res.iterations << ", host " << host_its;
-}
-
-}  // namespace
-}  // namespace la
-
-namespace la {
-namespace {
-
-// The partitioned build's oracle (issue 70, several GPUs): with the nodes in P contiguous
-// blocks no aggregate crosses a block on any level, P = 1 is the unpartitioned hierarchy bit
-// for bit, and CG's iterations stay within 10% (or 1) of the unpartitioned ones on 3D Poisson
-// and 3D elasticity for P = 2, 4 and 8 (measured: bench/history/amg-systems.md).
-TEST(AmgPartitions, AggregatesStayInTheirBlocks) {
-  const auto p3 = poisson_3d<double>(24);
-  const auto el = elasticity<double>(3, 12);
-  for (int sys = 0; sys < 2; ++sys) {
-    const csr_matrix<double>& a = sys ? el.a : p3;
-    amg_options o = sys ? with_coordinates(el) : amg_options{};
-    const host_amg whole(a, o);
-    const long long base = test::amg_pcg(a, whole);
-    o.partitions = 1;
-    std::mt19937 g(4);
-    const auto r = test::random_vector<double>(a.rows(), g);
-    std::vector<double> z1, z2;
-    host_amg(a, o).apply(r, z1), whole.apply(r, z2);
-    EXPECT_EQ(z1, z2);
-    for (int parts : {2, 4, 8}) {
-      o.partitions = parts;
-      const host_amg h(a, o);
-      EXPECT_EQ(h.aggregates_across_parts(), 0) << parts << " blocks";
-      ASSERT_FALSE(h.parts(0).empty());
-      EXPECT_EQ(h.parts(0).back(), parts - 1);
-      const long long its = test::amg_pcg(a, h);
-      std::printf("%s, %d blocks: %lld iterations (one block: %lld); %s\n", sys ? "elasticity3d:12" : "poisson3d:24", parts,
-                  its, base, h.describe().c_str());
-      ASSERT_GT(its, 0);
-      EXPECT_LE(its, std::max(base + 1, base * 11 / 10)) << parts << " blocks";
-    }
-  }
-  amg_options bad;
-  bad.partitions = 0;
-  EXPECT_THROW(host_amg(p3, bad), invalid_argument);
-}
-
-}  // namespace
-}  // namespace la
-
-#include <la/solvers/amg/partitioned.hpp>
-
-namespace la {
-namespace {
-
-/// Level l's rows' blocks: its nodes' blocks spread to their unknowns.
-std::vector<int> row_blocks(const host_amg& h, index_t l) {
-  const amg::level& f = h.at(l);
-  std::vector<int> out(static_cast<std::size_t>(f.a.rows()));
-  for (index_t i = 0; i < f.a.rows(); ++i) out[i] = h.parts(l)[f.node_of.empty() ? i : f.node_of[i]];
-  return out;
-}
-
-// The Galerkin product block by block (what a distributed build computes: each block's
-// P_q^T (A_q P), halo rows of P received, other blocks' coarse rows sent) sums to the
-// hierarchy's coarse operator, on 3D Poisson and 3D elasticity in 4 blocks; every block
-// receives halo rows and only blocks that border another send.
-TEST(AmgPartitions, GalerkinByBlocksIsTheCoarseOperator) {
-  const auto el = elasticity<double>(3, 10);
-  const auto p3 = poisson_3d<double>(20);
-  for (int sys = 0; sys < 2; ++sys) {
-    amg_options o = sys ? with_coordinates(el) : amg_options{};
-    o.partitions = 4;
-    const host_amg h(sys ? el.a : p3, o);
-    ASSERT_GE(h.levels(), 2);
-    const amg::level& f = h.at(0);
-    const auto g = amg::galerkin_by_blocks(f.a, f.p, row_blocks(h, 0), row_blocks(h, 1), 4);
-    const auto& want = h.at(1).a;
-    ASSERT_EQ(g.ac.rows(), want.rows());
-    ASSERT_EQ(g.ac.row_ptr(), want.row_ptr());
-    ASSERT_EQ(g.ac.col_idx(), want.col_idx());
-    double err = 0, mag = 0;
-    for (std::size_t k = 0; k < want.values().size(); ++k)
-      err = std::max(err, std::abs(g.ac.values()[k] - want.values()[k])), mag = std::max(mag, std::abs(want.values()[k]));
-    EXPECT_LE(err, 1e-13 * mag);
-    for (int q = 0; q < 4; ++q) {
-      EXPECT_GT(g.halo_rows[q], 0) << "block " << q;
-      std::printf("%s block %d: %lld halo rows of P received, %lld coarse rows (%lld entries) sent\n", sys ? "elasticity3d:10" : "poisson3d:20",
-                  q, g.halo_rows[q], g.sent_rows[q], g.sent_entries[q]);
-    }
-  }
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
 #include <vector>
 
+#include <la/formats/elasticity.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/amg/hierarchy.hpp>
 #include <la/solvers/device_precond.hpp>
@@ -14,13 +16,14 @@
 
 namespace la::test {
 
-/// CG with M^-1 = one V-cycle, plain: the iterations to ||r|| <= 1e-8 ||b|| (b = A ones).
-inline long long amg_pcg(const csr_matrix<double>& a, const host_amg& m) {
+/// CG with M^-1 r = apply(r, z), plain: the iterations to ||r|| <= 1e-8 ||b|| (b = A ones).
+template <typename Apply>
+long long amg_pcg_with(const csr_matrix<double>& a, const Apply& apply) {
   const std::size_t n = a.rows();
   std::vector<double> x(n, 0), b(n, 0), r, z, p, q(n);
   reference::spmv(1.0, a, std::vector<double>(n, 1.0), 0.0, b);
   r = b;
-  m.apply(r, z);
+  apply(r, z);
   p = z;
   double rz = 0, bb = 0;
   for (std::size_t i = 0; i < n; ++i) rz += r[i] * z[i], bb += b[i] * b[i];
@@ -32,13 +35,25 @@ inline long long amg_pcg(const csr_matrix<double>& a, const host_amg& m) {
     double rr = 0;
     for (std::size_t i = 0; i < n; ++i) x[i] += alpha * p[i], r[i] -= alpha * q[i], rr += r[i] * r[i];
     if (std::sqrt(rr) <= 1e-8 * std::sqrt(bb)) return it;
-    m.apply(r, z);
+    apply(r, z);
     double rz2 = 0;
     for (std::size_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
     for (std::size_t i = 0; i < n; ++i) p[i] = z[i] + rz2 / rz * p[i];
     rz = rz2;
   }
   return -1;
+}
+/// CG with M^-1 = one cycle of m.
+inline long long amg_pcg(const csr_matrix<double>& a, const host_amg& m) {
+  return amg_pcg_with(a, [&](const std::vector<double>& r, std::vector<double>& z) { m.apply(r, z); });
+}
+
+/// AMG options with an elasticity system's node coordinates (its rigid-body modes).
+inline amg_options with_coordinates(const elasticity_system<double>& s) {
+  amg_options o;
+  o.coordinates = std::make_shared<const std::vector<double>>(s.coordinates);
+  o.coordinate_dim = s.dim;
+  return o;
 }
 
 /// M^-1 symmetric: z1'r2 = z2'r1 for two random vectors, to 1e-12 of the products' magnitude.
