@@ -87,8 +87,11 @@ struct aggregates {
 /// key within distance 1, else the aggregate of its distance-1 neighbour of largest key that
 /// joined one (in a symmetric strength graph every node has a root within distance 2, a node
 /// without strong neighbours being its own root; a node left without one is its own root).
-inline aggregates aggregate(const strength_graph& g, int distance = 2) {
+/// key_base: node i's key is that of node key_base + i (a rank aggregating its own block of
+/// a partitioned graph, whose first node is key_base, decides as the whole graph would).
+inline aggregates aggregate(const strength_graph& g, int distance = 2, index_t key_base = 0) {
   const index_t n = g.rows();
+  auto node_key = [key_base](int state, index_t i) { return amg::node_key(state, key_base + i); };
   std::vector<int> state(static_cast<std::size_t>(n), 1);
   std::vector<std::uint64_t> k1(static_cast<std::size_t>(n)), k2(static_cast<std::size_t>(n));
   aggregates out;

@@ -4,7 +4,8 @@
 // the coarse operator. The cycle as a team of ranks runs it (partitioned_cycle.hpp): equal to
 // the hierarchy's cycle to rounding for 1 to 8 ranks, V, W and F cycles, both smoothers and
 // every gather level; CG takes the same iterations with it; reruns are bit-identical; the
-// values it exchanges are exactly what the halo plans predict.
+// values it exchanges are exactly what the halo plans predict. The setup as the ranks run it,
+// each from its own rows (partitioned_setup.hpp), builds those same parts.
 #include <cmath>
 #include <memory>
 #include <random>
@@ -13,6 +14,7 @@
 #include <la/formats/generate.hpp>
 #include <la/solvers/amg/partitioned.hpp>
 #include <la/solvers/amg/partitioned_cycle.hpp>
+#include <la/solvers/amg/partitioned_setup.hpp>
 #include "amg_util.hpp"
 #include "test_util.hpp"
 
@@ -227,6 +229,86 @@ TEST(PartitionedCycle, RefusesWrongSlices) {
   r.pop_back();
   test::expect_throw_with<invalid_argument>([&] { pc.apply(r, z); }, {"a slice for every rank"});
   test::expect_throw_with<invalid_argument>([&] { pc.split(std::vector<double>(5, 1.0)); }, {"1728 rows"});
+}
+
+// max |x - y| over max |y|, and the patterns equal.
+double part_difference(const matrix_part<double, count_t>& x, const matrix_part<double, count_t>& y) {
+  EXPECT_EQ(x.local.rows(), y.local.rows());
+  EXPECT_EQ(x.local.cols(), y.local.cols());
+  EXPECT_EQ(x.local.row_ptr(), y.local.row_ptr());
+  EXPECT_EQ(x.local.col_idx(), y.local.col_idx());
+  EXPECT_EQ(x.plan.halo, y.plan.halo);
+  EXPECT_EQ(x.plan.recv_ptr, y.plan.recv_ptr);
+  EXPECT_EQ(x.plan.send_idx, y.plan.send_idx);
+  EXPECT_EQ(x.plan.send_ptr, y.plan.send_ptr);
+  if (x.local.values().size() != y.local.values().size()) return 1;
+  double err = 0, mag = 0;
+  for (std::size_t k = 0; k < y.local.values().size(); ++k)
+    err = std::max(err, std::abs(x.local.values()[k] - y.local.values()[k])), mag = std::max(mag, std::abs(y.local.values()[k]));
+  return mag > 0 ? err / mag : err;
+}
+
+// The setup the ranks run from their own rows (aggregation on their own nodes, T's and P's
+// halo rows received, the Galerkin rows summed at their owners, R's entries sent to theirs)
+// builds the parts partitioned_cycle cuts from the whole hierarchy: the same levels, bounds,
+// patterns and plans, values to rounding; on 3D Poisson and 3D elasticity, 1 to 5 ranks.
+// Nothing is sent with one rank; with more, every level sends T's, P's and the coarse rows.
+TEST(PartitionedSetup, BuildsThePartsOfTheWholeHierarchy) {
+  const auto p3 = poisson_3d<double>(16);
+  const auto el = elasticity<double>(3, 9);
+  for (int sys = 0; sys < 2; ++sys) {
+    const csr_matrix<double>& a = sys ? el.a : p3;
+    for (int ranks : {1, 2, 3, 5}) {
+      SCOPED_TRACE(std::string(sys ? "elasticity3d:9" : "poisson3d:16") + ", " + std::to_string(ranks) + " ranks");
+      amg_options o = sys ? with_coordinates(el) : amg_options{};
+      o.coarse_size = 40;
+      o.partitions = ranks;
+      const host_amg h(a, o);
+      const amg::partitioned_cycle pc(h, 0);
+      const amg::partitioned_setup ps(a, o);
+      ASSERT_EQ(static_cast<index_t>(ps.levels().size()), pc.distributed_levels()) << h.describe();
+      ASSERT_GE(ps.levels().size(), 2u);
+      for (std::size_t l = 0; l < ps.levels().size(); ++l) {
+        const auto& got = ps.levels()[l];
+        const auto& want = pc.at(static_cast<index_t>(l));
+        ASSERT_EQ(got.bounds, want.bounds) << "level " << l;
+        ASSERT_EQ(got.coarse_bounds, want.coarse_bounds) << "level " << l;
+        EXPECT_NEAR(got.lambda, want.lambda, 1e-12 * want.lambda);
+        for (int q = 0; q < ranks; ++q) {
+          const auto& g = got.ranks[q];
+          const auto& w = want.ranks[q];
+          if (l == 0) EXPECT_EQ(part_difference(g.a, w.a), 0.0) << "the finest A is the input";
+          else EXPECT_LE(part_difference(g.a, w.a), 1e-12) << "level " << l << " rank " << q << ": A";
+          EXPECT_LE(part_difference(g.p, w.p), 1e-12) << "level " << l << " rank " << q << ": P";
+          EXPECT_LE(part_difference(g.r, w.r), 1e-12) << "level " << l << " rank " << q << ": R";
+          ASSERT_EQ(g.dinv.size(), w.dinv.size());
+          for (std::size_t i = 0; i < g.dinv.size(); ++i) ASSERT_NEAR(g.dinv[i], w.dinv[i], 1e-12 * std::abs(w.dinv[i]));
+        }
+        const auto& t = ps.traffic()[l];
+        if (ranks == 1) EXPECT_EQ(t.t_rows + t.p_rows + t.coarse_rows + t.r_entries + t.power, 0);
+        else EXPECT_TRUE(t.t_rows > 0 && t.p_rows > 0 && t.coarse_rows > 0 && t.r_entries > 0 && t.power > 0) << "level " << l;
+      }
+      // The coarsest rows, gathered, are the hierarchy's coarsest operator.
+      const auto& want = h.at(h.levels() - 1).a;
+      index_t row = 0;
+      for (const auto& rr : ps.coarsest())
+        for (index_t i = 0; i < rr.rows(); ++i, ++row) {
+          ASSERT_EQ(rr.ptr[i + 1] - rr.ptr[i], want.row_ptr()[row + 1] - want.row_ptr()[row]) << "coarsest row " << row;
+          for (count_t e = rr.ptr[i], f = want.row_ptr()[row]; e < rr.ptr[i + 1]; ++e, ++f) {
+            ASSERT_EQ(rr.col[e], want.col_idx()[f]);
+            ASSERT_NEAR(rr.val[e], want.values()[f], 1e-12 * std::abs(want.values()[f]) + 1e-14);
+          }
+        }
+      EXPECT_EQ(row, want.rows());
+      if (ranks == 3)
+        for (std::size_t l = 0; l < ps.traffic().size(); ++l) {
+          const auto& t = ps.traffic()[l];
+          std::printf("level %zu (%lld rows): the setup sends %lld power-iteration values, %lld entries of T's rows, %lld of P's, "
+                      "%lld of coarse rows, %lld of R's\n", l, static_cast<long long>(ps.levels()[l].bounds.back()), t.power,
+                      t.t_rows, t.p_rows, t.coarse_rows, t.r_entries);
+        }
+    }
+  }
 }
 
 }  // namespace
