@@ -180,6 +180,17 @@ def dgemm_tma_ratios():
 
 
 CLAIMS = [
+    ("bench/RESULTS.md", "partitioned hierarchy's iterations in {} rows", lambda: amg_partition_same_iterations(), str),
+    ("bench/RESULTS.md", "a cycle sends {} values at level 0", lambda: amg_partition("poisson3d:128", 2, 0, "cycle_values"), lambda v: "{:,}".format(int(v))),
+    ("bench/RESULTS.md", "values at level 0 in {} messages", lambda: amg_partition("poisson3d:128", 2, 0, "cycle_messages"), i0),
+    ("bench/RESULTS.md", "from {} with one block to", lambda: amg_partition("poisson3d:64", 1, 0, "operator_complexity"), lambda v: "%.2f" % v),
+    ("bench/RESULTS.md", "with one block to {} with 8", lambda: amg_partition("poisson3d:64", 8, 0, "operator_complexity"), lambda v: "%.2f" % v),
+    ("bench/RESULTS.md", "one grid plane ({} values)", lambda: 128 * 128, lambda v: "{:,}".format(v)),
+    ("bench/RESULTS.md", "latency is ({} messages a cycle", lambda: amg_partition("poisson3d:128", 2, 0, "cycle_messages") + amg_partition("poisson3d:128", 2, 1, "cycle_messages"), i0),
+    ("bench/RESULTS.md", "one-GPU iteration of {} ms at this size", lambda: amg_value("poisson3d:128", "la amg", "us_per_iteration") / 1e3, lambda v: "%.1f" % v),
+    ("bench/RESULTS.md", "the cycle halves to about {} ms", lambda: amg_value("poisson3d:256", "la amg", "us_per_iteration") / 2e3, lambda v: "%.1f" % v),
+    ("bench/RESULTS.md", "the setup ({} ms of the", lambda: amg_value("poisson3d:256", "la amg", "setup_ms"), i0),
+    ("bench/RESULTS.md", "ms of the {}) is 1.2x", lambda: amg_value("poisson3d:256", "la amg", "time_to_solution_ms"), i0),
     ("bench/RESULTS.md", "rigid-body modes {} iterations, scalar", lambda: amg_value("elasticity3d:70", "la amg", "iterations"), i0),
     ("bench/RESULTS.md", "scalar AMG {} iterations: met", lambda: amg_value("elasticity3d:70", "la amg+scalar", "iterations"), i0),
     ("bench/RESULTS.md", "poisson3d:100 (1M unknowns) took {} iterations", lambda: amg_value("poisson3d:100", "la amg", "iterations"), i0),
@@ -641,6 +652,42 @@ def amg_cycles_ms(system):
     return amg_value(system, "la amg", "iterations") * amg_value(system, "la amg", "us_per_iteration") / 1e3
 
 
+AMG_PARTITION_CSVS = ["amg-partition-host-2026-12-08.csv", "amg-partition128-host-2026-12-08.csv"]
+
+
+def amg_partition_rows():
+    return [r for name in AMG_PARTITION_CSVS for r in rows(name)]
+
+
+def amg_partition_table():
+    """amg_partition_bench rows (issue 70, several GPUs): per system, team size and split level, what a cycle and
+    the setup send, and CG's iterations with the team's cycle."""
+    out = ["| system | ranks | level | rows | a cycle sends (values) | messages | setup sends (entries: T, P, coarse rows, R) "
+           "| gathered from (rows) | CG its, ranks' cycle | one block |",
+           "|---|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for r in amg_partition_rows():
+        if r["ranks"] == "1":
+            continue
+        setup = [r[k] for k in ("setup_t_rows", "setup_p_rows", "setup_coarse_rows", "setup_r_entries")]
+        out.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["system"], r["ranks"], r["level"], "{:,}".format(int(r["rows"])), "{:,}".format(int(r["cycle_values"])),
+            r["cycle_messages"], "-" if all(v == "0" for v in setup) else ", ".join("{:,}".format(int(v)) for v in setup),
+            "{:,}".format(int(r["gathered_rows"])), r["iterations"], r["iterations_one_block"]))
+    return "\n".join(out)
+
+
+def amg_partition(system, ranks, level, field):
+    for r in amg_partition_rows():
+        if r["system"] == system and r["ranks"] == str(ranks) and r["level"] == str(level):
+            return f(r[field])
+    raise SystemExit("figures.py: no amg_partition_bench row for %s, %d ranks, level %d" % (system, ranks, level))
+
+
+def amg_partition_same_iterations():
+    rs = amg_partition_rows()
+    return "%d of %d" % (sum(r["iterations"] == r["iterations_whole"] for r in rs), len(rs))
+
+
 # Blocks a document holds between "<!-- figures.py: NAME -->" and "<!-- /figures.py -->",
 # produced whole from a CSV.
 TABLES = {
@@ -659,6 +706,7 @@ TABLES = {
     ("bench/RESULTS.md", "complex-lu"): complex_lu_table,
     ("bench/RESULTS.md", "complex-krylov"): complex_krylov_table,
     ("bench/RESULTS.md", "amg-systems"): amg_systems_table,
+    ("bench/RESULTS.md", "amg-partition"): amg_partition_table,
 }
 
 
