@@ -7,8 +7,9 @@
 // (nodes sorted by aggregate, stably, so each aggregate's norm is summed in node order); S =
 // I - omega D^-1 A on A's pattern and P = S T, R = P^T (the device CSR->CSC conversion), A P
 // and R (A P) by la's SpGEMM; the coarsest operator inverted densely on the device
-// (la::dense_solver's LU with partial pivoting in double, solved for the identity). The aggregates and the SpGEMM plans
-// are kept, so update_values reruns only the numeric phases.
+// (coarse.cu: la::dense_solver's LU with partial pivoting in double, solved for the
+// identity). The aggregates and the SpGEMM plans are kept, so update_values reruns only the
+// numeric phases.
 //
 // The cycle: a level's Chebyshev steps, residual, restriction and correction are each one
 // product kernel with its element-wise work fused in (sub-warp rows, fixed shuffle sums);
@@ -18,7 +19,7 @@
 
 #include <la/kernels/spgemm/spgemm.hpp>
 #include <la/solvers/amg/hierarchy.hpp>
-#include <la/solvers/dense_solver.hpp>
+#include <la/solvers/amg/detail/coarse.cuh>
 #include <la/solvers/amg/detail/kernels.cuh>
 #include <la/solvers/amg/detail/system.cuh>
 #include <la/solvers/detail/precond_device.cuh>
@@ -330,37 +331,15 @@ class amg_impl final : public device_preconditioner<T>::impl {
     dense_ = n <= amg_dense_rows(opt_.coarse_size);
     if (dense_ && n > 0) {
       cudaStream_t s = ctx_.stream();
-      auto m = ctx_.allocate<double>(static_cast<std::size_t>(n) * 2 * n);
       if (l == 0) {
         // A one-level hierarchy: the matrix itself, with 64-bit offsets for the densifier.
         const auto& a = *a0_;
         auto p = ctx_.allocate<W>(static_cast<std::size_t>(n) + 1);
         widen_offsets<<<grid_for(n + 1), block_threads, 0, s>>>(a.view().row_ptr, p.data(), n + 1);
+        LA_CUDA_TRY(cudaGetLastError());
         levels_[0].a = csr_of<T>(n, n, std::move(p), copy_of(ctx_, a.col_idx()), copy_of(ctx_, a.values()));
       }
-      const auto av = std::as_const(levels_[l].a).view();
-      densify<<<grid_for(static_cast<long long>(n) * 2 * n), block_threads, 0, s>>>(av, m.data());
-      scatter_dense<<<grid_for(n), block_threads, 0, s>>>(av, m.data());
-      // The inverse through la::dense_solver (LU with partial pivoting on the GEMM ladder):
-      // A^-1 = A^-1 I, the n right-hand sides the identity of [A | I].
-      {
-        const device_dense<double> av_dense(n, n, 2 * n, device_buffer<double>::borrow(m.data(), static_cast<std::size_t>(n) * 2 * n, ctx_.device()));
-        dense_solver_options dopt;
-        dopt.factorization = dense_factorization::lu;
-        dense_solver<double> lu(ctx_, av_dense, dopt);
-        LA_EXPECTS(lu.ok(), "amg: the coarsest operator (" + std::to_string(n) + " rows) is singular (no pivot in column " +
-                                std::to_string(lu.status().bad_column) + "), so the V-cycle has no coarse solve");
-        device_dense<double> x(ctx_, n, n);
-        LA_CUDA_TRY(cudaMemcpy2DAsync(x.view().values, sizeof(double) * n, m.data() + n, sizeof(double) * 2 * n,
-                                      sizeof(double) * n, n, cudaMemcpyDeviceToDevice, s));
-        lu.solve(x);
-        LA_CUDA_TRY(cudaMemcpy2DAsync(m.data() + n, sizeof(double) * 2 * n, x.view().values, sizeof(double) * n,
-                                      sizeof(double) * n, n, cudaMemcpyDeviceToDevice, s));
-      }
-      inverse_ = ctx_.allocate<T>(static_cast<std::size_t>(n) * n);
-      take_inverse<<<grid_for(static_cast<long long>(n) * n), block_threads, 0, s>>>(m.data(), n, inverse_.data());
-      LA_CUDA_TRY(cudaGetLastError());
-      ctx_.synchronize();
+      inverse_ = coarse_inverse(ctx_, std::as_const(levels_[l].a));
       if (l == 0) levels_[0].a = {};
     }
     sec_.coarse += since(t0);

@@ -1,7 +1,8 @@
 // The kernels of the GPU AMG (solvers/amg/amg.cu): the products with their element-wise work
-// fused in (the cycle), and the setup's (diagonals and bounds, the power estimate's dots, the
-// tentative prolongator, S = I - omega D^-1 A, the dense coarse inverse). Private to amg.cu;
-// the strength graph and the MIS rounds are aggregate.cu's own (aggregate_device below).
+// fused in (the cycle, the coarse solve by the dense inverse coarse.cu computes), and the
+// setup's (diagonals and bounds, the power estimate's dots, the tentative prolongator, S = I -
+// omega D^-1 A). Private to amg.cu; the strength graph and the MIS rounds are aggregate.cu's
+// own (aggregate_device below).
 #pragma once
 
 #include <la/solvers/amg/aggregation.hpp>
@@ -222,22 +223,6 @@ __global__ void smoother_operator(csr_view<const T, O> a, const T* dinv, double 
     s[k] = static_cast<T>((a.col_idx[k] == i ? 1.0 : 0.0) - omega * static_cast<double>(dinv[i]) * a.values[k]);
 }
 
-/// The n x n operator densely, as [A | I] (n x 2n, double): the coarse inverse's input.
-template <typename T>
-__global__ void densify(csr_view<const T, W> a, double* m) {
-  const index_t n = a.rows;
-  LA_GRID_STRIDE(e, static_cast<long long>(n) * 2 * n) m[e] = (e % (2 * n)) == n + e / (2 * n) ? 1.0 : 0.0;
-}
-template <typename T>
-__global__ void scatter_dense(csr_view<const T, W> a, double* m) {
-  const index_t n = a.rows;
-  LA_GRID_STRIDE(i, n)
-  for (W k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) m[i * 2 * n + a.col_idx[k]] = a.values[k];
-}
-template <typename T>
-__global__ void take_inverse(const double* m, index_t n, T* inv) {
-  LA_GRID_STRIDE(e, static_cast<long long>(n) * n) inv[e] = static_cast<T>(m[(e / n) * 2 * n + n + e % n]);
-}
 /// x = inv b, a warp a row.
 template <typename T>
 __global__ void __launch_bounds__(block_threads) dense_solve(const T* inv, index_t n, const T* b, T* x) {
