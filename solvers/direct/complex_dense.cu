@@ -12,12 +12,10 @@
 //             as the real 2m x n matrix of its interleaved parts, L21 packed as [Re -Im; Im Re]
 //             by rows (2m x 2k), U12 as [Re; Im] (2k x n): 8mnk real flops, as the complex
 //             product's. The outer update's K is 512 real columns.
-// and Cholesky (A = L L^H, Hermitian positive definite) on the same plan without pivoting: each
-// 32-column diagonal block in one block's shared memory, the column below it by a triangular
-// solve, the same GEMM for the updates. The solves: the swaps, then the factors, by one block
-// each. Every sum runs in a fixed order, so reruns are bit-identical. The host oracles are
-// dense_lu_host (the same pivots) and dense_cholesky_host (complex_direct.hpp); the factors
-// agree to rounding.
+// The solve: the swaps, then the factors, by one block. The Cholesky on the same plan is
+// complex_cholesky.cu; the update's GEMM, shared, detail/complex_gemm.cuh. Every sum runs in a
+// fixed order, so reruns are bit-identical. The host oracle is dense_lu_host (the same pivots,
+// complex_direct.hpp); the factors agree to rounding.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -26,65 +24,14 @@
 
 #include <cooperative_groups.h>
 
-#include <la/detail/device_complex.cuh>
-#include <la/grid.cuh>
-#include <la/kernels/gemm/gemm.hpp>
 #include <la/solvers/complex_direct.hpp>
+#include <la/solvers/direct/detail/complex_gemm.cuh>
 #include <la/solvers/direct/detail/phase_timer.hpp>
 
 namespace la {
 namespace complex_dense_detail {
 
 namespace cgx = cooperative_groups;
-using C = detail::dcomplex<double>;
-constexpr int nb = 32;   // inner panel width
-constexpr int NB = 256;  // outer panel width: the trailing update's K (512 real columns)
-
-__device__ __forceinline__ C at(const C* a, long long lda, long long i, long long j) { return a[i + j * lda]; }
-__device__ __forceinline__ C conjugate(const C& v) { return C(v.re, -v.im); }
-
-/// L (m x k complex, ld) as the real 2m x 2k column-major matrix [Re -Im; Im Re] with the rows of
-/// each complex row interleaved: out[2i + p 2m] = Re, [2i+1 + p 2m] = Im, [2i + (k+p) 2m] = -Im,
-/// [2i+1 + (k+p) 2m] = Re.
-__global__ void pack_l(const C* L, long long ldl, int m, int k, double* out) {
-  LA_GRID_STRIDE(e, static_cast<long long>(m) * k) {
-    const long long i = e % m, p = e / m;
-    const C v = L[i + p * ldl];
-    const long long m2 = 2LL * m;
-    out[2 * i + p * m2] = v.re, out[2 * i + 1 + p * m2] = v.im;
-    out[2 * i + (k + p) * m2] = -v.im, out[2 * i + 1 + (k + p) * m2] = v.re;
-  }
-}
-
-/// U (k x n complex, ld) as the real 2k x n column-major matrix [Re; Im]; or, `herm`, U = V^H
-/// for the n x k V at U: Re V^T and -Im V^T.
-__global__ void pack_u(const C* U, long long ldu, int k, int n, bool herm, double* out) {
-  LA_GRID_STRIDE(e, static_cast<long long>(k) * n) {
-    const long long p = e % k, c = e / k;
-    const C v = herm ? U[c + p * ldu] : U[p + c * ldu];
-    out[p + c * 2LL * k] = v.re, out[k + p + c * 2LL * k] = herm ? -v.im : v.im;
-  }
-}
-
-/// A (m x n, ld) -= L (m x k, ld) U (k x n, ld), all complex column-major, as one real GEMM on
-/// the fp64 Tensor Cores; `herm`: U = V^H for the n x k V at U (Cholesky's update). la::dgemm is row-major, so it computes the transposes: A's doubles
-/// as the row-major n x 2m matrix (ld 2 lda) -= [Re U; Im U]^T (n x 2k) [Re -Im; Im Re]^T
-/// (2k x 2m). lw, uw: 4 m k and 2 k n doubles.
-void gemm_minus(cudaStream_t s, int m, int n, int k, const C* L, long long ldl, const C* U, long long ldu, C* A, long long lda,
-                double* lw, double* uw, bool herm = false) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
-  pack_l<<<detail::grid_for(static_cast<long long>(m) * k), 256, 0, s>>>(L, ldl, m, k, lw);
-  LA_CHECK_LAUNCH(s);
-  pack_u<<<detail::grid_for(static_cast<long long>(k) * n), 256, 0, s>>>(U, ldu, k, n, herm, uw);
-  LA_CHECK_LAUNCH(s);
-  dgemm_args g;
-  g.m = n, g.n = 2 * m, g.k = 2 * k;
-  g.a = uw, g.lda = 2 * k, g.b = lw, g.ldb = 2 * m;
-  g.c = reinterpret_cast<double*>(A), g.ldc = 2 * lda;
-  g.alpha = -1, g.beta = 1;
-  dgemm(g, s);
-}
-
 constexpr int panel_threads = 256;
 
 __device__ __forceinline__ double abs1(const C& v) { return fabs(v.re) + fabs(v.im); }
@@ -240,83 +187,6 @@ __global__ void __launch_bounds__(256) trsm_unit_lower(C* a, long long lda, int 
 }
 
 
-/// The w x w diagonal block at (j0, j0) as L L^H, in one block's shared memory (its lower
-/// triangle); the first non-positive pivot's column (1-based) into info, where it is still 0
-/// (a block after a failed one leaves its columns as they are).
-__global__ void __launch_bounds__(256) potrf_block(C* a, long long lda, int j0, int w, index_t* info) {
-  __shared__ C M[nb][nb + 1];
-  __shared__ int stop;
-  if (threadIdx.x == 0) stop = *info != 0;
-  for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
-    const int r = e % w, c = e / w;
-    if (r >= c) M[r][c] = at(a, lda, j0 + r, j0 + c);
-  }
-  __syncthreads();
-  if (stop) return;
-  int done = w;
-  for (int c = 0; c < w; ++c) {
-    const double d = M[c][c].re;
-    if (!(d > 0)) {  // every thread read the same d
-      if (threadIdx.x == 0) *info = j0 + c + 1;
-      done = c;
-      break;
-    }
-    __syncthreads();
-    const double root = sqrt(d);
-    if (threadIdx.x == 0) M[c][c] = C(root, 0);
-    for (int r = c + 1 + threadIdx.x; r < w; r += blockDim.x) M[r][c] = C(M[r][c].re / root, M[r][c].im / root);
-    __syncthreads();
-    const int rest = w - c - 1;
-    for (int e = threadIdx.x; e < rest * rest; e += blockDim.x) {
-      const int r = c + 1 + e % rest, q = c + 1 + e / rest;
-      if (r >= q) M[r][q] -= M[r][c] * conjugate(M[q][c]);
-    }
-    __syncthreads();
-  }
-  for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
-    const int r = e % w, c = e / w;
-    if (r >= c && c < done) a[j0 + r + static_cast<long long>(j0 + c) * lda] = M[r][c];
-  }
-}
-
-/// Rows [r0, n) x columns [j0, j0 + w) = (those) L11^-H, L11 the lower w x w block at (j0, j0):
-/// a thread a row.
-__global__ void __launch_bounds__(256) trsm_right_lh(C* a, long long lda, int j0, int w, int r0, int n) {
-  __shared__ C L[nb][nb];
-  for (int e = threadIdx.x; e < w * w; e += blockDim.x) {
-    const int r = e % w, c = e / w;
-    if (r >= c) L[r][c] = at(a, lda, j0 + r, j0 + c);
-  }
-  __syncthreads();
-  const int r = r0 + blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= n) return;
-  C x[nb];
-  for (int k = 0; k < w; ++k) {
-    C s = at(a, lda, r, j0 + k);
-    for (int p = 0; p < k; ++p) s -= x[p] * conjugate(L[k][p]);
-    x[k] = C(s.re / L[k][k].re, s.im / L[k][k].re);
-  }
-  for (int k = 0; k < w; ++k) a[r + static_cast<long long>(j0 + k) * lda] = x[k];
-}
-
-/// The solve with L, one block: L y = b, then L^H x = y.
-__global__ void __launch_bounds__(1024) cholesky_solve(const C* l, long long lda, int n, C* b) {
-  for (int j = 0; j < n; ++j) {
-    if (threadIdx.x == 0) b[j] = C(b[j].re / at(l, lda, j, j).re, b[j].im / at(l, lda, j, j).re);
-    __syncthreads();
-    const C xj = b[j];
-    for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) b[i] -= at(l, lda, i, j) * xj;
-    __syncthreads();
-  }
-  for (int j = n - 1; j >= 0; --j) {
-    if (threadIdx.x == 0) b[j] = C(b[j].re / at(l, lda, j, j).re, b[j].im / at(l, lda, j, j).re);
-    __syncthreads();
-    const C xj = b[j];
-    for (int i = threadIdx.x; i < j; i += blockDim.x) b[i] -= conjugate(at(l, lda, j, i)) * xj;
-    __syncthreads();
-  }
-}
-
 /// The solve with the factors, one block: the swaps in order, L y = P b (unit), U x = y.
 __global__ void __launch_bounds__(1024) lu_solve(const C* a, long long lda, int n, const index_t* piv, C* b) {
   if (threadIdx.x == 0)
@@ -448,54 +318,6 @@ void dense_lu_solve_device(context& ctx, const std::complex<double>* lu, index_t
   using namespace complex_dense_detail;
   if (n == 0) return;
   lu_solve<<<1, 1024, 0, ctx.stream()>>>(detail::device_ptr(lu), lda, n, pivots, detail::device_ptr(b));
-  LA_CHECK_LAUNCH(ctx.stream());
-}
-
-index_t dense_cholesky_device(context& ctx, std::complex<double>* a_, index_t n, index_t lda) {
-  using namespace complex_dense_detail;
-  LA_EXPECTS(n >= 0 && lda >= std::max<index_t>(n, 1), "dense_cholesky_device: n must be >= 0 and lda >= n");
-  LA_EXPECTS(lda <= INT_MAX / 2, "dense_cholesky_device: lda must be below 2^30");
-  if (n == 0) return 0;
-  C* a = detail::device_ptr(a_);
-  const cudaStream_t s = ctx.stream();
-  device_buffer<index_t> info = ctx.allocate<index_t>(1);
-  LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(index_t), s));
-  const std::size_t kmax = static_cast<std::size_t>(std::min<index_t>(n, NB));
-  device_buffer<double> lw = ctx.allocate<double>(4 * kmax * static_cast<std::size_t>(n));
-  device_buffer<double> uw = ctx.allocate<double>(2 * kmax * static_cast<std::size_t>(n));
-  const auto blk = [&](int i, int j) { return a + i + static_cast<long long>(j) * lda; };
-  const int N = static_cast<int>(n);
-  dense_detail::phase_timer pt(s);
-  for (int J = 0; J < N; J += NB) {
-    const int JE = std::min(N, J + NB);
-    for (int j = J; j < JE; j += nb) {
-      const int w = std::min(nb, JE - j);
-      potrf_block<<<1, 256, 0, s>>>(a, lda, j, w, info.data());
-      LA_CHECK_LAUNCH(s);
-      pt.mark("potrf");
-      if (j + w < N) {
-        trsm_right_lh<<<detail::grid_for(N - j - w), 256, 0, s>>>(a, lda, j, w, j + w, N);
-        LA_CHECK_LAUNCH(s);
-        pt.mark("trsm");
-      }
-      // The outer panel right of this block: A[j+w.., j+w..JE) -= L21 L(j+w..JE)^H.
-      gemm_minus(s, N - j - w, JE - j - w, w, blk(j + w, j), lda, blk(j + w, j), lda, blk(j + w, j + w), lda, lw.data(), uw.data(),
-                 true);
-      pt.mark("update inner");
-    }
-    gemm_minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(JE, J), lda, blk(JE, JE), lda, lw.data(), uw.data(), true);
-    pt.mark("update trailing");
-  }
-  index_t first = 0;
-  LA_CUDA_TRY(cudaMemcpyAsync(&first, info.data(), sizeof first, cudaMemcpyDeviceToHost, s));
-  ctx.synchronize();
-  return first;
-}
-
-void dense_cholesky_solve_device(context& ctx, const std::complex<double>* l, index_t n, index_t lda, std::complex<double>* b) {
-  using namespace complex_dense_detail;
-  if (n == 0) return;
-  cholesky_solve<<<1, 1024, 0, ctx.stream()>>>(detail::device_ptr(l), lda, n, detail::device_ptr(b));
   LA_CHECK_LAUNCH(ctx.stream());
 }
 
