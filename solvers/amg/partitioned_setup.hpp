@@ -27,6 +27,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -92,7 +93,7 @@ class partitioned_setup {
         for (global_index i = bounds[q]; i < bounds[q + 1]; ++i) s.node_of.push_back(ns.node_of[i] - static_cast<index_t>(node_bounds[q]));
       s.nodes = static_cast<index_t>(node_bounds[q + 1] - node_bounds[q]);
       s.node_first = static_cast<index_t>(node_bounds[q]);
-      ranks.push_back(std::move(s));
+      ranks_state_.push_back(std::move(s));
     }
     bounds_ = bounds;
     build();
@@ -106,7 +107,7 @@ class partitioned_setup {
   /// The coarsest level's rows, rank by rank (what a team gathers for its coarse solve).
   std::vector<rank_rows> coarsest() const {
     std::vector<rank_rows> out;
-    for (const auto& s : ranks) out.push_back(s.a);
+    for (const auto& s : ranks_state_) out.push_back(s.a);
     return out;
   }
 
@@ -117,36 +118,39 @@ class partitioned_setup {
     std::vector<index_t> node_of; // unknown -> node, local (empty: each unknown its node)
     index_t nodes = 0, node_first = 0;
   };
-  std::vector<rank_state> ranks;
+  std::vector<rank_state> ranks_state_;
 
   int owner(const std::vector<global_index>& b, global_index g) const {
     return static_cast<int>(std::upper_bound(b.begin(), b.end(), g) - b.begin()) - 1;
   }
-  /// Row g of m (the ranks' rows split by b), counting its entries in `sent` when the rank
-  /// asking (q) does not own it.
-  std::pair<const global_index*, std::pair<const double*, count_t>> row(const std::vector<rank_rows>& m, const std::vector<global_index>& b,
-                                                                        global_index g, int q, long long& sent) const {
+  /// Row g of m (the ranks' rows split by b) where it lives, and whether rank q receives it.
+  struct row_ref {
+    const global_index* col;
+    const double* val;
+    count_t len;
+    bool received;
+  };
+  row_ref row(const std::vector<rank_rows>& m, const std::vector<global_index>& b, global_index g, int q) const {
     const int o = owner(b, g);
     const rank_rows& r = m[o];
     const index_t i = static_cast<index_t>(g - r.first);
-    const count_t s = r.ptr[i], len = r.ptr[i + 1] - s;
-    if (o != q) sent += len;
-    return {r.col.data() + s, {r.val.data() + s, len}};
+    const count_t s = r.ptr[i];
+    return {r.col.data() + s, r.val.data() + s, r.ptr[i + 1] - s, o != q};
   }
-  /// Rank q's rows of x times y (y's rows wherever they live; those of other ranks counted).
+  /// Rank q's rows of x times y (y's rows wherever they live; the entries of the rows it
+  /// receives counted in `sent`, each row once).
   rank_rows product(const rank_rows& x, const std::vector<rank_rows>& y, const std::vector<global_index>& yb, int q,
                     long long& sent) const {
     rank_rows out;
     out.first = x.first;
     std::map<global_index, double> acc;
-    std::map<global_index, char> seen;  // each received row counted once a rank
+    std::set<global_index> received;
     for (index_t i = 0; i < x.rows(); ++i) {
       acc.clear();
       for (count_t e = x.ptr[i]; e < x.ptr[i + 1]; ++e) {
-        long long dummy = 0;
-        const bool first_time = seen.emplace(x.col[e], 1).second;
-        const auto r = row(y, yb, x.col[e], q, first_time ? sent : dummy);
-        for (count_t f = 0; f < r.second.second; ++f) acc[r.first[f]] += x.val[e] * r.second.first[f];
+        const row_ref r = row(y, yb, x.col[e], q);
+        if (r.received && received.insert(x.col[e]).second) sent += r.len;
+        for (count_t f = 0; f < r.len; ++f) acc[r.col[f]] += x.val[e] * r.val[f];
       }
       out.add_row(acc);
     }
@@ -158,10 +162,10 @@ class partitioned_setup {
       const global_index n = bounds_.back();
       setup_traffic tr;
       // Diagonals and L1 sums of each rank's rows.
-      std::vector<std::vector<double>> dinv(ranks.size()), l1inv(ranks.size());
+      std::vector<std::vector<double>> dinv(ranks_state_.size()), l1inv(ranks_state_.size());
       double gersh = 0;
       for (int q = 0; q < ranks_; ++q) {
-        const rank_rows& a = ranks[q].a;
+        const rank_rows& a = ranks_state_[q].a;
         for (index_t i = 0; i < a.rows(); ++i) {
           double d = 0, s = 0;
           for (count_t e = a.ptr[i]; e < a.ptr[i + 1]; ++e) {
@@ -178,11 +182,11 @@ class partitioned_setup {
       if (n <= opt_.coarse_size || static_cast<int>(levels_.size()) + 1 >= opt_.max_levels) break;
       const double theta = opt_.strength * std::pow(0.5, static_cast<double>(l));
       // Aggregates and T, each rank on its own nodes.
-      std::vector<tentative_prolongator> tp(ranks.size());
-      std::vector<index_t> counts(ranks.size());
+      std::vector<tentative_prolongator> tp(ranks_state_.size());
+      std::vector<index_t> counts(ranks_state_.size());
       index_t total_count = 0, total_cols = 0;
       for (int q = 0; q < ranks_; ++q) {
-        const rank_state& s = ranks[q];
+        const rank_state& s = ranks_state_[q];
         const rank_rows& a = s.a;
         std::vector<count_t> ptr{0};
         std::vector<index_t> idx;
@@ -205,7 +209,7 @@ class partitioned_setup {
       std::vector<global_index> cb(static_cast<std::size_t>(ranks_) + 1, 0), nb(cb);
       for (int q = 0; q < ranks_; ++q) cb[q + 1] = cb[q] + tp[q].t.cols(), nb[q + 1] = nb[q] + counts[q];
       // T's rows with global coarse columns.
-      std::vector<rank_rows> t(ranks.size());
+      std::vector<rank_rows> t(ranks_state_.size());
       for (int q = 0; q < ranks_; ++q) {
         t[q].first = bounds_[q];
         const auto& tq = tp[q].t;
@@ -216,21 +220,21 @@ class partitioned_setup {
       }
       // P = (I - omega D^-1 A) T, then A P, rank by rank.
       const double omega = 4.0 / (3.0 * lambda);
-      std::vector<rank_rows> p(ranks.size()), ap(ranks.size());
+      std::vector<rank_rows> p(ranks_state_.size()), ap(ranks_state_.size());
       for (int q = 0; q < ranks_; ++q) {
-        rank_rows s = ranks[q].a;
+        rank_rows s = ranks_state_[q].a;
         for (index_t i = 0; i < s.rows(); ++i)
           for (count_t e = s.ptr[i]; e < s.ptr[i + 1]; ++e)
             s.val[e] = (s.col[e] == s.first + i ? 1.0 : 0.0) - omega * dinv[q][i] * s.val[e];
         p[q] = product(s, t, bounds_, q, tr.t_rows);
       }
       std::vector<rank_rows> a_now;
-      for (const auto& s : ranks) a_now.push_back(s.a);
+      for (const auto& s : ranks_state_) a_now.push_back(s.a);
       for (int q = 0; q < ranks_; ++q) ap[q] = product(a_now[q], p, bounds_, q, tr.p_rows);
       // P^T (A P): each rank's contributions to the coarse rows its P touches, summed at their
       // owners in rank order; and R's rows, P's entries sent to their columns' owners.
-      std::vector<std::map<global_index, std::map<global_index, double>>> coarse(ranks.size());
-      std::vector<std::map<global_index, std::map<global_index, double>>> r(ranks.size());
+      std::vector<std::map<global_index, std::map<global_index, double>>> coarse(ranks_state_.size());
+      std::vector<std::map<global_index, std::map<global_index, double>>> r(ranks_state_.size());
       for (int q = 0; q < ranks_; ++q) {
         std::map<global_index, std::map<global_index, double>> mine;
         for (index_t i = 0; i < p[q].rows(); ++i)
@@ -254,7 +258,7 @@ class partitioned_setup {
       pl.bounds = bounds_, pl.coarse_bounds = cb, pl.lambda = lambda;
       std::vector<matrix_part<double, count_t>> pa, pp, pr;
       for (int q = 0; q < ranks_; ++q) {
-        pa.push_back(make_part<double, count_t>(q, bounds_, bounds_, n, ranks[q].a.ptr, ranks[q].a.col, ranks[q].a.val));
+        pa.push_back(make_part<double, count_t>(q, bounds_, bounds_, n, ranks_state_[q].a.ptr, ranks_state_[q].a.col, ranks_state_[q].a.val));
         pp.push_back(make_part<double, count_t>(q, bounds_, cb, cb.back(), p[q].ptr, p[q].col, p[q].val));
         rank_rows rq;
         rq.first = cb[q];
@@ -280,7 +284,7 @@ class partitioned_setup {
         c.b = std::move(tp[q].coarse_b);
         if (systems) c.node_of = std::move(tp[q].coarse_node);
         c.nodes = counts[q], c.node_first = static_cast<index_t>(nb[q]);
-        ranks[q] = std::move(c);
+        ranks_state_[q] = std::move(c);
       }
       bounds_ = cb;
     }
@@ -289,18 +293,18 @@ class partitioned_setup {
   /// lambda_max(D^-1 A) by opt.power_iterations steps, as host_amg's power_lambda: the
   /// iterate's halo exchanged for each product, the dots summed rank by rank.
   double power(const std::vector<std::vector<double>>& dinv, long long& sent) const {
-    std::vector<std::vector<double>> v(ranks.size()), w(ranks.size());
+    std::vector<std::vector<double>> v(ranks_state_.size()), w(ranks_state_.size());
     for (int q = 0; q < ranks_; ++q)
-      for (index_t i = 0; i < ranks[q].a.rows(); ++i) v[q].push_back(node_hash(static_cast<index_t>(bounds_[q] + i)) / 2147483648.0 - 1);
-    std::vector<std::map<global_index, char>> halo(ranks.size());
+      for (index_t i = 0; i < ranks_state_[q].a.rows(); ++i) v[q].push_back(node_hash(static_cast<index_t>(bounds_[q] + i)) / 2147483648.0 - 1);
+    std::vector<std::set<global_index>> halo(ranks_state_.size());
     for (int q = 0; q < ranks_; ++q)  // each rank's halo, received once a product
-      for (global_index c : ranks[q].a.col)
-        if (owner(bounds_, c) != q) halo[q][c] = 1;
+      for (global_index c : ranks_state_[q].a.col)
+        if (owner(bounds_, c) != q) halo[q].insert(c);
     double lambda = 0;
     for (int step = 0; step < opt_.power_iterations; ++step) {
       double vv = 0, vw = 0;
       for (int q = 0; q < ranks_; ++q) {
-        const rank_rows& a = ranks[q].a;
+        const rank_rows& a = ranks_state_[q].a;
         sent += static_cast<long long>(halo[q].size());
         w[q].assign(static_cast<std::size_t>(a.rows()), 0.0);
         double pvv = 0, pvw = 0;
