@@ -102,11 +102,10 @@ index_t dense_cholesky_device(context& ctx, std::complex<double>* a_, index_t n,
   if (n == 0) return 0;
   C* a = detail::device_ptr(a_);
   const cudaStream_t s = ctx.stream();
-  device_buffer<index_t> info = ctx.allocate<index_t>(1);
-  LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(index_t), s));
-  const std::size_t kmax = static_cast<std::size_t>(std::min<index_t>(n, NB));
-  device_buffer<double> lw = ctx.allocate<double>(4 * kmax * static_cast<std::size_t>(n));
-  device_buffer<double> uw = ctx.allocate<double>(2 * kmax * static_cast<std::size_t>(n));
+  factor_workspace ws(ctx, n);
+  device_buffer<index_t>& info = ws.info;
+  device_buffer<double>& lw = ws.lw;  // the update's packed operands
+  device_buffer<double>& uw = ws.uw;
   const auto blk = [&](int i, int j) { return a + i + static_cast<long long>(j) * lda; };
   const int N = static_cast<int>(n);
   dense_detail::phase_timer pt(s);
@@ -130,10 +129,7 @@ index_t dense_cholesky_device(context& ctx, std::complex<double>* a_, index_t n,
     gemm_minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(JE, J), lda, blk(JE, JE), lda, lw.data(), uw.data(), true);
     pt.mark("update trailing");
   }
-  index_t first = 0;
-  LA_CUDA_TRY(cudaMemcpyAsync(&first, info.data(), sizeof first, cudaMemcpyDeviceToHost, s));
-  ctx.synchronize();
-  return first;
+  return ws.first_failure(ctx);
 }
 
 void dense_cholesky_solve_device(context& ctx, const std::complex<double>* l, index_t n, index_t lda, std::complex<double>* b) {

@@ -220,12 +220,10 @@ index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index
   if (n == 0) return 0;
   C* a = detail::device_ptr(a_);
   const cudaStream_t s = ctx.stream();
-  device_buffer<index_t> info = ctx.allocate<index_t>(1);
-  LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(index_t), s));
-  // The GEMMs' packed operands: L21 as 2m x 2k, U12 as 2k x n doubles (m, n < n; k <= NB).
-  const std::size_t kmax = static_cast<std::size_t>(std::min<index_t>(n, NB));
-  device_buffer<double> lw = ctx.allocate<double>(4 * kmax * static_cast<std::size_t>(n));
-  device_buffer<double> uw = ctx.allocate<double>(2 * kmax * static_cast<std::size_t>(n));
+  factor_workspace ws(ctx, n);
+  device_buffer<index_t>& info = ws.info;
+  device_buffer<double>& lw = ws.lw;  // the update's packed operands
+  device_buffer<double>& uw = ws.uw;
   // The panel: its blocks' candidates, rows in shared memory (the opt-in maximum).
   const int sm = ctx.sm_count();
   device_buffer<double> cand_v = ctx.allocate<double>(2 * static_cast<std::size_t>(sm));
@@ -307,10 +305,7 @@ index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index
     gemm_minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(J, JE), lda, blk(JE, JE), lda, lw.data(), uw.data());
     pt.mark("update trailing");
   }
-  index_t first = 0;
-  LA_CUDA_TRY(cudaMemcpyAsync(&first, info.data(), sizeof first, cudaMemcpyDeviceToHost, s));
-  ctx.synchronize();
-  return first;
+  return ws.first_failure(ctx);
 }
 
 void dense_lu_solve_device(context& ctx, const std::complex<double>* lu, index_t n, index_t lda, const index_t* pivots,

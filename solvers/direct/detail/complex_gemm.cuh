@@ -59,5 +59,26 @@ inline void gemm_minus(cudaStream_t s, int m, int n, int k, const C* L, long lon
   dgemm(g, s);
 }
 
+/// What the LU and the Cholesky allocate: the info word (the first failing column, 1-based;
+/// 0: none), zeroed on ctx's stream, and the update's packed operands (L21 as 2m x 2k, U12 as
+/// 2k x n doubles; m, n < n, k <= NB).
+struct factor_workspace {
+  device_buffer<index_t> info;
+  device_buffer<double> lw, uw;
+  factor_workspace(context& ctx, index_t n) : info(ctx.allocate<index_t>(1)) {
+    LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(index_t), ctx.stream()));
+    const std::size_t kmax = static_cast<std::size_t>(n < NB ? n : NB);
+    lw = ctx.allocate<double>(4 * kmax * static_cast<std::size_t>(n));
+    uw = ctx.allocate<double>(2 * kmax * static_cast<std::size_t>(n));
+  }
+  /// The info word once ctx's stream has done the factorization.
+  index_t first_failure(context& ctx) const {
+    index_t first = 0;
+    LA_CUDA_TRY(cudaMemcpyAsync(&first, info.data(), sizeof first, cudaMemcpyDeviceToHost, ctx.stream()));
+    ctx.synchronize();
+    return first;
+  }
+};
+
 }  // namespace
 }  // namespace la::complex_dense_detail
