@@ -24,41 +24,13 @@
 #include <vector>
 
 #include <la/formats/generate.hpp>
-#include <la/kernels/reference/spmv.hpp>
+#include <la/kernels/reference/pcg.hpp>
 #include <la/solvers/amg/partitioned_cycle.hpp>
 #include <la/solvers/amg/partitioned_setup.hpp>
 #include "systems.hpp"
 
 namespace {
 using namespace la;
-
-/// CG with M^-1 r = apply(r, z): the iterations to ||r|| <= 1e-8 ||b|| (b = A ones), -1 past 500.
-template <typename Apply>
-long long pcg(const csr_matrix<double>& a, const Apply& apply) {
-  const std::size_t n = a.rows();
-  std::vector<double> x(n, 0), b(n, 0), r, z, p, q(n);
-  reference::spmv(1.0, a, std::vector<double>(n, 1.0), 0.0, b);
-  r = b;
-  apply(r, z);
-  p = z;
-  double rz = 0, bb = 0;
-  for (std::size_t i = 0; i < n; ++i) rz += r[i] * z[i], bb += b[i] * b[i];
-  for (long long it = 1; it <= 500; ++it) {
-    reference::spmv(1.0, a, p, 0.0, q);
-    double pq = 0;
-    for (std::size_t i = 0; i < n; ++i) pq += p[i] * q[i];
-    const double alpha = rz / pq;
-    double rr = 0;
-    for (std::size_t i = 0; i < n; ++i) x[i] += alpha * p[i], r[i] -= alpha * q[i], rr += r[i] * r[i];
-    if (std::sqrt(rr) <= 1e-8 * std::sqrt(bb)) return it;
-    apply(r, z);
-    double rz2 = 0;
-    for (std::size_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
-    for (std::size_t i = 0; i < n; ++i) p[i] = z[i] + rz2 / rz * p[i];
-    rz = rz2;
-  }
-  return -1;
-}
 
 /// max |x - y| / max |y| over two parts' values, 1 where the patterns differ.
 double differ(const matrix_part<double, count_t>& x, const matrix_part<double, count_t>& y) {
@@ -109,14 +81,17 @@ int main(int argc, char** argv) {
       amg_options base;
       bench::attach_coordinates(spec, base);
       const host_amg one(a, base);
-      const long long its_one = pcg(a, [&](const std::vector<double>& r, std::vector<double>& z) { one.apply(r, z); });
+      // CG's iterations with one application of m (a hierarchy, or the ranks' cycle) as M^-1.
+      auto iterations = [&](const auto& m) {
+        return reference::pcg_iterations(a, [&](const std::vector<double>& r, std::vector<double>& z) { m.apply(r, z); });
+      };
+      const long long its_one = iterations(one);
       for (int ranks : team) {
         amg_options o = base;
         o.partitions = ranks;
         const host_amg h(a, o);
         const amg::partitioned_cycle pc(h, gather);
-        const long long its_whole = pcg(a, [&](const std::vector<double>& r, std::vector<double>& z) { h.apply(r, z); });
-        const long long its = pcg(a, [&](const std::vector<double>& r, std::vector<double>& z) { pc.apply(r, z); });
+        const long long its_whole = iterations(h), its = iterations(pc);
         std::vector<double> z;
         pc.apply(std::vector<double>(a.rows(), 1.0), z);  // one cycle's traffic
         const amg::cycle_traffic t = pc.traffic();

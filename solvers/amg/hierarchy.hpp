@@ -99,6 +99,12 @@ inline double power_lambda(const csr_matrix<double, count_t>& a, const std::vect
   return lambda;
 }
 
+/// A partitioned build's finest blocks (amg_options::partitions): node i of `nodes` is in block
+/// i parts / nodes, so the blocks are contiguous and of equal size.
+inline int node_block(index_t i, int parts, index_t nodes) {
+  return static_cast<int>(static_cast<long long>(i) * parts / std::max<index_t>(1, nodes));
+}
+
 /// The options both hierarchies (host_amg, the GPU's) refuse, in one place.
 inline void check_options(const amg_options& opt) {
   LA_EXPECTS(opt.smoother_degree >= 1 && opt.max_levels >= 1 && opt.coarse_size >= 1 && opt.strength >= 0,
@@ -132,8 +138,7 @@ class host_amg {
     if (opt.partitions > 1) {  // contiguous blocks of nodes, of equal size
       const index_t nodes = finest.node_of.empty() ? a.rows() : finest.nodes;
       finest.part.resize(static_cast<std::size_t>(nodes));
-      for (index_t i = 0; i < nodes; ++i)
-        finest.part[i] = static_cast<int>(static_cast<long long>(i) * opt.partitions / std::max<index_t>(1, nodes));
+      for (index_t i = 0; i < nodes; ++i) finest.part[i] = amg::node_block(i, opt.partitions, nodes);
     }
     levels_.push_back(std::move(finest));
     for (;;) {

@@ -70,10 +70,11 @@ class partitioned_setup {
     ranks_ = std::max(1, opt.partitions);
     near_null_space ns = resolve_near_null(opt, a.rows());
     const index_t n = a.rows(), nodes = ns.node_of.empty() ? n : ns.nodes;
-    // host_amg's blocks: node i in block floor(i P / nodes), so block q starts at node
-    // ceil(q nodes / P); its unknowns are contiguous (nodes are node-major).
-    std::vector<global_index> node_bounds(static_cast<std::size_t>(ranks_) + 1), bounds(node_bounds.size(), n);
-    for (int q = 0; q <= ranks_; ++q) node_bounds[q] = (static_cast<global_index>(q) * nodes + ranks_ - 1) / ranks_;
+    // host_amg's blocks (node_block), each from its first node (an empty block where the next
+    // starts); a block's unknowns are contiguous (nodes are node-major).
+    std::vector<global_index> node_bounds(static_cast<std::size_t>(ranks_) + 1, nodes), bounds(node_bounds.size(), n);
+    for (index_t i = nodes; i-- > 0;) node_bounds[node_block(i, ranks_, nodes)] = i;
+    for (int q = ranks_; q-- > 0;) node_bounds[q] = std::min(node_bounds[q], node_bounds[q + 1]);
     for (int q = 0, i = 0; q <= ranks_; ++q) {
       while (i < n && (ns.node_of.empty() ? i : ns.node_of[i]) < node_bounds[q]) ++i;
       bounds[q] = i;
@@ -99,7 +100,6 @@ class partitioned_setup {
     build();
   }
 
-  int ranks_count() const { return ranks_; }
   /// The levels with a prolongator, in partitioned_cycle's layout.
   const std::vector<partitioned_level>& levels() const { return levels_; }
   /// Per level: what its setup sent.

@@ -97,15 +97,11 @@ __global__ void __launch_bounds__(1024) cholesky_solve(const C* l, long long lda
 
 index_t dense_cholesky_device(context& ctx, std::complex<double>* a_, index_t n, index_t lda) {
   using namespace complex_dense_detail;
-  LA_EXPECTS(n >= 0 && lda >= std::max<index_t>(n, 1), "dense_cholesky_device: n must be >= 0 and lda >= n");
-  LA_EXPECTS(lda <= INT_MAX / 2, "dense_cholesky_device: lda must be below 2^30");
+  factor_workspace::check("dense_cholesky_device", n, lda);
   if (n == 0) return 0;
   C* a = detail::device_ptr(a_);
   const cudaStream_t s = ctx.stream();
   factor_workspace ws(ctx, n);
-  device_buffer<index_t>& info = ws.info;
-  device_buffer<double>& lw = ws.lw;  // the update's packed operands
-  device_buffer<double>& uw = ws.uw;
   const auto blk = [&](int i, int j) { return a + i + static_cast<long long>(j) * lda; };
   const int N = static_cast<int>(n);
   dense_detail::phase_timer pt(s);
@@ -113,7 +109,7 @@ index_t dense_cholesky_device(context& ctx, std::complex<double>* a_, index_t n,
     const int JE = std::min(N, J + NB);
     for (int j = J; j < JE; j += nb) {
       const int w = std::min(nb, JE - j);
-      potrf_block<<<1, 256, 0, s>>>(a, lda, j, w, info.data());
+      potrf_block<<<1, 256, 0, s>>>(a, lda, j, w, ws.info.data());
       LA_CHECK_LAUNCH(s);
       pt.mark("potrf");
       if (j + w < N) {
@@ -122,11 +118,10 @@ index_t dense_cholesky_device(context& ctx, std::complex<double>* a_, index_t n,
         pt.mark("trsm");
       }
       // The outer panel right of this block: A[j+w.., j+w..JE) -= L21 L(j+w..JE)^H.
-      gemm_minus(s, N - j - w, JE - j - w, w, blk(j + w, j), lda, blk(j + w, j), lda, blk(j + w, j + w), lda, lw.data(), uw.data(),
-                 true);
+      ws.minus(s, N - j - w, JE - j - w, w, blk(j + w, j), lda, blk(j + w, j), lda, blk(j + w, j + w), lda, true);
       pt.mark("update inner");
     }
-    gemm_minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(JE, J), lda, blk(JE, JE), lda, lw.data(), uw.data(), true);
+    ws.minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(JE, J), lda, blk(JE, JE), lda, true);
     pt.mark("update trailing");
   }
   return ws.first_failure(ctx);

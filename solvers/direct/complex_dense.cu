@@ -215,15 +215,11 @@ __global__ void __launch_bounds__(1024) lu_solve(const C* a, long long lda, int 
 
 index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index_t lda, index_t* pivots) {
   using namespace complex_dense_detail;
-  LA_EXPECTS(n >= 0 && lda >= std::max<index_t>(n, 1), "dense_lu_device: n must be >= 0 and lda >= n");
-  LA_EXPECTS(lda <= INT_MAX / 2, "dense_lu_device: lda must be below 2^30");
+  factor_workspace::check("dense_lu_device", n, lda);
   if (n == 0) return 0;
   C* a = detail::device_ptr(a_);
   const cudaStream_t s = ctx.stream();
   factor_workspace ws(ctx, n);
-  device_buffer<index_t>& info = ws.info;
-  device_buffer<double>& lw = ws.lw;  // the update's packed operands
-  device_buffer<double>& uw = ws.uw;
   // The panel: its blocks' candidates, rows in shared memory (the opt-in maximum).
   const int sm = ctx.sm_count();
   device_buffer<double> cand_v = ctx.allocate<double>(2 * static_cast<std::size_t>(sm));
@@ -253,7 +249,7 @@ index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index
     }
     long long ld = lda;
     int nn = static_cast<int>(n), j = j0, ww = w, r = rpb;
-    index_t *pv = pivots, *inf = info.data();
+    index_t *pv = pivots, *inf = ws.info.data();
     double* cv = cand_v.data();
     int* cr = cand_r.data();
     C *rows_p = cand_rows.data(), *cw = crow.data();
@@ -287,7 +283,7 @@ index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index
       if (j + w < JE) {
         trsm(j, w, j + w, JE);
         pt.mark("trsm");
-        gemm_minus(s, N - j - w, JE - j - w, w, blk(j + w, j), lda, blk(j, j + w), lda, blk(j + w, j + w), lda, lw.data(), uw.data());
+        ws.minus(s, N - j - w, JE - j - w, w, blk(j + w, j), lda, blk(j, j + w), lda, blk(j + w, j + w), lda);
         pt.mark("update inner");
       }
     }
@@ -299,10 +295,10 @@ index_t dense_lu_device(context& ctx, std::complex<double>* a_, index_t n, index
       const int w = std::min(nb, JE - b);
       trsm(b, w, JE, N);
       pt.mark("trsm");
-      gemm_minus(s, JE - b - w, N - JE, w, blk(b + w, b), lda, blk(b, JE), lda, blk(b + w, JE), lda, lw.data(), uw.data());
+      ws.minus(s, JE - b - w, N - JE, w, blk(b + w, b), lda, blk(b, JE), lda, blk(b + w, JE), lda);
       pt.mark("update inner");
     }
-    gemm_minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(J, JE), lda, blk(JE, JE), lda, lw.data(), uw.data());
+    ws.minus(s, N - JE, N - JE, JE - J, blk(JE, J), lda, blk(J, JE), lda, blk(JE, JE), lda);
     pt.mark("update trailing");
   }
   return ws.first_failure(ctx);

@@ -3,6 +3,9 @@
 // on the fp64 Tensor Cores (la::dgemm). Private.
 #pragma once
 
+#include <climits>
+#include <string>
+
 #include <la/detail/device_complex.cuh>
 #include <la/grid.cuh>
 #include <la/kernels/gemm/gemm.hpp>
@@ -40,36 +43,41 @@ __global__ void pack_u(const C* U, long long ldu, int k, int n, bool herm, doubl
   }
 }
 
-/// A (m x n, ld) -= L (m x k, ld) U (k x n, ld), all complex column-major, as one real GEMM on
-/// the fp64 Tensor Cores; `herm`: U = V^H for the n x k V at U (Cholesky's update). la::dgemm is row-major, so it computes the transposes: A's doubles
-/// as the row-major n x 2m matrix (ld 2 lda) -= [Re U; Im U]^T (n x 2k) [Re -Im; Im Re]^T
-/// (2k x 2m). lw, uw: 4 m k and 2 k n doubles.
-inline void gemm_minus(cudaStream_t s, int m, int n, int k, const C* L, long long ldl, const C* U, long long ldu, C* A, long long lda,
-                double* lw, double* uw, bool herm = false) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
-  pack_l<<<detail::grid_for(static_cast<long long>(m) * k), 256, 0, s>>>(L, ldl, m, k, lw);
-  LA_CHECK_LAUNCH(s);
-  pack_u<<<detail::grid_for(static_cast<long long>(k) * n), 256, 0, s>>>(U, ldu, k, n, herm, uw);
-  LA_CHECK_LAUNCH(s);
-  dgemm_args g;
-  g.m = n, g.n = 2 * m, g.k = 2 * k;
-  g.a = uw, g.lda = 2 * k, g.b = lw, g.ldb = 2 * m;
-  g.c = reinterpret_cast<double*>(A), g.ldc = 2 * lda;
-  g.alpha = -1, g.beta = 1;
-  dgemm(g, s);
-}
-
-/// What the LU and the Cholesky allocate: the info word (the first failing column, 1-based;
-/// 0: none), zeroed on ctx's stream, and the update's packed operands (L21 as 2m x 2k, U12 as
-/// 2k x n doubles; m, n < n, k <= NB).
+/// What the LU and the Cholesky share around their kernels: the argument checks, the info
+/// word (the first failing column, 1-based; 0: none), zeroed on ctx's stream, and the trailing
+/// update with its packed operands (L21 as 2m x 2k, U12 as 2k x n doubles; m, n < n, k <= NB).
 struct factor_workspace {
   device_buffer<index_t> info;
   device_buffer<double> lw, uw;
+
+  /// n >= 0 and n <= lda < 2^30, in the caller's name.
+  static void check(const char* who, index_t n, index_t lda) {
+    LA_EXPECTS(n >= 0 && lda >= (n > 1 ? n : 1), std::string(who) + ": n must be >= 0 and lda >= n");
+    LA_EXPECTS(lda <= INT_MAX / 2, std::string(who) + ": lda must be below 2^30");
+  }
   factor_workspace(context& ctx, index_t n) : info(ctx.allocate<index_t>(1)) {
     LA_CUDA_TRY(cudaMemsetAsync(info.data(), 0, sizeof(index_t), ctx.stream()));
     const std::size_t kmax = static_cast<std::size_t>(n < NB ? n : NB);
     lw = ctx.allocate<double>(4 * kmax * static_cast<std::size_t>(n));
     uw = ctx.allocate<double>(2 * kmax * static_cast<std::size_t>(n));
+  }
+  /// A (m x n, ld) -= L (m x k, ld) U (k x n, ld), all complex column-major, as one real GEMM
+  /// on the fp64 Tensor Cores; `herm`: U = V^H for the n x k V at U (Cholesky's update).
+  /// la::dgemm is row-major, so it computes the transposes: A's doubles as the row-major
+  /// n x 2m matrix (ld 2 lda) -= [Re U; Im U]^T (n x 2k) [Re -Im; Im Re]^T (2k x 2m).
+  void minus(cudaStream_t s, int m, int n, int k, const C* L, long long ldl, const C* U, long long ldu, C* A, long long lda,
+             bool herm = false) {
+    if (m <= 0 || n <= 0 || k <= 0) return;
+    pack_l<<<detail::grid_for(static_cast<long long>(m) * k), 256, 0, s>>>(L, ldl, m, k, lw.data());
+    LA_CHECK_LAUNCH(s);
+    pack_u<<<detail::grid_for(static_cast<long long>(k) * n), 256, 0, s>>>(U, ldu, k, n, herm, uw.data());
+    LA_CHECK_LAUNCH(s);
+    dgemm_args g;
+    g.m = n, g.n = 2 * m, g.k = 2 * k;
+    g.a = uw.data(), g.lda = 2 * k, g.b = lw.data(), g.ldb = 2 * m;
+    g.c = reinterpret_cast<double*>(A), g.ldc = 2 * lda;
+    g.alpha = -1, g.beta = 1;
+    dgemm(g, s);
   }
   /// The info word once ctx's stream has done the factorization.
   index_t first_failure(context& ctx) const {

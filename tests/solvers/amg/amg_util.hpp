@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <la/formats/elasticity.hpp>
+#include <la/kernels/reference/pcg.hpp>
 #include <la/kernels/reference/spmv.hpp>
 #include <la/solvers/amg/hierarchy.hpp>
 #include <la/solvers/device_precond.hpp>
@@ -19,29 +20,7 @@ namespace la::test {
 /// CG with M^-1 r = apply(r, z), plain: the iterations to ||r|| <= 1e-8 ||b|| (b = A ones).
 template <typename Apply>
 long long amg_pcg_with(const csr_matrix<double>& a, const Apply& apply) {
-  const std::size_t n = a.rows();
-  std::vector<double> x(n, 0), b(n, 0), r, z, p, q(n);
-  reference::spmv(1.0, a, std::vector<double>(n, 1.0), 0.0, b);
-  r = b;
-  apply(r, z);
-  p = z;
-  double rz = 0, bb = 0;
-  for (std::size_t i = 0; i < n; ++i) rz += r[i] * z[i], bb += b[i] * b[i];
-  for (long long it = 1; it <= 500; ++it) {
-    reference::spmv(1.0, a, p, 0.0, q);
-    double pq = 0;
-    for (std::size_t i = 0; i < n; ++i) pq += p[i] * q[i];
-    const double alpha = rz / pq;
-    double rr = 0;
-    for (std::size_t i = 0; i < n; ++i) x[i] += alpha * p[i], r[i] -= alpha * q[i], rr += r[i] * r[i];
-    if (std::sqrt(rr) <= 1e-8 * std::sqrt(bb)) return it;
-    apply(r, z);
-    double rz2 = 0;
-    for (std::size_t i = 0; i < n; ++i) rz2 += r[i] * z[i];
-    for (std::size_t i = 0; i < n; ++i) p[i] = z[i] + rz2 / rz * p[i];
-    rz = rz2;
-  }
-  return -1;
+  return reference::pcg_iterations(a, apply);
 }
 /// CG with M^-1 = one cycle of m.
 inline long long amg_pcg(const csr_matrix<double>& a, const host_amg& m) {
